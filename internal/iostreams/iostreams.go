@@ -1,0 +1,59 @@
+// Package iostreams is the IO abstraction commands write through: output,
+// diagnostics, terminal detection, colour and confirmation prompts.
+package iostreams
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+)
+
+// IO bundles a command's streams and what is known about them.
+type IO struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+
+	// OutTTY and ErrTTY tell whether the streams are terminals (live redraw,
+	// aligned tables); InTTY whether prompting is possible.
+	InTTY, OutTTY, ErrTTY bool
+	// Color is false under --no-color or NO_COLOR, or when ErrOut is not a terminal.
+	Color bool
+}
+
+// System returns the process's standard streams.
+func System() *IO {
+	isTTY := func(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+	_, noColor := os.LookupEnv("NO_COLOR")
+	return &IO{
+		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
+		InTTY: isTTY(os.Stdin), OutTTY: isTTY(os.Stdout), ErrTTY: isTTY(os.Stderr),
+		Color: !noColor && isTTY(os.Stderr),
+	}
+}
+
+// Test returns streams backed by buffers, none of them a terminal.
+func Test() (*IO, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
+	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
+	return &IO{In: in, Out: out, ErrOut: errOut}, in, out, errOut
+}
+
+// Confirm asks a yes/no question on the terminal. It returns false when the
+// answer is anything but y/yes.
+func (s *IO) Confirm(question string) (bool, error) {
+	fmt.Fprintf(s.ErrOut, "%s [y/N]: ", question)
+	line, err := bufio.NewReader(s.In).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return false, fmt.Errorf("reading answer: %w", err)
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
+}
