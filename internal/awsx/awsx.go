@@ -1,0 +1,151 @@
+// Package awsx loads the AWS configuration clusterctl runs with: the standard
+// chain (environment, profiles, AWS_ENDPOINT_URL, ...) plus the global flags,
+// an adaptive retryer, and the -v call log.
+package awsx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/smithy-go/middleware"
+)
+
+// Options are the global flags that shape the AWS configuration.
+type Options struct {
+	Region      string
+	Profile     string
+	EndpointURL string
+	// MaxAttempts bounds retries of throttled and transient (5xx) calls.
+	MaxAttempts int
+	// Log, when set, receives one line per AWS call with its duration (-v).
+	Log io.Writer
+}
+
+// ErrNoRegion is returned when neither flags nor the environment name a region.
+var ErrNoRegion = errors.New("no AWS region configured: pass --region or set AWS_REGION")
+
+// DefaultMaxAttempts is enough that a run of 20% throttled and 5% failing
+// calls still goes through (the chance of 10 failures in a row is ~1e-7).
+const DefaultMaxAttempts = 10
+
+// Load returns the AWS config and the call recorder (nil-safe to use).
+func Load(ctx context.Context, o Options) (aws.Config, *Recorder, error) {
+	var loaders []func(*config.LoadOptions) error
+	if o.Region != "" {
+		loaders = append(loaders, config.WithRegion(o.Region))
+	}
+	if o.Profile != "" {
+		loaders = append(loaders, config.WithSharedConfigProfile(o.Profile))
+	}
+	attempts := o.MaxAttempts
+	if attempts == 0 {
+		attempts = DefaultMaxAttempts
+	}
+	loaders = append(loaders, config.WithRetryer(func() aws.Retryer {
+		return retry.NewAdaptiveMode(func(ao *retry.AdaptiveModeOptions) {
+			ao.StandardOptions = append(ao.StandardOptions, func(so *retry.StandardOptions) {
+				so.MaxAttempts = attempts
+				so.MaxBackoff = 10 * time.Second
+				// The adaptive token bucket already slows us down under
+				// throttling; the retry quota would turn a burst of
+				// throttles into a hard failure.
+				so.RateLimiter = ratelimit.None
+			})
+		})
+	}))
+	cfg, err := config.LoadDefaultConfig(ctx, loaders...)
+	if err != nil {
+		return aws.Config{}, nil, fmt.Errorf("loading AWS configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		return aws.Config{}, nil, ErrNoRegion
+	}
+	if o.EndpointURL != "" {
+		cfg.BaseEndpoint = aws.String(o.EndpointURL)
+	}
+	rec := &Recorder{log: o.Log, counts: map[string]int{}}
+	cfg.APIOptions = append(cfg.APIOptions, rec.middleware)
+	return cfg, rec, nil
+}
+
+// CustomEndpoint tells whether the config points somewhere other than AWS
+// (then S3 must use path-style addressing: a local endpoint has no
+// per-bucket DNS names).
+func CustomEndpoint(cfg aws.Config) bool { return cfg.BaseEndpoint != nil && *cfg.BaseEndpoint != "" }
+
+// Recorder counts AWS calls by operation and, for -v, logs each with its
+// duration.
+type Recorder struct {
+	log    io.Writer
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (r *Recorder) middleware(stack *middleware.Stack) error {
+	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("clusterctlCallLog",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			start := time.Now()
+			out, md, err := next.HandleInitialize(ctx, in)
+			op := awsmiddleware.GetServiceID(ctx) + "." + awsmiddleware.GetOperationName(ctx)
+			r.mu.Lock()
+			r.counts[op]++
+			if r.log != nil {
+				status := "ok"
+				if err != nil {
+					status = "error: " + firstLine(err.Error())
+				}
+				fmt.Fprintf(r.log, "aws %s %s %s\n", op, time.Since(start).Round(time.Millisecond), status)
+			}
+			r.mu.Unlock()
+			return out, md, err
+		}), middleware.Before)
+}
+
+// Total is the number of AWS calls made so far.
+func (r *Recorder) Total() int {
+	if r == nil {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, c := range r.counts {
+		n += c
+	}
+	return n
+}
+
+// Summary is the -v closing line: total and per-operation counts.
+func (r *Recorder) Summary() string {
+	if r == nil {
+		return "aws calls: 0"
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ops := make([]string, 0, len(r.counts))
+	total := 0
+	for op, c := range r.counts {
+		ops = append(ops, fmt.Sprintf("%s=%d", op, c))
+		total += c
+	}
+	sort.Strings(ops)
+	return fmt.Sprintf("aws calls: %d (%s)", total, strings.Join(ops, " "))
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
