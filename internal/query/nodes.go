@@ -1,0 +1,174 @@
+// Package query owns inventory (nodes and groups of a cluster) and how
+// results are printed.
+package query
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// Ownership tags, as written by the templates.
+const (
+	TagCluster     = "clusterctl:cluster"
+	TagRole        = "clusterctl:role"
+	TagGroup       = "clusterctl:group"
+	TagVersion     = "clusterctl:version"
+	TagLabels      = "clusterctl:labels"
+	TagLabelPrefix = "clusterctl:label:"
+)
+
+// ControlGroup is the group name the control node is listed under.
+const ControlGroup = "control"
+
+// EC2API is what list-nodes needs from EC2.
+type EC2API interface {
+	DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
+}
+
+// Node is one instance of a cluster. The JSON keys are a public interface.
+type Node struct {
+	Cluster      string            `json:"cluster"`
+	Group        string            `json:"group"`
+	InstanceID   string            `json:"instanceId"`
+	InstanceType string            `json:"instanceType"`
+	State        string            `json:"state"`
+	PrivateIP    string            `json:"privateIp"`
+	PublicIP     string            `json:"publicIp"`
+	Zone         string            `json:"zone"`
+	LaunchTime   time.Time         `json:"launchTime"`
+	Labels       map[string]string `json:"labels"`
+	ImageID      string            `json:"-"`
+}
+
+// liveStates leaves out terminated instances, which EC2 keeps listing for
+// an hour after they are gone.
+var liveStates = []string{"pending", "running", "shutting-down", "stopping", "stopped"}
+
+// ListNodes lists the nodes of one cluster (or of every cluster when cluster
+// is ""), optionally of one group, with one paginated DescribeInstances
+// filtered by the ownership tags: no call per group, no CloudFormation call.
+func ListNodes(ctx context.Context, api EC2API, cluster, group string) ([]Node, error) {
+	filters := []ec2types.Filter{{Name: aws.String("instance-state-name"), Values: liveStates}}
+	if cluster == "" {
+		filters = append(filters, ec2types.Filter{Name: aws.String("tag-key"), Values: []string{TagCluster}})
+	} else {
+		filters = append(filters, ec2types.Filter{Name: aws.String("tag:" + TagCluster), Values: []string{cluster}})
+	}
+	if group != "" {
+		filters = append(filters, ec2types.Filter{Name: aws.String("tag:" + TagGroup), Values: []string{group}})
+	}
+	in := &ec2.DescribeInstancesInput{Filters: filters, MaxResults: aws.Int32(1000)}
+	var nodes []Node
+	p := ec2.NewDescribeInstancesPaginator(api, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("describing instances: %w", err)
+		}
+		for _, r := range page.Reservations {
+			for _, inst := range r.Instances {
+				nodes = append(nodes, nodeFrom(inst))
+			}
+		}
+	}
+	sort.Slice(nodes, func(i, j int) bool {
+		a, b := nodes[i], nodes[j]
+		if a.Cluster != b.Cluster {
+			return a.Cluster < b.Cluster
+		}
+		// The control node first, then groups by name.
+		if (a.Group == ControlGroup) != (b.Group == ControlGroup) {
+			return a.Group == ControlGroup
+		}
+		if a.Group != b.Group {
+			return a.Group < b.Group
+		}
+		return a.InstanceID < b.InstanceID
+	})
+	return nodes, nil
+}
+
+func nodeFrom(inst ec2types.Instance) Node {
+	n := Node{
+		InstanceID:   aws.ToString(inst.InstanceId),
+		InstanceType: string(inst.InstanceType),
+		PrivateIP:    aws.ToString(inst.PrivateIpAddress),
+		PublicIP:     aws.ToString(inst.PublicIpAddress),
+		ImageID:      aws.ToString(inst.ImageId),
+		LaunchTime:   aws.ToTime(inst.LaunchTime).UTC(),
+		Labels:       map[string]string{},
+	}
+	if inst.State != nil {
+		n.State = string(inst.State.Name)
+	}
+	if inst.Placement != nil {
+		n.Zone = aws.ToString(inst.Placement.AvailabilityZone)
+	}
+	for _, t := range inst.Tags {
+		k, v := aws.ToString(t.Key), aws.ToString(t.Value)
+		switch {
+		case k == TagCluster:
+			n.Cluster = v
+		case k == TagGroup:
+			n.Group = v
+		case strings.HasPrefix(k, TagLabelPrefix):
+			n.Labels[strings.TrimPrefix(k, TagLabelPrefix)] = v
+		}
+	}
+	return n
+}
+
+// NodesTable is the table form of list-nodes.
+func NodesTable(nodes []Node, wide bool) Table {
+	t := Table{Header: []string{"CLUSTER", "GROUP", "INSTANCE", "TYPE", "STATE", "PRIVATE-IP", "PUBLIC-IP", "ZONE", "LAUNCHED"}}
+	if wide {
+		t.Header = append(t.Header, "IMAGE", "LABELS")
+	}
+	for _, n := range nodes {
+		row := []string{n.Cluster, n.Group, n.InstanceID, n.InstanceType, n.State, dash(n.PrivateIP), dash(n.PublicIP), n.Zone, n.LaunchTime.Format(time.RFC3339)}
+		if wide {
+			row = append(row, n.ImageID, dash(FormatLabels(n.Labels)))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// FormatLabels prints labels as sorted k=v,k=v.
+func FormatLabels(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + labels[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseLabels reads the k=v,k=v form of the labels tag.
+func ParseLabels(s string) map[string]string {
+	out := map[string]string{}
+	for _, pair := range strings.Split(s, ",") {
+		if k, v, ok := strings.Cut(pair, "="); ok && k != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

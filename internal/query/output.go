@@ -1,0 +1,192 @@
+package query
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/itchyny/gojq"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+	"gopkg.in/yaml.v3"
+)
+
+// Table is the table form of a result: the wide form adds columns.
+type Table struct {
+	Header []string
+	Rows   [][]string
+}
+
+// Output writes results in the format the operator chose (-o) after an
+// optional jq filter (--query) on their JSON form.
+type Output struct {
+	Format string
+	query  *gojq.Code
+}
+
+// NewOutput checks the format and compiles the query before any AWS call, so
+// bad input costs nothing.
+func NewOutput(format, query string) (*Output, error) {
+	switch format {
+	case "table", "wide", "json", "yaml":
+	default:
+		return nil, fmt.Errorf("invalid output format %q: expected table, wide, json or yaml", format)
+	}
+	o := &Output{Format: format}
+	if query != "" {
+		q, err := gojq.Parse(query)
+		if err != nil {
+			return nil, fmt.Errorf("invalid --query %q: %s", query, oneLine(err.Error()))
+		}
+		code, err := gojq.Compile(q)
+		if err != nil {
+			return nil, fmt.Errorf("invalid --query %q: %s", query, oneLine(err.Error()))
+		}
+		o.query = code
+	}
+	return o, nil
+}
+
+// Write prints v. table builds the table form (wide selects the wide columns);
+// it is only called for table output without a query.
+func (o *Output) Write(w io.Writer, v any, table func(wide bool) Table) error {
+	if o.query == nil && (o.Format == "table" || o.Format == "wide") {
+		return WriteTable(w, table(o.Format == "wide"))
+	}
+	generic, err := toGeneric(v)
+	if err != nil {
+		return err
+	}
+	results := []any{generic}
+	if o.query != nil {
+		results, err = runQuery(o.query, generic)
+		if err != nil {
+			return err
+		}
+	}
+	for _, r := range results {
+		if err := o.writeValue(w, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *Output) writeValue(w io.Writer, v any) error {
+	switch o.Format {
+	case "yaml":
+		b, err := yaml.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("encoding YAML: %w", err)
+		}
+		if o.query != nil {
+			// Separate documents so several results stay valid YAML.
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		_, err = w.Write(b)
+		return err
+	case "json":
+		return writeJSON(w, v)
+	default:
+		// Like jq -r: strings raw, everything else as JSON.
+		if s, ok := v.(string); ok {
+			_, err := fmt.Fprintln(w, s)
+			return err
+		}
+		return writeJSON(w, v)
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encoding JSON: %w", err)
+	}
+	return nil
+}
+
+// toGeneric turns a typed result into plain maps and slices, the JSON form
+// that --query sees.
+func toGeneric(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding JSON: %w", err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("decoding JSON: %w", err)
+	}
+	return out, nil
+}
+
+func runQuery(code *gojq.Code, v any) ([]any, error) {
+	var out []any
+	iter := code.Run(v)
+	for {
+		r, ok := iter.Next()
+		if !ok {
+			return out, nil
+		}
+		if err, ok := r.(error); ok {
+			if h, ok := err.(*gojq.HaltError); ok && h.Value() == nil {
+				return out, nil
+			}
+			return nil, fmt.Errorf("running --query: %w", err)
+		}
+		out = append(out, r)
+	}
+}
+
+// WriteTable prints aligned columns without borders (kubectl style).
+func WriteTable(w io.Writer, t Table) error {
+	var buf bytes.Buffer
+	tbl := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Settings: tw.Settings{
+				Separators: tw.Separators{ShowHeader: tw.Off, ShowFooter: tw.Off, BetweenRows: tw.Off, BetweenColumns: tw.Off},
+				Lines:      tw.Lines{ShowTop: tw.Off, ShowBottom: tw.Off, ShowHeaderLine: tw.Off, ShowFooterLine: tw.Off},
+			},
+		})),
+		tablewriter.WithConfig(tablewriter.Config{
+			Header: tw.CellConfig{
+				Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
+				Formatting: tw.CellFormatting{AutoFormat: tw.Off},
+				Padding:    tw.CellPadding{Global: tw.Padding{Left: "", Right: "   "}},
+			},
+			Row: tw.CellConfig{
+				Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
+				Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone},
+				Padding:    tw.CellPadding{Global: tw.Padding{Left: "", Right: "   "}},
+			},
+		}),
+	)
+	tbl.Header(t.Header)
+	for _, r := range t.Rows {
+		if err := tbl.Append(r); err != nil {
+			return fmt.Errorf("writing table: %w", err)
+		}
+	}
+	if err := tbl.Render(); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
+	// The column padding leaves trailing blanks that only get in the way of diff and grep.
+	for _, line := range strings.SplitAfter(buf.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

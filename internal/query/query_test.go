@@ -1,0 +1,276 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+type fakeEC2 struct {
+	pages [][]ec2types.Instance
+	calls []*ec2.DescribeInstancesInput
+}
+
+func (f *fakeEC2) DescribeInstances(_ context.Context, in *ec2.DescribeInstancesInput, _ ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error) {
+	f.calls = append(f.calls, in)
+	i := 0
+	if in.NextToken != nil {
+		fmt.Sscan(*in.NextToken, &i)
+	}
+	out := &ec2.DescribeInstancesOutput{Reservations: []ec2types.Reservation{{Instances: f.pages[i]}}}
+	if i+1 < len(f.pages) {
+		out.NextToken = aws.String(fmt.Sprint(i + 1))
+	}
+	return out, nil
+}
+
+func instance(id, cluster, group string, labels ...string) ec2types.Instance {
+	tags := []ec2types.Tag{{Key: aws.String(TagCluster), Value: aws.String(cluster)}, {Key: aws.String(TagGroup), Value: aws.String(group)}, {Key: aws.String("Name"), Value: aws.String("x")}}
+	for _, l := range labels {
+		k, v, _ := strings.Cut(l, "=")
+		tags = append(tags, ec2types.Tag{Key: aws.String(TagLabelPrefix + k), Value: aws.String(v)})
+	}
+	return ec2types.Instance{
+		InstanceId: aws.String(id), InstanceType: "r3.large", ImageId: aws.String("ami-1"),
+		State:            &ec2types.InstanceState{Name: ec2types.InstanceStateNameRunning},
+		PrivateIpAddress: aws.String("10.0.0.1"), Placement: &ec2types.Placement{AvailabilityZone: aws.String("us-east-1a")},
+		LaunchTime: aws.Time(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), Tags: tags,
+	}
+}
+
+func TestListNodes(t *testing.T) {
+	f := &fakeEC2{pages: [][]ec2types.Instance{
+		{instance("i-3", "core", "r3-agents", "role=worker"), instance("i-2", "core", "control")},
+		{instance("i-1", "core", "c5-agents")},
+	}}
+	nodes, err := ListNodes(context.Background(), f, "core", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, n := range nodes {
+		order = append(order, n.Group+"/"+n.InstanceID)
+	}
+	if got := strings.Join(order, " "); got != "control/i-2 c5-agents/i-1 r3-agents/i-3" {
+		t.Errorf("order = %s", got)
+	}
+	if len(f.calls) != 2 {
+		t.Errorf("calls = %d, want one per page (2)", len(f.calls))
+	}
+	filters := map[string][]string{}
+	for _, fl := range f.calls[0].Filters {
+		filters[aws.ToString(fl.Name)] = fl.Values
+	}
+	if got := filters["tag:clusterctl:cluster"]; len(got) != 1 || got[0] != "core" {
+		t.Errorf("cluster filter = %v", got)
+	}
+	if _, ok := filters["tag:clusterctl:group"]; ok {
+		t.Error("group filter set without -n")
+	}
+	if aws.ToInt32(f.calls[0].MaxResults) != 1000 {
+		t.Errorf("MaxResults = %v, want 1000", f.calls[0].MaxResults)
+	}
+	if nodes[2].Labels["role"] != "worker" || nodes[2].Cluster != "core" || nodes[2].Zone != "us-east-1a" {
+		t.Errorf("node = %+v", nodes[2])
+	}
+
+	f = &fakeEC2{pages: [][]ec2types.Instance{{}}}
+	if _, err := ListNodes(context.Background(), f, "", "g1"); err != nil {
+		t.Fatal(err)
+	}
+	filters = map[string][]string{}
+	for _, fl := range f.calls[0].Filters {
+		filters[aws.ToString(fl.Name)] = fl.Values
+	}
+	if got := filters["tag-key"]; len(got) != 1 || got[0] != TagCluster {
+		t.Errorf("all-clusters filter = %v", filters)
+	}
+	if got := filters["tag:clusterctl:group"]; len(got) != 1 || got[0] != "g1" {
+		t.Errorf("group filter = %v", got)
+	}
+}
+
+func TestNodeJSONKeys(t *testing.T) {
+	var buf bytes.Buffer
+	out, err := NewOutput("json", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := nodeFrom(instance("i-1", "core", "control"))
+	if err := out.Write(&buf, []Node{n}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range got[0] {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	want := "cluster group instanceId instanceType labels launchTime privateIp publicIp state zone"
+	if strings.Join(keys, " ") != want {
+		t.Errorf("keys = %v, want %s", keys, want)
+	}
+	if got[0]["labels"] == nil {
+		t.Error("labels is null, want an object")
+	}
+}
+
+type fakeCFN struct{ stacks []cfntypes.Stack }
+
+func (f *fakeCFN) DescribeStacks(context.Context, *cloudformation.DescribeStacksInput, ...func(*cloudformation.Options)) (*cloudformation.DescribeStacksOutput, error) {
+	return &cloudformation.DescribeStacksOutput{Stacks: f.stacks}, nil
+}
+
+type fakeASG struct {
+	groups []asgtypes.AutoScalingGroup
+	calls  int
+}
+
+func (f *fakeASG) DescribeAutoScalingGroups(context.Context, *autoscaling.DescribeAutoScalingGroupsInput, ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
+	f.calls++
+	return &autoscaling.DescribeAutoScalingGroupsOutput{AutoScalingGroups: f.groups}, nil
+}
+
+func stack(name, status string, tags, params, outputs map[string]string) cfntypes.Stack {
+	s := cfntypes.Stack{StackName: aws.String(name), StackStatus: cfntypes.StackStatus(status), CreationTime: aws.Time(time.Unix(0, 0))}
+	for k, v := range tags {
+		s.Tags = append(s.Tags, cfntypes.Tag{Key: aws.String(k), Value: aws.String(v)})
+	}
+	for k, v := range params {
+		s.Parameters = append(s.Parameters, cfntypes.Parameter{ParameterKey: aws.String(k), ParameterValue: aws.String(v)})
+	}
+	for k, v := range outputs {
+		s.Outputs = append(s.Outputs, cfntypes.Output{OutputKey: aws.String(k), OutputValue: aws.String(v)})
+	}
+	return s
+}
+
+func TestListGroups(t *testing.T) {
+	coreOut := map[string]string{"ClusterName": "core", "BucketName": "b1", "ControlPrivateIp": "10.0.0.5", "AgentSecurityGroupId": "sg-1", "AgentInstanceProfile": "p", "VpcId": "vpc-1", "ContractVersion": "1"}
+	joinedParams := map[string]string{"ClusterName": "core", "BucketName": "b1", "ControlPrivateIp": "10.0.0.5", "AgentSecurityGroupId": "sg-1", "AgentInstanceProfile": "p", "VpcId": "vpc-1", "ContractVersion": "1", "InstanceType": "r3.large", "DesiredCapacity": "3", "MinSize": "0", "MaxSize": "5"}
+	stale := map[string]string{}
+	for k, v := range joinedParams {
+		stale[k] = v
+	}
+	stale["ControlPrivateIp"] = "10.0.0.9"
+	cfn := &fakeCFN{stacks: []cfntypes.Stack{
+		stack("core", "CREATE_COMPLETE", map[string]string{TagCluster: "core", TagRole: "core", TagGroup: "control"}, nil, coreOut),
+		stack("core-r3", "CREATE_COMPLETE", map[string]string{TagCluster: "core", TagRole: "agents", TagGroup: "r3", TagLabels: "role=worker"}, joinedParams, nil),
+		stack("core-old", "UPDATE_COMPLETE", map[string]string{TagCluster: "core", TagRole: "agents", TagGroup: "old"}, stale, nil),
+		stack("core-dead", "ROLLBACK_COMPLETE", map[string]string{TagCluster: "core", TagRole: "agents", TagGroup: "dead"}, joinedParams, nil),
+		stack("other-g", "CREATE_COMPLETE", map[string]string{TagCluster: "other", TagRole: "agents", TagGroup: "g"}, joinedParams, nil),
+		stack("unrelated", "CREATE_COMPLETE", nil, nil, nil),
+	}}
+	asg := &fakeASG{groups: []asgtypes.AutoScalingGroup{{
+		DesiredCapacity: aws.Int32(2), MinSize: aws.Int32(1), MaxSize: aws.Int32(4),
+		Tags: []asgtypes.TagDescription{{Key: aws.String(TagCluster), Value: aws.String("core")}, {Key: aws.String(TagGroup), Value: aws.String("r3")}},
+		Instances: []asgtypes.Instance{{LifecycleState: asgtypes.LifecycleStateInService}, {LifecycleState: asgtypes.LifecycleStatePending}},
+	}}}
+	groups, err := ListGroups(context.Background(), cfn, asg, "core")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asg.calls != 1 {
+		t.Errorf("ASG calls = %d, want 1", asg.calls)
+	}
+	got := map[string]Group{}
+	for _, g := range groups {
+		got[g.Group] = g
+	}
+	if len(groups) != 3 {
+		t.Fatalf("groups = %+v, want dead, old, r3", groups)
+	}
+	if r3 := got["r3"]; !r3.Joined || r3.Desired != 2 || r3.Min != 1 || r3.Max != 4 || r3.Running != 1 || r3.Labels["role"] != "worker" || r3.InstanceType != "r3.large" {
+		t.Errorf("r3 = %+v", r3)
+	}
+	if got["old"].Joined {
+		t.Error("group with a stale control IP reported as joined")
+	}
+	if d := got["dead"]; d.Status != "ROLLBACK_COMPLETE" || d.Desired != 3 || d.Running != 0 {
+		t.Errorf("dead = %+v", d)
+	}
+}
+
+func TestJoinedWithoutCore(t *testing.T) {
+	if Joined(map[string]string{"ClusterName": "x"}, nil) {
+		t.Error("joined without a core")
+	}
+}
+
+func TestOutputFormats(t *testing.T) {
+	nodes := []Node{nodeFrom(instance("i-1", "core", "control")), nodeFrom(instance("i-2", "core", "r3", "a=b"))}
+	tests := []struct {
+		format, query string
+		want          []string
+		wantErr       string
+	}{
+		{"table", "", []string{"CLUSTER   GROUP", "core      control   i-1"}, ""},
+		{"wide", "", []string{"IMAGE   LABELS", "ami-1   a=b"}, ""},
+		{"json", `.[].instanceId`, []string{"\"i-1\"\n\"i-2\"\n"}, ""},
+		{"table", `.[].instanceId`, []string{"i-1\ni-2\n"}, ""},
+		{"yaml", `.[1].labels`, []string{"---\na: b\n"}, ""},
+		{"yaml", "", []string{"- cluster: core", "instanceId: i-2"}, ""},
+		{"json", `map(select(.group == "r3")) | length`, []string{"1\n"}, ""},
+		{"xml", "", nil, "invalid output format"},
+		{"json", ".[", nil, "invalid --query"},
+		{"json", "$undefined", nil, "invalid --query"},
+	}
+	for _, tt := range tests {
+		var buf bytes.Buffer
+		out, err := NewOutput(tt.format, tt.query)
+		if err == nil {
+			err = out.Write(&buf, nodes, func(wide bool) Table { return NodesTable(nodes, wide) })
+		}
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s %q: err = %v, want one line containing %q", tt.format, tt.query, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s %q: %v", tt.format, tt.query, err)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(buf.String(), w) {
+				t.Errorf("%s %q: output %q does not contain %q", tt.format, tt.query, buf.String(), w)
+			}
+		}
+	}
+}
+
+func TestTableAlignedWithoutTrailingBlanks(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, Table{Header: []string{"A", "BB"}, Rows: [][]string{{"long-value", "x"}, {"s", "y"}}}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("lines = %q", lines)
+	}
+	col := strings.Index(lines[0], "BB")
+	for _, l := range lines[1:] {
+		if len(l) <= col || l[col-1] != ' ' || l[col] == ' ' {
+			t.Errorf("column not aligned at %d in %q", col, l)
+		}
+		if strings.HasSuffix(l, " ") {
+			t.Errorf("trailing blank in %q", l)
+		}
+	}
+}
