@@ -179,7 +179,7 @@ func TestListGroups(t *testing.T) {
 	}}
 	asg := &fakeASG{groups: []asgtypes.AutoScalingGroup{{
 		DesiredCapacity: aws.Int32(2), MinSize: aws.Int32(1), MaxSize: aws.Int32(4),
-		Tags: []asgtypes.TagDescription{{Key: aws.String(TagCluster), Value: aws.String("core")}, {Key: aws.String(TagGroup), Value: aws.String("r3")}},
+		Tags:      []asgtypes.TagDescription{{Key: aws.String(TagCluster), Value: aws.String("core")}, {Key: aws.String(TagGroup), Value: aws.String("r3")}},
 		Instances: []asgtypes.Instance{{LifecycleState: asgtypes.LifecycleStateInService}, {LifecycleState: asgtypes.LifecycleStatePending}},
 	}}}
 	groups, err := ListGroups(context.Background(), cfn, asg, "core")
