@@ -1,0 +1,431 @@
+package stacks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
+
+	"github.com/clusterctl/clusterctl/internal/errs"
+)
+
+// Get describes one stack; errors.Is(err, ErrNotFound) when it does not exist.
+func (m *Manager) Get(ctx context.Context, name string) (*Stack, error) {
+	out, err := m.api.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String(name)})
+	if err != nil {
+		if isNotFound(err) {
+			return nil, newNotFound(name, err)
+		}
+		return nil, fmt.Errorf("describing stack %q: %w", name, err)
+	}
+	if len(out.Stacks) == 0 {
+		return nil, newNotFound(name, nil)
+	}
+	s := stackFrom(out.Stacks[0])
+	return &s, nil
+}
+
+// List returns every stack that is not DELETE_COMPLETE.
+func (m *Manager) List(ctx context.Context) ([]Stack, error) {
+	var out []Stack
+	p := cloudformation.NewDescribeStacksPaginator(m.api, &cloudformation.DescribeStacksInput{})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing stacks: %w", err)
+		}
+		for _, s := range page.Stacks {
+			if s.StackStatus == types.StackStatusDeleteComplete {
+				continue
+			}
+			out = append(out, stackFrom(s))
+		}
+	}
+	return out, nil
+}
+
+// Resources lists the stack's resources (all pages).
+func (m *Manager) Resources(ctx context.Context, name string) ([]Resource, error) {
+	var out []Resource
+	p := cloudformation.NewListStackResourcesPaginator(m.api, &cloudformation.ListStackResourcesInput{StackName: aws.String(name)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			if isNotFound(err) {
+				return nil, newNotFound(name, err)
+			}
+			return nil, fmt.Errorf("listing resources of stack %q: %w", name, err)
+		}
+		for _, r := range page.StackResourceSummaries {
+			out = append(out, resourceFrom(r))
+		}
+	}
+	return out, nil
+}
+
+// Failed keeps the resources whose status is a failure.
+func Failed(rs []Resource) []Resource {
+	var out []Resource
+	for _, r := range rs {
+		if strings.HasSuffix(r.Status, "_FAILED") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Template returns the stack's current template body, as submitted.
+func (m *Manager) Template(ctx context.Context, name string) ([]byte, error) {
+	out, err := m.api.GetTemplate(ctx, &cloudformation.GetTemplateInput{
+		StackName: aws.String(name), TemplateStage: types.TemplateStageOriginal,
+	})
+	if err != nil {
+		if isNotFound(err) {
+			return nil, newNotFound(name, err)
+		}
+		return nil, fmt.Errorf("getting template of stack %q: %w", name, err)
+	}
+	return []byte(aws.ToString(out.TemplateBody)), nil
+}
+
+func checkSpec(spec Spec, needTemplate bool) error {
+	if spec.Name == "" {
+		return errs.Usage("stack name is empty")
+	}
+	if needTemplate && len(spec.Template) == 0 {
+		return errs.Usage("template for stack %q is empty", spec.Name)
+	}
+	if n := len(spec.Template); n > MaxTemplateBody {
+		return errs.Usage("template for stack %q is %d bytes, over CloudFormation's %d-byte limit for a template body", spec.Name, n, MaxTemplateBody)
+	}
+	return nil
+}
+
+// Create creates the stack and waits for it with live progress. A failed
+// creation returns the stack and an *OperationError. A stack of the same
+// name that this run did not create is an error wrapping ErrAlreadyExists.
+func (m *Manager) Create(ctx context.Context, spec Spec) (*Stack, error) {
+	if err := checkSpec(spec, true); err != nil {
+		return nil, err
+	}
+	tok := m.token("create")
+	o := m.newOp(spec.Name, "create", tok)
+	out, err := m.api.CreateStack(ctx, &cloudformation.CreateStackInput{
+		StackName:          aws.String(spec.Name),
+		TemplateBody:       aws.String(string(spec.Template)),
+		Parameters:         paramsIn(spec.Parameters),
+		Tags:               tagsIn(spec.Tags),
+		Capabilities:       capsIn(spec.Capabilities),
+		DisableRollback:    aws.Bool(spec.DisableRollback),
+		ClientRequestToken: aws.String(tok),
+	})
+	if err != nil {
+		var ae *types.AlreadyExistsException
+		if !errors.As(err, &ae) {
+			return nil, fmt.Errorf("creating stack %q: %w", spec.Name, err)
+		}
+		// A retry of our own CreateStack whose first response was lost meets
+		// AlreadyExists: the stack's events carry our token, so wait on it.
+		hist, id, herr := m.history(ctx, spec.Name)
+		if herr != nil || !hasToken(hist, tok) {
+			return nil, errs.AsUsage(fmt.Errorf("creating stack %q: stack %w", spec.Name, ErrAlreadyExists))
+		}
+		o.id = id
+		m.prog.begin(o)
+		o.record(hist)
+		m.prog.add(o, hist)
+		return m.await(ctx, o)
+	}
+	o.id = aws.ToString(out.StackId)
+	m.prog.begin(o)
+	return m.await(ctx, o)
+}
+
+func hasToken(evs []Event, tok string) bool {
+	for _, e := range evs {
+		if e.Token == tok {
+			return true
+		}
+	}
+	return false
+}
+
+// changeSetName derives a change set name (pattern [a-zA-Z][-a-zA-Z0-9]*)
+// from a token, so change sets of this run are recognisable too.
+func changeSetName(tok string) string {
+	if c := tok[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+		tok = "cs-" + tok
+	}
+	if len(tok) > 128 {
+		tok = tok[:128]
+	}
+	return tok
+}
+
+// noChanges recognises CloudFormation's "nothing to update" outcomes.
+func noChanges(reason string) bool {
+	return strings.Contains(reason, "didn't contain changes") ||
+		strings.Contains(reason, "No updates are to be performed")
+}
+
+// Plan creates an UPDATE change set for spec, waits until it is ready and
+// describes it (all pages). When CloudFormation finds nothing to change,
+// the change set is deleted and Plan.Empty is true.
+func (m *Manager) Plan(ctx context.Context, spec Spec) (*Plan, error) {
+	if err := checkSpec(spec, false); err != nil {
+		return nil, err
+	}
+	tok := m.token("changeset")
+	in := &cloudformation.CreateChangeSetInput{
+		StackName:     aws.String(spec.Name),
+		ChangeSetName: aws.String(changeSetName(tok)),
+		ChangeSetType: types.ChangeSetTypeUpdate,
+		Parameters:    paramsIn(spec.Parameters),
+		Tags:          tagsIn(spec.Tags),
+		Capabilities:  capsIn(spec.Capabilities),
+		ClientToken:   aws.String(tok),
+		Description:   aws.String("clusterctl " + m.run),
+	}
+	if len(spec.Template) == 0 {
+		in.UsePreviousTemplate = aws.Bool(true)
+	} else {
+		in.TemplateBody = aws.String(string(spec.Template))
+	}
+	out, err := m.api.CreateChangeSet(ctx, in)
+	if err != nil {
+		if isNotFound(err) {
+			return nil, newNotFound(spec.Name, err)
+		}
+		return nil, fmt.Errorf("creating change set for stack %q: %w", spec.Name, err)
+	}
+	plan := &Plan{
+		Stack:           spec.Name,
+		ChangeSetName:   aws.ToString(in.ChangeSetName),
+		ChangeSetID:     aws.ToString(out.Id),
+		DisableRollback: spec.DisableRollback,
+	}
+	ready, err := m.awaitChangeSet(ctx, plan)
+	if err != nil {
+		m.cleanupChangeSet(ctx, plan)
+		return nil, err
+	}
+	if ready.Status == types.ChangeSetStatusFailed {
+		m.cleanupChangeSet(ctx, plan)
+		reason := aws.ToString(ready.StatusReason)
+		if noChanges(reason) {
+			plan.Empty = true
+			return plan, nil
+		}
+		return nil, fmt.Errorf("change set for stack %q failed: %s", spec.Name, reason)
+	}
+	if err := m.collectChanges(ctx, plan, ready); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// awaitChangeSet polls the change set on the same schedule as stacks.
+func (m *Manager) awaitChangeSet(ctx context.Context, plan *Plan) (*cloudformation.DescribeChangeSetOutput, error) {
+	for i := 0; ; i++ {
+		if err := m.sleep(ctx, pollDelay(i)); err != nil {
+			return nil, fmt.Errorf("waiting for change set of stack %q: %w", plan.Stack, err)
+		}
+		out, err := m.api.DescribeChangeSet(ctx, plan.describeInput(nil))
+		if err != nil {
+			return nil, fmt.Errorf("describing change set of stack %q: %w", plan.Stack, err)
+		}
+		switch out.Status {
+		case types.ChangeSetStatusCreatePending, types.ChangeSetStatusCreateInProgress:
+			continue
+		}
+		return out, nil
+	}
+}
+
+func (p *Plan) describeInput(next *string) *cloudformation.DescribeChangeSetInput {
+	in := &cloudformation.DescribeChangeSetInput{ChangeSetName: aws.String(p.ChangeSetID), NextToken: next}
+	if p.ChangeSetID == "" {
+		in.ChangeSetName = aws.String(p.ChangeSetName)
+		in.StackName = aws.String(p.Stack)
+	}
+	return in
+}
+
+func (m *Manager) collectChanges(ctx context.Context, plan *Plan, page *cloudformation.DescribeChangeSetOutput) error {
+	for {
+		for _, c := range page.Changes {
+			if ch, ok := changeFrom(c); ok {
+				plan.Changes = append(plan.Changes, ch)
+			}
+		}
+		if page.NextToken == nil || *page.NextToken == "" {
+			return nil
+		}
+		var err error
+		page, err = m.api.DescribeChangeSet(ctx, plan.describeInput(page.NextToken))
+		if err != nil {
+			return fmt.Errorf("describing change set of stack %q: %w", plan.Stack, err)
+		}
+	}
+}
+
+// cleanupChangeSet deletes a change set we will not execute, even when ctx
+// is already cancelled: leaving it would clutter the stack.
+func (m *Manager) cleanupChangeSet(ctx context.Context, plan *Plan) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_ = m.deleteChangeSet(cctx, plan)
+}
+
+func (m *Manager) deleteChangeSet(ctx context.Context, plan *Plan) error {
+	in := &cloudformation.DeleteChangeSetInput{ChangeSetName: aws.String(plan.ChangeSetID)}
+	if plan.ChangeSetID == "" {
+		in.ChangeSetName = aws.String(plan.ChangeSetName)
+		in.StackName = aws.String(plan.Stack)
+	}
+	_, err := m.api.DeleteChangeSet(ctx, in)
+	return err
+}
+
+// Discard deletes the plan's change set (dry run). An empty plan has none.
+func (m *Manager) Discard(ctx context.Context, plan *Plan) error {
+	if plan == nil || plan.Empty {
+		return nil
+	}
+	if err := m.deleteChangeSet(ctx, plan); err != nil {
+		return fmt.Errorf("deleting change set of stack %q: %w", plan.Stack, err)
+	}
+	return nil
+}
+
+// Apply executes the plan's change set and waits with live progress. An
+// empty plan just returns the stack. A failed update returns the stack and
+// an *OperationError.
+func (m *Manager) Apply(ctx context.Context, plan *Plan) (*Stack, error) {
+	if plan.Empty {
+		return m.Get(ctx, plan.Stack)
+	}
+	tok := m.token("update")
+	o := m.newOp(plan.Stack, "update", tok)
+	if err := m.prime(ctx, o); err != nil {
+		return nil, err
+	}
+	in := &cloudformation.ExecuteChangeSetInput{
+		ChangeSetName:      aws.String(plan.ChangeSetID),
+		ClientRequestToken: aws.String(tok),
+		DisableRollback:    aws.Bool(plan.DisableRollback),
+	}
+	if plan.ChangeSetID == "" {
+		in.ChangeSetName = aws.String(plan.ChangeSetName)
+		in.StackName = aws.String(plan.Stack)
+	}
+	if _, err := m.api.ExecuteChangeSet(ctx, in); err != nil {
+		return nil, fmt.Errorf("executing change set of stack %q: %w", plan.Stack, err)
+	}
+	m.prog.begin(o)
+	return m.await(ctx, o)
+}
+
+// Delete deletes the stack and waits. A stack that does not exist is
+// already deleted: success.
+func (m *Manager) Delete(ctx context.Context, name string) error {
+	return m.del(ctx, name, nil, false)
+}
+
+// DeleteRetaining recovers a DELETE_FAILED stack: it deletes the stack,
+// keeping the resources in retain (nil: every resource that failed to
+// delete) for the operator to remove.
+func (m *Manager) DeleteRetaining(ctx context.Context, name string, retain []string) error {
+	return m.del(ctx, name, retain, true)
+}
+
+func (m *Manager) del(ctx context.Context, name string, retain []string, retaining bool) error {
+	tok := m.token("delete")
+	o := m.newOp(name, "delete", tok)
+	if err := m.prime(ctx, o); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			m.prog.skip(name)
+			return nil
+		}
+		return err
+	}
+	if retaining && retain == nil {
+		rs, err := m.Resources(ctx, o.id)
+		if err != nil {
+			return err
+		}
+		for _, r := range Failed(rs) {
+			retain = append(retain, r.LogicalID)
+		}
+	}
+	in := &cloudformation.DeleteStackInput{StackName: aws.String(o.id), ClientRequestToken: aws.String(tok)}
+	if len(retain) > 0 {
+		in.RetainResources = retain
+	}
+	if _, err := m.api.DeleteStack(ctx, in); err != nil {
+		return fmt.Errorf("deleting stack %q: %w", name, err)
+	}
+	m.prog.begin(o)
+	_, err := m.await(ctx, o)
+	return err
+}
+
+// DeleteMany deletes stacks in parallel, at most concurrency at a time,
+// with progress for all of them at once. It returns every failure, joined.
+func (m *Manager) DeleteMany(ctx context.Context, names []string, concurrency int) error {
+	if concurrency < 1 {
+		concurrency = 1
+	}
+	m.prog.expect(names)
+	sem := make(chan struct{}, concurrency)
+	errList := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				m.prog.skip(name)
+				errList[i] = fmt.Errorf("deleting stack %q: not started: %w", name, ctx.Err())
+				return
+			}
+			defer func() { <-sem }()
+			errList[i] = m.Delete(ctx, name)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errList...)
+}
+
+// ContinueUpdateRollback continues the rollback of a stack in
+// UPDATE_ROLLBACK_FAILED and waits; success is UPDATE_ROLLBACK_COMPLETE.
+func (m *Manager) ContinueUpdateRollback(ctx context.Context, name string) (*Stack, error) {
+	return m.ContinueUpdateRollbackSkipping(ctx, name, nil)
+}
+
+// ContinueUpdateRollbackSkipping is ContinueUpdateRollback with resources
+// CloudFormation should mark rolled back without trying (ResourcesToSkip).
+func (m *Manager) ContinueUpdateRollbackSkipping(ctx context.Context, name string, skip []string) (*Stack, error) {
+	tok := m.token("rollback")
+	o := m.newOp(name, "continue-rollback", tok)
+	if err := m.prime(ctx, o); err != nil {
+		return nil, err
+	}
+	in := &cloudformation.ContinueUpdateRollbackInput{StackName: aws.String(o.id), ClientRequestToken: aws.String(tok)}
+	if len(skip) > 0 {
+		in.ResourcesToSkip = skip
+	}
+	if _, err := m.api.ContinueUpdateRollback(ctx, in); err != nil {
+		return nil, fmt.Errorf("continuing rollback of stack %q: %w", name, err)
+	}
+	m.prog.begin(o)
+	return m.await(ctx, o)
+}
