@@ -1,0 +1,66 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+func checkStackName(name string) error {
+	if n := utf8.RuneCountInString(name); n > MaxStackNameChars {
+		return fmt.Errorf("stack name %q is %d characters, limit %d", name, n, MaxStackNameChars)
+	}
+	return nil
+}
+
+func checkTemplateSize(n int) error {
+	if n > MaxTemplateBytes {
+		return fmt.Errorf("template body is %d bytes, limit %d", n, MaxTemplateBytes)
+	}
+	return nil
+}
+
+func checkParameterCount(n int) error {
+	if n > MaxParameters {
+		return fmt.Errorf("template declares %d parameters, limit %d", n, MaxParameters)
+	}
+	return nil
+}
+
+// check verifies a rendered stack as a whole: size limits, and that the
+// parameter values cover exactly the parameters the template declares, so
+// a template edit cannot leave a parameter unset or pass an unknown one.
+func check(r *Rendered) error {
+	if err := checkTemplateSize(len(r.Template)); err != nil {
+		return err
+	}
+	var doc struct {
+		Parameters map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(r.Template, &doc); err != nil {
+		return fmt.Errorf("parsing rendered template: %w", err)
+	}
+	if err := checkParameterCount(len(doc.Parameters)); err != nil {
+		return err
+	}
+	var undeclared, unset []string
+	for k := range r.Parameters {
+		if _, ok := doc.Parameters[k]; !ok {
+			undeclared = append(undeclared, k)
+		}
+	}
+	for k := range doc.Parameters {
+		if _, ok := r.Parameters[k]; !ok {
+			unset = append(unset, k)
+		}
+	}
+	if len(undeclared) > 0 || len(unset) > 0 {
+		slices.Sort(undeclared)
+		slices.Sort(unset)
+		return fmt.Errorf("parameters out of step with the template: undeclared [%s], unset [%s]",
+			strings.Join(undeclared, " "), strings.Join(unset, " "))
+	}
+	return nil
+}
