@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 )
@@ -201,6 +202,12 @@ func (m *Manager) Plan(ctx context.Context, spec Spec) (*Plan, error) {
 	if err != nil {
 		if isNotFound(err) {
 			return nil, newNotFound(spec.Name, err)
+		}
+		// Some implementations refuse the change set itself instead of
+		// failing it (moto: "No updates are to be performed.").
+		var ae smithy.APIError
+		if errors.As(err, &ae) && ae.ErrorCode() == "ValidationError" && noChanges(ae.ErrorMessage()) {
+			return &Plan{Stack: spec.Name, ChangeSetName: aws.ToString(in.ChangeSetName), Empty: true, DisableRollback: spec.DisableRollback}, nil
 		}
 		return nil, fmt.Errorf("creating change set for stack %q: %w", spec.Name, err)
 	}

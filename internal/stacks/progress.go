@@ -135,9 +135,12 @@ func (p *progress) add(o *op, evs []Event) {
 				v.res = append(v.res, r)
 			}
 		}
+		prev := r.status
 		r.status, r.reason, r.took = e.Status, e.Reason, 0
 		if strings.HasSuffix(e.Status, "_IN_PROGRESS") {
-			r.started, r.seenAt = e.Time, now
+			if e.Status != prev { // "Resource creation Initiated" repeats the status
+				r.started, r.seenAt = e.Time, now
+			}
 		} else if !r.started.IsZero() {
 			r.took = e.Time.Sub(r.started)
 		}
@@ -216,9 +219,7 @@ func (p *progress) fields(cols []string, status, took, reason string) string {
 	b.WriteString(strings.Join(cols, "  ") + "  " + paint(status, p.color))
 	if took != "" || reason != "" {
 		b.WriteString(strings.Repeat(" ", max(0, colStatus-len(status))))
-	}
-	if took != "" {
-		b.WriteString(" " + took)
+		b.WriteString(fmt.Sprintf("  %6s", took))
 	}
 	if reason != "" {
 		b.WriteString("  " + oneLine(reason))
