@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -93,6 +94,9 @@ func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]
 			g.Updated = s.LastUpdatedTime.UTC()
 		}
 		if a, ok := asgs[g.Cluster+"/"+g.Group]; ok {
+			// The Auto Scaling group carries the labels it gives its nodes;
+			// it is replaced or updated with them, so it is the current set.
+			g.Labels = asgLabels(a.Tags)
 			g.Desired = int(aws.ToInt32(a.DesiredCapacity))
 			g.Min = int(aws.ToInt32(a.MinSize))
 			g.Max = int(aws.ToInt32(a.MaxSize))
@@ -179,6 +183,16 @@ func describeGroups(ctx context.Context, asg ASGAPI, cluster string) (map[string
 		}
 	}
 	return out, nil
+}
+
+func asgLabels(tags []asgtypes.TagDescription) map[string]string {
+	out := map[string]string{}
+	for _, t := range tags {
+		if k := aws.ToString(t.Key); strings.HasPrefix(k, TagLabelPrefix) {
+			out[strings.TrimPrefix(k, TagLabelPrefix)] = aws.ToString(t.Value)
+		}
+	}
+	return out
 }
 
 // GroupsTable is the table form of list-groups.

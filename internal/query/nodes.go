@@ -12,20 +12,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/clusterctl/clusterctl/internal/render"
 )
 
 // Ownership tags, as written by the templates.
 const (
-	TagCluster     = "clusterctl:cluster"
-	TagRole        = "clusterctl:role"
-	TagGroup       = "clusterctl:group"
-	TagVersion     = "clusterctl:version"
-	TagLabels      = "clusterctl:labels"
-	TagLabelPrefix = "clusterctl:label:"
+	TagCluster     = render.TagCluster
+	TagRole        = render.TagRole
+	TagGroup       = render.TagGroup
+	TagLabels      = render.TagLabels
+	TagLabelPrefix = render.TagLabelPrefix
+	ControlGroup   = render.GroupControl
 )
-
-// ControlGroup is the group name the control node is listed under.
-const ControlGroup = "control"
 
 // EC2API is what list-nodes needs from EC2.
 type EC2API interface {

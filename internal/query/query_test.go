@@ -179,7 +179,7 @@ func TestListGroups(t *testing.T) {
 	}}
 	asg := &fakeASG{groups: []asgtypes.AutoScalingGroup{{
 		DesiredCapacity: aws.Int32(2), MinSize: aws.Int32(1), MaxSize: aws.Int32(4),
-		Tags:      []asgtypes.TagDescription{{Key: aws.String(TagCluster), Value: aws.String("core")}, {Key: aws.String(TagGroup), Value: aws.String("r3")}},
+		Tags:      []asgtypes.TagDescription{{Key: aws.String(TagCluster), Value: aws.String("core")}, {Key: aws.String(TagGroup), Value: aws.String("r3")}, {Key: aws.String(TagLabelPrefix + "tier"), Value: aws.String("memory")}},
 		Instances: []asgtypes.Instance{{LifecycleState: asgtypes.LifecycleStateInService}, {LifecycleState: asgtypes.LifecycleStatePending}},
 	}}}
 	groups, err := ListGroups(context.Background(), cfn, asg, "core")
@@ -196,13 +196,13 @@ func TestListGroups(t *testing.T) {
 	if len(groups) != 3 {
 		t.Fatalf("groups = %+v, want dead, old, r3", groups)
 	}
-	if r3 := got["r3"]; !r3.Joined || r3.Desired != 2 || r3.Min != 1 || r3.Max != 4 || r3.Running != 1 || r3.Labels["role"] != "worker" || r3.InstanceType != "r3.large" {
+	if r3 := got["r3"]; !r3.Joined || r3.Desired != 2 || r3.Min != 1 || r3.Max != 4 || r3.Running != 1 || r3.Labels["tier"] != "memory" || len(r3.Labels) != 1 || r3.InstanceType != "r3.large" {
 		t.Errorf("r3 = %+v", r3)
 	}
 	if got["old"].Joined {
 		t.Error("group with a stale control IP reported as joined")
 	}
-	if d := got["dead"]; d.Status != "ROLLBACK_COMPLETE" || d.Desired != 3 || d.Running != 0 {
+	if d := got["dead"]; d.Status != "ROLLBACK_COMPLETE" || d.Desired != 3 || d.Running != 0 || d.Labels == nil {
 		t.Errorf("dead = %+v", d)
 	}
 }

@@ -124,6 +124,37 @@ type groupData struct {
 	Labels                                         []Label
 	LabelList                                      string // k=v,k=v or ""
 	UserData                                       string
+	Intent                                         Intent
+}
+
+// Intent is what the operator asked of a group, as opposed to the values it
+// resolved to: the default image rather than its AMI, "the core's subnets"
+// rather than their ids, a rolling-update setting left to its default. It
+// is recorded in the group template's metadata (stack tags are not updated
+// by every CloudFormation implementation), so update-group can keep what was
+// not given and still follow the defaults.
+type Intent struct {
+	Labels       string `json:"labels"`       // k=v,k=v sorted, or NoLabels
+	Image        string `json:"image"`        // the operator's --image-id, or ImageDefault
+	Subnets      string `json:"subnets"`      // SubnetsCore or SubnetsOwn
+	MaxBatch     int    `json:"maxBatch"`     // 0 = default
+	MinInService int    `json:"minInService"` // 0 = default
+}
+
+// IntentFromTemplate reads the intent recorded in a deployed group template.
+func IntentFromTemplate(body []byte) (Intent, error) {
+	var t struct {
+		Metadata struct {
+			Clusterctl *Intent `json:"clusterctl"`
+		}
+	}
+	if err := json.Unmarshal(body, &t); err != nil {
+		return Intent{}, fmt.Errorf("reading group template: %w", err)
+	}
+	if t.Metadata.Clusterctl == nil {
+		return Intent{}, fmt.Errorf("reading group template: no clusterctl metadata")
+	}
+	return *t.Metadata.Clusterctl, nil
 }
 
 // Core renders the core stack of spec.Cluster.
@@ -250,19 +281,6 @@ func renderGroup(spec GroupSpec) (*Rendered, error) {
 		return nil, err
 	}
 
-	data := groupData{
-		Cluster: spec.Cluster, Group: spec.Group, Name: name, Version: spec.Version,
-		ContractVersion: ContractVersion, Labels: spec.Labels, LabelList: labelList,
-	}
-	data.UserData, err = agentUserData(data)
-	if err != nil {
-		return nil, err
-	}
-	body, err := execute("workergroup/*.tmpl", "workergroup.json.tmpl", data)
-	if err != nil {
-		return nil, err
-	}
-
 	subnets, subnetsTag := spec.Join.SubnetIds, SubnetsCore
 	if len(spec.SubnetIDs) > 0 {
 		subnets, subnetsTag = spec.SubnetIDs, SubnetsOwn
@@ -274,6 +292,19 @@ func renderGroup(spec GroupSpec) (*Rendered, error) {
 	labelsTag := labelList
 	if labelsTag == "" {
 		labelsTag = NoLabels
+	}
+	data := groupData{
+		Cluster: spec.Cluster, Group: spec.Group, Name: name, Version: spec.Version,
+		ContractVersion: ContractVersion, Labels: spec.Labels, LabelList: labelList,
+		Intent: Intent{Labels: labelsTag, Image: imageTag, Subnets: subnetsTag, MaxBatch: spec.MaxBatch, MinInService: spec.MinInService},
+	}
+	data.UserData, err = agentUserData(data)
+	if err != nil {
+		return nil, err
+	}
+	body, err := execute("workergroup/*.tmpl", "workergroup.json.tmpl", data)
+	if err != nil {
+		return nil, err
 	}
 	params := spec.Join.Outputs()
 	for k, v := range map[string]string{

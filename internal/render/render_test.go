@@ -419,11 +419,31 @@ func TestGroupContent(t *testing.T) {
 			}
 			name := GroupStackName(spec.Cluster, spec.Group)
 			var asgTags []any
+			asgLabels := map[string]string{}
 			for _, tg := range list(dig(asg, "Properties", "Tags")) {
+				key, _ := obj(tg)["Key"].(string)
+				if strings.HasPrefix(key, TagLabelPrefix) {
+					// Labels are listed on the group for inventory; nodes
+					// get them from the launch template, so a label change
+					// rolls them.
+					if obj(tg)["PropagateAtLaunch"] != false {
+						t.Errorf("ASG label tag %v propagated", tg)
+					}
+					asgLabels[strings.TrimPrefix(key, TagLabelPrefix)], _ = obj(tg)["Value"].(string)
+					continue
+				}
 				if obj(tg)["PropagateAtLaunch"] != true {
 					t.Errorf("ASG tag %v not propagated", tg)
 				}
 				asgTags = append(asgTags, tg)
+			}
+			if len(asgLabels) != len(spec.Labels) {
+				t.Errorf("ASG label tags %v, want %v", asgLabels, spec.Labels)
+			}
+			for _, l := range spec.Labels {
+				if asgLabels[l.Key] != l.Value {
+					t.Errorf("ASG label %s = %q, want %q", l.Key, asgLabels[l.Key], l.Value)
+				}
 			}
 			wantTags(t, asgTags, map[string]string{
 				"Name": name, TagCluster: spec.Cluster, TagRole: RoleAgents, TagGroup: spec.Group, TagVersion: spec.Version,
