@@ -16,6 +16,7 @@ func stackFrom(s types.Stack) Stack {
 		Parameters:   map[string]string{},
 		Outputs:      map[string]string{},
 		Tags:         map[string]string{},
+		Resolved:     map[string]string{},
 		Created:      aws.ToTime(s.CreationTime),
 	}
 	out.Updated = out.Created
@@ -24,6 +25,9 @@ func stackFrom(s types.Stack) Stack {
 	}
 	for _, p := range s.Parameters {
 		out.Parameters[aws.ToString(p.ParameterKey)] = aws.ToString(p.ParameterValue)
+		if p.ResolvedValue != nil {
+			out.Resolved[aws.ToString(p.ParameterKey)] = *p.ResolvedValue
+		}
 	}
 	for _, o := range s.Outputs {
 		out.Outputs[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)

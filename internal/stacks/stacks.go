@@ -63,7 +63,10 @@ type Spec struct {
 type Stack struct {
 	Name, ID, Status, StatusReason string
 	Parameters, Outputs, Tags      map[string]string
-	Created, Updated               time.Time // Updated = LastUpdatedTime, or Created if never updated
+	// Resolved holds the values CloudFormation resolved for SSM-typed
+	// parameters (the AMI behind an image path).
+	Resolved         map[string]string
+	Created, Updated time.Time // Updated = LastUpdatedTime, or Created if never updated
 }
 
 // Class returns Classify(s.Status).
