@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/clusterctl/clusterctl/internal/awsx"
+	"github.com/clusterctl/clusterctl/internal/cluster"
+	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/iostreams"
+	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/stacks"
+)
+
+// Globals are the flags every command takes.
+type Globals struct {
+	Region      string           `help:"AWS region (default: the standard AWS configuration)." placeholder:"REGION"`
+	Profile     string           `help:"AWS shared-config profile." placeholder:"NAME"`
+	EndpointURL string           `name:"endpoint-url" help:"Send AWS calls to this endpoint (e.g. a local moto server)." placeholder:"URL"`
+	Output      string           `short:"o" default:"table" help:"Output format: table, wide, json or yaml." placeholder:"FORMAT"`
+	Query       string           `help:"jq filter applied to the JSON form of the output." placeholder:"JQ"`
+	NoColor     bool             `name:"no-color" help:"No colour (also NO_COLOR)."`
+	Verbose     bool             `short:"v" help:"Print every AWS call with its duration, and a count at the end."`
+	Quiet       bool             `short:"q" help:"No live progress while waiting."`
+	Timeout     time.Duration    `help:"Stop waiting after this long (CloudFormation carries on); 0 waits as long as it takes." default:"0"`
+	Version     kong.VersionFlag `help:"Print the version and exit."`
+}
+
+// App is what every command's Run receives: streams, global flags and, on
+// first use, the AWS clients.
+type App struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	IO      *iostreams.IO
+	Globals *Globals
+	Version string
+	RunID   string
+
+	out *query.Output
+	svc *cluster.Service
+	mgr *stacks.Manager
+	rec *awsx.Recorder
+}
+
+func newApp(ctx context.Context, ios *iostreams.IO, g *Globals) *App {
+	if g.NoColor {
+		ios.Color = false
+	}
+	cancel := func() {}
+	if g.Timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, g.Timeout)
+	}
+	return &App{ctx: ctx, cancel: cancel, IO: ios, Globals: g, Version: version, RunID: newRunID()}
+}
+
+// Context is the command's context: cancelled on Ctrl-C and after --timeout.
+func (a *App) Context() context.Context { return a.ctx }
+
+// Output checks -o and --query; commands call it before any AWS call so bad
+// input costs nothing.
+func (a *App) Output() (*query.Output, error) {
+	if a.out == nil {
+		out, err := query.NewOutput(a.Globals.Output, a.Globals.Query)
+		if err != nil {
+			return nil, errs.AsUsage(err)
+		}
+		a.out = out
+	}
+	return a.out, nil
+}
+
+// Service loads the AWS configuration and builds the clients once.
+func (a *App) Service() (*cluster.Service, error) {
+	if a.svc != nil {
+		return a.svc, nil
+	}
+	opts := awsx.Options{Region: a.Globals.Region, Profile: a.Globals.Profile, EndpointURL: a.Globals.EndpointURL}
+	if a.Globals.Verbose {
+		opts.Log = a.IO.ErrOut
+	}
+	cfg, rec, err := awsx.Load(a.ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	a.rec = rec
+	cfn := cloudformation.NewFromConfig(cfg)
+	var progress = a.IO.ErrOut
+	if a.Globals.Quiet {
+		progress = nil
+	}
+	a.mgr = stacks.NewManager(cfn, stacks.Options{RunID: a.RunID, Progress: progress, TTY: a.IO.ErrTTY, Color: a.IO.Color})
+	a.svc = &cluster.Service{
+		Stacks:  a.mgr,
+		CFN:     cfn,
+		EC2:     ec2.NewFromConfig(cfg),
+		ASG:     autoscaling.NewFromConfig(cfg),
+		S3:      s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = awsx.CustomEndpoint(cfg) }),
+		SSM:     ssm.NewFromConfig(cfg),
+		IO:      a.IO,
+		Version: a.Version,
+	}
+	return a.svc, nil
+}
+
+// Stacks is the stack manager (after Service).
+func (a *App) Stacks() (*stacks.Manager, error) {
+	if _, err := a.Service(); err != nil {
+		return nil, err
+	}
+	return a.mgr, nil
+}
+
+// finish prints the -v call count and releases the timeout.
+func (a *App) finish() {
+	if a.Globals.Verbose && a.rec != nil {
+		fmt.Fprintln(a.IO.ErrOut, a.rec.Summary())
+	}
+	a.cancel()
+}
+
+// newRunID names this run of the command; the stack manager derives the
+// ClientRequestToken of every mutating call from it.
+func newRunID() string {
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		return fmt.Sprintf("%x", time.Now().UnixNano())
+	}
+	return hex.EncodeToString(b)
+}

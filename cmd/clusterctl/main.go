@@ -1,0 +1,73 @@
+// Command clusterctl runs container clusters on AWS with CloudFormation: one
+// core stack plus independent agent-group stacks joined to it.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/iostreams"
+)
+
+// version is set at build time (-ldflags "-X main.version=...").
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], iostreams.System())
+	stop()
+	os.Exit(code)
+}
+
+// run parses args, runs the command and maps its error to an exit code.
+// Every error reaches the user as one "clusterctl: ..." message.
+func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
+	defer func() {
+		// A bug must not reach the user as a Go stack trace.
+		if r := recover(); r != nil {
+			fmt.Fprintf(ios.ErrOut, "clusterctl: internal error: %v\n", r)
+			code = errs.ExitFailed
+		}
+	}()
+	var cli CLI
+	parser, err := kong.New(&cli,
+		kong.Name("clusterctl"),
+		kong.Description("Run container clusters on AWS with CloudFormation: one core stack, independent agent groups."),
+		kong.Writers(ios.Out, ios.ErrOut),
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Vars{"version": version},
+	)
+	if err != nil {
+		fmt.Fprintf(ios.ErrOut, "clusterctl: %v\n", err)
+		return errs.ExitFailed
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		var pe *kong.ParseError
+		if errors.As(err, &pe) {
+			fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", oneLine(err.Error()))
+			return errs.ExitUsage
+		}
+		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", oneLine(err.Error()))
+		return errs.ExitCode(err)
+	}
+	app := newApp(ctx, ios, &cli.Globals)
+	err = kctx.Run(app)
+	app.finish()
+	if err != nil {
+		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", err)
+		return errs.ExitCode(err)
+	}
+	return errs.ExitOK
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

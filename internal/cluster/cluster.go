@@ -1,0 +1,151 @@
+// Package cluster drives each command: it reads the core stack's outputs and
+// parameters (the join), renders templates and hands them to internal/stacks.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/iostreams"
+	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/stacks"
+)
+
+// EC2API is what the commands need from EC2: network discovery and nodes.
+type EC2API interface {
+	query.EC2API
+	DescribeVpcs(ctx context.Context, in *ec2.DescribeVpcsInput, opts ...func(*ec2.Options)) (*ec2.DescribeVpcsOutput, error)
+	DescribeSubnets(ctx context.Context, in *ec2.DescribeSubnetsInput, opts ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
+}
+
+// S3API is what the commands need from S3: emptying the cluster bucket.
+type S3API interface {
+	ListObjectVersions(ctx context.Context, in *s3.ListObjectVersionsInput, opts ...func(*s3.Options)) (*s3.ListObjectVersionsOutput, error)
+	DeleteObjects(ctx context.Context, in *s3.DeleteObjectsInput, opts ...func(*s3.Options)) (*s3.DeleteObjectsOutput, error)
+}
+
+// StackManager is the part of internal/stacks the commands use.
+type StackManager interface {
+	Get(ctx context.Context, name string) (*stacks.Stack, error)
+	Create(ctx context.Context, spec stacks.Spec) (*stacks.Stack, error)
+	Plan(ctx context.Context, spec stacks.Spec) (*stacks.Plan, error)
+	Apply(ctx context.Context, plan *stacks.Plan) (*stacks.Stack, error)
+	Discard(ctx context.Context, plan *stacks.Plan) error
+	Delete(ctx context.Context, name string) error
+	DeleteMany(ctx context.Context, names []string, concurrency int) error
+}
+
+// CFNAPI is what the commands read from CloudFormation directly (inventory
+// and the deployed template); everything else goes through StackManager.
+type CFNAPI interface {
+	query.CFNAPI
+	GetTemplate(ctx context.Context, in *cloudformation.GetTemplateInput, opts ...func(*cloudformation.Options)) (*cloudformation.GetTemplateOutput, error)
+}
+
+// SSMAPI resolves the SSM parameter behind a group's image.
+type SSMAPI interface {
+	GetParameter(ctx context.Context, in *ssm.GetParameterInput, opts ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
+}
+
+// Service runs the cluster commands against one AWS configuration.
+type Service struct {
+	Stacks  StackManager
+	CFN     CFNAPI
+	EC2     EC2API
+	ASG     query.ASGAPI
+	S3      S3API
+	SSM     SSMAPI
+	IO      *iostreams.IO
+	Version string
+}
+
+// ErrRefused marks an operation refused because of the state it met
+// (unknown cluster or group, duplicate, dependants exist). Exit code 1.
+var ErrRefused = errors.New("refused")
+
+func refused(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrRefused, fmt.Sprintf(format, args...))
+}
+
+// getCore reads the core stack and checks that it is a clusterctl core in a
+// state groups can join.
+func (s *Service) getCore(ctx context.Context, cluster string) (*stacks.Stack, error) {
+	core, err := s.Stacks.Get(ctx, cluster)
+	if errors.Is(err, stacks.ErrNotFound) {
+		return nil, refused("cluster %q not found: no core stack of that name (create it with `clusterctl create-core %s`)", cluster, cluster)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if core.Tags[query.TagRole] != "core" || core.Tags[query.TagCluster] != cluster {
+		return nil, refused("stack %q is not a clusterctl core (no %s=core tag)", cluster, query.TagRole)
+	}
+	return core, nil
+}
+
+// groupStacks lists the stacks of a cluster's agent groups by their
+// ownership tags.
+func (s *Service) groupStacks(ctx context.Context, cluster string) ([]query.Group, error) {
+	return query.ListGroups(ctx, s.CFN, s.ASG, cluster)
+}
+
+func (s *Service) printf(format string, args ...any) {
+	fmt.Fprintf(s.IO.ErrOut, format, args...)
+}
+
+// confirm asks before a destructive step. Without a terminal it needs --yes.
+func (s *Service) confirm(yes bool, question string) error {
+	if yes {
+		return nil
+	}
+	if !s.IO.InTTY {
+		return errs.Usage("refusing to %s without confirmation: pass --yes when not on a terminal", question)
+	}
+	ok, err := s.IO.Confirm("Really " + question + "?")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return refused("not confirmed")
+	}
+	return nil
+}
+
+// writeKV prints a two-column key/value table, sorted by key.
+func writeKV(w io.Writer, m map[string]string, header ...string) error {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	t := query.Table{Header: header}
+	for _, k := range keys {
+		t.Rows = append(t.Rows, []string{k, m[k]})
+	}
+	return query.WriteTable(w, t)
+}
+
+// splitList reads a comma-separated list parameter. moto renders list
+// parameters as a Python list ("['a', 'b']") after an update; both forms are
+// accepted so that keeping a previous value works against it too.
+func splitList(s string) []string {
+	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(s), "["), "]"))
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		p = strings.Trim(strings.TrimSpace(p), `'"`)
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

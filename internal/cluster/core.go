@@ -1,0 +1,209 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/stacks"
+	"github.com/clusterctl/clusterctl/internal/validate"
+)
+
+// CoreOptions are the create-core (and render core) flags.
+type CoreOptions struct {
+	Name         string
+	InstanceType string
+	ImageID      string
+	KeyName      string
+	SSHCIDR      string
+	VpcID        string
+	SubnetIDs    []string
+	NoRollback   bool
+}
+
+// Validate checks the options before any AWS call.
+func (o CoreOptions) Validate() error {
+	checks := []error{validate.ClusterName(o.Name), validate.InstanceType(o.InstanceType), validate.ImageID(o.ImageID), validate.SubnetIDs(o.SubnetIDs)}
+	if o.SSHCIDR != "" {
+		checks = append(checks, validate.CIDR(o.SSHCIDR))
+	}
+	if o.VpcID != "" {
+		checks = append(checks, validate.VpcID(o.VpcID))
+	}
+	if strings.ContainsAny(o.KeyName, "\n\"'`$") {
+		checks = append(checks, fmt.Errorf("invalid key name %q", o.KeyName))
+	}
+	for _, err := range checks {
+		if err != nil {
+			return errs.AsUsage(err)
+		}
+	}
+	return nil
+}
+
+// Spec is the render input for these options (network already resolved).
+func (o CoreOptions) Spec(version string) render.CoreSpec {
+	return render.CoreSpec{
+		Cluster: o.Name, InstanceType: o.InstanceType, ImageID: o.ImageID, KeyName: o.KeyName,
+		SSHCIDR: o.SSHCIDR, VpcID: o.VpcID, SubnetIDs: o.SubnetIDs, Version: version,
+	}
+}
+
+// CreateCore creates the core stack, waits for it and returns it.
+func (s *Service) CreateCore(ctx context.Context, o CoreOptions) (*stacks.Stack, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	existing, err := s.Stacks.Get(ctx, o.Name)
+	switch {
+	case err == nil:
+		return nil, refused("cluster %q already exists (stack status %s)", o.Name, existing.Status)
+	case !errors.Is(err, stacks.ErrNotFound):
+		return nil, err
+	}
+	vpc, subnets, err := s.resolveNetwork(ctx, o.VpcID, o.SubnetIDs)
+	if err != nil {
+		return nil, err
+	}
+	o.VpcID, o.SubnetIDs = vpc, subnets
+	r, err := render.Core(o.Spec(s.Version))
+	if err != nil {
+		return nil, errs.AsUsage(err)
+	}
+	s.printf("Creating core stack %s in %s (%d subnets)\n", r.StackName, vpc, len(subnets))
+	st, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback))
+	if err != nil {
+		return nil, withReattach(err, o.Name, "")
+	}
+	return st, nil
+}
+
+// DeleteCoreOptions are the delete-core flags.
+type DeleteCoreOptions struct {
+	Name    string
+	Cascade bool
+	Yes     bool
+}
+
+// DeleteCore deletes a cluster's core stack. It refuses while groups exist
+// unless Cascade, which deletes them first (in parallel). The bucket is
+// emptied first because CloudFormation cannot delete a non-empty bucket.
+func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) error {
+	if err := validate.ClusterName(o.Name); err != nil {
+		return errs.AsUsage(err)
+	}
+	core, err := s.getCore(ctx, o.Name)
+	if err != nil {
+		return err
+	}
+	groups, err := s.groupStacks(ctx, o.Name)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, g := range groups {
+		names = append(names, g.Group)
+	}
+	if len(groups) > 0 && !o.Cascade {
+		return refused("cluster %q still has %d group(s): %s; remove them first or pass --cascade", o.Name, len(groups), strings.Join(names, ", "))
+	}
+	question := fmt.Sprintf("delete cluster %q", o.Name)
+	if len(groups) > 0 {
+		question += fmt.Sprintf(" and its groups %s", strings.Join(names, ", "))
+	}
+	if err := s.confirm(o.Yes, question); err != nil {
+		return err
+	}
+	if len(groups) > 0 {
+		stackNames := make([]string, len(groups))
+		for i, g := range groups {
+			stackNames[i] = g.Stack
+		}
+		s.printf("Deleting %d group stack(s): %s\n", len(stackNames), strings.Join(stackNames, ", "))
+		if err := s.Stacks.DeleteMany(ctx, stackNames, 4); err != nil {
+			return withReattach(fmt.Errorf("deleting groups of %q: %w", o.Name, err), o.Name, "")
+		}
+	}
+	if bucket := core.Outputs["BucketName"]; bucket != "" {
+		n, err := s.emptyBucket(ctx, bucket)
+		if err != nil {
+			return err
+		}
+		s.printf("Emptied bucket %s (%d object versions)\n", bucket, n)
+	}
+	s.printf("Deleting core stack %s\n", o.Name)
+	if err := s.Stacks.Delete(ctx, o.Name); err != nil {
+		return withReattach(err, o.Name, "")
+	}
+	return nil
+}
+
+// emptyBucket deletes every object version and delete marker.
+func (s *Service) emptyBucket(ctx context.Context, bucket string) (int, error) {
+	deleted := 0
+	p := s3.NewListObjectVersionsPaginator(s.S3, &s3.ListObjectVersionsInput{Bucket: aws.String(bucket)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			var nsb *s3types.NoSuchBucket
+			if errors.As(err, &nsb) {
+				return deleted, nil
+			}
+			return deleted, fmt.Errorf("listing bucket %q: %w", bucket, err)
+		}
+		var ids []s3types.ObjectIdentifier
+		for _, v := range page.Versions {
+			ids = append(ids, s3types.ObjectIdentifier{Key: v.Key, VersionId: v.VersionId})
+		}
+		for _, m := range page.DeleteMarkers {
+			ids = append(ids, s3types.ObjectIdentifier{Key: m.Key, VersionId: m.VersionId})
+		}
+		// A page holds at most 1000 entries of each kind; DeleteObjects takes 1000.
+		for len(ids) > 0 {
+			n := min(len(ids), 1000)
+			out, err := s.S3.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &s3types.Delete{Objects: ids[:n], Quiet: aws.Bool(true)}})
+			if err != nil {
+				return deleted, fmt.Errorf("emptying bucket %q: %w", bucket, err)
+			}
+			if len(out.Errors) > 0 {
+				e := out.Errors[0]
+				return deleted, fmt.Errorf("emptying bucket %q: %s: %s", bucket, aws.ToString(e.Key), aws.ToString(e.Message))
+			}
+			deleted += n
+			ids = ids[n:]
+		}
+	}
+	return deleted, nil
+}
+
+// specFrom turns a rendered template into a stack spec.
+func specFrom(r *render.Rendered, noRollback bool) stacks.Spec {
+	spec := stacks.Spec{Name: r.StackName, Template: r.Template, Tags: r.Tags, Capabilities: r.Capabilities, DisableRollback: noRollback}
+	for _, k := range sortedKeys(r.Parameters) {
+		spec.Parameters = append(spec.Parameters, stacks.Param{Key: k, Value: r.Parameters[k]})
+	}
+	return spec
+}
+
+// withReattach adds, to an interrupted or timed-out wait, the command that
+// re-attaches to the operation CloudFormation carries on with.
+func withReattach(err error, cluster, group string) error {
+	cmd := "clusterctl wait " + cluster
+	if group != "" {
+		cmd += " -n " + group
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return &errs.InterruptedError{Err: err, Hint: "CloudFormation carries on; re-attach with: " + cmd}
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w\nCloudFormation carries on; re-attach with: %s", err, cmd)
+	}
+	return err
+}

@@ -1,0 +1,386 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/stacks"
+	"github.com/clusterctl/clusterctl/internal/validate"
+)
+
+// GroupOptions are the add-agents (and render group) flags.
+type GroupOptions struct {
+	Cluster      string
+	Group        string
+	InstanceType string
+	Count        int
+	Min, Max     *int // nil: min 0, max = count
+	Labels       []string
+	ImageID      string
+	VolumeSize   int
+	SubnetIDs    []string
+	SSHCIDR      string
+	NoRollback   bool
+}
+
+// Spec validates the options and returns the render input (without the join).
+func (o GroupOptions) Spec(version string) (render.GroupSpec, error) {
+	min, max := 0, o.Count
+	if o.Min != nil {
+		min = *o.Min
+	}
+	if o.Max != nil {
+		max = *o.Max
+	}
+	labels, err := validate.Labels(o.Labels)
+	checks := []error{validate.ClusterName(o.Cluster), validate.GroupName(o.Cluster, o.Group), validate.InstanceType(o.InstanceType),
+		validate.Capacity(o.Count, min, max), err, validate.ImageID(o.ImageID), validate.VolumeSize(o.VolumeSize), validate.SubnetIDs(o.SubnetIDs)}
+	if o.SSHCIDR != "" {
+		checks = append(checks, validate.CIDR(o.SSHCIDR))
+	}
+	for _, err := range checks {
+		if err != nil {
+			return render.GroupSpec{}, errs.AsUsage(err)
+		}
+	}
+	return render.GroupSpec{
+		Cluster: o.Cluster, Group: o.Group, InstanceType: o.InstanceType, ImageID: o.ImageID,
+		Desired: o.Count, Min: min, Max: max, VolumeSize: o.VolumeSize, Labels: renderLabels(labels),
+		SubnetIDs: o.SubnetIDs, SSHCIDR: o.SSHCIDR, Version: version,
+	}, nil
+}
+
+func renderLabels(ls []validate.Label) []render.Label {
+	out := make([]render.Label, len(ls))
+	for i, l := range ls {
+		out[i] = render.Label{Key: l.Key, Value: l.Value}
+	}
+	return out
+}
+
+// AddAgents reads the core, creates the group stack joined to it, waits, and
+// returns the group's nodes.
+func (s *Service) AddAgents(ctx context.Context, o GroupOptions) ([]query.Node, error) {
+	spec, err := o.Spec(s.Version)
+	if err != nil {
+		return nil, err
+	}
+	core, err := s.getCore(ctx, o.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	name := render.GroupStackName(o.Cluster, o.Group)
+	existing, err := s.Stacks.Get(ctx, name)
+	switch {
+	case err == nil:
+		return nil, refused("group %q already exists in cluster %q (stack %s, status %s)", o.Group, o.Cluster, name, existing.Status)
+	case !errors.Is(err, stacks.ErrNotFound):
+		return nil, err
+	}
+	if spec.Join, err = render.JoinFromOutputs(core.Outputs); err != nil {
+		return nil, fmt.Errorf("reading the join contract of core %q: %w", o.Cluster, err)
+	}
+	r, err := render.Group(spec)
+	if err != nil {
+		return nil, errs.AsUsage(err)
+	}
+	s.printf("Creating group stack %s (%d x %s) joined to core %s\n", name, spec.Desired, spec.InstanceType, o.Cluster)
+	if _, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback)); err != nil {
+		return nil, withReattach(err, o.Cluster, o.Group)
+	}
+	return query.ListNodes(ctx, s.EC2, o.Cluster, o.Group)
+}
+
+// UpdateOptions are the update-group flags. Nil/empty means "keep the
+// previous value".
+type UpdateOptions struct {
+	Cluster, Group string
+	InstanceType   string
+	Count          *int
+	Min, Max       *int
+	Labels         []string
+	ImageID        string
+	VolumeSize     *int
+	SubnetIDs      []string
+	MaxBatch       *int
+	MinInService   *int
+	DryRun         bool
+}
+
+// UpdateResult says what update-group did.
+type UpdateResult struct {
+	Plan    *stacks.Plan
+	NoOp    bool // nothing would change
+	Applied bool
+}
+
+// UpdateGroup re-reads the core's outputs, merges the given values over the
+// group's previous ones, and applies the change through a change set. It
+// touches neither the core nor any other group.
+func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResult, error) {
+	if err := validate.ClusterName(o.Cluster); err != nil {
+		return nil, errs.AsUsage(err)
+	}
+	if err := validate.GroupName(o.Cluster, o.Group); err != nil {
+		return nil, errs.AsUsage(err)
+	}
+	// Check what can be checked before any AWS call.
+	if o.InstanceType != "" {
+		if err := validate.InstanceType(o.InstanceType); err != nil {
+			return nil, errs.AsUsage(err)
+		}
+	}
+	if err := validate.ImageID(o.ImageID); err != nil {
+		return nil, errs.AsUsage(err)
+	}
+	if _, err := validate.Labels(o.Labels); err != nil {
+		return nil, errs.AsUsage(err)
+	}
+	core, err := s.getCore(ctx, o.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	name := render.GroupStackName(o.Cluster, o.Group)
+	prev, err := s.Stacks.Get(ctx, name)
+	if errors.Is(err, stacks.ErrNotFound) {
+		return nil, refused("group %q not found in cluster %q (no stack %s)", o.Group, o.Cluster, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if prev.Tags[query.TagCluster] != o.Cluster || prev.Tags[query.TagRole] != "agents" {
+		return nil, refused("stack %s is not an agent group of cluster %q", name, o.Cluster)
+	}
+	deployed, err := s.template(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := mergeGroupSpec(prev, readIntent(deployed, prev.Tags), o, s.Version)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Join, err = render.JoinFromOutputs(core.Outputs); err != nil {
+		return nil, fmt.Errorf("reading the join contract of core %q: %w", o.Cluster, err)
+	}
+	r, err := render.Group(spec)
+	if err != nil {
+		return nil, errs.AsUsage(err)
+	}
+	stackSpec := specFrom(r, false)
+	same, err := s.unchanged(ctx, prev, deployed, r)
+	if err != nil {
+		return nil, err
+	}
+	if same {
+		return &UpdateResult{NoOp: true}, nil
+	}
+	plan, err := s.Stacks.Plan(ctx, stackSpec)
+	if err != nil {
+		return nil, withReattach(err, o.Cluster, o.Group)
+	}
+	res := &UpdateResult{Plan: plan}
+	if plan.Empty {
+		res.NoOp = true
+		return res, nil
+	}
+	if o.DryRun {
+		return res, s.Stacks.Discard(ctx, plan)
+	}
+	if _, err := s.Stacks.Apply(ctx, plan); err != nil {
+		return res, withReattach(err, o.Cluster, o.Group)
+	}
+	res.Applied = true
+	return res, nil
+}
+
+// mergeGroupSpec takes each value from the options when given, else from the
+// group's previous state: stack parameters for values, the deployed
+// template's metadata for the operator's intent (labels, image, own subnets).
+func mergeGroupSpec(prev *stacks.Stack, in render.Intent, o UpdateOptions, version string) (render.GroupSpec, error) {
+	p := prev.Parameters
+	atoi := func(key string) int { n, _ := strconv.Atoi(p[key]); return n }
+	spec := render.GroupSpec{
+		Cluster: o.Cluster, Group: o.Group, Version: version,
+		InstanceType: p["InstanceType"], Desired: atoi("DesiredCapacity"), Min: atoi("MinSize"), Max: atoi("MaxSize"),
+		VolumeSize: atoi("VolumeSize"), MaxBatch: in.MaxBatch, MinInService: in.MinInService,
+	}
+	if in.Image != "" && in.Image != "default" {
+		spec.ImageID = in.Image
+	}
+	if in.Subnets == "own" {
+		spec.SubnetIDs = splitList(p["SubnetIds"])
+	}
+	// Given labels replace the previous set as a whole.
+	labelSpecs := o.Labels
+	if len(labelSpecs) == 0 && in.Labels != "" && in.Labels != "-" {
+		labelSpecs = []string{in.Labels}
+	}
+	parsed, err := validate.Labels(labelSpecs)
+	if err != nil {
+		return spec, errs.AsUsage(err)
+	}
+	spec.Labels = renderLabels(parsed)
+
+	if o.InstanceType != "" {
+		spec.InstanceType = o.InstanceType
+	}
+	if o.ImageID != "" {
+		spec.ImageID = o.ImageID
+	}
+	if len(o.SubnetIDs) > 0 {
+		spec.SubnetIDs = o.SubnetIDs
+	}
+	if o.Count != nil {
+		spec.Desired = *o.Count
+		// Growing past max or shrinking under min with only -c moves the
+		// bound along, as an operator would expect.
+		if o.Max == nil && spec.Desired > spec.Max {
+			spec.Max = spec.Desired
+		}
+		if o.Min == nil && spec.Desired < spec.Min {
+			spec.Min = spec.Desired
+		}
+	}
+	if o.Min != nil {
+		spec.Min = *o.Min
+	}
+	if o.Max != nil {
+		spec.Max = *o.Max
+	}
+	if o.VolumeSize != nil {
+		spec.VolumeSize = *o.VolumeSize
+	}
+	if o.MaxBatch != nil {
+		spec.MaxBatch = *o.MaxBatch
+	}
+	if o.MinInService != nil {
+		spec.MinInService = *o.MinInService
+	}
+	for _, err := range []error{validate.Capacity(spec.Desired, spec.Min, spec.Max), validate.VolumeSize(spec.VolumeSize), validate.SubnetIDs(o.SubnetIDs)} {
+		if err != nil {
+			return spec, errs.AsUsage(err)
+		}
+	}
+	return spec, nil
+}
+
+// template reads a stack's deployed template body.
+func (s *Service) template(ctx context.Context, name string) ([]byte, error) {
+	out, err := s.CFN.GetTemplate(ctx, &cloudformation.GetTemplateInput{StackName: aws.String(name)})
+	if err != nil {
+		return nil, fmt.Errorf("reading template of stack %q: %w", name, err)
+	}
+	return []byte(aws.ToString(out.TemplateBody)), nil
+}
+
+// readIntent reads what the operator asked for when the group was last
+// deployed from the template's metadata; stack tags are the fallback for
+// templates without it.
+func readIntent(deployed []byte, tags map[string]string) render.Intent {
+	if in, err := render.IntentFromTemplate(deployed); err == nil {
+		return in
+	}
+	return render.Intent{Labels: tags[query.TagLabels], Image: tags[render.TagImage], Subnets: tags[render.TagSubnets]}
+}
+
+// unchanged tells whether the rendered group equals the deployed one, so an
+// identical update creates no change set at all. The image parameter is an
+// SSM path that CloudFormation resolves on every update, so it compares by
+// the AMI it resolves to now. Tags need no comparison: they derive from the
+// same spec as the template.
+func (s *Service) unchanged(ctx context.Context, prev *stacks.Stack, deployed []byte, r *render.Rendered) (bool, error) {
+	if !bytes.Equal(bytes.TrimSpace(deployed), bytes.TrimSpace(r.Template)) {
+		return false, nil
+	}
+	for k, v := range r.Parameters {
+		pv, ok := prev.Parameters[k]
+		if !ok {
+			return false, nil
+		}
+		if k == imageParameter {
+			continue
+		}
+		if pv != v && !equalList(pv, v) {
+			return false, nil
+		}
+	}
+	path := r.Parameters[imageParameter]
+	if path == "" {
+		return true, nil
+	}
+	// CloudFormation reports the resolved AMI as ResolvedValue; some
+	// endpoints report it as the value itself.
+	was := prev.Resolved[imageParameter]
+	if was == "" {
+		was = prev.Parameters[imageParameter]
+	}
+	out, err := s.SSM.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(path)})
+	if err != nil {
+		return false, fmt.Errorf("resolving image parameter %s: %w", path, err)
+	}
+	return aws.ToString(out.Parameter.Value) == was, nil
+}
+
+// imageParameter is the group template's SSM-typed image parameter.
+const imageParameter = "ImageParameter"
+
+// RemoveOptions are the remove-group flags.
+type RemoveOptions struct {
+	Cluster, Group string
+	Yes            bool
+}
+
+// RemoveGroup deletes exactly one group's stack.
+func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) error {
+	if err := validate.ClusterName(o.Cluster); err != nil {
+		return errs.AsUsage(err)
+	}
+	if err := validate.GroupName(o.Cluster, o.Group); err != nil {
+		return errs.AsUsage(err)
+	}
+	name := render.GroupStackName(o.Cluster, o.Group)
+	st, err := s.Stacks.Get(ctx, name)
+	if errors.Is(err, stacks.ErrNotFound) {
+		return refused("group %q not found in cluster %q (no stack %s)", o.Group, o.Cluster, name)
+	}
+	if err != nil {
+		return err
+	}
+	if st.Tags[query.TagCluster] != o.Cluster || st.Tags[query.TagRole] != "agents" {
+		return refused("stack %s is not an agent group of cluster %q", name, o.Cluster)
+	}
+	if err := s.confirm(o.Yes, fmt.Sprintf("remove group %q of cluster %q (stack %s)", o.Group, o.Cluster, name)); err != nil {
+		return err
+	}
+	s.printf("Deleting group stack %s\n", name)
+	return withReattach(s.Stacks.Delete(ctx, name), o.Cluster, o.Group)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range maps.Keys(m) {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// equalList compares two list parameter values in either of the forms
+// splitList reads.
+func equalList(a, b string) bool {
+	x, y := splitList(a), splitList(b)
+	return len(x) > 1 && slices.Equal(x, y)
+}

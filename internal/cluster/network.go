@@ -1,0 +1,88 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// resolveNetwork completes the VPC and subnets a core runs in: the account's
+// default VPC and its default subnets when nothing is given, the VPC's
+// subnets when only --vpc-id is given, and the subnets' VPC when only
+// --subnet-ids are given. Subnets are ordered by zone so the control node's
+// placement (first subnet) is stable
+// when the operator names none.
+func (s *Service) resolveNetwork(ctx context.Context, vpcID string, subnetIDs []string) (string, []string, error) {
+	if vpcID == "" && len(subnetIDs) == 0 {
+		out, err := s.EC2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{Filters: []ec2types.Filter{{Name: aws.String("is-default"), Values: []string{"true"}}}})
+		if err != nil {
+			return "", nil, fmt.Errorf("looking up the default VPC: %w", err)
+		}
+		if len(out.Vpcs) == 0 {
+			return "", nil, fmt.Errorf("this region has no default VPC: pass --vpc-id and --subnet-ids")
+		}
+		vpcID = aws.ToString(out.Vpcs[0].VpcId)
+	}
+	var filters []ec2types.Filter
+	in := &ec2.DescribeSubnetsInput{}
+	if len(subnetIDs) > 0 {
+		in.SubnetIds = subnetIDs
+	} else {
+		filters = append(filters, ec2types.Filter{Name: aws.String("vpc-id"), Values: []string{vpcID}})
+		in.Filters = filters
+	}
+	var subnets []ec2types.Subnet
+	p := ec2.NewDescribeSubnetsPaginator(s.EC2, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return "", nil, fmt.Errorf("describing subnets: %w", err)
+		}
+		subnets = append(subnets, page.Subnets...)
+	}
+	if len(subnetIDs) == 0 {
+		// In a default VPC use the default subnets (one per zone); in
+		// another VPC every subnet is a candidate.
+		var defaults []ec2types.Subnet
+		for _, sn := range subnets {
+			if aws.ToBool(sn.DefaultForAz) {
+				defaults = append(defaults, sn)
+			}
+		}
+		if len(defaults) > 0 {
+			subnets = defaults
+		}
+	}
+	if len(subnets) == 0 {
+		return "", nil, fmt.Errorf("VPC %s has no subnets: pass --subnet-ids", vpcID)
+	}
+	for _, sn := range subnets {
+		v := aws.ToString(sn.VpcId)
+		if vpcID == "" {
+			vpcID = v
+		}
+		if v != vpcID {
+			return "", nil, fmt.Errorf("subnet %s is in %s, not in %s: all subnets must be in one VPC", aws.ToString(sn.SubnetId), v, vpcID)
+		}
+	}
+	if len(subnetIDs) > 0 {
+		// The operator's order stands: the first subnet holds the control node.
+		return vpcID, subnetIDs, nil
+	}
+	sort.Slice(subnets, func(i, j int) bool {
+		a, b := aws.ToString(subnets[i].AvailabilityZone), aws.ToString(subnets[j].AvailabilityZone)
+		if a != b {
+			return a < b
+		}
+		return aws.ToString(subnets[i].SubnetId) < aws.ToString(subnets[j].SubnetId)
+	})
+	ids := make([]string, len(subnets))
+	for i, sn := range subnets {
+		ids[i] = aws.ToString(sn.SubnetId)
+	}
+	return vpcID, ids, nil
+}
