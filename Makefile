@@ -1,0 +1,38 @@
+# clusterctl: `make demo` runs the lifecycle against a local moto server,
+# `make test` runs everything CI runs.
+
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+SCRIPTS := $(shell git ls-files '*.sh' 2>/dev/null) .ci/run
+
+.PHONY: build demo test lint unit e2e golden bench clean
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/clusterctl ./cmd/clusterctl
+
+demo: build
+	./scripts/demo.sh
+
+# Everything CI runs: formatting, vet, shell scripts, then every test
+# (templates through cfn-lint, scripts through shellcheck, end to end on moto).
+test: lint
+	$(GO) test -count=1 ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	shellcheck $(SCRIPTS)
+
+unit:
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v /e2e)
+
+e2e:
+	$(GO) test -count=1 ./e2e/
+
+# Rewrite the golden templates after an intended template change.
+golden:
+	$(GO) test ./internal/render/ -update
+
+clean:
+	rm -rf bin
