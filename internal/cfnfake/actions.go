@@ -374,7 +374,7 @@ func (s *Server) createChangeSet(x *xw, form url.Values) *apiError {
 	script := ChangeSet{}
 	if q := s.csScripts[st.name]; len(q) > 0 {
 		script, s.csScripts[st.name] = q[0], q[1:]
-	} else if template == st.template && slices.Equal(params(form, st.params), st.params) {
+	} else if template == st.template && sameParams(params(form, st.params), st.params) {
 		script.Empty = true
 	} else {
 		for _, r := range st.resources {
@@ -520,4 +520,20 @@ func (s *Server) continueUpdateRollback(form url.Values) *apiError {
 	}
 	s.start(st, ContinueRollback, tok)
 	return nil
+}
+
+func sameParams(a, b []kv) bool {
+	m := map[string]string{}
+	for _, p := range a {
+		m[p.k] = p.v
+	}
+	if len(m) != len(b) {
+		return false
+	}
+	for _, p := range b {
+		if v, ok := m[p.k]; !ok || v != p.v {
+			return false
+		}
+	}
+	return true
 }
