@@ -23,6 +23,9 @@ type CLI struct {
 	UpdateGroup UpdateGroupCmd `cmd:"" name:"update-group" help:"Change an agent group through a change set; unspecified values stay."`
 	RemoveGroup RemoveGroupCmd `cmd:"" name:"remove-group" help:"Delete one agent group's stack."`
 	DeleteCore  DeleteCoreCmd  `cmd:"" name:"delete-core" help:"Delete a cluster's core stack (refused while groups exist unless --cascade)."`
+	Describe    DescribeCmd    `cmd:"" help:"Show a cluster: core status, outputs, parameters, and its groups with their health."`
+	Events      EventsCmd      `cmd:"" help:"Print the stack events of a cluster's core or of one group."`
+	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operation in progress on a core or group and return its outcome."`
 	Render      RenderCmd      `cmd:"" help:"Print the CloudFormation template that would be deployed (no AWS access)."`
 	VersionCmd  VersionCmd     `cmd:"" name:"version" help:"Print the version."`
 }
@@ -91,13 +94,14 @@ func (f groupFlags) options(clusterName string) cluster.GroupOptions {
 // AddAgentsCmd is `clusterctl add-agents -n GROUP -t TYPE -j CLUSTER`.
 type AddAgentsCmd struct {
 	groupFlags
-	Cluster    string `short:"j" name:"join" required:"" help:"Cluster (core stack) to join."`
-	NoRollback bool   `name:"no-rollback" help:"Keep a failed stack for debugging."`
+	Cluster       string `short:"j" name:"join" required:"" help:"Cluster (core stack) to join."`
+	NoRollback    bool   `name:"no-rollback" help:"Keep a failed stack for debugging."`
+	ReplaceFailed bool   `name:"replace-failed" help:"Delete a dead stack of this group (rolled back or failed) and create it again."`
 }
 
 func (c *AddAgentsCmd) Run(app *App) error {
 	o := c.options(c.Cluster)
-	o.NoRollback = c.NoRollback
+	o.NoRollback, o.ReplaceFailed = c.NoRollback, c.ReplaceFailed
 	out, err := app.Output()
 	if err != nil {
 		return err
@@ -187,6 +191,13 @@ type UpdateGroupCmd struct {
 	MaxBatch     *int     `name:"max-batch" help:"Rolling update: nodes replaced at once."`
 	MinInService *int     `name:"min-in-service" help:"Rolling update: nodes kept in service."`
 	DryRun       bool     `name:"dry-run" help:"Show the plan and change nothing."`
+	// ContinueRollback recovers UPDATE_ROLLBACK_FAILED; it takes no changes.
+	ContinueRollback bool `name:"continue-rollback" help:"Continue a failed update rollback (UPDATE_ROLLBACK_FAILED) instead of updating."`
+}
+
+func (c *UpdateGroupCmd) changes() bool {
+	return c.InstanceType != "" || c.Count != nil || c.Min != nil || c.Max != nil || len(c.Labels) > 0 || c.ImageID != "" ||
+		c.VolumeSize != nil || len(c.SubnetIDs) > 0 || c.MaxBatch != nil || c.MinInService != nil || c.DryRun
 }
 
 func (c *UpdateGroupCmd) Run(app *App) error {
@@ -197,9 +208,20 @@ func (c *UpdateGroupCmd) Run(app *App) error {
 	if err := checkNames(c.Cluster, c.Group); err != nil {
 		return err
 	}
+	if c.ContinueRollback && c.changes() {
+		return errs.Usage("--continue-rollback takes no other changes: continue the rollback first, then update")
+	}
 	svc, err := app.Service()
 	if err != nil {
 		return err
+	}
+	if c.ContinueRollback {
+		st, err := svc.ContinueRollback(app.Context(), c.Cluster, c.Group)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(app.IO.ErrOut, "Rollback of %s continued: %s\n", st.Name, st.Status)
+		return nil
 	}
 	res, err := svc.UpdateGroup(app.Context(), cluster.UpdateOptions{
 		Cluster: c.Cluster, Group: c.Group, InstanceType: c.InstanceType, Count: c.Count, Min: c.Min, Max: c.Max,
@@ -214,9 +236,10 @@ func (c *UpdateGroupCmd) Run(app *App) error {
 
 // RemoveGroupCmd is `clusterctl remove-group -n GROUP -j CLUSTER`.
 type RemoveGroupCmd struct {
-	Group   string `short:"n" name:"name" required:"" help:"Group name."`
-	Cluster string `short:"j" name:"join" required:"" help:"Cluster the group belongs to."`
-	Yes     bool   `short:"y" help:"Do not ask for confirmation (needed when not on a terminal)."`
+	Group        string `short:"n" name:"name" required:"" help:"Group name."`
+	Cluster      string `short:"j" name:"join" required:"" help:"Cluster the group belongs to."`
+	Yes          bool   `short:"y" help:"Do not ask for confirmation (needed when not on a terminal)."`
+	RetainFailed bool   `name:"retain-failed" help:"After a failed delete (DELETE_FAILED), delete the stack keeping the resources that could not be deleted."`
 }
 
 func (c *RemoveGroupCmd) Run(app *App) error {
@@ -227,7 +250,7 @@ func (c *RemoveGroupCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	if err := svc.RemoveGroup(app.Context(), cluster.RemoveOptions{Cluster: c.Cluster, Group: c.Group, Yes: c.Yes}); err != nil {
+	if err := svc.RemoveGroup(app.Context(), cluster.RemoveOptions{Cluster: c.Cluster, Group: c.Group, Yes: c.Yes, RetainFailed: c.RetainFailed}); err != nil {
 		return err
 	}
 	fmt.Fprintf(app.IO.ErrOut, "Removed group %s of cluster %s\n", c.Group, c.Cluster)
@@ -236,9 +259,10 @@ func (c *RemoveGroupCmd) Run(app *App) error {
 
 // DeleteCoreCmd is `clusterctl delete-core NAME`.
 type DeleteCoreCmd struct {
-	Name    string `arg:"" help:"Cluster name (= core stack name)."`
-	Cascade bool   `help:"Remove the cluster's groups first."`
-	Yes     bool   `short:"y" help:"Do not ask for confirmation (needed when not on a terminal)."`
+	Name         string `arg:"" help:"Cluster name (= core stack name)."`
+	Cascade      bool   `help:"Remove the cluster's groups first."`
+	Yes          bool   `short:"y" help:"Do not ask for confirmation (needed when not on a terminal)."`
+	RetainFailed bool   `name:"retain-failed" help:"After a failed delete (DELETE_FAILED), delete the stack keeping the resources that could not be deleted."`
 }
 
 func (c *DeleteCoreCmd) Run(app *App) error {
@@ -249,10 +273,79 @@ func (c *DeleteCoreCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	if err := svc.DeleteCore(app.Context(), cluster.DeleteCoreOptions{Name: c.Name, Cascade: c.Cascade, Yes: c.Yes}); err != nil {
+	if err := svc.DeleteCore(app.Context(), cluster.DeleteCoreOptions{Name: c.Name, Cascade: c.Cascade, Yes: c.Yes, RetainFailed: c.RetainFailed}); err != nil {
 		return err
 	}
 	fmt.Fprintf(app.IO.ErrOut, "Deleted cluster %s\n", c.Name)
+	return nil
+}
+
+// DescribeCmd is `clusterctl describe CLUSTER`.
+type DescribeCmd struct {
+	Cluster string `arg:"" help:"Cluster name."`
+}
+
+func (c *DescribeCmd) Run(app *App) error {
+	out, err := app.Output()
+	if err != nil {
+		return err
+	}
+	if err := checkNames(c.Cluster, ""); err != nil {
+		return err
+	}
+	svc, err := app.Service()
+	if err != nil {
+		return err
+	}
+	d, err := svc.Describe(app.Context(), c.Cluster)
+	if err != nil {
+		return err
+	}
+	if out.Format == "table" || out.Format == "wide" {
+		if app.Globals.Query == "" {
+			return cluster.WriteDescription(app.IO.Out, d)
+		}
+	}
+	return out.Write(app.IO.Out, d, nil)
+}
+
+// EventsCmd is `clusterctl events CLUSTER [-n GROUP] [--follow]`.
+type EventsCmd struct {
+	Cluster string `arg:"" help:"Cluster name."`
+	Group   string `short:"n" name:"name" help:"A group of the cluster (default: the core stack)."`
+	Follow  bool   `short:"f" help:"Keep printing new events until the operation in progress ends."`
+}
+
+func (c *EventsCmd) Run(app *App) error {
+	if err := checkNames(c.Cluster, c.Group); err != nil {
+		return err
+	}
+	svc, err := app.Service()
+	if err != nil {
+		return err
+	}
+	return svc.Events(app.Context(), c.Cluster, c.Group, c.Follow, app.IO.Out)
+}
+
+// WaitCmd is `clusterctl wait CLUSTER [-n GROUP]`.
+type WaitCmd struct {
+	Cluster string `arg:"" help:"Cluster name."`
+	Group   string `short:"n" name:"name" help:"A group of the cluster (default: the core stack)."`
+}
+
+func (c *WaitCmd) Run(app *App) error {
+	if err := checkNames(c.Cluster, c.Group); err != nil {
+		return err
+	}
+	svc, err := app.Service()
+	if err != nil {
+		return err
+	}
+	st, err := svc.Wait(app.Context(), c.Cluster, c.Group)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(app.IO.ErrOut, "%s: %s\n", st.Name, st.Status)
 	return nil
 }
 

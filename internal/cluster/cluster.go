@@ -43,6 +43,10 @@ type StackManager interface {
 	Discard(ctx context.Context, plan *stacks.Plan) error
 	Delete(ctx context.Context, name string) error
 	DeleteMany(ctx context.Context, names []string, concurrency int) error
+	DeleteRetaining(ctx context.Context, name string, retain []string) error
+	Wait(ctx context.Context, name string) (*stacks.Stack, error)
+	Events(ctx context.Context, name string, follow bool, w io.Writer) error
+	ContinueUpdateRollback(ctx context.Context, name string) (*stacks.Stack, error)
 }
 
 // CFNAPI is what the commands read from CloudFormation directly (inventory

@@ -87,9 +87,10 @@ func (s *Service) CreateCore(ctx context.Context, o CoreOptions) (*stacks.Stack,
 
 // DeleteCoreOptions are the delete-core flags.
 type DeleteCoreOptions struct {
-	Name    string
-	Cascade bool
-	Yes     bool
+	Name         string
+	Cascade      bool
+	Yes          bool
+	RetainFailed bool // as RemoveOptions.RetainFailed, for the core stack
 }
 
 // DeleteCore deletes a cluster's core stack. It refuses while groups exist
@@ -138,11 +139,7 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) error {
 		}
 		s.printf("Emptied bucket %s (%d object versions)\n", bucket, n)
 	}
-	s.printf("Deleting core stack %s\n", o.Name)
-	if err := s.Stacks.Delete(ctx, o.Name); err != nil {
-		return withReattach(err, o.Name, "")
-	}
-	return nil
+	return s.deleteStack(ctx, o.Name, o.RetainFailed, o.Name, "")
 }
 
 // emptyBucket deletes every object version and delete marker.

@@ -34,6 +34,9 @@ type GroupOptions struct {
 	SubnetIDs    []string
 	SSHCIDR      string
 	NoRollback   bool
+	// ReplaceFailed deletes a dead group stack of the same name (rolled
+	// back, or kept failed by --no-rollback) before creating it again.
+	ReplaceFailed bool
 }
 
 // Spec validates the options and returns the render input (without the join).
@@ -82,9 +85,19 @@ func (s *Service) AddAgents(ctx context.Context, o GroupOptions) ([]query.Node, 
 	if err != nil {
 		return nil, err
 	}
+	if err := usable(core, "core"); err != nil {
+		return nil, err
+	}
 	name := render.GroupStackName(o.Cluster, o.Group)
 	existing, err := s.Stacks.Get(ctx, name)
 	switch {
+	case err == nil && o.ReplaceFailed && stacks.Classify(existing.Status) == stacks.FailedDead:
+		s.printf("Deleting dead group stack %s (%s) before creating it again\n", name, existing.Status)
+		if err := s.Stacks.Delete(ctx, name); err != nil {
+			return nil, withReattach(err, o.Cluster, o.Group)
+		}
+	case err == nil && stacks.Classify(existing.Status) == stacks.FailedDead:
+		return nil, refused("group %q of cluster %q exists but is dead (stack %s, %s)\n%s", o.Group, o.Cluster, name, existing.Status, stacks.Advice(existing, stacks.RefOf(existing), nil))
 	case err == nil:
 		return nil, refused("group %q already exists in cluster %q (stack %s, status %s)", o.Group, o.Cluster, name, existing.Status)
 	case !errors.Is(err, stacks.ErrNotFound):
@@ -163,6 +176,12 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	}
 	if prev.Tags[query.TagCluster] != o.Cluster || prev.Tags[query.TagRole] != "agents" {
 		return nil, refused("stack %s is not an agent group of cluster %q", name, o.Cluster)
+	}
+	if err := usable(prev, "group"); err != nil {
+		return nil, err
+	}
+	if err := usable(core, "core"); err != nil {
+		return nil, err
 	}
 	deployed, err := s.template(ctx, name)
 	if err != nil {
@@ -296,6 +315,17 @@ func readIntent(deployed []byte, tags map[string]string) render.Intent {
 	return render.Intent{Labels: tags[query.TagLabels], Image: tags[render.TagImage], Subnets: tags[render.TagSubnets]}
 }
 
+// deleteStack deletes one stack; with retainFailed a DELETE_FAILED stack is
+// deleted keeping the resources that failed to delete.
+func (s *Service) deleteStack(ctx context.Context, name string, retainFailed bool, cluster, group string) error {
+	if retainFailed {
+		s.printf("Deleting stack %s, keeping the resources that failed to delete\n", name)
+		return withReattach(s.Stacks.DeleteRetaining(ctx, name, nil), cluster, group)
+	}
+	s.printf("Deleting stack %s\n", name)
+	return withReattach(s.Stacks.Delete(ctx, name), cluster, group)
+}
+
 // unchanged tells whether the rendered group equals the deployed one, so an
 // identical update creates no change set at all. The image parameter is an
 // SSM path that CloudFormation resolves on every update, so it compares by
@@ -341,6 +371,9 @@ const imageParameter = "ImageParameter"
 type RemoveOptions struct {
 	Cluster, Group string
 	Yes            bool
+	// RetainFailed deletes a DELETE_FAILED stack keeping the resources that
+	// could not be deleted (they are listed for the operator to remove).
+	RetainFailed bool
 }
 
 // RemoveGroup deletes exactly one group's stack.
@@ -365,8 +398,7 @@ func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) error {
 	if err := s.confirm(o.Yes, fmt.Sprintf("remove group %q of cluster %q (stack %s)", o.Group, o.Cluster, name)); err != nil {
 		return err
 	}
-	s.printf("Deleting group stack %s\n", name)
-	return withReattach(s.Stacks.Delete(ctx, name), o.Cluster, o.Group)
+	return s.deleteStack(ctx, name, o.RetainFailed, o.Cluster, o.Group)
 }
 
 func sortedKeys(m map[string]string) []string {
