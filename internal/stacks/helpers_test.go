@@ -81,3 +81,5 @@ func (c *cancelAfter) After(d time.Duration) <-chan time.Time {
 }
 
 func lines(s string) []string { return strings.Split(strings.TrimRight(s, "\n"), "\n") }
+
+type progressBuf struct{ bytes.Buffer }

@@ -390,24 +390,29 @@ func (m *Manager) DeleteMany(ctx context.Context, names []string, concurrency in
 		concurrency = 1
 	}
 	m.prog.expect(names)
-	sem := make(chan struct{}, concurrency)
+	// Workers take the stacks in the order given, so deletions start in
+	// that order.
+	next := make(chan int)
 	errList := make([]error, len(names))
 	var wg sync.WaitGroup
-	for i, name := range names {
+	for range min(concurrency, len(names)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				m.prog.skip(name)
-				errList[i] = fmt.Errorf("deleting stack %q: not started: %w", name, ctx.Err())
-				return
+			for i := range next {
+				errList[i] = m.Delete(ctx, names[i])
 			}
-			defer func() { <-sem }()
-			errList[i] = m.Delete(ctx, name)
 		}()
 	}
+	for i, name := range names {
+		if ctx.Err() != nil {
+			m.prog.skip(name)
+			errList[i] = fmt.Errorf("deleting stack %q: not started: %w", name, ctx.Err())
+			continue
+		}
+		next <- i
+	}
+	close(next)
 	wg.Wait()
 	return errors.Join(errList...)
 }

@@ -141,7 +141,7 @@ func (p *progress) add(o *op, evs []Event) {
 			if e.Status != prev { // "Resource creation Initiated" repeats the status
 				r.started, r.seenAt = e.Time, now
 			}
-		} else if !r.started.IsZero() {
+		} else if strings.HasSuffix(prev, "_IN_PROGRESS") {
 			r.took = e.Time.Sub(r.started)
 		}
 		if e.IsStack() {
