@@ -3,9 +3,12 @@ package stacks
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // sink receives what waiting learns; progress renders it.
@@ -32,6 +35,14 @@ func newSink(opts Options, clock Clock) sink {
 		return quiet{}
 	}
 	w := opts.Width
+	if w <= 0 && opts.TTY {
+		// A line wider than the terminal wraps and breaks the redraw.
+		if f, ok := opts.Progress.(*os.File); ok {
+			if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+				w = cols
+			}
+		}
+	}
 	if w <= 0 {
 		w = 120
 	}
@@ -103,7 +114,15 @@ func (p *progress) expect(names []string) {
 func (p *progress) skip(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	v := p.view(name)
+	var v *view
+	for _, x := range p.views {
+		if x.name == name && x.pending {
+			v = x
+		}
+	}
+	if v == nil {
+		return // not announced: nothing to show
+	}
 	v.finished, v.pending, v.status = true, false, "gone"
 	p.redraw()
 	p.release()

@@ -147,7 +147,7 @@ type Options struct {
 	TTY      bool      // redraw in place; otherwise one line per new event
 	Color    bool
 	Clock    Clock // nil = real time
-	Width    int   // terminal width for TTY redraws; 0 = 120
+	Width    int   // terminal width for TTY redraws; 0 = asked from Progress if it is a terminal, else 120
 }
 
 // Manager runs stack operations. It is safe for concurrent use.

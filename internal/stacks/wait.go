@@ -284,7 +284,7 @@ func (m *Manager) failure(ctx context.Context, o *op, st *Stack) *OperationError
 		rc = RootCause(o.own())
 	}
 	var left []Resource
-	if Classify(st.Status) == Stuck && st.Status != "REVIEW_IN_PROGRESS" {
+	if Classify(st.Status) == Stuck {
 		if rs, err := m.Resources(ctx, o.id); err == nil {
 			left = Failed(rs)
 		}
