@@ -81,15 +81,6 @@ func (e *StillRunningError) Error() string {
 
 func (e *StillRunningError) Unwrap() error { return e.Err }
 
-// apiCode returns the error code of an AWS API error, or "".
-func apiCode(err error) string {
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		return ae.ErrorCode()
-	}
-	return ""
-}
-
 // isNotFound recognises CloudFormation's "Stack with id X does not exist" /
 // "Stack [X] does not exist" validation errors.
 func isNotFound(err error) bool {

@@ -377,3 +377,20 @@ func TestDeleteManyCancelled(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestWaitSurvivesTransientErrorsButNotOthers(t *testing.T) {
+	e := setup(t, quietOpts)
+	e.fake.Script("core", cfnfake.Create, cfnfake.SlowCreate(20*time.Second, nil, bucket)...)
+	// Two whole SDK calls (5 attempts each) fail: the wait carries on.
+	e.fake.Fail("DescribeStackEvents", 10, 503, "ServiceUnavailable", "busy")
+	if st, err := e.m.Create(t.Context(), stacks.Spec{Name: "core", Template: []byte(tpl)}); err != nil || st.Status != "CREATE_COMPLETE" {
+		t.Fatalf("Create = %+v, %v", st, err)
+	}
+
+	e.fake.Script("core-b", cfnfake.Create, cfnfake.SlowCreate(20*time.Second, nil, bucket)...)
+	e.fake.Fail("DescribeStackEvents", 1, 403, "AccessDenied", "not allowed")
+	_, err := e.m.Create(t.Context(), stacks.Spec{Name: "core-b", Template: []byte(tpl)})
+	if err == nil || !strings.Contains(err.Error(), `waiting for stack "core-b"`) || !strings.Contains(err.Error(), "AccessDenied") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -146,3 +146,36 @@ func fmtInt(n int) string {
 	}
 	return fmtInt(n/10) + string(rune('0'+n%10))
 }
+
+func TestProgressTTYBlockIsBounded(t *testing.T) {
+	e := setup(t, func(o *stacks.Options) { o.TTY = true })
+	var res []cfnfake.Res
+	for i := range 60 {
+		res = append(res, cfnfake.Res{LogicalID: "Queue" + itoa(i), Type: "AWS::SQS::Queue"})
+	}
+	e.fake.Script("core", cfnfake.Create, cfnfake.SlowCreate(2*time.Minute, nil, res...)...)
+	if _, err := e.m.Create(t.Context(), stacks.Spec{Name: "core", Template: []byte(tpl)}); err != nil {
+		t.Fatal(err)
+	}
+	for i, frame := range cursorUp.Split(e.out.String(), -1) {
+		if n := strings.Count(frame, "\n"); n > 40 {
+			t.Fatalf("frame %d has %d lines, want ≤ 40", i, n)
+		}
+	}
+	folded := 0
+	for _, frame := range cursorUp.Split(e.out.String(), -1) {
+		if !strings.Contains(frame, "more\n") {
+			continue
+		}
+		folded++
+		// Until 1:56 one queue is always being created: it stays
+		// visible while completed ones fold.
+		head, body, _ := strings.Cut(frame, "\n")
+		if strings.HasPrefix(head, "core  CREATE_IN_PROGRESS  ") && head < "core  CREATE_IN_PROGRESS  1:56" && !strings.Contains(body, "CREATE_IN_PROGRESS") {
+			t.Fatalf("folded frame lost the resource in progress:\n%s", frame)
+		}
+	}
+	if folded == 0 {
+		t.Error("60 resources never folded")
+	}
+}
