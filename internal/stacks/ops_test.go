@@ -394,3 +394,22 @@ func TestWaitSurvivesTransientErrorsButNotOthers(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestLostExecuteAndDeleteResponsesAreSafe(t *testing.T) {
+	e := setup(t, quietOpts)
+	seedGroup(e, "", "", groupResources...)
+	e.fake.LoseResponse("ExecuteChangeSet", 1)
+	if st, err := planApply(t, e, stacks.Spec{Name: "core-r3", Template: []byte(tpl + " ")}); err != nil || st.Status != "UPDATE_COMPLETE" {
+		t.Fatalf("Apply = %+v, %v", st, err)
+	}
+	if calls := e.fake.Log("ExecuteChangeSet"); len(calls) != 2 || calls[1].Status != 200 || calls[0].Token() != calls[1].Token() {
+		t.Errorf("ExecuteChangeSet calls = %+v", calls)
+	}
+	e.fake.LoseResponse("DeleteStack", 1)
+	if err := e.m.Delete(t.Context(), "core-r3"); err != nil {
+		t.Fatal(err)
+	}
+	if calls := e.fake.Log("DeleteStack"); len(calls) != 2 || calls[0].Token() != calls[1].Token() {
+		t.Errorf("DeleteStack calls = %+v", calls)
+	}
+}
