@@ -315,6 +315,9 @@ func (m *Manager) Discard(ctx context.Context, plan *Plan) error {
 // empty plan just returns the stack. A failed update returns the stack and
 // an *OperationError.
 func (m *Manager) Apply(ctx context.Context, plan *Plan) (*Stack, error) {
+	if plan == nil {
+		return nil, errs.Usage("no plan to apply")
+	}
 	if plan.Empty {
 		return m.Get(ctx, plan.Stack)
 	}

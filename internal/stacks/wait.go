@@ -21,9 +21,10 @@ import (
 // confirmed with DescribeStacks (authoritative, and it brings the outputs).
 //
 // CloudFormation always writes a stack event when the stack's status
-// changes, but eventually consistent reads and other implementations (moto
-// writes stack events only, and not for every transition) can leave the
-// events sparse. So when a tick has learnt nothing for statusEvery, the
+// changes, but eventually consistent reads can lag, and other
+// implementations write fewer events (moto: stack events only, none for
+// resources). Nothing here needs resource events: they only feed progress
+// and root causes, which fall back on the stack's own reasons. So when a tick has learnt nothing for statusEvery, the
 // next tick asks DescribeStacks instead: still one call per tick, and a
 // missing event delays detection by at most statusEvery plus one tick
 // instead of hanging.
@@ -37,7 +38,7 @@ var pollSchedule = []time.Duration{250 * time.Millisecond, 500 * time.Millisecon
 
 const (
 	statusEvery   = 3 * time.Second
-	maxEventPages = 20 // per tick; bounds a burst of events, the rest comes next tick
+	maxEventPages = 20 // per tick: 2,000 events, far more than a tick ever brings
 	maxHistory    = 100
 	maxErrStreak  = 3 // transient errors in a row (after SDK retries) before giving up
 )
