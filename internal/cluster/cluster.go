@@ -77,8 +77,13 @@ type Service struct {
 // (unknown cluster or group, duplicate, dependants exist). Exit code 1.
 var ErrRefused = errors.New("refused")
 
+type refusal struct{ msg string }
+
+func (r *refusal) Error() string        { return r.msg }
+func (r *refusal) Is(target error) bool { return target == ErrRefused }
+
 func refused(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrRefused, fmt.Sprintf(format, args...))
+	return &refusal{msg: fmt.Sprintf(format, args...)}
 }
 
 // getCore reads the core stack and checks that it is a clusterctl core in a

@@ -1,0 +1,174 @@
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
+
+	"github.com/clusterctl/clusterctl/internal/cfnfake"
+)
+
+// runInterrupted starts the binary against endpoint, sends SIGINT once it
+// has been waiting a while, and returns what it did.
+func runInterrupted(t *testing.T, url string, after time.Duration, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(after)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("clusterctl did not stop within 10s of SIGINT\nstderr:\n%s", errOut.String())
+	}
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	}
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// Ctrl-C while a group is being deleted stops waiting (CloudFormation
+// carries on), exits 130 and says how to re-attach; `clusterctl wait`
+// re-attaches and returns the operation's outcome.
+func TestInterruptAndReattach(t *testing.T) {
+	fake := cfnfake.New(t)
+	fake.Seed(cfnfake.Seed{Name: "core", Tags: map[string]string{"clusterctl:cluster": "core", "clusterctl:role": "core", "clusterctl:group": "control"}})
+	fake.Seed(cfnfake.Seed{
+		Name: "core-g", Tags: map[string]string{"clusterctl:cluster": "core", "clusterctl:role": "agents", "clusterctl:group": "g"},
+		Resources: []cfnfake.Resource{{LogicalID: "AutoScalingGroup", Type: "AWS::AutoScaling::AutoScalingGroup"}},
+	})
+	// The delete takes an hour of the fake's clock: until the test moves it.
+	fake.Script("core-g", cfnfake.Delete,
+		cfnfake.Step{At: 0, Status: "DELETE_IN_PROGRESS", Events: []cfnfake.Ev{{LogicalID: "AutoScalingGroup", Type: "AWS::AutoScaling::AutoScalingGroup", Status: "DELETE_IN_PROGRESS"}}},
+		cfnfake.Step{At: time.Hour, Status: "DELETE_COMPLETE", Events: []cfnfake.Ev{{LogicalID: "AutoScalingGroup", Type: "AWS::AutoScaling::AutoScalingGroup", Status: "DELETE_COMPLETE"}}},
+	)
+
+	r := runInterrupted(t, fake.URL, 1500*time.Millisecond, "remove-group", "-n", "g", "-j", "core", "--yes")
+	if r.code != 130 {
+		t.Errorf("exit %d, want 130\n%s", r.code, r)
+	}
+	for _, want := range []string{"CloudFormation carries on", "clusterctl wait core -n g"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("message does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	if st := fake.Status("core-g"); st != "DELETE_IN_PROGRESS" {
+		t.Errorf("stack status after the interrupt = %q, want DELETE_IN_PROGRESS (the delete goes on)", st)
+	}
+	if n := len(fake.Log("DeleteStack")); n != 1 {
+		t.Errorf("DeleteStack called %d times, want 1", n)
+	}
+
+	// Interrupting `wait` itself behaves the same.
+	r = runInterrupted(t, fake.URL, time.Second, "wait", "core", "-n", "g")
+	if r.code != 130 || !strings.Contains(r.stderr, "clusterctl wait core -n g") {
+		t.Errorf("interrupted wait:\n%s", r)
+	}
+
+	// Re-attach while the delete goes on; CloudFormation finishes meanwhile
+	// and wait returns with the outcome.
+	cmd := exec.Command(binary, "wait", "core", "-n", "g")
+	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+fake.URL)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	fake.Clock.Advance(time.Hour)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("wait while the delete finished: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "DELETE_COMPLETE") {
+		t.Errorf("wait output:\n%s", out.String())
+	}
+
+	// Once the stack is gone there is nothing to re-attach to.
+	r = clusterctlAt(t, fake.URL, "wait", "core", "-n", "g")
+	if r.code != 1 || !strings.Contains(r.stderr, `group "g" not found`) {
+		t.Errorf("wait on a deleted group:\n%s", r)
+	}
+}
+
+// A failed group is never treated as healthy: re-attaching to a create that
+// rolls back exits 1 with the root cause and what to do next.
+func TestWaitReportsRootCause(t *testing.T) {
+	fake := cfnfake.New(t)
+	fake.Seed(cfnfake.Seed{Name: "core", Tags: map[string]string{"clusterctl:cluster": "core", "clusterctl:role": "core", "clusterctl:group": "control"}})
+	client := fake.Client()
+	asg := cfnfake.Res{LogicalID: "AutoScalingGroup", Type: "AWS::AutoScaling::AutoScalingGroup"}
+	lt := cfnfake.Res{LogicalID: "LaunchTemplate", Type: "AWS::EC2::LaunchTemplate"}
+	fake.Script("core-g", cfnfake.Create, cfnfake.CreateRollback(5*time.Second, asg, "Received 0 SUCCESS signal(s) out of 2. Unable to satisfy 100% MinSuccessfulInstancesPercent requirement", lt)...)
+	if _, err := client.CreateStack(t.Context(), createInput("core-g", "core", "g")); err != nil {
+		t.Fatal(err)
+	}
+	fake.Clock.Advance(time.Hour)
+	r := clusterctlAt(t, fake.URL, "wait", "core", "-n", "g")
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1\n%s", r.code, r)
+	}
+	for _, want := range []string{"ROLLBACK_COMPLETE", "AutoScalingGroup", "0 SUCCESS signal", "--replace-failed"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr does not mention %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(strings.SplitN(r.stderr, "\n", 2)[0], "cancelled") {
+		t.Errorf("first line reports the cancellation noise, not the root cause:\n%s", r.stderr)
+	}
+	// add-agents on the dead group refuses and names the way out.
+	r = clusterctlAt(t, fake.URL, "update-group", "-n", "g", "-j", "core", "-c", "3")
+	if r.code != 1 || !strings.Contains(r.stderr, "ROLLBACK_COMPLETE") || !strings.Contains(r.stderr, "remove-group -n g -j core") {
+		t.Errorf("update-group on a dead group:\n%s", r)
+	}
+}
+
+func createInput(name, cluster, group string) *cloudformation.CreateStackInput {
+	return &cloudformation.CreateStackInput{
+		StackName:    aws.String(name),
+		TemplateBody: aws.String(`{"Resources":{}}`),
+		Tags: []cfntypes.Tag{
+			{Key: aws.String("clusterctl:cluster"), Value: aws.String(cluster)},
+			{Key: aws.String("clusterctl:role"), Value: aws.String("agents")},
+			{Key: aws.String("clusterctl:group"), Value: aws.String(group)},
+		},
+	}
+}
+
+// clusterctlAt runs the binary against another endpoint than moto.
+func clusterctlAt(t *testing.T, url string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
