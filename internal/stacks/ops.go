@@ -135,7 +135,7 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (*Stack, error) {
 		// AlreadyExists: the stack's events carry our token, so wait on it.
 		hist, id, herr := m.history(ctx, spec.Name)
 		if herr != nil || !hasToken(hist, tok) {
-			return nil, errs.AsUsage(fmt.Errorf("creating stack %q: stack %w", spec.Name, ErrAlreadyExists))
+			return nil, fmt.Errorf("creating stack %q: stack %w", spec.Name, ErrAlreadyExists)
 		}
 		o.id = id
 		m.prog.begin(o)

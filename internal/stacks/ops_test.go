@@ -217,8 +217,8 @@ func TestCreateOverForeignStack(t *testing.T) {
 	e := setup(t, quietOpts)
 	e.fake.Seed(cfnfake.Seed{Name: "core", Template: tpl})
 	_, err := e.m.Create(t.Context(), stacks.Spec{Name: "core", Template: []byte(tpl)})
-	if !errors.Is(err, stacks.ErrAlreadyExists) || errs.ExitCode(err) != errs.ExitUsage {
-		t.Fatalf("err = %v (exit %d), want ErrAlreadyExists, usage", err, errs.ExitCode(err))
+	if !errors.Is(err, stacks.ErrAlreadyExists) || errs.ExitCode(err) != errs.ExitFailed {
+		t.Fatalf("err = %v (exit %d), want ErrAlreadyExists, exit 1 (a duplicate is refused, not bad input)", err, errs.ExitCode(err))
 	}
 	if !strings.Contains(err.Error(), `creating stack "core": stack already exists`) {
 		t.Errorf("message %q", err)
