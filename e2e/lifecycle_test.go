@@ -181,6 +181,18 @@ func TestLifecycle(t *testing.T) {
 	if r := must(t, "list-nodes", "-j", "core", "-n", "c5-agents", "--query", ".[].instanceType"); strings.TrimSpace(r.stdout) != "c5.xlarge" {
 		t.Errorf("list-nodes -n c5-agents --query = %q", r.stdout)
 	}
+	// One tag-filtered DescribeInstances and nothing else; list-groups makes
+	// a constant number of calls whatever the number of groups.
+	if r := must(t, "list-nodes", "-j", "core", "-v"); !strings.Contains(r.stderr, "aws EC2.DescribeInstances") ||
+		!strings.Contains(r.stderr, "aws calls: 1 (EC2.DescribeInstances=1)") {
+		t.Errorf("list-nodes -v:\n%s", r.stderr)
+	}
+	if r := must(t, "list-groups", "-j", "core", "-v"); !strings.Contains(r.stderr, "aws calls: 2 (Auto Scaling.DescribeAutoScalingGroups=1 CloudFormation.DescribeStacks=1)") {
+		t.Errorf("list-groups -v:\n%s", r.stderr)
+	}
+	if r := must(t, "describe", "core", "-o", "json", "--query", ".groups | map(.health) | unique"); strings.Join(strings.Fields(r.stdout), "") != `["healthy"]` {
+		t.Errorf("describe health:\n%s", r)
+	}
 	table := must(t, "list-nodes", "-o", "wide").stdout
 	if !strings.HasPrefix(table, "CLUSTER") || !strings.Contains(table, "role=worker") || strings.Count(table, "\n") != 6 {
 		t.Errorf("wide table:\n%s", table)
