@@ -223,15 +223,45 @@ func (c *UpdateGroupCmd) Run(app *App) error {
 		fmt.Fprintf(app.IO.ErrOut, "Rollback of %s continued: %s\n", st.Name, st.Status)
 		return nil
 	}
-	res, err := svc.UpdateGroup(app.Context(), cluster.UpdateOptions{
+	stack := render.GroupStackName(c.Cluster, c.Group)
+	table := out.Format == "table" || out.Format == "wide"
+	opts := cluster.UpdateOptions{
 		Cluster: c.Cluster, Group: c.Group, InstanceType: c.InstanceType, Count: c.Count, Min: c.Min, Max: c.Max,
 		Labels: c.Labels, ImageID: c.ImageID, VolumeSize: c.VolumeSize, SubnetIDs: c.SubnetIDs,
 		MaxBatch: c.MaxBatch, MinInService: c.MinInService, DryRun: c.DryRun,
-	})
+	}
+	if table && app.Globals.Query == "" {
+		// The plan comes first, so the operator sees what is replaced
+		// while it happens.
+		opts.OnPlan = func(p *stacks.Plan) error {
+			fmt.Fprintf(app.IO.ErrOut, "Plan for %s:\n", stack)
+			return query.WriteTable(app.IO.Out, planTable(p.Changes))
+		}
+	}
+	res, err := svc.UpdateGroup(app.Context(), opts)
 	if err != nil {
 		return err
 	}
-	return writeUpdate(app, out, render.GroupStackName(c.Cluster, c.Group), res)
+	switch {
+	case res.NoOp:
+		fmt.Fprintf(app.IO.ErrOut, "No changes: %s already matches the requested configuration\n", stack)
+	case res.Applied:
+		fmt.Fprintf(app.IO.ErrOut, "Updated %s\n", stack)
+	default:
+		fmt.Fprintf(app.IO.ErrOut, "Dry run: nothing changed\n")
+	}
+	if opts.OnPlan != nil {
+		return nil
+	}
+	v := planView{Stack: stack, NoChanges: res.NoOp, Applied: res.Applied, Changes: []changeView{}}
+	var changes []stacks.Change
+	if res.Plan != nil {
+		changes = res.Plan.Changes
+	}
+	for _, c := range changes {
+		v.Changes = append(v.Changes, changeView{Action: c.Action, LogicalID: c.LogicalID, ResourceType: c.ResourceType, Replacement: c.Replacement})
+	}
+	return out.Write(app.IO.Out, v, func(bool) query.Table { return planTable(changes) })
 }
 
 // RemoveGroupCmd is `clusterctl remove-group -n GROUP -j CLUSTER`.
@@ -411,32 +441,25 @@ func kvTable(m map[string]string, k, v string) query.Table {
 
 // planView is the JSON form of update-group's result.
 type planView struct {
-	Stack     string          `json:"stack"`
-	Changes   []stacks.Change `json:"changes"`
-	NoChanges bool            `json:"noChanges"`
-	Applied   bool            `json:"applied"`
+	Stack     string       `json:"stack"`
+	Changes   []changeView `json:"changes"`
+	NoChanges bool         `json:"noChanges"`
+	Applied   bool         `json:"applied"`
 }
 
-func writeUpdate(app *App, out *query.Output, stack string, res *cluster.UpdateResult) error {
-	v := planView{Stack: stack, NoChanges: res.NoOp, Applied: res.Applied, Changes: []stacks.Change{}}
-	if res.Plan != nil && res.Plan.Changes != nil {
-		v.Changes = res.Plan.Changes
+type changeView struct {
+	Action       string `json:"action"`
+	LogicalID    string `json:"logicalId"`
+	ResourceType string `json:"resourceType"`
+	Replacement  string `json:"replacement"`
+}
+
+func planTable(changes []stacks.Change) query.Table {
+	t := query.Table{Header: []string{"ACTION", "RESOURCE", "TYPE", "REPLACEMENT"}}
+	for _, c := range changes {
+		t.Rows = append(t.Rows, []string{c.Action, c.LogicalID, c.ResourceType, replacement(c)})
 	}
-	switch {
-	case res.NoOp:
-		fmt.Fprintf(app.IO.ErrOut, "No changes: %s already matches the requested configuration\n", stack)
-	case res.Applied:
-		defer fmt.Fprintf(app.IO.ErrOut, "Updated %s\n", stack)
-	default:
-		defer fmt.Fprintf(app.IO.ErrOut, "Dry run: nothing changed\n")
-	}
-	return out.Write(app.IO.Out, v, func(bool) query.Table {
-		t := query.Table{Header: []string{"ACTION", "RESOURCE", "TYPE", "REPLACEMENT"}}
-		for _, c := range v.Changes {
-			t.Rows = append(t.Rows, []string{c.Action, c.LogicalID, c.ResourceType, replacement(c)})
-		}
-		return t
-	})
+	return t
 }
 
 func replacement(c stacks.Change) string {

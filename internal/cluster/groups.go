@@ -110,6 +110,9 @@ func (s *Service) AddAgents(ctx context.Context, o GroupOptions) ([]query.Node, 
 	if err != nil {
 		return nil, errs.AsUsage(err)
 	}
+	if err := s.uploadArtifacts(ctx, spec.Join.BucketName, r); err != nil {
+		return nil, err
+	}
 	s.printf("Creating group stack %s (%d x %s) joined to core %s\n", name, spec.Desired, spec.InstanceType, o.Cluster)
 	if _, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback)); err != nil {
 		return nil, withReattach(err, o.Cluster, o.Group)
@@ -131,6 +134,8 @@ type UpdateOptions struct {
 	MaxBatch       *int
 	MinInService   *int
 	DryRun         bool
+	// OnPlan, when set, is shown the plan before it is applied.
+	OnPlan func(*stacks.Plan) error
 }
 
 // UpdateResult says what update-group did.
@@ -215,8 +220,17 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 		res.NoOp = true
 		return res, nil
 	}
+	if o.OnPlan != nil {
+		if err := o.OnPlan(plan); err != nil {
+			s.Stacks.Discard(ctx, plan)
+			return res, err
+		}
+	}
 	if o.DryRun {
 		return res, s.Stacks.Discard(ctx, plan)
+	}
+	if err := s.uploadArtifacts(ctx, spec.Join.BucketName, r); err != nil {
+		return res, err
 	}
 	if _, err := s.Stacks.Apply(ctx, plan); err != nil {
 		return res, withReattach(err, o.Cluster, o.Group)
