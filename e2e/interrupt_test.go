@@ -86,6 +86,12 @@ func TestInterruptAndReattach(t *testing.T) {
 		t.Errorf("interrupted wait:\n%s", r)
 	}
 
+	// --timeout stops waiting the same way, as a failure (exit 1).
+	r = clusterctlAt(t, fake.URL, "wait", "core", "-n", "g", "--timeout", "1s")
+	if r.code != 1 || !strings.Contains(r.stderr, "clusterctl wait core -n g") || !strings.Contains(r.stderr, "CloudFormation carries on") {
+		t.Errorf("wait --timeout:\n%s", r)
+	}
+
 	// Re-attach while the delete goes on; CloudFormation finishes meanwhile
 	// and wait returns with the outcome.
 	cmd := exec.Command(binary, "wait", "core", "-n", "g")
