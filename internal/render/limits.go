@@ -29,20 +29,37 @@ func checkParameterCount(n int) error {
 	return nil
 }
 
-// check verifies a rendered stack as a whole: size limits, and that the
-// parameter values cover exactly the parameters the template declares, so
-// a template edit cannot leave a parameter unset or pass an unknown one.
+// templateDoc is the part of a rendered template the checks read.
+type templateDoc struct {
+	Parameters map[string]json.RawMessage
+	Resources  map[string]json.RawMessage
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// check verifies a rendered stack as a whole: size limits (user data
+// included), and that the parameter values cover exactly the parameters the
+// template declares, so a template edit cannot leave a parameter unset or
+// pass an unknown one.
 func check(r *Rendered) error {
 	if err := checkTemplateSize(len(r.Template)); err != nil {
 		return err
 	}
-	var doc struct {
-		Parameters map[string]json.RawMessage
-	}
+	var doc templateDoc
 	if err := json.Unmarshal(r.Template, &doc); err != nil {
 		return fmt.Errorf("parsing rendered template: %w", err)
 	}
 	if err := checkParameterCount(len(doc.Parameters)); err != nil {
+		return err
+	}
+	if err := checkTemplateUserData(doc); err != nil {
 		return err
 	}
 	var undeclared, unset []string

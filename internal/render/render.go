@@ -105,6 +105,11 @@ type Rendered struct {
 	Parameters   map[string]string // one entry for every parameter the template declares
 	Tags         map[string]string // stack tags
 	Capabilities []string          // core: CAPABILITY_IAM; group: none
+	// Artifacts must be uploaded to the cluster bucket (server-side
+	// encrypted) before the stack is created or updated: a group's node
+	// configuration, which its user data fetches and verifies. Rendered
+	// offline too, then for an empty bucket name.
+	Artifacts []Artifact
 }
 
 // GroupStackName is the stack name of group in cluster.
@@ -115,6 +120,7 @@ var nameRE = regexp.MustCompile(`^[a-zA-Z][-a-zA-Z0-9]*$`)
 // coreData is what core.json.tmpl and control-userdata.sh.tmpl see.
 type coreData struct {
 	Cluster, Version, ContractVersion string
+	JoinPrefix, SwarmPrefix           string
 	UserData                          string
 }
 
@@ -123,6 +129,7 @@ type groupData struct {
 	Cluster, Group, Name, Version, ContractVersion string
 	Labels                                         []Label
 	LabelList                                      string // k=v,k=v or ""
+	NodeKey, NodeSHA256                            string // the node configuration in the bucket
 	UserData                                       string
 	Intent                                         Intent
 }
@@ -194,7 +201,7 @@ func renderCore(spec CoreSpec) (*Rendered, error) {
 		return nil, err
 	}
 
-	data := coreData{Cluster: spec.Cluster, Version: spec.Version, ContractVersion: ContractVersion}
+	data := coreData{Cluster: spec.Cluster, Version: spec.Version, ContractVersion: ContractVersion, JoinPrefix: JoinPrefix, SwarmPrefix: SwarmPrefix}
 	data.UserData, err = controlUserData(data)
 	if err != nil {
 		return nil, err
@@ -298,6 +305,19 @@ func renderGroup(spec GroupSpec) (*Rendered, error) {
 		ContractVersion: ContractVersion, Labels: spec.Labels, LabelList: labelList,
 		Intent: Intent{Labels: labelsTag, Image: imageTag, Subnets: subnetsTag, MaxBatch: spec.MaxBatch, MinInService: spec.MinInService},
 	}
+	engine, err := daemonJSON(spec.Group, spec.InstanceType, spec.Labels)
+	if err != nil {
+		return nil, err
+	}
+	node, hash, err := agentNode(nodeData{
+		Cluster: spec.Cluster, Group: spec.Group, Bucket: spec.Join.BucketName, ControlIP: spec.Join.ControlPrivateIp,
+		ContractVersion: ContractVersion, InstanceType: spec.InstanceType, ImageParameter: imageParam, ImageID: imageID,
+		LabelList: labelList, DaemonJSON: engine, SwarmPrefix: SwarmPrefix,
+	})
+	if err != nil {
+		return nil, err
+	}
+	data.NodeKey, data.NodeSHA256 = node.Key, hash
 	data.UserData, err = agentUserData(data)
 	if err != nil {
 		return nil, err
@@ -337,6 +357,7 @@ func renderGroup(spec GroupSpec) (*Rendered, error) {
 			TagSubnets: subnetsTag,
 		},
 		Capabilities: []string{},
+		Artifacts:    []Artifact{node},
 	}
 	if err := check(r); err != nil {
 		return nil, err
@@ -383,6 +404,9 @@ func labelTags(labels []Label) (string, error) {
 		}
 		if i > 0 && labels[i-1].Key >= l.Key {
 			return "", fmt.Errorf("labels not sorted by unique key at %q", l.Key)
+		}
+		if strings.HasPrefix(l.Key, reservedLabel) {
+			return "", fmt.Errorf("label key %q: the prefix %s is reserved for the labels clusterctl sets", l.Key, reservedLabel)
 		}
 		if n := len(TagLabelPrefix + l.Key); n > maxTagKeyChars {
 			return "", fmt.Errorf("label key %q makes a %d-character tag key, limit %d", l.Key, n, maxTagKeyChars)
@@ -448,14 +472,16 @@ func execute(pattern, name string, data any) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// parse loads the templates matching pattern. They are parsed on every call
-// rather than cached in a package variable: it costs well under a
-// millisecond and keeps the package free of global state.
+// parse loads the templates matching pattern, with the shell functions the
+// node scripts share. They are parsed on every call rather than cached in a
+// package variable: it costs well under a millisecond and keeps the package
+// free of global state.
 func parse(pattern string) (*template.Template, error) {
 	t, err := template.New("").Option("missingkey=error").Funcs(template.FuncMap{
 		"json": jsonString,
 		"sub":  subLiteral,
-	}).ParseFS(templates.FS, pattern)
+		"sh":   shellQuote,
+	}).ParseFS(templates.FS, pattern, "node/*.tmpl")
 	if err != nil {
 		return nil, fmt.Errorf("parsing templates %s: %w", pattern, err)
 	}

@@ -76,12 +76,14 @@ func variants() []variant {
 	}
 }
 
-// stackMeta is everything of a Rendered but the template, for golden files.
+// stackMeta is everything of a Rendered but the template and the artifact
+// bodies, for golden files.
 type stackMeta struct {
 	StackName    string
 	Parameters   map[string]string
 	Tags         map[string]string
 	Capabilities []string
+	Artifacts    []string `json:",omitempty"`
 }
 
 func TestGolden(t *testing.T) {
@@ -91,12 +93,19 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			meta, err := json.MarshalIndent(stackMeta{r.StackName, r.Parameters, r.Tags, r.Capabilities}, "", "  ")
+			var arts []string
+			for _, a := range r.Artifacts {
+				arts = append(arts, a.Key)
+			}
+			meta, err := json.MarshalIndent(stackMeta{r.StackName, r.Parameters, r.Tags, r.Capabilities, arts}, "", "  ")
 			if err != nil {
 				t.Fatal(err)
 			}
 			golden(t, v.name+".golden.json", r.Template)
 			golden(t, v.name+".stack.golden.json", append(meta, '\n'))
+			if len(r.Artifacts) > 0 {
+				golden(t, v.name+".node.golden.sh", r.Artifacts[0].Body)
+			}
 		})
 	}
 }
@@ -571,8 +580,8 @@ func userDataOf(t *testing.T, res map[string]any, lt string) string {
 	if !ok || !strings.HasPrefix(s, "#!/bin/bash\n") {
 		t.Fatalf("%s user data is not a bash script in Fn::Base64/Fn::Sub", lt)
 	}
-	if !strings.Contains(s, "PLACEHOLDER") || !strings.Contains(s, "dnf install -y aws-cfn-bootstrap") {
-		t.Errorf("%s user data is not the placeholder bootstrap", lt)
+	if strings.Contains(strings.ToLower(s), "placeholder") || !strings.Contains(s, "dnf install -y aws-cfn-bootstrap") || !strings.Contains(s, "trap finish EXIT") {
+		t.Errorf("%s user data is not the node bootstrap", lt)
 	}
 	return s
 }
@@ -619,6 +628,7 @@ func TestErrors(t *testing.T) {
 		{"group too many labels", group(func(s *GroupSpec) { s.Labels = many }), "41 labels, limit 40"},
 		{"group unsorted labels", group(func(s *GroupSpec) { s.Labels = []Label{{"b", "1"}, {"a", "2"}} }), "not sorted"},
 		{"group long label value", group(func(s *GroupSpec) { s.Labels = []Label{{"k", strings.Repeat("v", 257)}} }), "257-character value"},
+		{"group reserved label", group(func(s *GroupSpec) { s.Labels = []Label{{"clusterctl.group", "x"}} }), "prefix clusterctl. is reserved"},
 		{"group labels tag too long", group(func(s *GroupSpec) {
 			s.Labels = []Label{{"a", strings.Repeat("v", 200)}, {"b", strings.Repeat("v", 200)}}
 		}), "limit 256"},
@@ -697,16 +707,22 @@ func TestSubLiteral(t *testing.T) {
 	if got := subLiteral("a=${x},b=$y"); got != "a=${!x},b=$y" {
 		t.Errorf("subLiteral = %q", got)
 	}
+	// Labels go to the node configuration, which is no Fn::Sub string: they
+	// stay literal there, quoted for the shell.
 	r, err := Group(GroupSpec{
 		Cluster: "prod", Group: "g", InstanceType: "t3.small", Version: "1",
-		Desired: 1, Min: 1, Max: 2, VolumeSize: 8, Labels: []Label{{"k", "${AWS::AccountId}"}},
+		Desired: 1, Min: 1, Max: 2, VolumeSize: 8, Labels: []Label{{"k", "${AWS::AccountId}'x"}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	node := string(r.Artifacts[0].Body)
+	if !strings.Contains(node, `labels='k=${AWS::AccountId}'\''x'`) || !strings.Contains(node, `"k=${AWS::AccountId}'x",`) {
+		t.Errorf("label not literal in the node configuration:\n%s", node)
+	}
 	res := obj(decode(t, r.Template)["Resources"])
-	if ud := userDataOf(t, res, "LaunchTemplate"); !strings.Contains(ud, "NODE_LABELS=k=${!AWS::AccountId}\n") {
-		t.Error("label value not escaped for Fn::Sub")
+	if ud := userDataOf(t, res, "LaunchTemplate"); strings.Contains(ud, "AccountId") {
+		t.Error("label value in the user data")
 	}
 }
 

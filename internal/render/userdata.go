@@ -2,33 +2,102 @@ package render
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"strings"
 )
 
-// User data is generated here and nowhere else: a *.sh.tmpl file is
-// rendered with Go templating, checked against the EC2 limit, and handed to
-// the JSON template, which embeds it as {"Fn::Base64": {"Fn::Sub": ...}} so
-// the script can use stack parameters as ${Name}. The real node bootstrap
-// will replace the scripts here and add a hash of the node configuration, so
-// that any change to it changes the launch template and rolls the nodes.
+// What runs on the nodes (Docker Engine in swarm mode) is generated here and
+// nowhere else.
+//
+// The control node's script is its user data, inline: the bucket it
+// publishes to is created by the same stack. An agent's user data is a short
+// loader; the node configuration proper (script and every setting: labels,
+// image, instance type, the core's join values) is an Artifact that
+// clusterctl uploads to the cluster bucket before it deploys the group. The
+// user data names the artifact's SHA-256, so any change to the node
+// configuration changes the launch template and the rolling update replaces
+// the nodes, and an identical render changes nothing.
+
+// Keys of the cluster bucket. IAM in core.json.tmpl follows them: the
+// control role writes SwarmPrefix, the agent role reads JoinPrefix only.
+const (
+	JoinPrefix       = "join"             // all the agents may read
+	SwarmPrefix      = "join/swarm"       // the control node's worker-token and ca.pem
+	NodeConfigPrefix = "join/groups"      // <group>/node-<sha256>.sh, uploaded by clusterctl
+	engineLabelGroup = "clusterctl.group" // engine labels set on every node
+	engineLabelType  = "clusterctl.instance-type"
+	reservedLabel    = "clusterctl." // engine label keys clusterctl sets itself
+)
+
+// Artifact is an object that must be in the cluster bucket before the stack
+// is deployed.
+type Artifact struct {
+	Key  string // object key in the cluster bucket
+	Body []byte
+}
+
+// NodeConfigKey is the bucket key of a group's node configuration with the
+// given SHA-256 (hex). Keys are content-addressed, so the configuration of a
+// previous launch template version stays available to a rollback.
+func NodeConfigKey(group, sha256Hex string) string {
+	return NodeConfigPrefix + "/" + group + "/node-" + sha256Hex + ".sh"
+}
+
+// nodeData is what agent-node.sh.tmpl sees: everything an agent is
+// configured with.
+type nodeData struct {
+	Cluster, Group, Bucket, ControlIP, ContractVersion string
+	InstanceType, ImageParameter, ImageID              string
+	LabelList                                          string // k=v,k=v or ""
+	DaemonJSON                                         string // /etc/docker/daemon.json
+	SwarmPrefix                                        string
+}
 
 // controlUserData renders the control node's user data.
-//
-// Placeholder: it installs aws-cfn-bootstrap and signals ControlInstance;
-// the Docker Swarm bootstrap comes later.
 func controlUserData(data coreData) (string, error) {
-	return userData("core/*.tmpl", "control-userdata.sh.tmpl", data)
+	return script("core/*.tmpl", "control-userdata.sh.tmpl", data)
 }
 
-// agentUserData renders the user data of a group's nodes.
-//
-// Placeholder: it installs aws-cfn-bootstrap and signals AutoScalingGroup;
-// the Docker Swarm bootstrap comes later.
+// agentUserData renders the loader that fetches, verifies and runs a
+// group's node configuration.
 func agentUserData(data groupData) (string, error) {
-	return userData("workergroup/*.tmpl", "agent-userdata.sh.tmpl", data)
+	return script("workergroup/*.tmpl", "agent-userdata.sh.tmpl", data)
 }
 
-func userData(pattern, name string, data any) (string, error) {
+// agentNode renders a group's node configuration and its bucket key.
+func agentNode(data nodeData) (Artifact, string, error) {
+	s, err := script("workergroup/*.tmpl", "agent-node.sh.tmpl", data)
+	if err != nil {
+		return Artifact{}, "", err
+	}
+	sum := sha256.Sum256([]byte(s))
+	hash := hex.EncodeToString(sum[:])
+	return Artifact{Key: NodeConfigKey(data.Group, hash), Body: []byte(s)}, hash, nil
+}
+
+// daemonJSON is the Docker engine configuration of a group's nodes: its
+// labels, plus the group and instance type so services can be constrained
+// to them (engine.labels.clusterctl.group==...).
+func daemonJSON(group, instanceType string, labels []Label) (string, error) {
+	engine := make([]string, 0, len(labels)+2)
+	for _, l := range labels {
+		engine = append(engine, l.Key+"="+l.Value)
+	}
+	engine = append(engine, engineLabelGroup+"="+group, engineLabelType+"="+instanceType)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(map[string][]string{"labels": engine}); err != nil {
+		return "", fmt.Errorf("encoding daemon.json: %w", err)
+	}
+	return strings.TrimSuffix(buf.String(), "\n"), nil
+}
+
+func script(pattern, name string, data any) (string, error) {
 	t, err := parse(pattern)
 	if err != nil {
 		return "", err
@@ -37,17 +106,111 @@ func userData(pattern, name string, data any) (string, error) {
 	if err := t.ExecuteTemplate(&buf, name, data); err != nil {
 		return "", fmt.Errorf("executing %s: %w", name, err)
 	}
-	if err := checkUserData(buf.Len()); err != nil {
-		return "", err
-	}
 	return buf.String(), nil
 }
 
-// checkUserData checks the rendered script's size. Fn::Sub adds the
-// parameter values at deploy time; they are short identifiers.
+// shellQuote quotes s as one word for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// checkUserData checks a user data size against the EC2 limit.
 func checkUserData(n int) error {
 	if n > MaxUserDataBytes {
 		return fmt.Errorf("user data is %d bytes, limit %d", n, MaxUserDataBytes)
+	}
+	return nil
+}
+
+// maxSubValue bounds the length of what CloudFormation substitutes for
+// ${name} in the user data: pseudo parameters by their documented limits,
+// anything else (identifiers, IPs, bucket names) by a generous 256.
+func maxSubValue(name string) int {
+	switch name {
+	case "AWS::StackName":
+		return MaxStackNameChars
+	case "AWS::AccountId":
+		return 12
+	case "AWS::Region", "AWS::Partition", "AWS::URLSuffix":
+		return 32
+	}
+	return 256
+}
+
+// ResolveSub does to s what CloudFormation's Fn::Sub does: ${!x} becomes
+// ${x}, and ${name} becomes value(name), an error when value does not know
+// it (CloudFormation rejects the template then).
+func ResolveSub(s string, value func(name string) (string, bool)) (string, error) {
+	var out strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			out.WriteString(s)
+			return out.String(), nil
+		}
+		out.WriteString(s[:i])
+		s = s[i+2:]
+		if strings.HasPrefix(s, "!") {
+			out.WriteString("${")
+			s = s[1:]
+			continue
+		}
+		j := strings.Index(s, "}")
+		if j < 0 {
+			return "", fmt.Errorf("unterminated ${ in Fn::Sub string")
+		}
+		name := s[:j]
+		v, ok := value(name)
+		if !ok {
+			return "", fmt.Errorf("${%s} is neither a parameter nor a resource of the template (write a shell expansion as $name or ${!name})", name)
+		}
+		out.WriteString(v)
+		s = s[j+1:]
+	}
+}
+
+// checkTemplateUserData checks the user data of every launch template in a
+// rendered template: each ${name} must be something Fn::Sub can resolve,
+// and the result must fit the EC2 limit with the longest values the names
+// can take.
+func checkTemplateUserData(doc templateDoc) error {
+	pseudo := map[string]bool{"AWS::AccountId": true, "AWS::NotificationARNs": true, "AWS::Partition": true,
+		"AWS::Region": true, "AWS::StackId": true, "AWS::StackName": true, "AWS::URLSuffix": true}
+	known := func(name string) bool {
+		res, _, attr := strings.Cut(name, ".")
+		_, isParam := doc.Parameters[name]
+		_, isRes := doc.Resources[res]
+		return pseudo[name] || (!attr && isParam) || isRes
+	}
+	for _, id := range sortedKeys(doc.Resources) {
+		var r struct {
+			Type       string
+			Properties struct {
+				LaunchTemplateData struct {
+					UserData struct {
+						Base64 struct {
+							Sub *string `json:"Fn::Sub"`
+						} `json:"Fn::Base64"`
+					}
+				}
+			}
+		}
+		if err := json.Unmarshal(doc.Resources[id], &r); err != nil {
+			return fmt.Errorf("reading resource %s: %w", id, err)
+		}
+		sub := r.Properties.LaunchTemplateData.UserData.Base64.Sub
+		if r.Type != "AWS::EC2::LaunchTemplate" || sub == nil {
+			continue
+		}
+		bound, err := ResolveSub(*sub, func(name string) (string, bool) {
+			return strings.Repeat("x", maxSubValue(name)), known(name)
+		})
+		if err != nil {
+			return fmt.Errorf("user data of %s: %w", id, err)
+		}
+		if err := checkUserData(len(bound)); err != nil {
+			return fmt.Errorf("user data of %s with the longest stack values: %w", id, err)
+		}
 	}
 	return nil
 }

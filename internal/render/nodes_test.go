@@ -1,0 +1,307 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// resolvedUserData returns the user data of launch template lt as
+// CloudFormation would hand it to the instance: Fn::Sub applied with the
+// stack's parameter values and plausible pseudo parameters and resources.
+func resolvedUserData(t *testing.T, r *Rendered, lt string) string {
+	t.Helper()
+	res := obj(decode(t, r.Template)["Resources"])
+	src := userDataOf(t, res, lt)
+	out, err := ResolveSub(src, func(name string) (string, bool) {
+		switch name {
+		case "AWS::StackName":
+			return r.StackName, true
+		case "AWS::Region":
+			return "eu-west-1", true
+		case "Bucket":
+			return "prod-bucket-1a2b3c4d5e6f", true
+		}
+		v, ok := r.Parameters[name]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatalf("%s user data: %v", lt, err)
+	}
+	return out
+}
+
+// scripts renders every variant and returns each script a node runs, by a
+// descriptive name.
+func scripts(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, v := range variants() {
+		r, err := v.render()
+		if err != nil {
+			t.Fatalf("%s: %v", v.name, err)
+		}
+		if v.core != nil {
+			out[v.name+"-control-userdata.sh"] = resolvedUserData(t, r, "ControlLaunchTemplate")
+			continue
+		}
+		out[v.name+"-agent-userdata.sh"] = resolvedUserData(t, r, "LaunchTemplate")
+		for i, a := range r.Artifacts {
+			out[v.name+"-node-"+string(rune('0'+i))+".sh"] = string(a.Body)
+		}
+	}
+	return out
+}
+
+// TestShellcheck runs shellcheck on every rendered script. A missing
+// shellcheck fails the test: the scripts run as root on every node.
+func TestShellcheck(t *testing.T) {
+	bin, err := exec.LookPath("shellcheck")
+	if err != nil {
+		t.Fatal("shellcheck not found: apt-get install shellcheck")
+	}
+	dir := t.TempDir()
+	var files []string
+	for name, body := range scripts(t) {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	if len(files) < 9 {
+		t.Fatalf("only %d scripts rendered", len(files))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, append([]string{"--norc", "--shell=bash", "--severity=style", "--format=gcc"}, files...)...).CombinedOutput()
+	if err != nil {
+		t.Errorf("shellcheck: %v\n%s", err, out)
+	}
+}
+
+func TestNoPlaceholder(t *testing.T) {
+	for name, body := range scripts(t) {
+		if strings.Contains(strings.ToLower(body), "placeholder") {
+			t.Errorf("%s is marked as a placeholder", name)
+		}
+	}
+}
+
+var (
+	shaLine = regexp.MustCompile(`(?m)^sha256=([0-9a-f]{64})$`)
+	keyLine = regexp.MustCompile(`(?m)^key='([^']+)'$`)
+)
+
+// nodeConfigOf returns the node configuration key and hash a group's user
+// data names.
+func nodeConfigOf(t *testing.T, r *Rendered) (key, sum string) {
+	t.Helper()
+	ud := resolvedUserData(t, r, "LaunchTemplate")
+	k, s := keyLine.FindStringSubmatch(ud), shaLine.FindStringSubmatch(ud)
+	if k == nil || s == nil {
+		t.Fatalf("user data names no node configuration:\n%s", ud)
+	}
+	return k[1], s[1]
+}
+
+func TestNodeConfigArtifact(t *testing.T) {
+	for _, v := range variants() {
+		if v.group == nil {
+			continue
+		}
+		t.Run(v.name, func(t *testing.T) {
+			r, err := v.render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Artifacts) != 1 {
+				t.Fatalf("%d artifacts, want the node configuration", len(r.Artifacts))
+			}
+			a := r.Artifacts[0]
+			sum := sha256.Sum256(a.Body)
+			want := hex.EncodeToString(sum[:])
+			key, named := nodeConfigOf(t, r)
+			if named != want || key != a.Key || a.Key != NodeConfigKey(v.group.Group, want) {
+				t.Errorf("user data names %s (sha256 %s); artifact %s has sha256 %s", key, named, a.Key, want)
+			}
+			if !strings.HasPrefix(a.Key, JoinPrefix+"/") || strings.HasPrefix(a.Key, SwarmPrefix+"/") {
+				t.Errorf("node configuration %s outside the agents' readable prefix, or inside the control node's", a.Key)
+			}
+			node := string(a.Body)
+			j := v.group.Join
+			for _, want := range []string{
+				"bucket=" + shellQuote(j.BucketName), "control_ip=" + shellQuote(j.ControlPrivateIp),
+				"cluster=" + shellQuote(v.group.Cluster), "instance_type=" + shellQuote(v.group.InstanceType),
+				`"clusterctl.group=` + v.group.Group + `"`, `"clusterctl.instance-type=` + v.group.InstanceType + `"`,
+			} {
+				if !strings.Contains(node, want) {
+					t.Errorf("node configuration lacks %s", want)
+				}
+			}
+			for _, l := range v.group.Labels {
+				if !strings.Contains(node, `"`+l.Key+"="+l.Value+`"`) {
+					t.Errorf("node configuration lacks engine label %s=%s", l.Key, l.Value)
+				}
+			}
+		})
+	}
+}
+
+// TestNodeConfigHash: everything a node is configured with changes the
+// hash and so the launch template; an identical render changes nothing.
+func TestNodeConfigHash(t *testing.T) {
+	base := *variants()[4].group
+	render := func(f func(*GroupSpec)) (*Rendered, string) {
+		t.Helper()
+		s := base
+		s.Labels = append([]Label(nil), base.Labels...)
+		f(&s)
+		r, err := Group(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, sum := nodeConfigOf(t, r)
+		return r, sum
+	}
+	r0, h0 := render(func(*GroupSpec) {})
+	r1, h1 := render(func(*GroupSpec) {})
+	if h0 != h1 || !bytes.Equal(r0.Template, r1.Template) {
+		t.Fatal("two identical renders differ")
+	}
+	lt := func(r *Rendered) string {
+		return string(mustJSON(t, dig(decode(t, r.Template), "Resources", "LaunchTemplate", "Properties", "LaunchTemplateData", "UserData")))
+	}
+	for name, f := range map[string]func(*GroupSpec){
+		"label value":   func(s *GroupSpec) { s.Labels[1].Value = "batch" },
+		"label added":   func(s *GroupSpec) { s.Labels = append(s.Labels, Label{"zz", "1"}) },
+		"control IP":    func(s *GroupSpec) { s.Join.ControlPrivateIp = "10.0.1.11" },
+		"bucket":        func(s *GroupSpec) { s.Join.BucketName = "other-bucket" },
+		"image":         func(s *GroupSpec) { s.ImageID = "ami-0fedcba9876543210" },
+		"default image": func(s *GroupSpec) { s.ImageID = "" },
+		"instance type": func(s *GroupSpec) { s.InstanceType = "r7g.xlarge" },
+	} {
+		r, h := render(f)
+		if h == h0 {
+			t.Errorf("%s: node configuration hash unchanged", name)
+		}
+		if lt(r) == lt(r0) {
+			t.Errorf("%s: launch template user data unchanged", name)
+		}
+	}
+	// What does not configure the nodes does not replace them.
+	for name, f := range map[string]func(*GroupSpec){
+		"count":        func(s *GroupSpec) { s.Desired, s.Max = 2, 4 },
+		"batch size":   func(s *GroupSpec) { s.MaxBatch = 1 },
+		"clusterctl":   func(s *GroupSpec) { s.Version = "1.2.4" },
+		"other subnet": func(s *GroupSpec) { s.SubnetIDs = []string{"subnet-0000000000000000d"} },
+	} {
+		if _, h := render(f); h != h0 {
+			t.Errorf("%s changed the node configuration", name)
+		}
+	}
+}
+
+func TestResolveSub(t *testing.T) {
+	vals := map[string]string{"A": "1", "B.Arn": "arn"}
+	lookup := func(n string) (string, bool) { v, ok := vals[n]; return v, ok }
+	got, err := ResolveSub("x=${A} y=${!y:-d} z=$z arn=${B.Arn} ${!A}", lookup)
+	if err != nil || got != "x=1 y=${y:-d} z=$z arn=arn ${A}" {
+		t.Errorf("ResolveSub = %q, %v", got, err)
+	}
+	if _, err := ResolveSub("echo ${HOME}", lookup); err == nil || !strings.Contains(err.Error(), "${HOME} is neither") {
+		t.Errorf("unknown name: %v", err)
+	}
+	if _, err := ResolveSub("echo ${A", lookup); err == nil {
+		t.Error("unterminated ${ accepted")
+	}
+}
+
+// TestUserDataChecked: render refuses user data that CloudFormation would
+// reject or that could exceed the EC2 limit once the stack values are in.
+func TestUserDataChecked(t *testing.T) {
+	r, err := Core(*variants()[0].core)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(f func(string) string) *Rendered {
+		doc := decode(t, r.Template)
+		ud := obj(dig(doc, "Resources", "ControlLaunchTemplate", "Properties", "LaunchTemplateData", "UserData", "Fn::Base64"))
+		ud["Fn::Sub"] = f(ud["Fn::Sub"].(string))
+		c := *r
+		c.Template = mustJSON(t, doc)
+		return &c
+	}
+	if err := check(r); err != nil {
+		t.Fatalf("rendered core fails its own check: %v", err)
+	}
+	if err := check(edit(func(s string) string { return s + "echo ${HOME}\n" })); err == nil || !strings.Contains(err.Error(), "user data of ControlLaunchTemplate: ${HOME} is neither") {
+		t.Errorf("shell expansion in Fn::Sub: %v", err)
+	}
+	if err := check(edit(func(s string) string { return s + "echo ${Bucket.Arn} ${InstanceType}\n" })); err != nil {
+		t.Errorf("resource attribute and parameter: %v", err)
+	}
+	// Just under the limit as written, over it once 60 stack names of up to
+	// 128 characters are filled in.
+	if err := check(edit(func(s string) string {
+		pad := strings.Repeat("${AWS::StackName}", 60)
+		return s + "#" + strings.Repeat("x", MaxUserDataBytes-len(s)-len(pad)-2) + pad + "\n"
+	})); err == nil || !strings.Contains(err.Error(), "with the longest stack values: user data is") {
+		t.Errorf("oversized user data: %v", err)
+	}
+}
+
+// TestBucketPermissions checks the IAM policies against where the objects
+// go: the control node writes only the swarm's join material; agents read
+// only under the join prefix, which holds that material and the node
+// configurations.
+func TestBucketPermissions(t *testing.T) {
+	r, err := Core(*variants()[0].core)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := obj(decode(t, r.Template)["Resources"])
+	statements := func(role string) []map[string]any {
+		var out []map[string]any
+		for _, p := range list(dig(res, role, "Properties", "Policies")) {
+			for _, s := range list(dig(p, "PolicyDocument", "Statement")) {
+				out = append(out, obj(s))
+			}
+		}
+		return out
+	}
+	control := statements("ControlRole")
+	if len(control) != 1 || control[0]["Action"] != "s3:PutObject" || dig(control[0], "Resource", "Fn::Sub") != "${Bucket.Arn}/"+SwarmPrefix+"/*" {
+		t.Errorf("control role statements %v, want PutObject on the swarm prefix only", control)
+	}
+	ud := resolvedUserData(t, r, "ControlLaunchTemplate")
+	if !strings.Contains(ud, "prefix="+SwarmPrefix+"\n") || strings.Count(ud, `--key "$prefix/`) != 2 || strings.Count(ud, "--server-side-encryption AES256") != 2 {
+		t.Error("control node does not publish both objects, encrypted, under the swarm prefix")
+	}
+	for _, s := range statements("AgentRole") {
+		if s["Action"] == "s3:GetObject" && dig(s, "Resource", "Fn::Sub") != "${Bucket.Arn}/"+JoinPrefix+"/*" {
+			t.Errorf("agents read %v", s["Resource"])
+		}
+	}
+	if !strings.HasPrefix(SwarmPrefix, JoinPrefix+"/") || !strings.HasPrefix(NodeConfigPrefix, JoinPrefix+"/") {
+		t.Error("swarm material or node configuration outside what agents may read")
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
