@@ -28,8 +28,10 @@ type EC2API interface {
 	DescribeSubnets(ctx context.Context, in *ec2.DescribeSubnetsInput, opts ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
 }
 
-// S3API is what the commands need from S3: emptying the cluster bucket.
+// S3API is what the commands need from S3: emptying the cluster bucket and
+// uploading node configuration to it.
 type S3API interface {
+	ObjectPutter
 	ListObjectVersions(ctx context.Context, in *s3.ListObjectVersionsInput, opts ...func(*s3.Options)) (*s3.ListObjectVersionsOutput, error)
 	DeleteObjects(ctx context.Context, in *s3.DeleteObjectsInput, opts ...func(*s3.Options)) (*s3.DeleteObjectsOutput, error)
 }
