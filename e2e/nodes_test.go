@@ -1,0 +1,118 @@
+package e2e
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+var (
+	nodeKeyLine = regexp.MustCompile(`(?m)^key='(join/groups/[^']+)'$`)
+	nodeSHALine = regexp.MustCompile(`(?m)^sha256=([0-9a-f]{64})$`)
+)
+
+// nodeConfig is what a launch template version says about the node
+// configuration: its bucket key and SHA-256.
+type nodeConfig struct {
+	version  int64
+	key, sum string
+}
+
+// latestNodeConfig reads the group's launch template versions and returns
+// their number and the node configuration the latest one names; it checks
+// that the Auto Scaling group uses that version.
+func latestNodeConfig(t *testing.T, c clients, group string) (int, nodeConfig) {
+	t.Helper()
+	asg := groupASG(t, c, "core", group)
+	versions := launchTemplateVersions(t, c, aws.ToString(asg.LaunchTemplate.LaunchTemplateId))
+	sort.Slice(versions, func(i, j int) bool {
+		return aws.ToInt64(versions[i].VersionNumber) < aws.ToInt64(versions[j].VersionNumber)
+	})
+	latest := versions[len(versions)-1]
+	if got := aws.ToString(asg.LaunchTemplate.Version); got != "$Latest" && got != "" && got != strconv.FormatInt(aws.ToInt64(latest.VersionNumber), 10) {
+		t.Errorf("auto scaling group uses launch template version %s, latest is %d", got, aws.ToInt64(latest.VersionNumber))
+	}
+	ud, err := base64.StdEncoding.DecodeString(aws.ToString(latest.LaunchTemplateData.UserData))
+	if err != nil {
+		t.Fatalf("user data of version %d: %v", aws.ToInt64(latest.VersionNumber), err)
+	}
+	k, s := nodeKeyLine.FindSubmatch(ud), nodeSHALine.FindSubmatch(ud)
+	if k == nil || s == nil {
+		t.Fatalf("user data names no node configuration:\n%s", ud)
+	}
+	return len(versions), nodeConfig{aws.ToInt64(latest.VersionNumber), string(k[1]), string(s[1])}
+}
+
+// checkNodeConfig reads the object a launch template names and checks its
+// hash, encryption and content.
+func checkNodeConfig(t *testing.T, c clients, bucket string, nc nodeConfig, contains ...string) {
+	t.Helper()
+	out, err := c.s3.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(nc.key)})
+	if err != nil {
+		t.Fatalf("node configuration s3://%s/%s: %v", bucket, nc.key, err)
+	}
+	defer out.Body.Close()
+	body, err := io.ReadAll(out.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(body)
+	if got := hex.EncodeToString(sum[:]); got != nc.sum || !strings.HasSuffix(nc.key, "/node-"+nc.sum+".sh") {
+		t.Errorf("s3://%s/%s has SHA-256 %s; the launch template names %s", bucket, nc.key, got, nc.sum)
+	}
+	if out.ServerSideEncryption != "AES256" {
+		t.Errorf("node configuration stored with encryption %q", out.ServerSideEncryption)
+	}
+	for _, s := range contains {
+		if !strings.Contains(string(body), s) {
+			t.Errorf("node configuration lacks %q", s)
+		}
+	}
+}
+
+// A group's node configuration is in the bucket under the hash its launch
+// template names; a label change makes a new launch template version that
+// names a new configuration, and an identical update changes nothing.
+func TestNodeConfiguration(t *testing.T) {
+	resetMoto(t)
+	c := newClients(t)
+	must(t, "create-core", "core", "-q")
+	bucket := outputs(describeStack(t, c, "core"))["BucketName"]
+
+	must(t, "add-agents", "-n", "web", "-t", "c5.large", "-j", "core", "-c", "2", "-m", "role=web", "-q")
+	n1, first := latestNodeConfig(t, c, "web")
+	checkNodeConfig(t, c, bucket, first, `"role=web"`, `"clusterctl.group=web"`, `"clusterctl.instance-type=c5.large"`)
+
+	r := must(t, "update-group", "-n", "web", "-j", "core", "-m", "role=api", "-q")
+	if !strings.Contains(r.stderr, "Uploading node configuration") {
+		t.Errorf("update-group did not upload the new node configuration:\n%s", r)
+	}
+	n2, second := latestNodeConfig(t, c, "web")
+	if n2 != n1+1 || second.version <= first.version {
+		t.Errorf("launch template versions %d → %d after a label change, want one more", n1, n2)
+	}
+	if second.sum == first.sum || second.key == first.key {
+		t.Errorf("label change kept the node configuration %s", first.key)
+	}
+	checkNodeConfig(t, c, bucket, second, `"role=api"`)
+	// The previous configuration stays for a rollback to the previous version.
+	checkNodeConfig(t, c, bucket, first, `"role=web"`)
+
+	r = must(t, "update-group", "-n", "web", "-j", "core", "-m", "role=api", "-q")
+	if !strings.Contains(r.stderr, "No changes") {
+		t.Errorf("identical update:\n%s", r)
+	}
+	if n3, third := latestNodeConfig(t, c, "web"); n3 != n2 || third != second {
+		t.Errorf("identical update: %d versions naming %s, want %d naming %s", n3, third.key, n2, second.key)
+	}
+}
