@@ -78,7 +78,7 @@ type groupFlags struct {
 	InstanceType string   `short:"t" name:"instance-type" required:"" help:"Instance type of every node in the group."`
 	Count        int      `short:"c" name:"count" default:"1" help:"Number of nodes (desired capacity)."`
 	Min          *int     `name:"min" help:"Minimum size (default 0)."`
-	Max          *int     `name:"max" help:"Maximum size (default: the count)."`
+	Max          *int     `name:"max" help:"Maximum size (default: the count + 1, room for rolling updates to keep capacity)."`
 	Labels       []string `short:"m" name:"labels" sep:"none" help:"Labels key=value[,key=value] (repeatable)."`
 	ImageID      string   `name:"image-id" help:"AMI id or SSM parameter path (default: Amazon Linux 2023 for the type's architecture)."`
 	VolumeSize   int      `name:"volume-size" default:"30" help:"Root volume size in GiB."`

@@ -66,7 +66,7 @@ func TestMergeGroupSpec(t *testing.T) {
 			}
 		}, ""},
 		{"count above max moves max", base, UpdateOptions{Count: intp(8)}, func(t *testing.T, s render.GroupSpec) {
-			if s.Desired != 8 || s.Max != 8 || s.Min != 1 {
+			if s.Desired != 8 || s.Max != 9 || s.Min != 1 {
 				t.Errorf("sizes = %d/%d/%d", s.Min, s.Desired, s.Max)
 			}
 		}, ""},

@@ -27,7 +27,7 @@ type GroupOptions struct {
 	Group        string
 	InstanceType string
 	Count        int
-	Min, Max     *int // nil: min 0, max = count
+	Min, Max     *int // nil: min 0, max = count + 1
 	Labels       []string
 	ImageID      string
 	VolumeSize   int
@@ -41,7 +41,10 @@ type GroupOptions struct {
 
 // Spec validates the options and returns the render input (without the join).
 func (o GroupOptions) Spec(version string) (render.GroupSpec, error) {
-	min, max := 0, o.Count
+	// One node of headroom by default: a rolling update can then start a
+	// replacement before it stops a node, and the group keeps its capacity
+	// (CloudFormation needs MinInstancesInService below MaxSize).
+	min, max := 0, o.Count+1
 	if o.Min != nil {
 		min = *o.Min
 	}
@@ -278,10 +281,11 @@ func mergeGroupSpec(prev *stacks.Stack, in render.Intent, o UpdateOptions, versi
 	}
 	if o.Count != nil {
 		spec.Desired = *o.Count
-		// Growing past max or shrinking under min with only -c moves the
-		// bound along, as an operator would expect.
-		if o.Max == nil && spec.Desired > spec.Max {
-			spec.Max = spec.Desired
+		// Growing to max or shrinking under min with only -c moves the
+		// bound along (keeping a node of headroom above), as an operator
+		// would expect.
+		if o.Max == nil && spec.Desired >= spec.Max {
+			spec.Max = spec.Desired + 1
 		}
 		if o.Min == nil && spec.Desired < spec.Min {
 			spec.Min = spec.Desired
