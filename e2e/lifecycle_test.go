@@ -258,10 +258,19 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("dry run changed desired capacity to %d", d)
 	}
 
-	// remove-group deletes exactly that group.
+	// remove-group deletes exactly that group, and its node configuration.
 	must(t, "remove-group", "-n", "c5-agents", "-j", "core", "--yes", "-q")
 	if names := c.stackNames(t); !sameSet(names, []string{"core", "core-r3-agents"}) {
 		t.Errorf("stacks after remove-group = %v", names)
+	}
+	for prefix, want := range map[string]bool{"join/groups/c5-agents/": false, "join/groups/r3-agents/": true} {
+		objs, err := c.s3.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(out["BucketName"]), Prefix: aws.String(prefix)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(objs.Versions) > 0; got != want {
+			t.Errorf("objects under %s after remove-group: %d, want any=%v", prefix, len(objs.Versions), want)
+		}
 	}
 
 	// delete-core refuses while a group exists and names it.

@@ -133,7 +133,7 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) error {
 		}
 	}
 	if bucket := core.Outputs["BucketName"]; bucket != "" {
-		n, err := s.emptyBucket(ctx, bucket)
+		n, err := s.emptyBucket(ctx, bucket, "")
 		if err != nil {
 			return err
 		}
@@ -142,10 +142,15 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) error {
 	return s.deleteStack(ctx, o.Name, o.RetainFailed, o.Name, "")
 }
 
-// emptyBucket deletes every object version and delete marker.
-func (s *Service) emptyBucket(ctx context.Context, bucket string) (int, error) {
+// emptyBucket deletes every object version and delete marker under prefix
+// ("" for the whole bucket).
+func (s *Service) emptyBucket(ctx context.Context, bucket, prefix string) (int, error) {
 	deleted := 0
-	p := s3.NewListObjectVersionsPaginator(s.S3, &s3.ListObjectVersionsInput{Bucket: aws.String(bucket)})
+	in := &s3.ListObjectVersionsInput{Bucket: aws.String(bucket)}
+	if prefix != "" {
+		in.Prefix = aws.String(prefix)
+	}
+	p := s3.NewListObjectVersionsPaginator(s.S3, in)
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {

@@ -416,7 +416,18 @@ func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) error {
 	if err := s.confirm(o.Yes, fmt.Sprintf("remove group %q of cluster %q (stack %s)", o.Group, o.Cluster, name)); err != nil {
 		return err
 	}
-	return s.deleteStack(ctx, name, o.RetainFailed, o.Cluster, o.Group)
+	if err := s.deleteStack(ctx, name, o.RetainFailed, o.Cluster, o.Group); err != nil {
+		return err
+	}
+	// The group's node configurations are of no use without it.
+	core, err := s.Stacks.Get(ctx, o.Cluster)
+	if err != nil || core.Outputs["BucketName"] == "" {
+		return nil // no core, or no bucket: nothing to clean
+	}
+	if _, err := s.emptyBucket(ctx, core.Outputs["BucketName"], render.GroupConfigPrefix(o.Group)); err != nil {
+		return fmt.Errorf("removing node configuration of group %q: %w", o.Group, err)
+	}
+	return nil
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -46,6 +46,10 @@ func NodeConfigKey(group, sha256Hex string) string {
 	return NodeConfigPrefix + "/" + group + "/node-" + sha256Hex + ".sh"
 }
 
+// GroupConfigPrefix is the bucket prefix of every node configuration of a
+// group (with the trailing slash, so group "a" does not cover "ab").
+func GroupConfigPrefix(group string) string { return NodeConfigPrefix + "/" + group + "/" }
+
 // nodeData is what agent-node.sh.tmpl sees: everything an agent is
 // configured with.
 type nodeData struct {
