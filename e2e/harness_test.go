@@ -122,11 +122,17 @@ func env() []string {
 		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PROFILE=", "NO_COLOR=1")
 }
 
-// clusterctl runs the binary with args and returns what it did.
+// clusterctl runs the binary against moto and returns what it did.
 func clusterctl(t *testing.T, args ...string) result {
 	t.Helper()
+	return clusterctlAt(t, endpoint, args...)
+}
+
+// clusterctlAt runs the binary against another endpoint.
+func clusterctlAt(t *testing.T, url string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = env()
+	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

@@ -160,21 +160,3 @@ func createInput(name, cluster, group string) *cloudformation.CreateStackInput {
 		},
 	}
 }
-
-// clusterctlAt runs the binary against another endpoint than moto.
-func clusterctlAt(t *testing.T, url string, args ...string) result {
-	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code: code, stdout: out.String(), stderr: errOut.String()}
-}
