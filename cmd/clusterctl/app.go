@@ -79,6 +79,24 @@ func (a *App) Output() (*query.Output, error) {
 	return a.out, nil
 }
 
+// prepare checks what needs no AWS — the output flags, then the command's
+// own input (check) — and only then loads the AWS clients, so bad input
+// costs nothing and creates nothing.
+func (a *App) prepare(check error) (*query.Output, *cluster.Service, error) {
+	out, err := a.Output()
+	if err != nil {
+		return nil, nil, err
+	}
+	if check != nil {
+		return nil, nil, check
+	}
+	svc, err := a.Service()
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, svc, nil
+}
+
 // Service loads the AWS configuration and builds the clients once.
 func (a *App) Service() (*cluster.Service, error) {
 	if a.svc != nil {

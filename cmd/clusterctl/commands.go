@@ -54,14 +54,7 @@ type CreateCoreCmd struct {
 func (c *CreateCoreCmd) Run(app *App) error {
 	o := c.options(c.Name)
 	o.NoRollback = c.NoRollback
-	out, err := app.Output()
-	if err != nil {
-		return err
-	}
-	if err := o.Validate(); err != nil {
-		return err
-	}
-	svc, err := app.Service()
+	out, svc, err := app.prepare(o.Validate())
 	if err != nil {
 		return err
 	}
@@ -102,14 +95,7 @@ type AddAgentsCmd struct {
 func (c *AddAgentsCmd) Run(app *App) error {
 	o := c.options(c.Cluster)
 	o.NoRollback, o.ReplaceFailed = c.NoRollback, c.ReplaceFailed
-	out, err := app.Output()
-	if err != nil {
-		return err
-	}
-	if _, err := o.Spec(app.Version); err != nil {
-		return err
-	}
-	svc, err := app.Service()
+	out, svc, err := app.prepare(specErr(o.Spec(app.Version)))
 	if err != nil {
 		return err
 	}
@@ -127,14 +113,7 @@ type ListNodesCmd struct {
 }
 
 func (c *ListNodesCmd) Run(app *App) error {
-	out, err := app.Output()
-	if err != nil {
-		return err
-	}
-	if err := checkNames(c.Cluster, c.Group); err != nil {
-		return err
-	}
-	svc, err := app.Service()
+	out, svc, err := app.prepare(checkNames(c.Cluster, c.Group))
 	if err != nil {
 		return err
 	}
@@ -158,14 +137,7 @@ type ListGroupsCmd struct {
 }
 
 func (c *ListGroupsCmd) Run(app *App) error {
-	out, err := app.Output()
-	if err != nil {
-		return err
-	}
-	if err := checkNames(c.Cluster, ""); err != nil {
-		return err
-	}
-	svc, err := app.Service()
+	out, svc, err := app.prepare(checkNames(c.Cluster, ""))
 	if err != nil {
 		return err
 	}
@@ -201,17 +173,11 @@ func (c *UpdateGroupCmd) changes() bool {
 }
 
 func (c *UpdateGroupCmd) Run(app *App) error {
-	out, err := app.Output()
-	if err != nil {
-		return err
+	check := checkNames(c.Cluster, c.Group)
+	if check == nil && c.ContinueRollback && c.changes() {
+		check = errs.Usage("--continue-rollback takes no other changes: continue the rollback first, then update")
 	}
-	if err := checkNames(c.Cluster, c.Group); err != nil {
-		return err
-	}
-	if c.ContinueRollback && c.changes() {
-		return errs.Usage("--continue-rollback takes no other changes: continue the rollback first, then update")
-	}
-	svc, err := app.Service()
+	out, svc, err := app.prepare(check)
 	if err != nil {
 		return err
 	}
@@ -273,10 +239,7 @@ type RemoveGroupCmd struct {
 }
 
 func (c *RemoveGroupCmd) Run(app *App) error {
-	if err := checkNames(c.Cluster, c.Group); err != nil {
-		return err
-	}
-	svc, err := app.Service()
+	_, svc, err := app.prepare(checkNames(c.Cluster, c.Group))
 	if err != nil {
 		return err
 	}
@@ -296,10 +259,7 @@ type DeleteCoreCmd struct {
 }
 
 func (c *DeleteCoreCmd) Run(app *App) error {
-	if err := checkNames(c.Name, ""); err != nil {
-		return err
-	}
-	svc, err := app.Service()
+	_, svc, err := app.prepare(checkNames(c.Name, ""))
 	if err != nil {
 		return err
 	}
@@ -316,14 +276,7 @@ type DescribeCmd struct {
 }
 
 func (c *DescribeCmd) Run(app *App) error {
-	out, err := app.Output()
-	if err != nil {
-		return err
-	}
-	if err := checkNames(c.Cluster, ""); err != nil {
-		return err
-	}
-	svc, err := app.Service()
+	out, svc, err := app.prepare(checkNames(c.Cluster, ""))
 	if err != nil {
 		return err
 	}
@@ -347,10 +300,7 @@ type EventsCmd struct {
 }
 
 func (c *EventsCmd) Run(app *App) error {
-	if err := checkNames(c.Cluster, c.Group); err != nil {
-		return err
-	}
-	svc, err := app.Service()
+	_, svc, err := app.prepare(checkNames(c.Cluster, c.Group))
 	if err != nil {
 		return err
 	}
@@ -364,10 +314,7 @@ type WaitCmd struct {
 }
 
 func (c *WaitCmd) Run(app *App) error {
-	if err := checkNames(c.Cluster, c.Group); err != nil {
-		return err
-	}
-	svc, err := app.Service()
+	_, svc, err := app.prepare(checkNames(c.Cluster, c.Group))
 	if err != nil {
 		return err
 	}
@@ -497,3 +444,5 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+func specErr(_ render.GroupSpec, err error) error { return err }
