@@ -30,6 +30,15 @@ unit:
 e2e:
 	$(GO) test -count=1 ./e2e/
 
+# Benchmarks against the aws CLI + jq way and the API floor, on a local
+# moto server (not part of test or CI): see docs/benchmarks.md.
+bench: build
+	$(GO) run ./bench -bin bin/clusterctl
+
+.PHONY: bench-large
+bench-large: build
+	$(GO) run ./bench -bin bin/clusterctl -large -reps 3 -add-reps 3 -cli-wait-reps 1
+
 # Rewrite the golden templates after an intended template change.
 golden:
 	$(GO) test ./internal/render/ -update

@@ -1,0 +1,724 @@
+// Command bench measures clusterctl against the aws-cli + jq way of doing
+// the same work (bench/baseline) and against the API floor, on a moto_server
+// it starts itself. `make bench` runs it; docs/benchmarks.md explains every
+// number it prints.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+const (
+	clusterName = "core"
+	region      = "us-east-1"
+)
+
+type options struct {
+	bin, baseline string
+	logs          string
+	groups, nodes int
+	itype         string
+	reps          int
+	addReps       int
+	waitReps      int
+	cliWaitReps   int
+	coldReps      int
+	checkpoints   []int
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context) int {
+	var o options
+	var large bool
+	var checkpoints string
+	flag.StringVar(&o.bin, "bin", "", "clusterctl binary (default: build one into a temporary directory)")
+	flag.StringVar(&o.baseline, "baseline", "bench/baseline", "directory of the aws-cli + jq baseline scripts")
+	flag.StringVar(&o.logs, "logs", "", "write each tool run's stderr (clusterctl's -v call log included) to this directory")
+	flag.IntVar(&o.groups, "groups", 5, "agent groups in the cluster")
+	flag.IntVar(&o.nodes, "nodes", 20, "nodes per group")
+	flag.BoolVar(&large, "large", false, "the larger run: 10 groups x 100 nodes (also BENCH_LARGE=1)")
+	flag.StringVar(&o.itype, "type", "c5.large", "instance type of the groups")
+	flag.IntVar(&o.reps, "reps", 7, "timed repetitions of each list-nodes measurement")
+	flag.IntVar(&o.addReps, "add-reps", 5, "repetitions of add-agents end to end")
+	flag.IntVar(&o.waitReps, "wait-reps", 5, "repetitions of clusterctl's completion-detection measurement")
+	flag.IntVar(&o.cliWaitReps, "cli-wait-reps", 2, "repetitions of the AWS CLI waiter's (about 30 s each; 0: only state its documented delay)")
+	flag.IntVar(&o.coldReps, "cold-reps", 50, "runs of `clusterctl version` for the cold start")
+	flag.StringVar(&checkpoints, "checkpoints", "", "group counts at which list-nodes is measured (default: 1, half when 10 or more, all)")
+	flag.Parse()
+	if large || os.Getenv("BENCH_LARGE") == "1" {
+		o.groups, o.nodes = 10, 100
+	}
+	cps, err := parseCheckpoints(checkpoints, o.groups)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 2
+	}
+	o.checkpoints = cps
+
+	b := &bench{o: o, ctx: ctx, started: time.Now(), listCallsOK: true}
+	err = b.run()
+	b.cleanup()
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(os.Stderr, "bench: interrupted")
+		return 130
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	return 0
+}
+
+func parseCheckpoints(s string, groups int) ([]int, error) {
+	if groups < 1 {
+		return nil, errors.New("-groups must be at least 1")
+	}
+	if s == "" {
+		cps := []int{1}
+		if groups >= 10 {
+			cps = append(cps, groups/2)
+		}
+		if groups > 1 {
+			cps = append(cps, groups)
+		}
+		return cps, nil
+	}
+	var cps []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > groups {
+			return nil, fmt.Errorf("bad checkpoint %q: want group counts between 1 and %d", f, groups)
+		}
+		cps = append(cps, n)
+	}
+	sort.Ints(cps)
+	return cps, nil
+}
+
+type bench struct {
+	o       options
+	ctx     context.Context
+	started time.Time
+	tmp     string
+	moto    *moto
+	proxy   *proxy
+	env     []string
+	// The floor's clients: through the proxy like every tool, and straight
+	// to moto to show what the proxy costs.
+	viaProxy, direct *ec2.Client
+
+	main, mem     table
+	listRatio     []ratioAt // list-nodes baseline/clusterctl per checkpoint
+	listCallsOK   bool
+	listCallsNote string
+	maxLag        time.Duration
+	maxRet        time.Duration
+	runs          int // tool runs so far, to name their logs
+	coldMedian    time.Duration
+	notes         []string
+}
+
+type ratioAt struct {
+	groups                   int
+	ratio                    float64       // baseline / clusterctl
+	gap                      time.Duration // baseline − clusterctl
+	ctlAbove, blAbove, floor time.Duration // each tool's cost above the floor, and the floor
+}
+
+// result is one run of one tool.
+type result struct {
+	dur    time.Duration
+	end    time.Time
+	calls  int            // requests in moto's log
+	ops    map[string]int // requests per operation, as the proxy saw them
+	vcount string         // clusterctl's "aws calls: N (...)" line, with -v
+	rssKB  int64
+	stdout []byte
+	stderr []byte
+}
+
+func (b *bench) progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[%5.1fs] %s\n", time.Since(b.started).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func (b *bench) cleanup() {
+	if b.proxy != nil {
+		b.proxy.close()
+	}
+	b.moto.stop()
+	if b.tmp != "" {
+		os.RemoveAll(b.tmp)
+	}
+}
+
+func (b *bench) run() error {
+	for _, tool := range []string{"moto_server", "aws", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%s not found on PATH (pip install 'moto[server]' awscli; apt-get install jq)", tool)
+		}
+	}
+	var err error
+	if b.tmp, err = os.MkdirTemp("", "clusterctl-bench-"); err != nil {
+		return err
+	}
+	if b.o.logs != "" {
+		if err := os.MkdirAll(b.o.logs, 0o755); err != nil {
+			return err
+		}
+	}
+	if b.o.baseline, err = filepath.Abs(b.o.baseline); err != nil {
+		return err
+	}
+	if b.o.bin == "" {
+		b.o.bin = filepath.Join(b.tmp, "clusterctl")
+		b.progress("building clusterctl")
+		build := exec.CommandContext(b.ctx, "go", "build", "-trimpath", "-ldflags", "-s -w -X main.version=bench", "-o", b.o.bin, "./cmd/clusterctl")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("building clusterctl: %w", err)
+		}
+	} else if b.o.bin, err = filepath.Abs(b.o.bin); err != nil {
+		return err
+	}
+
+	b.progress("starting moto_server")
+	if b.moto, err = startMoto(b.ctx, b.tmp); err != nil {
+		return err
+	}
+	if b.proxy, err = startProxy(b.moto.url); err != nil {
+		return err
+	}
+	b.env = childEnv(b.proxy.url)
+	if b.viaProxy, err = ec2Client(b.ctx, b.proxy.url); err != nil {
+		return err
+	}
+	if b.direct, err = ec2Client(b.ctx, b.moto.url); err != nil {
+		return err
+	}
+	loadBefore := loadavg()
+
+	b.main = table{header: []string{"measurement", "tool", "median", "p90", "min", "max", "vs clusterctl", "above floor", "calls (server log)", "calls by operation (proxy)"}}
+	b.mem = table{header: []string{"measurement", "tool", "median", "p90", "min", "max", "peak RSS"}}
+
+	b.progress("create-core %s", clusterName)
+	if _, err := b.exec(nil, b.o.bin, "create-core", clusterName, "-q"); err != nil {
+		return err
+	}
+	next := 0
+	for g := 1; g <= b.o.groups; g++ {
+		b.progress("add-agents w%d (%d x %s)", g, b.o.nodes, b.o.itype)
+		if _, err := b.exec(nil, b.o.bin, "add-agents", "-n", fmt.Sprintf("w%d", g), "-t", b.o.itype, "-j", clusterName, "-c", strconv.Itoa(b.o.nodes), "-q"); err != nil {
+			return err
+		}
+		if next < len(b.o.checkpoints) && b.o.checkpoints[next] == g {
+			if err := b.listNodes(g); err != nil {
+				return err
+			}
+			next++
+		}
+	}
+	if err := b.addAgents(); err != nil {
+		return err
+	}
+	if err := b.completion(); err != nil {
+		return err
+	}
+	if err := b.coldStart(); err != nil {
+		return err
+	}
+	b.report(loadBefore)
+	return nil
+}
+
+// childEnv is the environment of every tool: the standard AWS variables
+// pointing at the proxy, dummy credentials, no shared config to read.
+func childEnv(endpoint string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "GODEBUG=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		"AWS_ENDPOINT_URL="+endpoint,
+		"AWS_REGION="+region, "AWS_DEFAULT_REGION="+region,
+		"AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench",
+		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null",
+		"AWS_EC2_METADATA_DISABLED=true", "AWS_PAGER=",
+	)
+}
+
+func ec2Client(ctx context.Context, endpoint string) (*ec2.Client, error) {
+	cfg, err := awsconfig.LoadDefaultConfig(ctx,
+		awsconfig.WithRegion(region),
+		awsconfig.WithSharedConfigFiles([]string{}), awsconfig.WithSharedCredentialsFiles([]string{}),
+		awsconfig.WithCredentialsProvider(aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "bench", SecretAccessKey: "bench", Source: "bench"}, nil
+		})))
+	if err != nil {
+		return nil, err
+	}
+	cfg.BaseEndpoint = aws.String(endpoint)
+	return ec2.NewFromConfig(cfg), nil
+}
+
+var vSummary = regexp.MustCompile(`(?m)^aws calls: .*$`)
+
+// exec runs one tool and measures it: wall time, requests in moto's log and
+// through the proxy, peak RSS (of the process and the children it waited
+// for), and clusterctl's -v summary if it printed one.
+func (b *bench) exec(extraEnv []string, name string, args ...string) (result, error) {
+	cmd := exec.CommandContext(b.ctx, name, args...)
+	cmd.Env = append(append([]string(nil), b.env...), extraEnv...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// A process group per tool, so cancelling also stops the aws processes a
+	// baseline script started.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	calls, mark := b.moto.requests(), b.proxy.mark()
+	start := time.Now()
+	err := cmd.Run()
+	end := time.Now()
+	r := result{dur: end.Sub(start), end: end, calls: b.moto.requests() - calls, ops: b.proxy.since(mark), stdout: stdout.Bytes(), stderr: stderr.Bytes()}
+	if ps := cmd.ProcessState; ps != nil {
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			r.rssKB = ru.Maxrss
+		}
+	}
+	r.vcount = string(vSummary.Find(stderr.Bytes()))
+	b.runs++
+	if b.o.logs != "" {
+		log := fmt.Sprintf("%04d-%s.log", b.runs, filepath.Base(name))
+		head := fmt.Sprintf("# %s %s\n# %s, exit %v\n", name, strings.Join(args, " "), r.dur, err)
+		_ = os.WriteFile(filepath.Join(b.o.logs, log), append([]byte(head), r.stderr...), 0o644)
+	}
+	if err != nil {
+		if b.ctx.Err() != nil {
+			return r, b.ctx.Err()
+		}
+		return r, fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, lastLines(stderr.String(), 10))
+	}
+	return r, nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// floor is the least any tool can do: the DescribeInstances pages (one per
+// 1000 instances) from a client that is already running.
+func (b *bench) floor(client *ec2.Client) (result, int, error) {
+	calls, mark := b.moto.requests(), b.proxy.mark()
+	start := time.Now()
+	in := &ec2.DescribeInstancesInput{
+		Filters: []ec2types.Filter{
+			{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "shutting-down", "stopping", "stopped"}},
+			{Name: aws.String("tag:clusterctl:cluster"), Values: []string{clusterName}},
+		},
+		MaxResults: aws.Int32(1000),
+	}
+	n := 0
+	p := ec2.NewDescribeInstancesPaginator(client, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(b.ctx)
+		if err != nil {
+			return result{}, 0, fmt.Errorf("floor DescribeInstances: %w", err)
+		}
+		for _, r := range page.Reservations {
+			n += len(r.Instances)
+		}
+	}
+	end := time.Now()
+	return result{dur: end.Sub(start), end: end, calls: b.moto.requests() - calls, ops: b.proxy.since(mark)}, n, nil
+}
+
+func countNodes(out []byte) (int, error) {
+	var nodes []json.RawMessage
+	if err := json.Unmarshal(out, &nodes); err != nil {
+		return 0, err
+	}
+	return len(nodes), nil
+}
+
+// listNodes measures list-nodes with g groups in the cluster.
+func (b *bench) listNodes(g int) error {
+	want := 1 + g*b.o.nodes
+	label := fmt.Sprintf("list-nodes, %d × %d (%d nodes)", g, b.o.nodes, want)
+	b.progress("%s: checks", label)
+	script := filepath.Join(b.o.baseline, "list-nodes.sh")
+
+	// Untimed first runs: the same answer from every tool, clusterctl's
+	// own call count, and warm caches for the timed runs.
+	ctlArgs := []string{"list-nodes", "-j", clusterName, "-o", "json"}
+	v, err := b.exec(nil, b.o.bin, append(ctlArgs, "-v")...)
+	if err != nil {
+		return err
+	}
+	if n, err := countNodes(v.stdout); err != nil || n != want {
+		return fmt.Errorf("clusterctl list-nodes returned %d nodes (%v), want %d", n, err, want)
+	}
+	base, err := b.exec(nil, script, clusterName)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(v.stdout, base.stdout) {
+		a, c := filepath.Join(os.TempDir(), "bench-clusterctl.json"), filepath.Join(os.TempDir(), "bench-baseline.json")
+		_ = os.WriteFile(a, v.stdout, 0o644)
+		_ = os.WriteFile(c, base.stdout, 0o644)
+		return fmt.Errorf("baseline list-nodes.sh and clusterctl disagree: diff %s %s", a, c)
+	}
+	for _, c := range []*ec2.Client{b.viaProxy, b.direct} {
+		if _, n, err := b.floor(c); err != nil || n != want {
+			return fmt.Errorf("floor saw %d instances (%v), want %d", n, err, want)
+		}
+	}
+
+	var ctl, bl, fp, fd sample
+	ctl.vcount = v.vcount
+	steps := []func() error{
+		func() error { r, err := b.exec(nil, b.o.bin, ctlArgs...); ctl.add(r); return err },
+		func() error { r, err := b.exec(nil, script, clusterName); bl.add(r); return err },
+		func() error { r, _, err := b.floor(b.viaProxy); fp.add(r); return err },
+		func() error { r, _, err := b.floor(b.direct); fd.add(r); return err },
+	}
+	// Interleaved, and each repetition starts with a different tool, so
+	// drift in the machine's load falls on all of them alike.
+	for rep := 0; rep < b.o.reps; rep++ {
+		b.progress("%s: repetition %d/%d", label, rep+1, b.o.reps)
+		for k := range steps {
+			if err := steps[(rep+k)%len(steps)](); err != nil {
+				return err
+			}
+		}
+	}
+	ref := median(ctl.durs)
+	floor := median(fp.durs)
+	b.row(label, "clusterctl list-nodes -o json", &ctl, ref, floor)
+	b.row(label, "baseline list-nodes.sh (aws CLI + jq)", &bl, ref, floor)
+	b.row(label, "floor: SDK DescribeInstances in-process", &fp, ref, floor)
+	b.row(label, "floor, straight to moto (no proxy)", &fd, ref, 0)
+	b.mem.add(label, "clusterctl list-nodes -o json", "", "", "", "", fmtKB(ctl.rssKB))
+	b.mem.add(label, "baseline list-nodes.sh (largest process)", "", "", "", "", fmtKB(bl.rssKB))
+	b.listRatio = append(b.listRatio, ratioAt{groups: g, ratio: float64(median(bl.durs)) / float64(ref),
+		gap: median(bl.durs) - ref, ctlAbove: ref - floor, blAbove: median(bl.durs) - floor, floor: floor})
+
+	// clusterctl's calls: at most one DescribeInstances per 1000 nodes and
+	// nothing else, by the server's count and by operation.
+	limit := int(math.Ceil(float64(want) / 1000))
+	ok := ctl.ops["ec2:DescribeInstances"] <= limit && len(ctl.ops) == 1
+	for _, c := range ctl.calls {
+		ok = ok && c <= limit
+	}
+	b.listCallsOK = b.listCallsOK && ok
+	b.listCallsNote += fmt.Sprintf(" %d nodes: %s (limit %d);", want, fmtCalls(ctl.calls), limit)
+	return nil
+}
+
+// row adds one tool's line; ref is clusterctl's median in the same
+// measurement, floor (if not 0) the floor's.
+func (b *bench) row(label, tool string, s *sample, ref, floor time.Duration) {
+	ratio, above := "—", "—"
+	if ref > 0 && !strings.HasPrefix(tool, "clusterctl") {
+		ratio = fmt.Sprintf("×%.1f", float64(median(s.durs))/float64(ref))
+	}
+	if floor > 0 && !strings.HasPrefix(tool, "floor") {
+		above = fmtDur(median(s.durs) - floor)
+	}
+	ops := formatOps(s.ops)
+	if s.vcount != "" {
+		ops += "; -v: " + strings.TrimPrefix(s.vcount, "aws calls: ")
+	}
+	b.main.add(label, tool, fmtDur(median(s.durs)), fmtDur(p90(s.durs)), fmtDur(minDur(s.durs)), fmtDur(maxDur(s.durs)), ratio, above, fmtCalls(s.calls), ops)
+}
+
+func fmtKB(kb int64) string {
+	if kb == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(kb)/1024)
+}
+
+// renderGroup writes the group template the baseline deploys, as an
+// operator of that approach keeps it in a file.
+func (b *bench) renderGroup(group string) (string, error) {
+	r, err := b.exec(nil, b.o.bin, "render", "group", "-n", group, "-t", b.o.itype, "-c", strconv.Itoa(b.o.nodes), "-j", clusterName)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(b.tmp, group+".json")
+	return path, os.WriteFile(path, r.stdout, 0o644)
+}
+
+// addAgents measures a group's creation end to end. moto creates stacks
+// synchronously, so this is each tool's own cost plus moto's work.
+func (b *bench) addAgents() error {
+	label := fmt.Sprintf("add-agents, %d nodes", b.o.nodes)
+	script := filepath.Join(b.o.baseline, "add-agents.sh")
+	count := strconv.Itoa(b.o.nodes)
+	var ctl, bl sample
+	for rep := 0; rep < b.o.addReps; rep++ {
+		b.progress("%s: repetition %d/%d", label, rep+1, b.o.addReps)
+		group := fmt.Sprintf("b%d", rep+1)
+		tmpl, err := b.renderGroup(group)
+		if err != nil {
+			return err
+		}
+		steps := []func() error{
+			func() error {
+				r, err := b.exec(nil, b.o.bin, "add-agents", "-n", fmt.Sprintf("a%d", rep+1), "-t", b.o.itype, "-j", clusterName, "-c", count, "-q", "-v")
+				ctl.add(r)
+				return err
+			},
+			func() error {
+				r, err := b.exec(nil, script, clusterName, group, b.o.itype, count, tmpl)
+				bl.add(r)
+				return err
+			},
+		}
+		for k := range steps {
+			if err := steps[(rep+k)%len(steps)](); err != nil {
+				return err
+			}
+		}
+	}
+	ref := median(ctl.durs)
+	b.row(label, "clusterctl add-agents -q", &ctl, ref, 0)
+	b.row(label, "baseline add-agents.sh (create-stack + wait)", &bl, ref, 0)
+	return nil
+}
+
+// completion measures how long after CloudFormation finishes each tool
+// notices: the proxy holds the new stack in CREATE_IN_PROGRESS until T, a
+// delay d after its CreateStack returned, and lag = tool's exit − T. The
+// delays are spread so that T falls at different points of each poller's
+// cycle.
+func (b *bench) completion() error {
+	script := filepath.Join(b.o.baseline, "add-agents.sh")
+	count := strconv.Itoa(b.o.nodes)
+	// Per tool: when it first read the final status (noticed), and when it
+	// exited (returned), both after T.
+	var ctlSeen, ctlRet, cliSeen, cliRet sample
+	var ctlD, cliD []string
+	measure := func(seen, ret *sample, stack string, d time.Duration, run func() (result, error)) error {
+		release := b.proxy.holdStack(stack, d)
+		r, err := run()
+		t, noticed := release()
+		if err != nil {
+			return err
+		}
+		if t.IsZero() || noticed.IsZero() {
+			return fmt.Errorf("%s: the proxy did not see the stack created and then read", stack)
+		}
+		if r.end.Before(t) {
+			return fmt.Errorf("%s: the tool returned %s before the stack completed", stack, t.Sub(r.end))
+		}
+		r.dur = r.end.Sub(t)
+		ret.add(r)
+		r.dur = noticed.Sub(t)
+		seen.add(r)
+		return nil
+	}
+	for i := 0; i < max(b.o.waitReps, b.o.cliWaitReps); i++ {
+		if i < b.o.waitReps {
+			group := fmt.Sprintf("h%d", i+1)
+			d := 2*time.Second + time.Duration(i)*1430*time.Millisecond
+			ctlD = append(ctlD, fmt.Sprintf("%.2g", d.Seconds()))
+			b.progress("completion: clusterctl, CloudFormation finishes %s after CreateStack", d)
+			err := measure(&ctlSeen, &ctlRet, clusterName+"-"+group, d, func() (result, error) {
+				return b.exec(nil, b.o.bin, "add-agents", "-n", group, "-t", b.o.itype, "-j", clusterName, "-c", count, "-q", "-v")
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if i < b.o.cliWaitReps {
+			group := fmt.Sprintf("c%d", i+1)
+			d := 30 * time.Second * time.Duration(i+1) / time.Duration(b.o.cliWaitReps+1)
+			cliD = append(cliD, fmt.Sprintf("%.2g", d.Seconds()))
+			tmpl, err := b.renderGroup(group)
+			if err != nil {
+				return err
+			}
+			b.progress("completion: aws cloudformation wait, CloudFormation finishes %s after CreateStack", d)
+			err = measure(&cliSeen, &cliRet, clusterName+"-"+group, d, func() (result, error) {
+				return b.exec(nil, script, clusterName, group, b.o.itype, count, tmpl)
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if b.o.waitReps > 0 {
+		tool := fmt.Sprintf("clusterctl add-agents, adaptive polling (T = CreateStack + %s s)", strings.Join(ctlD, ", "))
+		b.row("completion noticed: first final-status read − T", tool, &ctlSeen, median(ctlSeen.durs), 0)
+		b.row("completion returned: exit − T", tool, &ctlRet, median(ctlRet.durs), 0)
+		b.maxLag = maxDur(ctlSeen.durs)
+		b.maxRet = maxDur(ctlRet.durs)
+	}
+	if b.o.cliWaitReps > 0 {
+		tool := fmt.Sprintf("add-agents.sh, aws cloudformation wait (T = CreateStack + %s s)", strings.Join(cliD, ", "))
+		b.row("completion noticed: first final-status read − T", tool, &cliSeen, median(ctlSeen.durs), 0)
+		b.row("completion returned: exit − T", tool, &cliRet, median(ctlRet.durs), 0)
+	}
+	b.notes = append(b.notes, "The AWS CLI waiter stack-create-complete polls DescribeStacks every 30 s (botocore's waiter model: delay 30, 120 attempts), so for a completion at a random moment it notices 15 s later on average and 30 s at worst.")
+	return nil
+}
+
+var initLine = regexp.MustCompile(`(?m)^init (\S+) @[0-9.]+ ms, ([0-9.]+) ms clock`)
+
+// coldStart times `clusterctl version` (process start to exit, nothing
+// else), against spawning /bin/true and the AWS CLI's own start.
+func (b *bench) coldStart() error {
+	b.progress("cold start: %d runs of clusterctl version", b.o.coldReps)
+	var ctl, tru, awsv sample
+	for i := 0; i < b.o.coldReps; i++ {
+		r, err := b.exec(nil, b.o.bin, "version")
+		if err != nil {
+			return err
+		}
+		ctl.add(r)
+		if r, err = b.exec(nil, "/bin/true"); err != nil {
+			return err
+		}
+		tru.add(r)
+	}
+	for i := 0; i < 5; i++ {
+		r, err := b.exec(nil, "aws", "--version")
+		if err != nil {
+			return err
+		}
+		awsv.add(r)
+	}
+	label := "cold start"
+	memRow := func(tool string, s *sample) {
+		b.mem.add(label, tool, fmtDur(median(s.durs)), fmtDur(p90(s.durs)), fmtDur(minDur(s.durs)), fmtDur(maxDur(s.durs)), fmtKB(s.rssKB))
+	}
+	memRow(fmt.Sprintf("clusterctl version (%d runs)", b.o.coldReps), &ctl)
+	memRow(fmt.Sprintf("/bin/true: process spawn floor (%d runs)", b.o.coldReps), &tru)
+	memRow("aws --version (5 runs)", &awsv)
+	b.coldMedian = median(ctl.durs)
+
+	// Where the start goes: package initialisers, as the runtime reports them.
+	r, err := b.exec([]string{"GODEBUG=inittrace=1"}, b.o.bin, "version")
+	if err != nil {
+		return err
+	}
+	type pkg struct {
+		name string
+		ms   float64
+	}
+	var pkgs []pkg
+	total := 0.0
+	for _, m := range initLine.FindAllStringSubmatch(string(r.stderr), -1) {
+		ms, _ := strconv.ParseFloat(m[2], 64)
+		pkgs = append(pkgs, pkg{m[1], ms})
+		total += ms
+	}
+	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].ms > pkgs[j].ms })
+	var top []string
+	for _, p := range pkgs[:min(4, len(pkgs))] {
+		top = append(top, fmt.Sprintf("%s %.2f ms", p.name, p.ms))
+	}
+	b.notes = append(b.notes, fmt.Sprintf("Package initialisers (GODEBUG=inittrace=1, one run): %.1f ms in total; the largest: %s.", total, strings.Join(top, ", ")))
+	return nil
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func toolVersion(name string, args ...string) string {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+}
+
+func (b *bench) report(loadBefore string) {
+	fmt.Printf("clusterctl benchmark: %d groups × %d nodes, %d repetitions (list-nodes), %s\n\n", b.o.groups, b.o.nodes, b.o.reps, time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Printf("- machine: %d cores, %s/%s, load average %s at start, %s at end\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, loadBefore, loadavg())
+	fmt.Printf("- %s; moto %s; %s; %s\n", toolVersion("go", "version"), toolVersion("python3", "-c", "import moto; print(moto.__version__)"), toolVersion("aws", "--version"), toolVersion("jq", "--version"))
+	fmt.Printf("- command: go run ./bench %s\n\n", strings.Join(os.Args[1:], " "))
+	fmt.Print(b.main.String())
+	fmt.Println()
+	fmt.Print(b.mem.String())
+	fmt.Println()
+	for _, n := range b.notes {
+		fmt.Println("- " + n)
+	}
+	fmt.Println()
+	fmt.Println("Targets:")
+	if n := len(b.listRatio); n > 0 {
+		last := b.listRatio[n-1]
+		fmt.Printf("- list-nodes ≥ 10× faster than the baseline at %d groups: %s (×%.1f)\n", last.groups, metOrNot(last.ratio >= 10), last.ratio)
+		var gaps, ratios, above []string
+		grows := true
+		for i, r := range b.listRatio {
+			gaps = append(gaps, fmt.Sprintf("%d groups %s", r.groups, fmtDur(r.gap)))
+			ratios = append(ratios, fmt.Sprintf("×%.1f", r.ratio))
+			above = append(above, fmt.Sprintf("%d groups: clusterctl %s, baseline %s (floor %s)", r.groups, fmtDur(r.ctlAbove), fmtDur(r.blAbove), fmtDur(r.floor)))
+			if i > 0 && r.gap <= b.listRatio[i-1].gap {
+				grows = false
+			}
+		}
+		if n > 1 {
+			fmt.Printf("- the gap (baseline − clusterctl) grows with groups: %s (%s); wall-time ratio %s; cost above the floor: %s\n",
+				metOrNot(grows), strings.Join(gaps, ", "), strings.Join(ratios, " → "), strings.Join(above, "; "))
+		}
+		fmt.Printf("- list-nodes makes at most ceil(nodes/1000) calls, all DescribeInstances: %s (%s)\n", metOrNot(b.listCallsOK), strings.TrimSuffix(strings.TrimSpace(b.listCallsNote), ";"))
+	}
+	if b.o.waitReps > 0 {
+		fmt.Printf("- completion noticed within 2 s: %s (worst %s; worst return %s)\n", metOrNot(b.maxLag <= 2*time.Second), fmtDur(b.maxLag), fmtDur(b.maxRet))
+	}
+	fmt.Printf("- cold start under 20 ms: %s (median %s)\n", metOrNot(b.coldMedian < 20*time.Millisecond), fmtDur(b.coldMedian))
+	fmt.Printf("\nbench: done in %s\n", time.Since(b.started).Round(time.Second))
+}
+
+func metOrNot(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}
