@@ -7,14 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -23,11 +20,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/clusterctl/clusterctl/internal/motoserver"
 )
 
 var (
 	binary   string // the clusterctl binary under test
 	endpoint string // the moto server's URL
+	moto     *motoserver.Server
 )
 
 func TestMain(m *testing.M) {
@@ -48,61 +48,29 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: building clusterctl:", err)
 		return 1
 	}
-	stop, err := startMoto(dir)
+	logf, err := os.Create(filepath.Join(dir, "moto.log"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer logf.Close()
+	moto, err = motoserver.Start(logf)
 	if err != nil {
 		// Never a silent skip: without moto these tests cannot say anything.
 		fmt.Fprintln(os.Stderr, "e2e: FAIL:", err)
 		return 1
 	}
-	defer stop()
+	defer moto.Close()
+	endpoint = moto.URL
 	return m.Run()
-}
-
-// startMoto starts moto_server on a free loopback port and waits until it
-// answers.
-func startMoto(dir string) (func(), error) {
-	path, err := exec.LookPath("moto_server")
-	if err != nil {
-		return nil, errors.New("moto_server not found on PATH: install it with pip install 'moto[server]'")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	logf, err := os.Create(filepath.Join(dir, "moto.log"))
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(path, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting moto_server: %w", err)
-	}
-	stop := func() { cmd.Process.Kill(); cmd.Wait(); logf.Close() }
-	endpoint = fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(endpoint + "/moto-api/")
-		if err == nil {
-			resp.Body.Close()
-			return stop, nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	stop()
-	return nil, fmt.Errorf("moto_server did not answer on %s within 30s", endpoint)
 }
 
 // resetMoto forgets every resource, so each test starts from an empty account.
 func resetMoto(t *testing.T) {
 	t.Helper()
-	resp, err := http.Post(endpoint+"/moto-api/reset", "application/json", nil)
-	if err != nil {
-		t.Fatalf("resetting moto: %v", err)
+	if err := moto.Reset(); err != nil {
+		t.Fatal(err)
 	}
-	resp.Body.Close()
 }
 
 // result is one run of the binary.

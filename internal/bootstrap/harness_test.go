@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -27,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/clusterctl/clusterctl/internal/motoserver"
 	"github.com/clusterctl/clusterctl/internal/render"
 )
 
@@ -53,50 +53,20 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	stop, err := startMoto(dir)
+	logf, err := os.Create(filepath.Join(dir, "moto.log"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bootstrap:", err)
+		return 1
+	}
+	defer logf.Close()
+	moto, err := motoserver.Start(logf)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bootstrap: FAIL:", err)
 		return 1
 	}
-	defer stop()
+	defer moto.Close()
+	endpoint = moto.URL
 	return m.Run()
-}
-
-// startMoto starts moto_server on a free loopback port and waits until it
-// answers.
-func startMoto(dir string) (func(), error) {
-	path, err := exec.LookPath("moto_server")
-	if err != nil {
-		return nil, errors.New("moto_server not found on PATH: install it with pip install 'moto[server]'")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	logf, err := os.Create(filepath.Join(dir, "moto.log"))
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(path, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting moto_server: %w", err)
-	}
-	stop := func() { cmd.Process.Kill(); cmd.Wait(); logf.Close() }
-	endpoint = fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(endpoint + "/moto-api/")
-		if err == nil {
-			resp.Body.Close()
-			return stop, nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	stop()
-	return nil, fmt.Errorf("moto_server did not answer on %s within 30s", endpoint)
 }
 
 func s3Client(t *testing.T) *s3.Client {

@@ -1,0 +1,75 @@
+// Package motoserver runs a local moto_server (a fake AWS endpoint) for the
+// end-to-end tests, the node-script tests and the benchmarks: on a free
+// loopback port, answering when Start returns, stopped by Close.
+package motoserver
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"time"
+)
+
+// ErrNotInstalled says how to get moto_server.
+var ErrNotInstalled = errors.New("moto_server not found on PATH: install it with pip install 'moto[server]'")
+
+// Server is a running moto_server.
+type Server struct {
+	URL string
+	cmd *exec.Cmd
+}
+
+// Start runs moto_server on a free loopback port, its output going to log
+// (nil discards it), and waits up to 30 s for it to answer.
+func Start(log io.Writer) (*Server, error) {
+	path, err := exec.LookPath("moto_server")
+	if err != nil {
+		return nil, ErrNotInstalled
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("finding a free port: %w", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(path, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting moto_server: %w", err)
+	}
+	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd}
+	client := &http.Client{Timeout: time.Second}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		resp, err := client.Get(s.URL + "/moto-api/")
+		if err == nil {
+			resp.Body.Close()
+			return s, nil
+		}
+	}
+	s.Close()
+	return nil, fmt.Errorf("moto_server did not answer on %s within 30s", s.URL)
+}
+
+// Reset forgets every resource, as if the account were new.
+func (s *Server) Reset() error {
+	resp, err := http.Post(s.URL+"/moto-api/reset", "application/json", nil)
+	if err != nil {
+		return fmt.Errorf("resetting moto: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("resetting moto: %s", resp.Status)
+	}
+	return nil
+}
+
+// Close stops the server.
+func (s *Server) Close() {
+	if s.cmd.Process != nil {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+	}
+}
