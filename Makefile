@@ -37,7 +37,7 @@ bench: build
 
 .PHONY: bench-large
 bench-large: build
-	$(GO) run ./bench -bin bin/clusterctl -large -reps 3 -add-reps 3 -cli-wait-reps 1
+	$(GO) run ./bench -bin bin/clusterctl -large -reps 3 -add-reps 3 -wait-reps 3 -cli-wait-reps 1
 
 # Rewrite the golden templates after an intended template change.
 golden:

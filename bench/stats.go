@@ -11,10 +11,15 @@ import (
 // sample is the repetitions of one tool in one measurement.
 type sample struct {
 	durs   []time.Duration
-	calls  []int          // requests in moto's log, per repetition
-	ops    map[string]int // per operation, as the proxy saw them (first repetition)
-	vcount string         // clusterctl's own -v summary, when it ran with -v
-	rssKB  int64          // peak resident set size over the repetitions
+	calls  []int           // requests in moto's log, per repetition
+	ops    map[string]int  // per operation, as the proxy saw them (first repetition)
+	vcount string          // clusterctl's own -v summary, when it ran with -v
+	rssKB  int64           // peak resident set size over the repetitions
+	cpu    []time.Duration // user + system time of the tool's processes
+	// From clusterctl's -v log: time spent waiting on AWS calls, in all
+	// and per operation.
+	inCalls []time.Duration
+	opTime  map[string][]time.Duration
 }
 
 func (s *sample) add(r result) {
@@ -27,6 +32,20 @@ func (s *sample) add(r result) {
 		s.vcount = r.vcount
 	}
 	s.rssKB = max(s.rssKB, r.rssKB)
+	if r.cpu > 0 {
+		s.cpu = append(s.cpu, r.cpu)
+	}
+	if r.callTime != nil {
+		if s.opTime == nil {
+			s.opTime = map[string][]time.Duration{}
+		}
+		var total time.Duration
+		for op, d := range r.callTime {
+			s.opTime[op] = append(s.opTime[op], d)
+			total += d
+		}
+		s.inCalls = append(s.inCalls, total)
+	}
 }
 
 func sorted(ds []time.Duration) []time.Duration {
@@ -56,6 +75,14 @@ func p90(ds []time.Duration) time.Duration {
 }
 
 func minDur(ds []time.Duration) time.Duration { return sorted(ds)[0] }
+
+// medianOrDash is the median, or "—" without samples.
+func medianOrDash(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "—"
+	}
+	return fmtDur(median(ds))
+}
 func maxDur(ds []time.Duration) time.Duration { return sorted(ds)[len(ds)-1] }
 
 func fmtDur(d time.Duration) string {
