@@ -70,7 +70,7 @@ func run(ctx context.Context) int {
 	flag.IntVar(&o.addReps, "add-reps", 5, "repetitions of add-agents end to end")
 	flag.IntVar(&o.waitReps, "wait-reps", 5, "repetitions of clusterctl's completion-detection measurement")
 	flag.IntVar(&o.cliWaitReps, "cli-wait-reps", 2, "repetitions of the AWS CLI waiter's (about 30 s each; 0: only state its documented delay)")
-	flag.IntVar(&o.coldReps, "cold-reps", 50, "runs of `clusterctl version` for the cold start")
+	flag.IntVar(&o.coldReps, "cold-reps", 50, "runs of clusterctl's version command for the cold start")
 	flag.StringVar(&checkpoints, "checkpoints", "", "group counts at which list-nodes is measured (default: 1, half when 10 or more, all)")
 	flag.Parse()
 	if large || os.Getenv("BENCH_LARGE") == "1" {
@@ -732,11 +732,12 @@ func (b *bench) report(loadBefore string) {
 	fmt.Println("Targets:")
 	if n := len(b.listRatio); n > 0 {
 		last := b.listRatio[n-1]
-		at := fmt.Sprintf("%d × %d", last.groups, b.o.nodes)
-		if b.o.groups != 5 || b.o.nodes != 20 {
-			at += "; the target is set at 5 × 20"
+		if last.groups == 5 && b.o.nodes == 20 {
+			fmt.Printf("- list-nodes ≥ 10× faster than the baseline at 5 × 20: %s (×%.1f)\n", metOrNot(last.ratio >= 10), last.ratio)
+		} else {
+			// The target is set at 5 × 20; other sizes are for reference.
+			fmt.Printf("- list-nodes against the baseline at %d × %d (the ≥ 10× target is set at 5 × 20): ×%.1f\n", last.groups, b.o.nodes, last.ratio)
 		}
-		fmt.Printf("- list-nodes ≥ 10× faster than the baseline (%s): %s (×%.1f)\n", at, metOrNot(last.ratio >= 10), last.ratio)
 		var gaps, ratios, above []string
 		grows := true
 		for i, r := range b.listRatio {
