@@ -201,11 +201,12 @@ func withReattach(err error, cluster, group string) error {
 	if group != "" {
 		cmd += " -n " + group
 	}
+	// The stack manager's error already says that CloudFormation carries on.
 	switch {
 	case errors.Is(err, context.Canceled):
-		return &errs.InterruptedError{Err: err, Hint: "CloudFormation carries on; re-attach with: " + cmd}
+		return &errs.InterruptedError{Err: err, Hint: "re-attach with: " + cmd}
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%w\nCloudFormation carries on; re-attach with: %s", err, cmd)
+		return fmt.Errorf("%w\nre-attach with: %s", err, cmd)
 	}
 	return err
 }

@@ -106,14 +106,11 @@ func (s *Service) AddAgents(ctx context.Context, o GroupOptions) ([]query.Node, 
 	case !errors.Is(err, stacks.ErrNotFound):
 		return nil, err
 	}
-	if spec.Join, err = render.JoinFromOutputs(core.Outputs); err != nil {
-		return nil, fmt.Errorf("reading the join contract of core %q: %w", o.Cluster, err)
-	}
-	r, err := render.Group(spec)
+	r, err := renderJoined(core, spec)
 	if err != nil {
-		return nil, errs.AsUsage(err)
+		return nil, err
 	}
-	if err := s.uploadArtifacts(ctx, spec.Join.BucketName, r); err != nil {
+	if err := s.uploadArtifacts(ctx, r.Parameters["BucketName"], r); err != nil {
 		return nil, err
 	}
 	s.printf("Creating group stack %s (%d x %s) joined to core %s\n", name, spec.Desired, spec.InstanceType, o.Cluster)
@@ -121,6 +118,20 @@ func (s *Service) AddAgents(ctx context.Context, o GroupOptions) ([]query.Node, 
 		return nil, withReattach(err, o.Cluster, o.Group)
 	}
 	return query.ListNodes(ctx, s.EC2, o.Cluster, o.Group)
+}
+
+// renderJoined renders a group joined to the core's current outputs.
+func renderJoined(core *stacks.Stack, spec render.GroupSpec) (*render.Rendered, error) {
+	join, err := render.JoinFromOutputs(core.Outputs)
+	if err != nil {
+		return nil, fmt.Errorf("reading the join contract of core %q: %w", core.Name, err)
+	}
+	spec.Join = join
+	r, err := render.Group(spec)
+	if err != nil {
+		return nil, errs.AsUsage(err)
+	}
+	return r, nil
 }
 
 // UpdateOptions are the update-group flags. Nil/empty means "keep the
@@ -199,12 +210,9 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if err != nil {
 		return nil, err
 	}
-	if spec.Join, err = render.JoinFromOutputs(core.Outputs); err != nil {
-		return nil, fmt.Errorf("reading the join contract of core %q: %w", o.Cluster, err)
-	}
-	r, err := render.Group(spec)
+	r, err := renderJoined(core, spec)
 	if err != nil {
-		return nil, errs.AsUsage(err)
+		return nil, err
 	}
 	stackSpec := specFrom(r, false)
 	same, err := s.unchanged(ctx, prev, deployed, r)
@@ -232,7 +240,7 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if o.DryRun {
 		return res, s.Stacks.Discard(ctx, plan)
 	}
-	if err := s.uploadArtifacts(ctx, spec.Join.BucketName, r); err != nil {
+	if err := s.uploadArtifacts(ctx, r.Parameters["BucketName"], r); err != nil {
 		return res, err
 	}
 	if _, err := s.Stacks.Apply(ctx, plan); err != nil {
