@@ -52,7 +52,7 @@ func TestMergeGroupSpec(t *testing.T) {
 			if s.InstanceType != "r3.large" || s.Desired != 3 || s.Min != 1 || s.Max != 5 || s.VolumeSize != 30 || s.ImageID != "" || s.SubnetIDs != nil {
 				t.Errorf("spec = %+v", s)
 			}
-			if validate.FormatLabels(toValidate(s.Labels)) != "role=worker" {
+			if validate.FormatLabels(s.Labels) != "role=worker" {
 				t.Errorf("labels = %v", s.Labels)
 			}
 			// The computed rolling-update values are not frozen into the group.
@@ -99,14 +99,6 @@ func TestMergeGroupSpec(t *testing.T) {
 			tt.check(t, s)
 		})
 	}
-}
-
-func toValidate(ls []render.Label) []validate.Label {
-	out := make([]validate.Label, len(ls))
-	for i, l := range ls {
-		out[i] = validate.Label{Key: l.Key, Value: l.Value}
-	}
-	return out
 }
 
 func TestUsable(t *testing.T) {

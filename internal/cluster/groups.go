@@ -64,17 +64,9 @@ func (o GroupOptions) Spec(version string) (render.GroupSpec, error) {
 	}
 	return render.GroupSpec{
 		Cluster: o.Cluster, Group: o.Group, InstanceType: o.InstanceType, ImageID: o.ImageID,
-		Desired: o.Count, Min: min, Max: max, VolumeSize: o.VolumeSize, Labels: renderLabels(labels),
+		Desired: o.Count, Min: min, Max: max, VolumeSize: o.VolumeSize, Labels: labels,
 		SubnetIDs: o.SubnetIDs, SSHCIDR: o.SSHCIDR, Version: version,
 	}, nil
-}
-
-func renderLabels(ls []validate.Label) []render.Label {
-	out := make([]render.Label, len(ls))
-	for i, l := range ls {
-		out[i] = render.Label{Key: l.Key, Value: l.Value}
-	}
-	return out
 }
 
 // AddAgents reads the core, creates the group stack joined to it, waits, and
@@ -276,7 +268,7 @@ func mergeGroupSpec(prev *stacks.Stack, in render.Intent, o UpdateOptions, versi
 	if err != nil {
 		return spec, errs.AsUsage(err)
 	}
-	spec.Labels = renderLabels(parsed)
+	spec.Labels = parsed
 
 	if o.InstanceType != "" {
 		spec.InstanceType = o.InstanceType

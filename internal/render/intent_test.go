@@ -9,7 +9,7 @@ func TestIntentRoundTrip(t *testing.T) {
 		want Intent
 	}{
 		{"defaults", GroupSpec{}, Intent{Labels: NoLabels, Image: ImageDefault, Subnets: SubnetsCore}},
-		{"given", GroupSpec{Labels: []Label{{"a", "1"}, {"b", "2"}}, ImageID: "ami-12345678", SubnetIDs: []string{"subnet-0123abcd"}, MaxBatch: 2, MinInService: 1},
+		{"given", GroupSpec{Labels: []Label{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}}, ImageID: "ami-12345678", SubnetIDs: []string{"subnet-0123abcd"}, MaxBatch: 2, MinInService: 1},
 			Intent{Labels: "a=1,b=2", Image: "ami-12345678", Subnets: SubnetsOwn, MaxBatch: 2, MinInService: 1}},
 	}
 	for _, tt := range tests {

@@ -183,7 +183,7 @@ func TestNodeConfigHash(t *testing.T) {
 	}
 	for name, f := range map[string]func(*GroupSpec){
 		"label value":   func(s *GroupSpec) { s.Labels[1].Value = "batch" },
-		"label added":   func(s *GroupSpec) { s.Labels = append(s.Labels, Label{"zz", "1"}) },
+		"label added":   func(s *GroupSpec) { s.Labels = append(s.Labels, Label{Key: "zz", Value: "1"}) },
 		"control IP":    func(s *GroupSpec) { s.Join.ControlPrivateIp = "10.0.1.11" },
 		"bucket":        func(s *GroupSpec) { s.Join.BucketName = "other-bucket" },
 		"image":         func(s *GroupSpec) { s.ImageID = "ami-0fedcba9876543210" },

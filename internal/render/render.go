@@ -14,6 +14,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/clusterctl/clusterctl/internal/validate"
 	"github.com/clusterctl/clusterctl/templates"
 )
 
@@ -67,8 +68,8 @@ const (
 	maxTagValueChars = 256
 )
 
-// Label is one key=value of a group's metadata.
-type Label struct{ Key, Value string }
+// Label is one key=value of a group's metadata, as validate parses it.
+type Label = validate.Label
 
 // CoreSpec describes a core stack.
 type CoreSpec struct {

@@ -64,7 +64,7 @@ func variants() []variant {
 		{name: "group-labels-own-subnets-arm", group: &GroupSpec{
 			Cluster: "prod", Group: "r7g-agents", InstanceType: "r7g.large", Version: "1.2.3",
 			Desired: 3, Min: 1, Max: 3, VolumeSize: 100,
-			Labels:    []Label{{"instancetype", "r7g"}, {"role", "worker"}, {"zone", "a b"}},
+			Labels:    []Label{{Key: "instancetype", Value: "r7g"}, {Key: "role", Value: "worker"}, {Key: "zone", Value: "a b"}},
 			SubnetIDs: []string{"subnet-0000000000000000c"},
 			SSHCIDR:   "198.51.100.7/32", MaxBatch: 2, MinInService: 1,
 			ImageID: "ami-0123456789abcdef0", KeyName: "ops", Join: testJoin,
@@ -626,11 +626,11 @@ func TestErrors(t *testing.T) {
 		{"group min in service", group(func(s *GroupSpec) { s.MinInService = 4 }), "must be below max size 4"},
 		{"group zero volume", group(func(s *GroupSpec) { s.VolumeSize = 0 }), "volume size 0 GiB"},
 		{"group too many labels", group(func(s *GroupSpec) { s.Labels = many }), "41 labels, limit 40"},
-		{"group unsorted labels", group(func(s *GroupSpec) { s.Labels = []Label{{"b", "1"}, {"a", "2"}} }), "not sorted"},
-		{"group long label value", group(func(s *GroupSpec) { s.Labels = []Label{{"k", strings.Repeat("v", 257)}} }), "257-character value"},
-		{"group reserved label", group(func(s *GroupSpec) { s.Labels = []Label{{"clusterctl.group", "x"}} }), "prefix clusterctl. is reserved"},
+		{"group unsorted labels", group(func(s *GroupSpec) { s.Labels = []Label{{Key: "b", Value: "1"}, {Key: "a", Value: "2"}} }), "not sorted"},
+		{"group long label value", group(func(s *GroupSpec) { s.Labels = []Label{{Key: "k", Value: strings.Repeat("v", 257)}} }), "257-character value"},
+		{"group reserved label", group(func(s *GroupSpec) { s.Labels = []Label{{Key: "clusterctl.group", Value: "x"}} }), "prefix clusterctl. is reserved"},
 		{"group labels tag too long", group(func(s *GroupSpec) {
-			s.Labels = []Label{{"a", strings.Repeat("v", 200)}, {"b", strings.Repeat("v", 200)}}
+			s.Labels = []Label{{Key: "a", Value: strings.Repeat("v", 200)}, {Key: "b", Value: strings.Repeat("v", 200)}}
 		}), "limit 256"},
 		{"group other cluster", group(func(s *GroupSpec) { s.Join.ClusterName = "other" }), `belong to cluster "other"`},
 		{"group newer contract", group(func(s *GroupSpec) { s.Join.ContractVersion = "2" }), "join contract version 2"},
@@ -711,7 +711,7 @@ func TestSubLiteral(t *testing.T) {
 	// stay literal there, quoted for the shell.
 	r, err := Group(GroupSpec{
 		Cluster: "prod", Group: "g", InstanceType: "t3.small", Version: "1",
-		Desired: 1, Min: 1, Max: 2, VolumeSize: 8, Labels: []Label{{"k", "${AWS::AccountId}'x"}},
+		Desired: 1, Min: 1, Max: 2, VolumeSize: 8, Labels: []Label{{Key: "k", Value: "${AWS::AccountId}'x"}},
 	})
 	if err != nil {
 		t.Fatal(err)
