@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/stacks"
-	"github.com/clusterctl/clusterctl/internal/validate"
 )
 
 // CLI is the command tree.
@@ -62,7 +60,7 @@ func (c *CreateCoreCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	return out.Write(app.IO.Out, st.Outputs, func(bool) query.Table { return kvTable(st.Outputs, "OUTPUT", "VALUE") })
+	return out.Write(app.IO.Out, st.Outputs, func(bool) query.Table { return query.KVTable(st.Outputs, "OUTPUT", "VALUE") })
 }
 
 // groupFlags are shared by add-agents and render group.
@@ -113,7 +111,7 @@ type ListNodesCmd struct {
 }
 
 func (c *ListNodesCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, c.Group))
+	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
 	if err != nil {
 		return err
 	}
@@ -137,7 +135,7 @@ type ListGroupsCmd struct {
 }
 
 func (c *ListGroupsCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, ""))
+	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, ""))
 	if err != nil {
 		return err
 	}
@@ -173,7 +171,7 @@ func (c *UpdateGroupCmd) changes() bool {
 }
 
 func (c *UpdateGroupCmd) Run(app *App) error {
-	check := checkNames(c.Cluster, c.Group)
+	check := cluster.CheckNames(c.Cluster, c.Group)
 	if check == nil && c.ContinueRollback && c.changes() {
 		check = errs.Usage("--continue-rollback takes no other changes: continue the rollback first, then update")
 	}
@@ -239,7 +237,7 @@ type RemoveGroupCmd struct {
 }
 
 func (c *RemoveGroupCmd) Run(app *App) error {
-	_, svc, err := app.prepare(checkNames(c.Cluster, c.Group))
+	_, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
 	if err != nil {
 		return err
 	}
@@ -259,7 +257,7 @@ type DeleteCoreCmd struct {
 }
 
 func (c *DeleteCoreCmd) Run(app *App) error {
-	_, svc, err := app.prepare(checkNames(c.Name, ""))
+	_, svc, err := app.prepare(cluster.CheckNames(c.Name, ""))
 	if err != nil {
 		return err
 	}
@@ -276,7 +274,7 @@ type DescribeCmd struct {
 }
 
 func (c *DescribeCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, ""))
+	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, ""))
 	if err != nil {
 		return err
 	}
@@ -300,7 +298,7 @@ type EventsCmd struct {
 }
 
 func (c *EventsCmd) Run(app *App) error {
-	_, svc, err := app.prepare(checkNames(c.Cluster, c.Group))
+	_, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
 	if err != nil {
 		return err
 	}
@@ -314,7 +312,7 @@ type WaitCmd struct {
 }
 
 func (c *WaitCmd) Run(app *App) error {
-	_, svc, err := app.prepare(checkNames(c.Cluster, c.Group))
+	_, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
 	if err != nil {
 		return err
 	}
@@ -378,14 +376,6 @@ func (c *VersionCmd) Run(app *App) error {
 	return err
 }
 
-func kvTable(m map[string]string, k, v string) query.Table {
-	t := query.Table{Header: []string{k, v}}
-	for _, key := range sortedKeys(m) {
-		t.Rows = append(t.Rows, []string{key, m[key]})
-	}
-	return t
-}
-
 // planView is the JSON form of update-group's result.
 type planView struct {
 	Stack     string       `json:"stack"`
@@ -419,30 +409,6 @@ func replacement(c stacks.Change) string {
 		return "in place"
 	}
 	return "-"
-}
-
-// checkNames validates optional cluster and group names before any AWS call.
-func checkNames(clusterName, group string) error {
-	if clusterName != "" {
-		if err := validate.ClusterName(clusterName); err != nil {
-			return errs.AsUsage(err)
-		}
-	}
-	if group != "" {
-		if err := validate.GroupName(clusterName, group); err != nil {
-			return errs.AsUsage(err)
-		}
-	}
-	return nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func specErr(_ render.GroupSpec, err error) error { return err }

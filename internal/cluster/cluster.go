@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
@@ -130,20 +129,6 @@ func (s *Service) confirm(yes bool, question string) error {
 		return refused("not confirmed")
 	}
 	return nil
-}
-
-// writeKV prints a two-column key/value table, sorted by key.
-func writeKV(w io.Writer, m map[string]string, header ...string) error {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	t := query.Table{Header: header}
-	for _, k := range keys {
-		t.Rows = append(t.Rows, []string{k, m[k]})
-	}
-	return query.WriteTable(w, t)
 }
 
 // splitList reads a comma-separated list parameter. moto renders list

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -188,7 +190,7 @@ func (s *Service) emptyBucket(ctx context.Context, bucket, prefix string) (int, 
 // specFrom turns a rendered template into a stack spec.
 func specFrom(r *render.Rendered, noRollback bool) stacks.Spec {
 	spec := stacks.Spec{Name: r.StackName, Template: r.Template, Tags: r.Tags, Capabilities: r.Capabilities, DisableRollback: noRollback}
-	for _, k := range sortedKeys(r.Parameters) {
+	for _, k := range slices.Sorted(maps.Keys(r.Parameters)) {
 		spec.Parameters = append(spec.Parameters, stacks.Param{Key: k, Value: r.Parameters[k]})
 	}
 	return spec

@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
-	"sort"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -428,15 +426,6 @@ func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) error {
 		return fmt.Errorf("removing node configuration of group %q: %w", o.Group, err)
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range maps.Keys(m) {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // equalList compares two list parameter values in either of the forms

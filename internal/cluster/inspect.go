@@ -21,9 +21,13 @@ func stackName(cluster, group string) string {
 	return render.GroupStackName(cluster, group)
 }
 
-func checkTarget(cluster, group string) error {
-	if err := validate.ClusterName(cluster); err != nil {
-		return errs.AsUsage(err)
+// CheckNames validates a cluster and a group name, each when given, before
+// any AWS call.
+func CheckNames(cluster, group string) error {
+	if cluster != "" {
+		if err := validate.ClusterName(cluster); err != nil {
+			return errs.AsUsage(err)
+		}
 	}
 	if group != "" {
 		if err := validate.GroupName(cluster, group); err != nil {
@@ -60,7 +64,7 @@ func usable(st *stacks.Stack, what string) error {
 // Wait re-attaches to whatever operation is in progress on the core or a
 // group, and returns with that operation's outcome.
 func (s *Service) Wait(ctx context.Context, cluster, group string) (*stacks.Stack, error) {
-	if err := checkTarget(cluster, group); err != nil {
+	if err := CheckNames(cluster, group); err != nil {
 		return nil, err
 	}
 	st, err := s.Stacks.Wait(ctx, stackName(cluster, group))
@@ -73,7 +77,7 @@ func (s *Service) Wait(ctx context.Context, cluster, group string) (*stacks.Stac
 // Events prints the events of the core or a group, oldest first; with
 // follow, until the operation in progress ends.
 func (s *Service) Events(ctx context.Context, cluster, group string, follow bool, w io.Writer) error {
-	if err := checkTarget(cluster, group); err != nil {
+	if err := CheckNames(cluster, group); err != nil {
 		return err
 	}
 	return notFound(s.Stacks.Events(ctx, stackName(cluster, group), follow, w), cluster, group)
@@ -82,7 +86,7 @@ func (s *Service) Events(ctx context.Context, cluster, group string, follow bool
 // ContinueRollback continues a group's failed update rollback
 // (UPDATE_ROLLBACK_FAILED) and waits for it.
 func (s *Service) ContinueRollback(ctx context.Context, cluster, group string) (*stacks.Stack, error) {
-	if err := checkTarget(cluster, group); err != nil {
+	if err := CheckNames(cluster, group); err != nil {
 		return nil, err
 	}
 	name := stackName(cluster, group)
@@ -120,7 +124,7 @@ type GroupHealth struct {
 // Describe reads a cluster's core (outputs, parameters, status) and its
 // groups with their status and health.
 func (s *Service) Describe(ctx context.Context, cluster string) (*Description, error) {
-	if err := checkTarget(cluster, ""); err != nil {
+	if err := CheckNames(cluster, ""); err != nil {
 		return nil, err
 	}
 	core, err := s.getCore(ctx, cluster)
@@ -178,11 +182,11 @@ func WriteDescription(w io.Writer, d *Description) error {
 		fmt.Fprintf(w, "Advice:   %s\n", d.Advice)
 	}
 	fmt.Fprintln(w, "\nOutputs:")
-	if err := writeKV(w, d.Outputs, "OUTPUT", "VALUE"); err != nil {
+	if err := query.WriteTable(w, query.KVTable(d.Outputs, "OUTPUT", "VALUE")); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\nParameters:")
-	if err := writeKV(w, d.Parameters, "PARAMETER", "VALUE"); err != nil {
+	if err := query.WriteTable(w, query.KVTable(d.Parameters, "PARAMETER", "VALUE")); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\nGroups:")

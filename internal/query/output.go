@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/itchyny/gojq"
@@ -18,6 +20,15 @@ import (
 type Table struct {
 	Header []string
 	Rows   [][]string
+}
+
+// KVTable is the table form of a map: one row per key, sorted.
+func KVTable(m map[string]string, keyHeader, valueHeader string) Table {
+	t := Table{Header: []string{keyHeader, valueHeader}}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		t.Rows = append(t.Rows, []string{k, m[k]})
+	}
+	return t
 }
 
 // Output writes results in the format the operator chose (-o) after an

@@ -35,15 +35,6 @@ type templateDoc struct {
 	Resources  map[string]json.RawMessage
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
-
 // check verifies a rendered stack as a whole: size limits (user data
 // included), and that the parameter values cover exactly the parameters the
 // template declares, so a template edit cannot leave a parameter unset or

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -186,7 +188,7 @@ func checkTemplateUserData(doc templateDoc) error {
 		_, isRes := doc.Resources[res]
 		return pseudo[name] || (!attr && isParam) || isRes
 	}
-	for _, id := range sortedKeys(doc.Resources) {
+	for _, id := range slices.Sorted(maps.Keys(doc.Resources)) {
 		var r struct {
 			Type       string
 			Properties struct {
