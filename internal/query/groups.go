@@ -13,6 +13,8 @@ import (
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
+
+	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
 // JoinKeys are the join-contract values a group receives as parameters of
@@ -57,16 +59,16 @@ func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]
 	}
 	cores := map[string]map[string]string{} // cluster → core outputs
 	var groups []Group
-	var groupStacks []cfntypes.Stack
+	var groupStacks []stacks.Stack
 	for _, s := range all {
-		tags := tagMap(s.Tags)
+		tags := s.Tags
 		c := tags[TagCluster]
-		if c == "" || (cluster != "" && c != cluster) || s.StackStatus == cfntypes.StackStatusDeleteComplete {
+		if c == "" || (cluster != "" && c != cluster) || s.Status == string(cfntypes.StackStatusDeleteComplete) {
 			continue
 		}
 		switch tags[TagRole] {
 		case "core":
-			cores[c] = outputMap(s.Outputs)
+			cores[c] = s.Outputs
 		case "agents":
 			groupStacks = append(groupStacks, s)
 		}
@@ -79,19 +81,15 @@ func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]
 		return nil, err
 	}
 	for _, s := range groupStacks {
-		tags := tagMap(s.Tags)
-		params := paramMap(s.Parameters)
+		tags, params := s.Tags, s.Parameters
 		g := Group{
 			Cluster:      tags[TagCluster],
 			Group:        tags[TagGroup],
-			Stack:        aws.ToString(s.StackName),
-			Status:       string(s.StackStatus),
+			Stack:        s.Name,
+			Status:       s.Status,
 			InstanceType: params["InstanceType"],
 			Labels:       ParseLabels(tags[TagLabels]),
-			Updated:      aws.ToTime(s.CreationTime).UTC(),
-		}
-		if s.LastUpdatedTime != nil {
-			g.Updated = s.LastUpdatedTime.UTC()
+			Updated:      s.Updated.UTC(),
 		}
 		if a, ok := asgs[g.Cluster+"/"+g.Group]; ok {
 			// The Auto Scaling group carries the labels it gives its nodes;
@@ -142,15 +140,17 @@ func Joined(groupParams, coreOutputs map[string]string) bool {
 	return true
 }
 
-func describeAllStacks(ctx context.Context, cfn CFNAPI) ([]cfntypes.Stack, error) {
-	var out []cfntypes.Stack
+func describeAllStacks(ctx context.Context, cfn CFNAPI) ([]stacks.Stack, error) {
+	var out []stacks.Stack
 	p := cloudformation.NewDescribeStacksPaginator(cfn, &cloudformation.DescribeStacksInput{})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("describing stacks: %w", err)
 		}
-		out = append(out, page.Stacks...)
+		for _, st := range page.Stacks {
+			out = append(out, stacks.FromSDK(st))
+		}
 	}
 	return out, nil
 }
@@ -213,28 +213,4 @@ func GroupsTable(groups []Group, wide bool) Table {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
-}
-
-func tagMap(tags []cfntypes.Tag) map[string]string {
-	m := make(map[string]string, len(tags))
-	for _, t := range tags {
-		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
-	}
-	return m
-}
-
-func outputMap(outs []cfntypes.Output) map[string]string {
-	m := make(map[string]string, len(outs))
-	for _, o := range outs {
-		m[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
-	}
-	return m
-}
-
-func paramMap(ps []cfntypes.Parameter) map[string]string {
-	m := make(map[string]string, len(ps))
-	for _, p := range ps {
-		m[aws.ToString(p.ParameterKey)] = aws.ToString(p.ParameterValue)
-	}
-	return m
 }

@@ -7,7 +7,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 )
 
-func stackFrom(s types.Stack) Stack {
+// FromSDK converts the SDK's description of a stack, for callers that
+// describe stacks themselves (inventory reads them all in one call).
+func FromSDK(s types.Stack) Stack {
 	out := Stack{
 		Name:         aws.ToString(s.StackName),
 		ID:           aws.ToString(s.StackId),

@@ -28,7 +28,7 @@ func (m *Manager) Get(ctx context.Context, name string) (*Stack, error) {
 	if len(out.Stacks) == 0 {
 		return nil, newNotFound(name, nil)
 	}
-	s := stackFrom(out.Stacks[0])
+	s := FromSDK(out.Stacks[0])
 	return &s, nil
 }
 
@@ -45,7 +45,7 @@ func (m *Manager) List(ctx context.Context) ([]Stack, error) {
 			if s.StackStatus == types.StackStatusDeleteComplete {
 				continue
 			}
-			out = append(out, stackFrom(s))
+			out = append(out, FromSDK(s))
 		}
 	}
 	return out, nil

@@ -171,7 +171,7 @@ func (m *Manager) describe(ctx context.Context, o *op) (*Stack, error) {
 	if len(out.Stacks) == 0 {
 		return nil, newNotFound(o.name, nil)
 	}
-	s := stackFrom(out.Stacks[0])
+	s := FromSDK(out.Stacks[0])
 	return &s, nil
 }
 
