@@ -36,18 +36,10 @@ func TestBadInput(t *testing.T) {
 		{"update type", []string{"update-group", "-n", "g", "-j", "core", "-t", "big"}, "invalid instance type"},
 		{"update labels", []string{"update-group", "-n", "g", "-j", "core", "-m", "a b=c"}, "invalid label key"},
 		{"render labels", []string{"render", "group", "-n", "g", "-t", "r3.large", "-m", "x=`id`"}, "invalid label value"},
-		{"remove without yes", []string{"remove-group", "-n", "g", "-j", "core"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := clusterctl(t, tt.args...)
-			if tt.name == "remove without yes" {
-				// Unknown group is checked first: refused (1) rather than bad usage.
-				if r.code != 1 {
-					t.Errorf("%s", r)
-				}
-				return
-			}
 			if r.code != 2 {
 				t.Errorf("exit %d, want 2\n%s", r.code, r)
 			}
@@ -82,6 +74,11 @@ func TestRefusals(t *testing.T) {
 	r = clusterctl(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-q")
 	if r.code != 1 || !strings.Contains(r.stderr, "already exists") {
 		t.Errorf("duplicate group:\n%s", r)
+	}
+	// An unknown group is refused (1) before any question is asked.
+	r = clusterctl(t, "remove-group", "-n", "nosuch", "-j", "core")
+	if r.code != 1 || !strings.Contains(r.stderr, "not found") {
+		t.Errorf("remove of an unknown group:\n%s", r)
 	}
 	r = clusterctl(t, "update-group", "-n", "nosuch", "-j", "core", "-c", "2", "-q")
 	if r.code != 1 || !strings.Contains(r.stderr, "not found") {
