@@ -48,7 +48,6 @@ type App struct {
 
 	out *query.Output
 	svc *cluster.Service
-	mgr *stacks.Manager
 	rec *awsx.Recorder
 }
 
@@ -116,9 +115,9 @@ func (a *App) Service() (*cluster.Service, error) {
 	if a.Globals.Quiet {
 		progress = nil
 	}
-	a.mgr = stacks.NewManager(cfn, stacks.Options{RunID: a.RunID, Progress: progress, TTY: a.IO.ErrTTY, Color: a.IO.Color})
+	mgr := stacks.NewManager(cfn, stacks.Options{RunID: a.RunID, Progress: progress, TTY: a.IO.ErrTTY, Color: a.IO.Color})
 	a.svc = &cluster.Service{
-		Stacks:  a.mgr,
+		Stacks:  mgr,
 		CFN:     cfn,
 		EC2:     ec2.NewFromConfig(cfg),
 		ASG:     autoscaling.NewFromConfig(cfg),
@@ -128,14 +127,6 @@ func (a *App) Service() (*cluster.Service, error) {
 		Version: a.Version,
 	}
 	return a.svc, nil
-}
-
-// Stacks is the stack manager (after Service).
-func (a *App) Stacks() (*stacks.Manager, error) {
-	if _, err := a.Service(); err != nil {
-		return nil, err
-	}
-	return a.mgr, nil
 }
 
 // finish prints the -v call count and releases the timeout.

@@ -9,7 +9,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -48,13 +47,7 @@ type StackManager interface {
 	Wait(ctx context.Context, name string) (*stacks.Stack, error)
 	Events(ctx context.Context, name string, follow bool, w io.Writer) error
 	ContinueUpdateRollback(ctx context.Context, name string) (*stacks.Stack, error)
-}
-
-// CFNAPI is what the commands read from CloudFormation directly (inventory
-// and the deployed template); everything else goes through StackManager.
-type CFNAPI interface {
-	query.CFNAPI
-	GetTemplate(ctx context.Context, in *cloudformation.GetTemplateInput, opts ...func(*cloudformation.Options)) (*cloudformation.GetTemplateOutput, error)
+	Template(ctx context.Context, name string) ([]byte, error)
 }
 
 // SSMAPI resolves the SSM parameter behind a group's image.
@@ -65,7 +58,7 @@ type SSMAPI interface {
 // Service runs the cluster commands against one AWS configuration.
 type Service struct {
 	Stacks  StackManager
-	CFN     CFNAPI
+	CFN     query.CFNAPI // inventory reads stacks itself, in one call
 	EC2     EC2API
 	ASG     query.ASGAPI
 	S3      S3API

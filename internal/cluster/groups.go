@@ -9,7 +9,6 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
@@ -192,7 +191,7 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if err := usable(core, "core"); err != nil {
 		return nil, err
 	}
-	deployed, err := s.template(ctx, name)
+	deployed, err := s.Stacks.Template(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -310,15 +309,6 @@ func mergeGroupSpec(prev *stacks.Stack, in render.Intent, o UpdateOptions, versi
 		}
 	}
 	return spec, nil
-}
-
-// template reads a stack's deployed template body.
-func (s *Service) template(ctx context.Context, name string) ([]byte, error) {
-	out, err := s.CFN.GetTemplate(ctx, &cloudformation.GetTemplateInput{StackName: aws.String(name)})
-	if err != nil {
-		return nil, fmt.Errorf("reading template of stack %q: %w", name, err)
-	}
-	return []byte(aws.ToString(out.TemplateBody)), nil
 }
 
 // readIntent reads what the operator asked for when the group was last

@@ -3,6 +3,8 @@ package stacks
 import (
 	"fmt"
 	"strings"
+
+	"github.com/clusterctl/clusterctl/internal/render"
 )
 
 // Class groups stack statuses by what the operator can do next.
@@ -103,11 +105,11 @@ type Ref struct {
 	Group   string // agent group name; empty for the core stack
 }
 
-// Ownership tags (see docs/design.md).
+// Ownership tags, as the templates write them.
 const (
-	TagCluster = "clusterctl:cluster"
-	TagRole    = "clusterctl:role"
-	TagGroup   = "clusterctl:group"
+	TagCluster = render.TagCluster
+	TagRole    = render.TagRole
+	TagGroup   = render.TagGroup
 )
 
 // RefOf derives a Ref from the stack's ownership tags; a stack without
