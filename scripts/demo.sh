@@ -25,7 +25,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 for _ in $(seq 1 100); do
-	if curl -fsS "http://127.0.0.1:$port/moto-api/" >/dev/null 2>&1; then
+	if python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' "http://127.0.0.1:$port/moto-api/" 2>/dev/null; then
 		break
 	fi
 	sleep 0.1
