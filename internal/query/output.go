@@ -41,6 +41,7 @@ type Output struct {
 // NewOutput checks the format and compiles the query before any AWS call, so
 // bad input costs nothing.
 func NewOutput(format, query string) (*Output, error) {
+	format = strings.ToLower(format)
 	switch format {
 	case "table", "wide", "json", "yaml":
 	default:
@@ -78,7 +79,14 @@ func (o *Output) Write(w io.Writer, v any, table func(wide bool) Table) error {
 			return err
 		}
 	}
-	for _, r := range results {
+	for i, r := range results {
+		if i > 0 && o.Format == "yaml" {
+			// Several results are several documents, so the stream stays
+			// valid YAML; a single one needs no separator.
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
 		if err := o.writeValue(w, r); err != nil {
 			return err
 		}
@@ -92,12 +100,6 @@ func (o *Output) writeValue(w io.Writer, v any) error {
 		b, err := yaml.Marshal(v)
 		if err != nil {
 			return fmt.Errorf("encoding YAML: %w", err)
-		}
-		if o.query != nil {
-			// Separate documents so several results stay valid YAML.
-			if _, err := io.WriteString(w, "---\n"); err != nil {
-				return err
-			}
 		}
 		_, err = w.Write(b)
 		return err

@@ -224,7 +224,10 @@ func TestOutputFormats(t *testing.T) {
 		{"wide", "", []string{"IMAGE   LABELS", "ami-1   a=b"}, ""},
 		{"json", `.[].instanceId`, []string{"\"i-1\"\n\"i-2\"\n"}, ""},
 		{"table", `.[].instanceId`, []string{"i-1\ni-2\n"}, ""},
-		{"yaml", `.[1].labels`, []string{"---\na: b\n"}, ""},
+		{"yaml", `.[1].labels`, []string{"a: b\n"}, ""},
+		{"yaml", `.[].instanceId`, []string{"i-1\n---\ni-2\n"}, ""},
+		{"JSON", `.[0].instanceId`, []string{"\"i-1\"\n"}, ""},
+		{"Wide", "", []string{"IMAGE   LABELS"}, ""},
 		{"yaml", "", []string{"- cluster: core", "instanceId: i-2"}, ""},
 		{"json", `map(select(.group == "r3")) | length`, []string{"1\n"}, ""},
 		{"xml", "", nil, "invalid output format"},
@@ -246,6 +249,10 @@ func TestOutputFormats(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s %q: %v", tt.format, tt.query, err)
 			continue
+		}
+		// A leading document separator or blank line is noise to scripts.
+		if strings.HasPrefix(buf.String(), "---") || strings.HasPrefix(buf.String(), "\n") {
+			t.Errorf("%s %q: output starts with a separator: %q", tt.format, tt.query, buf.String())
 		}
 		for _, w := range tt.want {
 			if !strings.Contains(buf.String(), w) {
