@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/clusterctl/clusterctl/internal/cluster"
@@ -298,11 +300,29 @@ type EventsCmd struct {
 }
 
 func (c *EventsCmd) Run(app *App) error {
-	_, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
+	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
 	if err != nil {
 		return err
 	}
-	return svc.Events(app.Context(), c.Cluster, c.Group, c.Follow, app.IO.Out)
+	if out.TableForm() {
+		// One line per event as it comes, so --follow shows progress.
+		color := app.IO.Color && app.IO.OutTTY
+		return svc.Events(app.Context(), c.Cluster, c.Group, c.Follow, func(evs []stacks.Event) {
+			for _, e := range evs {
+				fmt.Fprintln(app.IO.Out, query.EventLine(e, color))
+			}
+		})
+	}
+	var all []stacks.Event
+	err = svc.Events(app.Context(), c.Cluster, c.Group, c.Follow, func(evs []stacks.Event) { all = append(all, evs...) })
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	// A follow stopped by Ctrl-C still prints what it saw, then exits 130.
+	if werr := out.Write(app.IO.Out, query.EventsFrom(all), nil); werr != nil {
+		return werr
+	}
+	return err
 }
 
 // WaitCmd is `clusterctl wait CLUSTER [-n GROUP]`.

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -45,7 +44,7 @@ type StackManager interface {
 	DeleteMany(ctx context.Context, names []string, concurrency int) error
 	DeleteRetaining(ctx context.Context, name string, retain []string) error
 	Wait(ctx context.Context, name string) (*stacks.Stack, error)
-	Events(ctx context.Context, name string, follow bool, w io.Writer) error
+	Events(ctx context.Context, name string, follow bool, emit func([]stacks.Event)) error
 	ContinueUpdateRollback(ctx context.Context, name string) (*stacks.Stack, error)
 	Template(ctx context.Context, name string) ([]byte, error)
 }

@@ -74,13 +74,13 @@ func (s *Service) Wait(ctx context.Context, cluster, group string) (*stacks.Stac
 	return st, nil
 }
 
-// Events prints the events of the core or a group, oldest first; with
-// follow, until the operation in progress ends.
-func (s *Service) Events(ctx context.Context, cluster, group string, follow bool, w io.Writer) error {
+// Events passes the events of the core or a group to emit, oldest first;
+// with follow, until the operation in progress ends.
+func (s *Service) Events(ctx context.Context, cluster, group string, follow bool, emit func([]stacks.Event)) error {
 	if err := CheckNames(cluster, group); err != nil {
 		return err
 	}
-	return notFound(s.Stacks.Events(ctx, stackName(cluster, group), follow, w), cluster, group)
+	return notFound(s.Stacks.Events(ctx, stackName(cluster, group), follow, emit), cluster, group)
 }
 
 // ContinueRollback continues a group's failed update rollback

@@ -62,10 +62,16 @@ func NewOutput(format, query string) (*Output, error) {
 	return o, nil
 }
 
+// TableForm tells whether Write prints the table form: table or wide
+// output and no query.
+func (o *Output) TableForm() bool {
+	return o.query == nil && (o.Format == "table" || o.Format == "wide")
+}
+
 // Write prints v. table builds the table form (wide selects the wide columns);
 // it is only called for table output without a query.
 func (o *Output) Write(w io.Writer, v any, table func(wide bool) Table) error {
-	if o.query == nil && (o.Format == "table" || o.Format == "wide") {
+	if o.TableForm() {
 		return WriteTable(w, table(o.Format == "wide"))
 	}
 	generic, err := toGeneric(v)
