@@ -392,8 +392,16 @@ func (c *RenderGroupCmd) Run(app *App) error {
 type VersionCmd struct{}
 
 func (c *VersionCmd) Run(app *App) error {
-	_, err := fmt.Fprintf(app.IO.Out, "clusterctl %s\n", app.Version)
-	return err
+	out, err := app.Output()
+	if err != nil {
+		return err
+	}
+	v := buildInfo(app.Version)
+	if out.TableForm() {
+		_, err := fmt.Fprintln(app.IO.Out, v.String())
+		return err
+	}
+	return out.Write(app.IO.Out, v, nil)
 }
 
 // planView is the JSON form of update-group's result.

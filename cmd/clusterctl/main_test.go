@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -18,7 +19,11 @@ func TestRun(t *testing.T) {
 		stderr   string
 		jsonBody bool
 	}{
-		{[]string{"version"}, 0, "clusterctl ", "", false},
+		{[]string{"version"}, 0, "clusterctl dev (", "", false},
+		{[]string{"version", "-o", "json"}, 0, `"goVersion": "go`, "", true},
+		{[]string{"version", "--query", ".os + \"/\" + .arch"}, 0, runtime.GOOS + "/" + runtime.GOARCH + "\n", "", false},
+		{[]string{"version", "-o", "yaml"}, 0, "version: dev\n", "", false},
+		{[]string{"version", "-o", "xml"}, 2, "", "invalid output format", false},
 		{[]string{"render", "core", "prod"}, 0, "AWSTemplateFormatVersion", "", true},
 		{[]string{"render", "group", "-n", "arm", "-t", "m7g.large", "-m", "role=worker"}, 0, `"clusterctl:label:role"`, "", true},
 		{[]string{"--frobnicate"}, 2, "", "clusterctl: unknown flag --frobnicate", false},
@@ -45,7 +50,7 @@ func TestRun(t *testing.T) {
 				t.Errorf("error is not one line: %q", errOut)
 			}
 			if tt.jsonBody && !json.Valid(out.Bytes()) {
-				t.Error("rendered template is not JSON")
+				t.Errorf("output is not JSON: %s", out)
 			}
 		})
 	}
