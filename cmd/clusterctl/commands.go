@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
@@ -182,12 +183,13 @@ func (c *UpdateGroupCmd) Run(app *App) error {
 		return err
 	}
 	if c.ContinueRollback {
+		start := time.Now()
 		st, err := svc.ContinueRollback(app.Context(), c.Cluster, c.Group)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(app.IO.ErrOut, "Rollback of %s continued: %s\n", st.Name, st.Status)
-		return nil
+		r := query.ResultFrom(stacks.Outcome{Stack: st.Name, Status: st.Status, Duration: time.Since(start)})
+		return writeResult(app, out, r, "Rollback continued: "+r.String())
 	}
 	stack := render.GroupStackName(c.Cluster, c.Group)
 	table := out.Format == "table" || out.Format == "wide"
@@ -239,15 +241,16 @@ type RemoveGroupCmd struct {
 }
 
 func (c *RemoveGroupCmd) Run(app *App) error {
-	_, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
+	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
 	if err != nil {
 		return err
 	}
-	if err := svc.RemoveGroup(app.Context(), cluster.RemoveOptions{Cluster: c.Cluster, Group: c.Group, Yes: c.Yes, RetainFailed: c.RetainFailed}); err != nil {
+	done, err := svc.RemoveGroup(app.Context(), cluster.RemoveOptions{Cluster: c.Cluster, Group: c.Group, Yes: c.Yes, RetainFailed: c.RetainFailed})
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(app.IO.ErrOut, "Removed group %s of cluster %s\n", c.Group, c.Cluster)
-	return nil
+	r := query.ResultFrom(*done)
+	return writeResult(app, out, r, fmt.Sprintf("Removed group %s of cluster %s: %s", c.Group, c.Cluster, r))
 }
 
 // DeleteCoreCmd is `clusterctl delete-core NAME`.
@@ -259,15 +262,20 @@ type DeleteCoreCmd struct {
 }
 
 func (c *DeleteCoreCmd) Run(app *App) error {
-	_, svc, err := app.prepare(cluster.CheckNames(c.Name, ""))
+	out, svc, err := app.prepare(cluster.CheckNames(c.Name, ""))
 	if err != nil {
 		return err
 	}
-	if err := svc.DeleteCore(app.Context(), cluster.DeleteCoreOptions{Name: c.Name, Cascade: c.Cascade, Yes: c.Yes, RetainFailed: c.RetainFailed}); err != nil {
+	done, err := svc.DeleteCore(app.Context(), cluster.DeleteCoreOptions{Name: c.Name, Cascade: c.Cascade, Yes: c.Yes, RetainFailed: c.RetainFailed})
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(app.IO.ErrOut, "Deleted cluster %s\n", c.Name)
-	return nil
+	d := query.DeletionFrom(done.Outcome, done.Groups)
+	line := fmt.Sprintf("Deleted cluster %s: %s", c.Name, d.Result)
+	if n := len(d.Groups); n > 0 {
+		line += fmt.Sprintf(", and %s", plural(n, "group stack"))
+	}
+	return writeResult(app, out, d, line)
 }
 
 // DescribeCmd is `clusterctl describe CLUSTER`.
@@ -332,16 +340,45 @@ type WaitCmd struct {
 }
 
 func (c *WaitCmd) Run(app *App) error {
-	_, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
+	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	st, err := svc.Wait(app.Context(), c.Cluster, c.Group)
-	if err != nil {
+	if st == nil {
 		return err
 	}
-	fmt.Fprintf(app.IO.ErrOut, "%s: %s\n", st.Name, st.Status)
-	return nil
+	r := query.ResultFrom(stacks.Outcome{Stack: st.Name, Status: st.Status, Duration: time.Since(start)})
+	if err != nil {
+		// A failed outcome is still an outcome: scripts get the object,
+		// the error says why and the exit code is 1.
+		if !out.TableForm() {
+			if werr := out.Write(app.IO.Out, r, nil); werr != nil {
+				return werr
+			}
+		}
+		return err
+	}
+	return writeResult(app, out, r, r.String())
+}
+
+// writeResult prints how a stack operation ended: the object under -o
+// json/yaml or --query, else one line.
+func writeResult(app *App, out *query.Output, v any, line string) error {
+	if out.TableForm() {
+		_, err := fmt.Fprintln(app.IO.Out, line)
+		return err
+	}
+	return out.Write(app.IO.Out, v, nil)
+}
+
+// plural says "1 subnet", "2 subnets".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // RenderCmd is `clusterctl render core|group`.
