@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -394,6 +395,10 @@ type RenderCoreCmd struct {
 }
 
 func (c *RenderCoreCmd) Run(app *App) error {
+	out, err := app.Output()
+	if err != nil {
+		return err
+	}
 	o := c.options(c.Name)
 	if err := o.Validate(); err != nil {
 		return err
@@ -402,8 +407,7 @@ func (c *RenderCoreCmd) Run(app *App) error {
 	if err != nil {
 		return errs.AsUsage(err)
 	}
-	_, err = app.IO.Out.Write(r.Template)
-	return err
+	return writeTemplate(app, out, r.Template)
 }
 
 // RenderGroupCmd is `clusterctl render group -n GROUP -t TYPE`.
@@ -413,6 +417,10 @@ type RenderGroupCmd struct {
 }
 
 func (c *RenderGroupCmd) Run(app *App) error {
+	out, err := app.Output()
+	if err != nil {
+		return err
+	}
 	spec, err := c.options(c.Cluster).Spec(app.Version)
 	if err != nil {
 		return err
@@ -421,8 +429,17 @@ func (c *RenderGroupCmd) Run(app *App) error {
 	if err != nil {
 		return errs.AsUsage(err)
 	}
-	_, err = app.IO.Out.Write(r.Template)
-	return err
+	return writeTemplate(app, out, r.Template)
+}
+
+// writeTemplate prints a template byte for byte (it is JSON already), or
+// converted to YAML, or filtered by --query.
+func writeTemplate(app *App, out *query.Output, tpl []byte) error {
+	if out.TableForm() || (out.Format == "json" && app.Globals.Query == "") {
+		_, err := app.IO.Out.Write(tpl)
+		return err
+	}
+	return out.Write(app.IO.Out, json.RawMessage(tpl), nil)
 }
 
 // VersionCmd is `clusterctl version`.
