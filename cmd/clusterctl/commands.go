@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/query"
@@ -30,6 +32,7 @@ type CLI struct {
 	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operation in progress on a core or group and return its outcome."`
 	Render      RenderCmd      `cmd:"" help:"Print the CloudFormation template that would be deployed (no AWS access)."`
 	VersionCmd  VersionCmd     `cmd:"" name:"version" help:"Print the version."`
+	Help        HelpCmd        `cmd:"" help:"Explain a command (clusterctl help update-group), or list them all."`
 }
 
 // coreFlags are shared by create-core and render core.
@@ -456,6 +459,25 @@ func (c *VersionCmd) Run(app *App) error {
 		return err
 	}
 	return out.Write(app.IO.Out, v, nil)
+}
+
+// HelpCmd is `clusterctl help [COMMAND...]`: the same text as --help.
+type HelpCmd struct {
+	Command []string `arg:"" optional:"" help:"The command to explain, e.g. update-group or render group."`
+}
+
+func (c *HelpCmd) Run(kctx *kong.Context, app *App) error {
+	if err := app.textOnly("help"); err != nil {
+		return err
+	}
+	target, err := kong.Trace(kctx.Kong, c.Command)
+	if err == nil {
+		err = target.Error
+	}
+	if err != nil {
+		return errs.AsUsage(err)
+	}
+	return target.PrintUsage(false)
 }
 
 // planView is the JSON form of update-group's result.
