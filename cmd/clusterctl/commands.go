@@ -32,6 +32,7 @@ type CLI struct {
 	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operation in progress on a core or group and return its outcome."`
 	Render      RenderCmd      `cmd:"" help:"Print the CloudFormation template that would be deployed (no AWS access)."`
 	VersionCmd  VersionCmd     `cmd:"" name:"version" help:"Print the version."`
+	Completion  CompletionCmd  `cmd:"" help:"Print the shell completion script: source <(clusterctl completion bash)."`
 	Help        HelpCmd        `cmd:"" help:"Explain a command (clusterctl help update-group), or list them all."`
 }
 
@@ -92,7 +93,7 @@ func (f groupFlags) options(clusterName string) cluster.GroupOptions {
 // AddAgentsCmd is `clusterctl add-agents -n GROUP -t TYPE -j CLUSTER`.
 type AddAgentsCmd struct {
 	groupFlags
-	Cluster       string `short:"j" name:"join" required:"" help:"Cluster (core stack) to join."`
+	Cluster       string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster (core stack) to join."`
 	NoRollback    bool   `name:"no-rollback" help:"Keep a failed stack for debugging."`
 	ReplaceFailed bool   `name:"replace-failed" help:"Delete a dead stack of this group (rolled back or failed) and create it again."`
 }
@@ -113,8 +114,8 @@ func (c *AddAgentsCmd) Run(app *App) error {
 
 // ListNodesCmd is `clusterctl list-nodes`.
 type ListNodesCmd struct {
-	Cluster string `short:"j" name:"join" help:"Cluster (default: every cluster in the region)."`
-	Group   string `short:"n" name:"name" help:"Only this group ('control' for the control node)."`
+	Cluster string `short:"j" name:"join" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
+	Group   string `short:"n" name:"name" predictor:"node-group" help:"Only this group ('control' for the control node)."`
 }
 
 func (c *ListNodesCmd) Run(app *App) error {
@@ -138,7 +139,7 @@ func writeNodes(app *App, out *query.Output, nodes []query.Node) error {
 
 // ListGroupsCmd is `clusterctl list-groups`.
 type ListGroupsCmd struct {
-	Cluster string `short:"j" name:"join" help:"Cluster (default: every cluster in the region)."`
+	Cluster string `short:"j" name:"join" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
 }
 
 func (c *ListGroupsCmd) Run(app *App) error {
@@ -155,8 +156,8 @@ func (c *ListGroupsCmd) Run(app *App) error {
 
 // UpdateGroupCmd is `clusterctl update-group -n GROUP -j CLUSTER`.
 type UpdateGroupCmd struct {
-	Group        string   `short:"n" name:"name" required:"" help:"Group name."`
-	Cluster      string   `short:"j" name:"join" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
+	Group        string   `short:"n" name:"name" predictor:"group" required:"" help:"Group name."`
+	Cluster      string   `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
 	InstanceType string   `short:"t" name:"instance-type" help:"New instance type."`
 	Count        *int     `short:"c" name:"count" help:"New desired capacity."`
 	Min          *int     `name:"min" help:"New minimum size."`
@@ -238,8 +239,8 @@ func (c *UpdateGroupCmd) Run(app *App) error {
 
 // RemoveGroupCmd is `clusterctl remove-group -n GROUP -j CLUSTER`.
 type RemoveGroupCmd struct {
-	Group        string `short:"n" name:"name" required:"" help:"Group name."`
-	Cluster      string `short:"j" name:"join" required:"" help:"Cluster the group belongs to."`
+	Group        string `short:"n" name:"name" predictor:"group" required:"" help:"Group name."`
+	Cluster      string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster the group belongs to."`
 	Yes          bool   `short:"y" help:"Do not ask for confirmation (needed when not on a terminal)."`
 	RetainFailed bool   `name:"retain-failed" help:"After a failed delete (DELETE_FAILED), delete the stack keeping the resources that could not be deleted."`
 }
@@ -259,7 +260,7 @@ func (c *RemoveGroupCmd) Run(app *App) error {
 
 // DeleteCoreCmd is `clusterctl delete-core NAME`.
 type DeleteCoreCmd struct {
-	Name         string `arg:"" help:"Cluster name (= core stack name)."`
+	Name         string `arg:"" predictor:"cluster" help:"Cluster name (= core stack name)."`
 	Cascade      bool   `help:"Remove the cluster's groups first."`
 	Yes          bool   `short:"y" help:"Do not ask for confirmation (needed when not on a terminal)."`
 	RetainFailed bool   `name:"retain-failed" help:"After a failed delete (DELETE_FAILED), delete the stack keeping the resources that could not be deleted."`
@@ -284,7 +285,7 @@ func (c *DeleteCoreCmd) Run(app *App) error {
 
 // DescribeCmd is `clusterctl describe CLUSTER`.
 type DescribeCmd struct {
-	Cluster string `arg:"" help:"Cluster name."`
+	Cluster string `arg:"" predictor:"cluster" help:"Cluster name."`
 }
 
 func (c *DescribeCmd) Run(app *App) error {
@@ -306,8 +307,8 @@ func (c *DescribeCmd) Run(app *App) error {
 
 // EventsCmd is `clusterctl events CLUSTER [-n GROUP] [--follow]`.
 type EventsCmd struct {
-	Cluster string `arg:"" help:"Cluster name."`
-	Group   string `short:"n" name:"name" help:"A group of the cluster (default: the core stack)."`
+	Cluster string `arg:"" predictor:"cluster" help:"Cluster name."`
+	Group   string `short:"n" name:"name" predictor:"group" help:"A group of the cluster (default: the core stack)."`
 	Follow  bool   `short:"f" help:"Keep printing new events until the operation in progress ends."`
 }
 
@@ -339,8 +340,8 @@ func (c *EventsCmd) Run(app *App) error {
 
 // WaitCmd is `clusterctl wait CLUSTER [-n GROUP]`.
 type WaitCmd struct {
-	Cluster string `arg:"" help:"Cluster name."`
-	Group   string `short:"n" name:"name" help:"A group of the cluster (default: the core stack)."`
+	Cluster string `arg:"" predictor:"cluster" help:"Cluster name."`
+	Group   string `short:"n" name:"name" predictor:"group" help:"A group of the cluster (default: the core stack)."`
 }
 
 func (c *WaitCmd) Run(app *App) error {
@@ -463,7 +464,7 @@ func (c *VersionCmd) Run(app *App) error {
 
 // HelpCmd is `clusterctl help [COMMAND...]`: the same text as --help.
 type HelpCmd struct {
-	Command []string `arg:"" optional:"" help:"The command to explain, e.g. update-group or render group."`
+	Command []string `arg:"" optional:"" predictor:"command" help:"The command to explain, e.g. update-group or render group."`
 }
 
 func (c *HelpCmd) Run(kctx *kong.Context, app *App) error {

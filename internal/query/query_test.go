@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -279,5 +280,23 @@ func TestTableAlignedWithoutTrailingBlanks(t *testing.T) {
 		if strings.HasSuffix(l, " ") {
 			t.Errorf("trailing blank in %q", l)
 		}
+	}
+}
+
+func TestListNames(t *testing.T) {
+	cfn := &fakeCFN{stacks: []cfntypes.Stack{
+		stack("prod", "CREATE_COMPLETE", map[string]string{TagCluster: "prod", TagRole: "core", TagGroup: "control"}, nil, nil),
+		stack("core", "CREATE_COMPLETE", map[string]string{TagCluster: "core", TagRole: "core", TagGroup: "control"}, nil, nil),
+		stack("core-r3", "CREATE_COMPLETE", map[string]string{TagCluster: "core", TagRole: "agents", TagGroup: "r3"}, nil, nil),
+		stack("core-c5", "ROLLBACK_COMPLETE", map[string]string{TagCluster: "core", TagRole: "agents", TagGroup: "c5"}, nil, nil),
+		stack("gone", "DELETE_COMPLETE", map[string]string{TagCluster: "gone", TagRole: "core", TagGroup: "control"}, nil, nil),
+		stack("unrelated", "CREATE_COMPLETE", nil, nil, nil),
+	}}
+	n, err := ListNames(context.Background(), cfn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(n.Clusters, []string{"core", "prod"}) || !slices.Equal(n.Groups["core"], []string{"c5", "r3"}) || len(n.Groups) != 1 {
+		t.Errorf("names = %+v", n)
 	}
 }
