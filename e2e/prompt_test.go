@@ -30,7 +30,7 @@ func TestConfirmationPrompt(t *testing.T) {
 		if code := term.exit(); code != 130 {
 			t.Errorf("%s, Ctrl-C at the prompt: exit %d, want 130\n%s", args[0], code, term.screen())
 		}
-		if !strings.Contains(term.screen(), "\r\nclusterctl: not confirmed") {
+		if !strings.Contains(term.screen(), "\r\nclusterctl: not confirmed: interrupted\r\n") {
 			t.Errorf("%s, Ctrl-C: the message is not on a line of its own:\n%q", args[0], term.screen())
 		}
 	}

@@ -278,7 +278,7 @@ func (c *DeleteCoreCmd) Run(app *App) error {
 	d := query.DeletionFrom(done.Outcome, done.Groups)
 	line := fmt.Sprintf("Deleted cluster %s: %s", c.Name, d.Result)
 	if n := len(d.Groups); n > 0 {
-		line += fmt.Sprintf(", and %s", plural(n, "group stack"))
+		line += fmt.Sprintf(", and %s", query.Plural(n, "group stack"))
 	}
 	return writeResult(app, out, d, line)
 }
@@ -378,13 +378,6 @@ func writeResult(app *App, out *query.Output, v any, line string) error {
 	return out.Write(app.IO.Out, v, nil)
 }
 
-// plural says "1 subnet", "2 subnets".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
 
 // RenderCmd is `clusterctl render core|group`.
 type RenderCmd struct {

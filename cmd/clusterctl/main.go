@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 	err = kctx.Run(app)
 	app.finish()
 	if err != nil {
-		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", err)
+		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", errs.Message(err))
 		return errs.ExitCode(err)
 	}
 	return errs.ExitOK

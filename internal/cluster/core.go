@@ -14,6 +14,7 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 	"github.com/clusterctl/clusterctl/internal/validate"
@@ -80,7 +81,7 @@ func (s *Service) CreateCore(ctx context.Context, o CoreOptions) (*stacks.Stack,
 	if err != nil {
 		return nil, errs.AsUsage(err)
 	}
-	s.printf("Creating core stack %s in %s (%d subnets)\n", r.StackName, vpc, len(subnets))
+	s.printf("Creating core stack %s in %s (%s)\n", r.StackName, vpc, query.Plural(len(subnets), "subnet"))
 	st, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback))
 	if err != nil {
 		return nil, withReattach(err, o.Name, "")
@@ -123,7 +124,7 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 		names = append(names, g.Group)
 	}
 	if len(groups) > 0 && !o.Cascade {
-		return nil, refused("cluster %q still has %d group(s): %s; remove them first or pass --cascade", o.Name, len(groups), strings.Join(names, ", "))
+		return nil, refused("cluster %q still has %s: %s; remove them first or pass --cascade", o.Name, query.Plural(len(groups), "group"), strings.Join(names, ", "))
 	}
 	question := fmt.Sprintf("delete cluster %q", o.Name)
 	if len(groups) > 0 {
@@ -138,7 +139,7 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 		for i, g := range groups {
 			stackNames[i] = g.Stack
 		}
-		s.printf("Deleting %d group stack(s): %s\n", len(stackNames), strings.Join(stackNames, ", "))
+		s.printf("Deleting %s: %s\n", query.Plural(len(stackNames), "group stack"), strings.Join(stackNames, ", "))
 		outcomes, err := s.Stacks.DeleteMany(ctx, stackNames, 4)
 		if err != nil {
 			return nil, withReattach(fmt.Errorf("deleting groups of %q: %w", o.Name, err), o.Name, "")
@@ -151,7 +152,7 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 		if err != nil {
 			return nil, err
 		}
-		s.printf("Emptied bucket %s (%d object versions)\n", bucket, n)
+		s.printf("Emptied bucket %s (%s)\n", bucket, query.Plural(n, "object version"))
 	}
 	if err := s.deleteStack(ctx, o.Name, o.RetainFailed, o.Name, ""); err != nil {
 		return nil, err

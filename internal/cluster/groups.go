@@ -103,7 +103,7 @@ func (s *Service) AddAgents(ctx context.Context, o GroupOptions) ([]query.Node, 
 	if err := s.uploadArtifacts(ctx, r.Parameters["BucketName"], r); err != nil {
 		return nil, err
 	}
-	s.printf("Creating group stack %s (%d x %s) joined to core %s\n", name, spec.Desired, spec.InstanceType, o.Cluster)
+	s.printf("Creating group stack %s (%d x %s) in cluster %s\n", name, spec.Desired, spec.InstanceType, o.Cluster)
 	if _, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback)); err != nil {
 		return nil, withReattach(err, o.Cluster, o.Group)
 	}

@@ -208,4 +208,12 @@ func WriteTable(w io.Writer, t Table) error {
 	return nil
 }
 
+// Plural counts a noun: "1 subnet", "2 subnets".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
