@@ -123,7 +123,7 @@ func (c *ListNodesCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	nodes, err := query.ListNodes(app.Context(), svc.EC2, c.Cluster, c.Group)
+	nodes, err := svc.ListNodes(app.Context(), c.Cluster, c.Group)
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func (c *ListGroupsCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	groups, err := query.ListGroups(app.Context(), svc.CFN, svc.ASG, c.Cluster)
+	groups, err := svc.ListGroups(app.Context(), c.Cluster)
 	if err != nil {
 		return err
 	}
