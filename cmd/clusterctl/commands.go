@@ -378,7 +378,6 @@ func writeResult(app *App, out *query.Output, v any, line string) error {
 	return out.Write(app.IO.Out, v, nil)
 }
 
-
 // RenderCmd is `clusterctl render core|group`.
 type RenderCmd struct {
 	Core  RenderCoreCmd  `cmd:"" help:"Print the core template."`
