@@ -35,7 +35,7 @@ func TestWording(t *testing.T) {
 		t.Errorf("delete-core with one group:\n%s", r)
 	}
 	r = must(t, "delete-core", "core", "--cascade", "--yes", "-q")
-	if !strings.Contains(r.stderr, "Deleting 1 group stack: core-g\n") || !strings.Contains(r.stdout, "and 1 group stack\n") {
+	if !strings.Contains(r.stderr, "Deleting 1 group stack: core-g\n") || !strings.Contains(r.stdout, "; 1 group stack before it)\n") {
 		t.Errorf("delete-core --cascade:\n%s", r)
 	}
 	// A --timeout too short for any AWS call.

@@ -194,7 +194,7 @@ func (c *UpdateGroupCmd) Run(app *App) error {
 			return err
 		}
 		r := query.ResultFrom(stacks.Outcome{Stack: st.Name, Status: st.Status, Duration: time.Since(start)})
-		return writeResult(app, out, r, "Rollback continued: "+r.String())
+		return writeResult(app, out, r, "Rollback continued ("+r.String()+")")
 	}
 	stack := render.GroupStackName(c.Cluster, c.Group)
 	table := out.Format == "table" || out.Format == "wide"
@@ -255,7 +255,7 @@ func (c *RemoveGroupCmd) Run(app *App) error {
 		return err
 	}
 	r := query.ResultFrom(*done)
-	return writeResult(app, out, r, fmt.Sprintf("Removed group %s of cluster %s: %s", c.Group, c.Cluster, r))
+	return writeResult(app, out, r, fmt.Sprintf("Removed group %s of cluster %s (%s)", c.Group, c.Cluster, r))
 }
 
 // DeleteCoreCmd is `clusterctl delete-core NAME`.
@@ -276,10 +276,11 @@ func (c *DeleteCoreCmd) Run(app *App) error {
 		return err
 	}
 	d := query.DeletionFrom(done.Outcome, done.Groups)
-	line := fmt.Sprintf("Deleted cluster %s: %s", c.Name, d.Result)
+	line := fmt.Sprintf("Deleted cluster %s (%s", c.Name, d.Result)
 	if n := len(d.Groups); n > 0 {
-		line += fmt.Sprintf(", and %s", query.Plural(n, "group stack"))
+		line += fmt.Sprintf("; %s before it", query.Plural(n, "group stack"))
 	}
+	line += ")"
 	return writeResult(app, out, d, line)
 }
 

@@ -21,13 +21,13 @@ func ResultFrom(o stacks.Outcome) Result {
 	return Result{Stack: o.Stack, Status: o.Status, DurationSeconds: math.Round(o.Duration.Seconds()*10) / 10}
 }
 
-// String is the one-line form: "core-g: DELETE_COMPLETE (14s)".
+// String is the one-line form: "core-g: DELETE_COMPLETE after 14s".
 func (r Result) String() string {
 	d := time.Duration(r.DurationSeconds * float64(time.Second))
 	if d >= 10*time.Second {
 		d = d.Round(time.Second)
 	}
-	return fmt.Sprintf("%s: %s (%s)", r.Stack, r.Status, d)
+	return fmt.Sprintf("%s: %s after %s", r.Stack, r.Status, d)
 }
 
 // Deletion is delete-core's result: the core stack and each group stack

@@ -11,10 +11,10 @@ import (
 
 func TestResults(t *testing.T) {
 	r := ResultFrom(stacks.Outcome{Stack: "core-g", Status: "DELETE_COMPLETE", Duration: 14260 * time.Millisecond})
-	if r.String() != "core-g: DELETE_COMPLETE (14s)" || r.DurationSeconds != 14.3 {
+	if r.String() != "core-g: DELETE_COMPLETE after 14s" || r.DurationSeconds != 14.3 {
 		t.Errorf("result %+v %q", r, r)
 	}
-	if s := ResultFrom(stacks.Outcome{Stack: "core", Status: "UPDATE_COMPLETE", Duration: 1260 * time.Millisecond}).String(); s != "core: UPDATE_COMPLETE (1.3s)" {
+	if s := ResultFrom(stacks.Outcome{Stack: "core", Status: "UPDATE_COMPLETE", Duration: 1260 * time.Millisecond}).String(); s != "core: UPDATE_COMPLETE after 1.3s" {
 		t.Errorf("short result %q", s)
 	}
 	out, err := NewOutput("json", "")
