@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os/exec"
 	"strings"
@@ -79,6 +80,16 @@ func TestInterruptAndReattach(t *testing.T) {
 	}
 	if n := len(fake.Log("DeleteStack")); n != 1 {
 		t.Errorf("DeleteStack called %d times, want 1", n)
+	}
+
+	// Following the events as JSON: Ctrl-C still prints the events seen, as
+	// one array, and exits 130.
+	r = runInterrupted(t, fake.URL, time.Second, "events", "core", "-n", "g", "--follow", "-o", "json")
+	var evs []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &evs); err != nil || len(evs) == 0 || r.code != 130 {
+		t.Errorf("interrupted events --follow -o json (%v):\n%s", err, r)
+	} else if last := evs[len(evs)-1]; last["status"] != "DELETE_IN_PROGRESS" || last["logicalId"] == nil {
+		t.Errorf("last event %v", last)
 	}
 
 	// Interrupting `wait` itself behaves the same.
