@@ -98,13 +98,8 @@ func TestCompletionWithoutAWS(t *testing.T) {
 	} {
 		cmd := exec.Command(binary)
 		cmd.Env = append(env(), "COMP_LINE="+tt.line)
-		var out, errOut strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		if err := cmd.Run(); err != nil {
-			t.Errorf("%q: %v\n%s", tt.line, err, errOut.String())
-		}
-		if out.String() != tt.want || errOut.String() != "" {
-			t.Errorf("%q: stdout %q stderr %q, want %q and nothing", tt.line, out.String(), errOut.String(), tt.want)
+		if r := runCommand(t, cmd); r.code != 0 || r.stdout != tt.want || r.stderr != "" {
+			t.Errorf("%q: want exit 0, %q and nothing on stderr; got %s", tt.line, tt.want, r)
 		}
 	}
 }

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -127,16 +125,8 @@ func TestReadmeExamples(t *testing.T) {
 	for _, ex := range examples {
 		cmd := exec.Command("bash", "-c", ex.command)
 		cmd.Dir, cmd.Env = dir, shellEnv
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
+		r := runCommand(t, cmd)
+		code := r.code
 		want := fmt.Sprintf("exit %d", ex.exit)
 		ok := code == ex.exit
 		if ex.realAWS {
@@ -145,7 +135,7 @@ func TestReadmeExamples(t *testing.T) {
 		t.Logf("README.md:%d: exit %d: %s", ex.line, code, ex.command)
 		if !ok {
 			// Later examples build on this one: stop here.
-			t.Fatalf("README.md:%d: %s\nexit %d, want %s; output:\n%s", ex.line, ex.command, code, want, out.String())
+			t.Fatalf("README.md:%d: %s\nwant %s, got %s", ex.line, ex.command, want, r)
 		}
 	}
 	if len(examples) < 30 {
