@@ -329,10 +329,10 @@ func (c *EventsCmd) Run(app *App) error {
 	}
 	var all []stacks.Event
 	err = svc.Events(app.Context(), c.Cluster, c.Group, c.Follow, func(evs []stacks.Event) { all = append(all, evs...) })
-	if err != nil && !errors.Is(err, context.Canceled) {
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	// A follow stopped by Ctrl-C still prints what it saw, then exits 130.
+	// A follow stopped by Ctrl-C or --timeout still prints what it saw.
 	if werr := out.Write(app.IO.Out, query.EventsFrom(all), nil); werr != nil {
 		return werr
 	}
