@@ -3,7 +3,8 @@
 
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 SCRIPTS := $(shell git ls-files '*.sh' 2>/dev/null) .ci/run
 
 .PHONY: build demo test lint unit e2e golden bench clean

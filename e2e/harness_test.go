@@ -101,6 +101,12 @@ func clusterctlAt(t *testing.T, url string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
+	return runCommand(t, cmd)
+}
+
+// runCommand runs cmd to its end and returns its exit code and output.
+func runCommand(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -109,7 +115,7 @@ func clusterctlAt(t *testing.T, url string, args ...string) result {
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("running clusterctl %s: %v", strings.Join(args, " "), err)
+		t.Fatalf("running %s: %v", strings.Join(cmd.Args, " "), err)
 	}
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os/exec"
 	"strings"
@@ -68,16 +69,27 @@ func TestInterruptAndReattach(t *testing.T) {
 	if r.code != 130 {
 		t.Errorf("exit %d, want 130\n%s", r.code, r)
 	}
-	for _, want := range []string{"CloudFormation carries on", "clusterctl wait core -n g"} {
+	for _, want := range []string{"(DELETE_IN_PROGRESS): interrupted; CloudFormation carries on", "clusterctl wait core -n g"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("message does not say %q:\n%s", want, r.stderr)
 		}
 	}
+	noRawContextError(t, r)
 	if st := fake.Status("core-g"); st != "DELETE_IN_PROGRESS" {
 		t.Errorf("stack status after the interrupt = %q, want DELETE_IN_PROGRESS (the delete goes on)", st)
 	}
 	if n := len(fake.Log("DeleteStack")); n != 1 {
 		t.Errorf("DeleteStack called %d times, want 1", n)
+	}
+
+	// Following the events as JSON: Ctrl-C still prints the events seen, as
+	// one array, and exits 130.
+	r = runInterrupted(t, fake.URL, time.Second, "events", "core", "-n", "g", "--follow", "-o", "json")
+	var evs []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &evs); err != nil || len(evs) == 0 || r.code != 130 {
+		t.Errorf("interrupted events --follow -o json (%v):\n%s", err, r)
+	} else if last := evs[len(evs)-1]; last["status"] != "DELETE_IN_PROGRESS" || last["logicalId"] == nil {
+		t.Errorf("last event %v", last)
 	}
 
 	// Interrupting `wait` itself behaves the same.
@@ -88,9 +100,10 @@ func TestInterruptAndReattach(t *testing.T) {
 
 	// --timeout stops waiting the same way, as a failure (exit 1).
 	r = clusterctlAt(t, fake.URL, "wait", "core", "-n", "g", "--timeout", "1s")
-	if r.code != 1 || !strings.Contains(r.stderr, "clusterctl wait core -n g") || !strings.Contains(r.stderr, "CloudFormation carries on") {
+	if r.code != 1 || !strings.Contains(r.stderr, "clusterctl wait core -n g") || !strings.Contains(r.stderr, "--timeout reached; CloudFormation carries on") {
 		t.Errorf("wait --timeout:\n%s", r)
 	}
+	noRawContextError(t, r)
 
 	// Re-attach while the delete goes on; CloudFormation finishes meanwhile
 	// and wait returns with the outcome.
@@ -146,6 +159,16 @@ func TestWaitReportsRootCause(t *testing.T) {
 	r = clusterctlAt(t, fake.URL, "update-group", "-n", "g", "-j", "core", "-c", "3")
 	if r.code != 1 || !strings.Contains(r.stderr, "ROLLBACK_COMPLETE") || !strings.Contains(r.stderr, "remove-group -n g -j core") {
 		t.Errorf("update-group on a dead group:\n%s", r)
+	}
+}
+
+// noRawContextError fails when Go's context errors reach the user verbatim.
+func noRawContextError(t *testing.T, r result) {
+	t.Helper()
+	for _, raw := range []string{"context canceled", "context deadline exceeded"} {
+		if strings.Contains(r.stderr, raw) {
+			t.Errorf("%q reached the user:\n%s", raw, r.stderr)
+		}
 	}
 }
 

@@ -116,3 +116,39 @@ func TestNodeConfiguration(t *testing.T) {
 		t.Errorf("identical update: %d versions naming %s, want %d naming %s", n3, third.key, n2, second.key)
 	}
 }
+
+// A wrong name is "not found" (exit 1), not an empty cluster; a cluster or
+// group that exists but has no nodes or groups is an empty table (exit 0).
+// Nodes found cost no more than the one EC2 call.
+func TestListWrongNames(t *testing.T) {
+	resetMoto(t)
+	must(t, "create-core", "core", "-q")
+	must(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-c", "0", "-q")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list-nodes", "-j", "nosuch"}, `cluster "nosuch" not found`},
+		{[]string{"list-groups", "-j", "nosuch"}, `cluster "nosuch" not found`},
+		{[]string{"list-nodes", "-j", "core", "-n", "nosuch"}, `group "nosuch" not found in cluster "core"`},
+		{[]string{"list-nodes", "-j", "nosuch", "-n", "g"}, `cluster "nosuch" not found`},
+		{[]string{"list-nodes", "-j", "nosuch", "-o", "json"}, `cluster "nosuch" not found`},
+	} {
+		r := clusterctl(t, tt.args...)
+		if r.code != 1 || !strings.Contains(r.stderr, tt.want) || r.stdout != "" {
+			t.Errorf("%s: want exit 1, %q and nothing on stdout\n%s", strings.Join(tt.args, " "), tt.want, r)
+		}
+	}
+	// Group g has no nodes: an empty list, not an error.
+	if r := must(t, "list-nodes", "-j", "core", "-n", "g", "-o", "json"); strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("list-nodes of a group with no nodes:\n%s", r)
+	}
+	must(t, "remove-group", "-n", "g", "-j", "core", "--yes", "-q")
+	if r := must(t, "list-groups", "-j", "core", "-o", "json"); strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("list-groups of a cluster with no groups:\n%s", r)
+	}
+	r := must(t, "list-nodes", "-j", "core", "-n", "control", "-v")
+	if !strings.Contains(r.stderr, "aws calls: 1 (EC2.DescribeInstances=1)") {
+		t.Errorf("list-nodes with nodes found made more than its one call:\n%s", r.stderr)
+	}
+}

@@ -78,6 +78,19 @@ func (a *App) Output() (*query.Output, error) {
 	return a.out, nil
 }
 
+// textOnly refuses -o json/yaml and --query for a command whose output is
+// text with no structured form, rather than ignoring them.
+func (a *App) textOnly(command string) error {
+	out, err := a.Output()
+	if err != nil {
+		return err
+	}
+	if !out.TableForm() {
+		return errs.Usage("%s prints text only: it takes neither -o json/yaml nor --query", command)
+	}
+	return nil
+}
+
 // prepare checks what needs no AWS — the output flags, then the command's
 // own input (check) — and only then loads the AWS clients, so bad input
 // costs nothing and creates nothing.

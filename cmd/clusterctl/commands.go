@@ -1,7 +1,13 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
+
+	"github.com/alecthomas/kong"
 
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
@@ -26,6 +32,8 @@ type CLI struct {
 	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operation in progress on a core or group and return its outcome."`
 	Render      RenderCmd      `cmd:"" help:"Print the CloudFormation template that would be deployed (no AWS access)."`
 	VersionCmd  VersionCmd     `cmd:"" name:"version" help:"Print the version."`
+	Completion  CompletionCmd  `cmd:"" help:"Print the shell completion script: source <(clusterctl completion bash)."`
+	Help        HelpCmd        `cmd:"" help:"Explain a command (clusterctl help update-group), or list them all."`
 }
 
 // coreFlags are shared by create-core and render core.
@@ -85,7 +93,7 @@ func (f groupFlags) options(clusterName string) cluster.GroupOptions {
 // AddAgentsCmd is `clusterctl add-agents -n GROUP -t TYPE -j CLUSTER`.
 type AddAgentsCmd struct {
 	groupFlags
-	Cluster       string `short:"j" name:"join" required:"" help:"Cluster (core stack) to join."`
+	Cluster       string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster (core stack) to join."`
 	NoRollback    bool   `name:"no-rollback" help:"Keep a failed stack for debugging."`
 	ReplaceFailed bool   `name:"replace-failed" help:"Delete a dead stack of this group (rolled back or failed) and create it again."`
 }
@@ -106,8 +114,8 @@ func (c *AddAgentsCmd) Run(app *App) error {
 
 // ListNodesCmd is `clusterctl list-nodes`.
 type ListNodesCmd struct {
-	Cluster string `short:"j" name:"join" help:"Cluster (default: every cluster in the region)."`
-	Group   string `short:"n" name:"name" help:"Only this group ('control' for the control node)."`
+	Cluster string `short:"j" name:"join" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
+	Group   string `short:"n" name:"name" predictor:"node-group" help:"Only this group ('control' for the control node)."`
 }
 
 func (c *ListNodesCmd) Run(app *App) error {
@@ -115,7 +123,7 @@ func (c *ListNodesCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	nodes, err := query.ListNodes(app.Context(), svc.EC2, c.Cluster, c.Group)
+	nodes, err := svc.ListNodes(app.Context(), c.Cluster, c.Group)
 	if err != nil {
 		return err
 	}
@@ -131,7 +139,7 @@ func writeNodes(app *App, out *query.Output, nodes []query.Node) error {
 
 // ListGroupsCmd is `clusterctl list-groups`.
 type ListGroupsCmd struct {
-	Cluster string `short:"j" name:"join" help:"Cluster (default: every cluster in the region)."`
+	Cluster string `short:"j" name:"join" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
 }
 
 func (c *ListGroupsCmd) Run(app *App) error {
@@ -139,7 +147,7 @@ func (c *ListGroupsCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	groups, err := query.ListGroups(app.Context(), svc.CFN, svc.ASG, c.Cluster)
+	groups, err := svc.ListGroups(app.Context(), c.Cluster)
 	if err != nil {
 		return err
 	}
@@ -148,8 +156,8 @@ func (c *ListGroupsCmd) Run(app *App) error {
 
 // UpdateGroupCmd is `clusterctl update-group -n GROUP -j CLUSTER`.
 type UpdateGroupCmd struct {
-	Group        string   `short:"n" name:"name" required:"" help:"Group name."`
-	Cluster      string   `short:"j" name:"join" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
+	Group        string   `short:"n" name:"name" predictor:"group" required:"" help:"Group name."`
+	Cluster      string   `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
 	InstanceType string   `short:"t" name:"instance-type" help:"New instance type."`
 	Count        *int     `short:"c" name:"count" help:"New desired capacity."`
 	Min          *int     `name:"min" help:"New minimum size."`
@@ -180,12 +188,13 @@ func (c *UpdateGroupCmd) Run(app *App) error {
 		return err
 	}
 	if c.ContinueRollback {
+		start := time.Now()
 		st, err := svc.ContinueRollback(app.Context(), c.Cluster, c.Group)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(app.IO.ErrOut, "Rollback of %s continued: %s\n", st.Name, st.Status)
-		return nil
+		r := query.ResultFrom(stacks.Outcome{Stack: st.Name, Status: st.Status, Duration: time.Since(start)})
+		return writeResult(app, out, r, "Rollback continued ("+r.String()+")")
 	}
 	stack := render.GroupStackName(c.Cluster, c.Group)
 	table := out.Format == "table" || out.Format == "wide"
@@ -230,47 +239,54 @@ func (c *UpdateGroupCmd) Run(app *App) error {
 
 // RemoveGroupCmd is `clusterctl remove-group -n GROUP -j CLUSTER`.
 type RemoveGroupCmd struct {
-	Group        string `short:"n" name:"name" required:"" help:"Group name."`
-	Cluster      string `short:"j" name:"join" required:"" help:"Cluster the group belongs to."`
+	Group        string `short:"n" name:"name" predictor:"group" required:"" help:"Group name."`
+	Cluster      string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster the group belongs to."`
 	Yes          bool   `short:"y" help:"Do not ask for confirmation (needed when not on a terminal)."`
 	RetainFailed bool   `name:"retain-failed" help:"After a failed delete (DELETE_FAILED), delete the stack keeping the resources that could not be deleted."`
 }
 
 func (c *RemoveGroupCmd) Run(app *App) error {
-	_, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
+	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
 	if err != nil {
 		return err
 	}
-	if err := svc.RemoveGroup(app.Context(), cluster.RemoveOptions{Cluster: c.Cluster, Group: c.Group, Yes: c.Yes, RetainFailed: c.RetainFailed}); err != nil {
+	done, err := svc.RemoveGroup(app.Context(), cluster.RemoveOptions{Cluster: c.Cluster, Group: c.Group, Yes: c.Yes, RetainFailed: c.RetainFailed})
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(app.IO.ErrOut, "Removed group %s of cluster %s\n", c.Group, c.Cluster)
-	return nil
+	r := query.ResultFrom(*done)
+	return writeResult(app, out, r, fmt.Sprintf("Removed group %s of cluster %s (%s)", c.Group, c.Cluster, r))
 }
 
 // DeleteCoreCmd is `clusterctl delete-core NAME`.
 type DeleteCoreCmd struct {
-	Name         string `arg:"" help:"Cluster name (= core stack name)."`
+	Name         string `arg:"" predictor:"cluster" help:"Cluster name (= core stack name)."`
 	Cascade      bool   `help:"Remove the cluster's groups first."`
 	Yes          bool   `short:"y" help:"Do not ask for confirmation (needed when not on a terminal)."`
 	RetainFailed bool   `name:"retain-failed" help:"After a failed delete (DELETE_FAILED), delete the stack keeping the resources that could not be deleted."`
 }
 
 func (c *DeleteCoreCmd) Run(app *App) error {
-	_, svc, err := app.prepare(cluster.CheckNames(c.Name, ""))
+	out, svc, err := app.prepare(cluster.CheckNames(c.Name, ""))
 	if err != nil {
 		return err
 	}
-	if err := svc.DeleteCore(app.Context(), cluster.DeleteCoreOptions{Name: c.Name, Cascade: c.Cascade, Yes: c.Yes, RetainFailed: c.RetainFailed}); err != nil {
+	done, err := svc.DeleteCore(app.Context(), cluster.DeleteCoreOptions{Name: c.Name, Cascade: c.Cascade, Yes: c.Yes, RetainFailed: c.RetainFailed})
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(app.IO.ErrOut, "Deleted cluster %s\n", c.Name)
-	return nil
+	d := query.DeletionFrom(done.Outcome, done.Groups)
+	line := fmt.Sprintf("Deleted cluster %s (%s", c.Name, d.Result)
+	if n := len(d.Groups); n > 0 {
+		line += fmt.Sprintf("; %s before it", query.Plural(n, "group stack"))
+	}
+	line += ")"
+	return writeResult(app, out, d, line)
 }
 
 // DescribeCmd is `clusterctl describe CLUSTER`.
 type DescribeCmd struct {
-	Cluster string `arg:"" help:"Cluster name."`
+	Cluster string `arg:"" predictor:"cluster" help:"Cluster name."`
 }
 
 func (c *DescribeCmd) Run(app *App) error {
@@ -292,36 +308,75 @@ func (c *DescribeCmd) Run(app *App) error {
 
 // EventsCmd is `clusterctl events CLUSTER [-n GROUP] [--follow]`.
 type EventsCmd struct {
-	Cluster string `arg:"" help:"Cluster name."`
-	Group   string `short:"n" name:"name" help:"A group of the cluster (default: the core stack)."`
+	Cluster string `arg:"" predictor:"cluster" help:"Cluster name."`
+	Group   string `short:"n" name:"name" predictor:"group" help:"A group of the cluster (default: the core stack)."`
 	Follow  bool   `short:"f" help:"Keep printing new events until the operation in progress ends."`
 }
 
 func (c *EventsCmd) Run(app *App) error {
-	_, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
+	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
 	if err != nil {
 		return err
 	}
-	return svc.Events(app.Context(), c.Cluster, c.Group, c.Follow, app.IO.Out)
+	if out.TableForm() {
+		// One line per event as it comes, so --follow shows progress.
+		color := app.IO.Color && app.IO.OutTTY
+		return svc.Events(app.Context(), c.Cluster, c.Group, c.Follow, func(evs []stacks.Event) {
+			for _, e := range evs {
+				fmt.Fprintln(app.IO.Out, query.EventLine(e, color))
+			}
+		})
+	}
+	var all []stacks.Event
+	err = svc.Events(app.Context(), c.Cluster, c.Group, c.Follow, func(evs []stacks.Event) { all = append(all, evs...) })
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	// A follow stopped by Ctrl-C or --timeout still prints what it saw.
+	if werr := out.Write(app.IO.Out, query.EventsFrom(all), nil); werr != nil {
+		return werr
+	}
+	return err
 }
 
 // WaitCmd is `clusterctl wait CLUSTER [-n GROUP]`.
 type WaitCmd struct {
-	Cluster string `arg:"" help:"Cluster name."`
-	Group   string `short:"n" name:"name" help:"A group of the cluster (default: the core stack)."`
+	Cluster string `arg:"" predictor:"cluster" help:"Cluster name."`
+	Group   string `short:"n" name:"name" predictor:"group" help:"A group of the cluster (default: the core stack)."`
 }
 
 func (c *WaitCmd) Run(app *App) error {
-	_, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
+	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	st, err := svc.Wait(app.Context(), c.Cluster, c.Group)
-	if err != nil {
+	if st == nil {
 		return err
 	}
-	fmt.Fprintf(app.IO.ErrOut, "%s: %s\n", st.Name, st.Status)
-	return nil
+	r := query.ResultFrom(stacks.Outcome{Stack: st.Name, Status: st.Status, Duration: time.Since(start)})
+	if err != nil {
+		// A failed outcome is still an outcome: scripts get the object,
+		// the error says why and the exit code is 1.
+		if !out.TableForm() {
+			if werr := out.Write(app.IO.Out, r, nil); werr != nil {
+				return werr
+			}
+		}
+		return err
+	}
+	return writeResult(app, out, r, r.String())
+}
+
+// writeResult prints how a stack operation ended: the object under -o
+// json/yaml or --query, else one line.
+func writeResult(app *App, out *query.Output, v any, line string) error {
+	if out.TableForm() {
+		_, err := fmt.Fprintln(app.IO.Out, line)
+		return err
+	}
+	return out.Write(app.IO.Out, v, nil)
 }
 
 // RenderCmd is `clusterctl render core|group`.
@@ -337,6 +392,10 @@ type RenderCoreCmd struct {
 }
 
 func (c *RenderCoreCmd) Run(app *App) error {
+	out, err := app.Output()
+	if err != nil {
+		return err
+	}
 	o := c.options(c.Name)
 	if err := o.Validate(); err != nil {
 		return err
@@ -345,8 +404,7 @@ func (c *RenderCoreCmd) Run(app *App) error {
 	if err != nil {
 		return errs.AsUsage(err)
 	}
-	_, err = app.IO.Out.Write(r.Template)
-	return err
+	return writeTemplate(app, out, r.Template)
 }
 
 // RenderGroupCmd is `clusterctl render group -n GROUP -t TYPE`.
@@ -356,6 +414,10 @@ type RenderGroupCmd struct {
 }
 
 func (c *RenderGroupCmd) Run(app *App) error {
+	out, err := app.Output()
+	if err != nil {
+		return err
+	}
 	spec, err := c.options(c.Cluster).Spec(app.Version)
 	if err != nil {
 		return err
@@ -364,16 +426,52 @@ func (c *RenderGroupCmd) Run(app *App) error {
 	if err != nil {
 		return errs.AsUsage(err)
 	}
-	_, err = app.IO.Out.Write(r.Template)
-	return err
+	return writeTemplate(app, out, r.Template)
+}
+
+// writeTemplate prints a template byte for byte (it is JSON already), or
+// converted to YAML, or filtered by --query.
+func writeTemplate(app *App, out *query.Output, tpl []byte) error {
+	if out.TableForm() || (out.Format == "json" && app.Globals.Query == "") {
+		_, err := app.IO.Out.Write(tpl)
+		return err
+	}
+	return out.Write(app.IO.Out, json.RawMessage(tpl), nil)
 }
 
 // VersionCmd is `clusterctl version`.
 type VersionCmd struct{}
 
 func (c *VersionCmd) Run(app *App) error {
-	_, err := fmt.Fprintf(app.IO.Out, "clusterctl %s\n", app.Version)
-	return err
+	out, err := app.Output()
+	if err != nil {
+		return err
+	}
+	v := buildInfo(app.Version)
+	if out.TableForm() {
+		_, err := fmt.Fprintln(app.IO.Out, v.String())
+		return err
+	}
+	return out.Write(app.IO.Out, v, nil)
+}
+
+// HelpCmd is `clusterctl help [COMMAND...]`: the same text as --help.
+type HelpCmd struct {
+	Command []string `arg:"" optional:"" predictor:"command" help:"The command to explain, e.g. update-group or render group."`
+}
+
+func (c *HelpCmd) Run(kctx *kong.Context, app *App) error {
+	if err := app.textOnly("help"); err != nil {
+		return err
+	}
+	target, err := kong.Trace(kctx.Kong, c.Command)
+	if err == nil {
+		err = target.Error
+	}
+	if err != nil {
+		return errs.AsUsage(err)
+	}
+	return target.PrintUsage(false)
 }
 
 // planView is the JSON form of update-group's result.

@@ -50,6 +50,14 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %v\n", err)
 		return errs.ExitFailed
 	}
+	// A shell asking for completions (see completion.go).
+	if asked, err := completeLine(ctx, parser, ios.Out); asked {
+		if err != nil {
+			fmt.Fprintf(ios.ErrOut, "clusterctl: %v\n", err)
+			return errs.ExitFailed
+		}
+		return errs.ExitOK
+	}
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		var pe *kong.ParseError
@@ -64,7 +72,7 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 	err = kctx.Run(app)
 	app.finish()
 	if err != nil {
-		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", err)
+		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", errs.Message(err))
 		return errs.ExitCode(err)
 	}
 	return errs.ExitOK

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -18,9 +19,23 @@ func TestRun(t *testing.T) {
 		stderr   string
 		jsonBody bool
 	}{
-		{[]string{"version"}, 0, "clusterctl ", "", false},
+		{[]string{"version"}, 0, "clusterctl dev (", "", false},
+		{[]string{"version", "-o", "json"}, 0, `"goVersion": "go`, "", true},
+		{[]string{"version", "--query", ".os + \"/\" + .arch"}, 0, runtime.GOOS + "/" + runtime.GOARCH + "\n", "", false},
+		{[]string{"version", "-o", "yaml"}, 0, "version: dev\n", "", false},
+		{[]string{"version", "-o", "xml"}, 2, "", "invalid output format", false},
 		{[]string{"render", "core", "prod"}, 0, "AWSTemplateFormatVersion", "", true},
 		{[]string{"render", "group", "-n", "arm", "-t", "m7g.large", "-m", "role=worker"}, 0, `"clusterctl:label:role"`, "", true},
+		{[]string{"render", "core", "prod", "-o", "json"}, 0, "AWSTemplateFormatVersion", "", true},
+		{[]string{"render", "core", "prod", "-o", "yaml"}, 0, "AWSTemplateFormatVersion: \"2010-09-09\"\n", "", false},
+		{[]string{"render", "core", "prod", "--query", ".Outputs | keys | length"}, 0, "10\n", "", false},
+		{[]string{"render", "group", "-n", "g", "-t", "m5.large", "-o", "json", "--query", ".Parameters.InstanceType.Type"}, 0, "\"String\"\n", "", true},
+		{[]string{"render", "core", "-o", "xml"}, 2, "", "invalid output format", false},
+		{[]string{"help"}, 0, "Commands:", "", false},
+		{[]string{"help", "update-group"}, 0, "Usage: clusterctl update-group --name=STRING --join=STRING", "", false},
+		{[]string{"help", "render", "group"}, 0, "Usage: clusterctl render group", "", false},
+		{[]string{"help", "launch"}, 2, "", "clusterctl: unexpected argument launch", false},
+		{[]string{"help", "-o", "json"}, 2, "", "help prints text only", false},
 		{[]string{"--frobnicate"}, 2, "", "clusterctl: unknown flag --frobnicate", false},
 		{[]string{"list-nodes", "-o", "xml"}, 2, "", "clusterctl: invalid output format \"xml\"", false},
 		{[]string{"list-nodes", "--query", "{"}, 2, "", "clusterctl: invalid --query", false},
@@ -45,7 +60,7 @@ func TestRun(t *testing.T) {
 				t.Errorf("error is not one line: %q", errOut)
 			}
 			if tt.jsonBody && !json.Valid(out.Bytes()) {
-				t.Error("rendered template is not JSON")
+				t.Errorf("output is not JSON: %s", out)
 			}
 		})
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -42,10 +41,10 @@ type StackManager interface {
 	Apply(ctx context.Context, plan *stacks.Plan) (*stacks.Stack, error)
 	Discard(ctx context.Context, plan *stacks.Plan) error
 	Delete(ctx context.Context, name string) error
-	DeleteMany(ctx context.Context, names []string, concurrency int) error
+	DeleteMany(ctx context.Context, names []string, concurrency int) ([]stacks.Outcome, error)
 	DeleteRetaining(ctx context.Context, name string, retain []string) error
 	Wait(ctx context.Context, name string) (*stacks.Stack, error)
-	Events(ctx context.Context, name string, follow bool, w io.Writer) error
+	Events(ctx context.Context, name string, follow bool, emit func([]stacks.Event)) error
 	ContinueUpdateRollback(ctx context.Context, name string) (*stacks.Stack, error)
 	Template(ctx context.Context, name string) ([]byte, error)
 }
@@ -107,16 +106,16 @@ func (s *Service) printf(format string, args ...any) {
 }
 
 // confirm asks before a destructive step. Without a terminal it needs --yes.
-func (s *Service) confirm(yes bool, question string) error {
+func (s *Service) confirm(ctx context.Context, yes bool, question string) error {
 	if yes {
 		return nil
 	}
 	if !s.IO.InTTY {
 		return errs.Usage("refusing to %s without confirmation: pass --yes when not on a terminal", question)
 	}
-	ok, err := s.IO.Confirm("Really " + question + "?")
+	ok, err := s.IO.Confirm(ctx, "Really "+question+"?")
 	if err != nil {
-		return err
+		return fmt.Errorf("not confirmed: %w", err)
 	}
 	if !ok {
 		return refused("not confirmed")

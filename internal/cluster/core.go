@@ -7,12 +7,14 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 	"github.com/clusterctl/clusterctl/internal/validate"
@@ -79,7 +81,7 @@ func (s *Service) CreateCore(ctx context.Context, o CoreOptions) (*stacks.Stack,
 	if err != nil {
 		return nil, errs.AsUsage(err)
 	}
-	s.printf("Creating core stack %s in %s (%d subnets)\n", r.StackName, vpc, len(subnets))
+	s.printf("Creating core stack %s in %s (%s)\n", r.StackName, vpc, query.Plural(len(subnets), "subnet"))
 	st, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback))
 	if err != nil {
 		return nil, withReattach(err, o.Name, "")
@@ -95,53 +97,68 @@ type DeleteCoreOptions struct {
 	RetainFailed bool // as RemoveOptions.RetainFailed, for the core stack
 }
 
+// CoreDeletion is how delete-core ended: the core stack's deletion and,
+// with --cascade, each group stack's.
+type CoreDeletion struct {
+	stacks.Outcome
+	Groups []stacks.Outcome
+}
+
 // DeleteCore deletes a cluster's core stack. It refuses while groups exist
 // unless Cascade, which deletes them first (in parallel). The bucket is
 // emptied first because CloudFormation cannot delete a non-empty bucket.
-func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) error {
+func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDeletion, error) {
 	if err := validate.ClusterName(o.Name); err != nil {
-		return errs.AsUsage(err)
+		return nil, errs.AsUsage(err)
 	}
 	core, err := s.getCore(ctx, o.Name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	groups, err := s.groupStacks(ctx, o.Name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var names []string
 	for _, g := range groups {
 		names = append(names, g.Group)
 	}
 	if len(groups) > 0 && !o.Cascade {
-		return refused("cluster %q still has %d group(s): %s; remove them first or pass --cascade", o.Name, len(groups), strings.Join(names, ", "))
+		return nil, refused("cluster %q still has %s: %s; remove them first or pass --cascade", o.Name, query.Plural(len(groups), "group"), strings.Join(names, ", "))
 	}
 	question := fmt.Sprintf("delete cluster %q", o.Name)
 	if len(groups) > 0 {
 		question += fmt.Sprintf(" and its groups %s", strings.Join(names, ", "))
 	}
-	if err := s.confirm(o.Yes, question); err != nil {
-		return err
+	if err := s.confirm(ctx, o.Yes, question); err != nil {
+		return nil, err
 	}
+	done := &CoreDeletion{Groups: []stacks.Outcome{}}
 	if len(groups) > 0 {
 		stackNames := make([]string, len(groups))
 		for i, g := range groups {
 			stackNames[i] = g.Stack
 		}
-		s.printf("Deleting %d group stack(s): %s\n", len(stackNames), strings.Join(stackNames, ", "))
-		if err := s.Stacks.DeleteMany(ctx, stackNames, 4); err != nil {
-			return withReattach(fmt.Errorf("deleting groups of %q: %w", o.Name, err), o.Name, "")
+		s.printf("Deleting %s: %s\n", query.Plural(len(stackNames), "group stack"), strings.Join(stackNames, ", "))
+		outcomes, err := s.Stacks.DeleteMany(ctx, stackNames, 4)
+		if err != nil {
+			return nil, withReattach(fmt.Errorf("deleting groups of %q: %w", o.Name, err), o.Name, "")
 		}
+		done.Groups = outcomes
 	}
+	start := time.Now()
 	if bucket := core.Outputs["BucketName"]; bucket != "" {
 		n, err := s.emptyBucket(ctx, bucket, "")
 		if err != nil {
-			return err
+			return nil, err
 		}
-		s.printf("Emptied bucket %s (%d object versions)\n", bucket, n)
+		s.printf("Emptied bucket %s (%s)\n", bucket, query.Plural(n, "object version"))
 	}
-	return s.deleteStack(ctx, o.Name, o.RetainFailed, o.Name, "")
+	if err := s.deleteStack(ctx, o.Name, o.RetainFailed, o.Name, ""); err != nil {
+		return nil, err
+	}
+	done.Outcome = stacks.Outcome{Stack: o.Name, Status: "DELETE_COMPLETE", Duration: time.Since(start)}
+	return done, nil
 }
 
 // emptyBucket deletes every object version and delete marker under prefix

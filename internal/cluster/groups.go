@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -102,7 +103,7 @@ func (s *Service) AddAgents(ctx context.Context, o GroupOptions) ([]query.Node, 
 	if err := s.uploadArtifacts(ctx, r.Parameters["BucketName"], r); err != nil {
 		return nil, err
 	}
-	s.printf("Creating group stack %s (%d x %s) joined to core %s\n", name, spec.Desired, spec.InstanceType, o.Cluster)
+	s.printf("Creating group stack %s (%d x %s) in cluster %s\n", name, spec.Desired, spec.InstanceType, o.Cluster)
 	if _, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback)); err != nil {
 		return nil, withReattach(err, o.Cluster, o.Group)
 	}
@@ -382,40 +383,43 @@ type RemoveOptions struct {
 	RetainFailed bool
 }
 
-// RemoveGroup deletes exactly one group's stack.
-func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) error {
+// RemoveGroup deletes exactly one group's stack and reports how the
+// deletion ended.
+func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) (*stacks.Outcome, error) {
 	if err := validate.ClusterName(o.Cluster); err != nil {
-		return errs.AsUsage(err)
+		return nil, errs.AsUsage(err)
 	}
 	if err := validate.GroupName(o.Cluster, o.Group); err != nil {
-		return errs.AsUsage(err)
+		return nil, errs.AsUsage(err)
 	}
 	name := render.GroupStackName(o.Cluster, o.Group)
 	st, err := s.Stacks.Get(ctx, name)
 	if errors.Is(err, stacks.ErrNotFound) {
-		return refused("group %q not found in cluster %q (no stack %s)", o.Group, o.Cluster, name)
+		return nil, refused("group %q not found in cluster %q (no stack %s)", o.Group, o.Cluster, name)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if st.Tags[query.TagCluster] != o.Cluster || st.Tags[query.TagRole] != "agents" {
-		return refused("stack %s is not an agent group of cluster %q", name, o.Cluster)
+		return nil, refused("stack %s is not an agent group of cluster %q", name, o.Cluster)
 	}
-	if err := s.confirm(o.Yes, fmt.Sprintf("remove group %q of cluster %q (stack %s)", o.Group, o.Cluster, name)); err != nil {
-		return err
+	if err := s.confirm(ctx, o.Yes, fmt.Sprintf("remove group %q of cluster %q (stack %s)", o.Group, o.Cluster, name)); err != nil {
+		return nil, err
 	}
+	start := time.Now()
 	if err := s.deleteStack(ctx, name, o.RetainFailed, o.Cluster, o.Group); err != nil {
-		return err
+		return nil, err
 	}
+	done := &stacks.Outcome{Stack: name, Status: "DELETE_COMPLETE", Duration: time.Since(start)}
 	// The group's node configurations are of no use without it.
 	core, err := s.Stacks.Get(ctx, o.Cluster)
 	if err != nil || core.Outputs["BucketName"] == "" {
-		return nil // no core, or no bucket: nothing to clean
+		return done, nil // no core, or no bucket: nothing to clean
 	}
 	if _, err := s.emptyBucket(ctx, core.Outputs["BucketName"], render.GroupConfigPrefix(o.Group)); err != nil {
-		return fmt.Errorf("removing node configuration of group %q: %w", o.Group, err)
+		return nil, fmt.Errorf("removing node configuration of group %q: %w", o.Group, err)
 	}
-	return nil
+	return done, nil
 }
 
 // equalList compares two list parameter values in either of the forms

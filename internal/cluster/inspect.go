@@ -74,13 +74,13 @@ func (s *Service) Wait(ctx context.Context, cluster, group string) (*stacks.Stac
 	return st, nil
 }
 
-// Events prints the events of the core or a group, oldest first; with
-// follow, until the operation in progress ends.
-func (s *Service) Events(ctx context.Context, cluster, group string, follow bool, w io.Writer) error {
+// Events passes the events of the core or a group to emit, oldest first;
+// with follow, until the operation in progress ends.
+func (s *Service) Events(ctx context.Context, cluster, group string, follow bool, emit func([]stacks.Event)) error {
 	if err := CheckNames(cluster, group); err != nil {
 		return err
 	}
-	return notFound(s.Stacks.Events(ctx, stackName(cluster, group), follow, w), cluster, group)
+	return notFound(s.Stacks.Events(ctx, stackName(cluster, group), follow, emit), cluster, group)
 }
 
 // ContinueRollback continues a group's failed update rollback
@@ -100,6 +100,47 @@ func (s *Service) ContinueRollback(ctx context.Context, cluster, group string) (
 	s.printf("Continuing the update rollback of %s\n", name)
 	st, err = s.Stacks.ContinueUpdateRollback(ctx, name)
 	return st, withReattach(err, cluster, group)
+}
+
+// ListNodes lists the nodes of a cluster (every cluster when cluster is
+// ""), optionally of one group. A named cluster or group that has no nodes
+// is checked to exist, so a wrong name is "not found", not an empty
+// cluster; when nodes are found that costs nothing.
+func (s *Service) ListNodes(ctx context.Context, cluster, group string) ([]query.Node, error) {
+	nodes, err := query.ListNodes(ctx, s.EC2, cluster, group)
+	if err != nil || len(nodes) > 0 || cluster == "" {
+		return nodes, err
+	}
+	return nodes, s.checkExists(ctx, cluster, group)
+}
+
+// ListGroups lists the agent groups of a cluster (every cluster when
+// cluster is ""); none for a named cluster is checked as ListNodes does.
+func (s *Service) ListGroups(ctx context.Context, cluster string) ([]query.Group, error) {
+	groups, err := query.ListGroups(ctx, s.CFN, s.ASG, cluster)
+	if err != nil || len(groups) > 0 || cluster == "" {
+		return groups, err
+	}
+	return groups, s.checkExists(ctx, cluster, "")
+}
+
+// checkExists refuses a cluster without its core stack, and a group (other
+// than the control node's) without its stack in that cluster.
+func (s *Service) checkExists(ctx context.Context, cluster, group string) error {
+	if _, err := s.getCore(ctx, cluster); err != nil {
+		return err
+	}
+	if group == "" || group == query.ControlGroup {
+		return nil
+	}
+	st, err := s.Stacks.Get(ctx, stackName(cluster, group))
+	if err != nil {
+		return notFound(err, cluster, group)
+	}
+	if st.Tags[query.TagCluster] != cluster || st.Tags[query.TagRole] != "agents" {
+		return refused("group %q not found in cluster %q (stack %s is not one of its groups)", group, cluster, st.Name)
+	}
+	return nil
 }
 
 // Description is what `describe` shows of a cluster.

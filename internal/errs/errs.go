@@ -6,6 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/aws/smithy-go"
 )
 
 // Exit codes, as documented in the README.
@@ -64,4 +67,66 @@ func ExitCode(err error) int {
 		return ExitInterrupted
 	}
 	return ExitFailed
+}
+
+// What the user is told instead of Go's context errors.
+const (
+	interrupted    = "interrupted"
+	timeoutReached = "--timeout reached"
+)
+
+// Message is the text the user sees for err. Where a context error is the
+// cause, "context canceled" becomes "interrupted" (Ctrl-C) and "context
+// deadline exceeded" becomes "--timeout reached", and an AWS call that the
+// context stopped is named by the phrase that wraps it alone, without the
+// transport's noise ("https response error StatusCode: 0, ...").
+func Message(err error) string {
+	if err == nil {
+		return ""
+	}
+	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return err.Error()
+	}
+	text := rewrite(err)
+	// Whatever wording kept the raw text out of reach of the walk.
+	text = strings.ReplaceAll(text, context.Canceled.Error(), interrupted)
+	return strings.ReplaceAll(text, context.DeadlineExceeded.Error(), timeoutReached)
+}
+
+// rewrite replaces, in err's text, the text of each error it wraps by that
+// error's rewritten text, down to the context error.
+func rewrite(err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) && isCauseOf(err):
+		return timeoutReached
+	case errors.Is(err, context.Canceled) && isCauseOf(err):
+		return interrupted
+	}
+	text := err.Error()
+	var inner []error
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		inner = []error{u.Unwrap()}
+	case interface{ Unwrap() []error }:
+		inner = u.Unwrap()
+	}
+	for _, in := range inner {
+		if in == nil || (!errors.Is(in, context.Canceled) && !errors.Is(in, context.DeadlineExceeded)) {
+			continue
+		}
+		if it := in.Error(); it != "" && strings.Contains(text, it) {
+			text = strings.Replace(text, it, rewrite(in), 1)
+		}
+	}
+	return text
+}
+
+// isCauseOf tells whether err is the context error itself, or an AWS call
+// that the context stopped (its text is transport detail).
+func isCauseOf(err error) bool {
+	if err == context.Canceled || err == context.DeadlineExceeded {
+		return true
+	}
+	_, isOp := err.(*smithy.OperationError)
+	return isOp
 }

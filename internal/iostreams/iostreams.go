@@ -5,6 +5,7 @@ package iostreams
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -44,14 +45,36 @@ func Test() (*IO, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 }
 
 // Confirm asks a yes/no question on the terminal. It returns false when the
-// answer is anything but y/yes.
-func (s *IO) Confirm(question string) (bool, error) {
+// answer is anything but y/yes, and ctx's error as soon as ctx is done
+// (Ctrl-C), without waiting for a line.
+func (s *IO) Confirm(ctx context.Context, question string) (bool, error) {
 	fmt.Fprintf(s.ErrOut, "%s [y/N]: ", question)
-	line, err := bufio.NewReader(s.In).ReadString('\n')
-	if err != nil && err != io.EOF {
-		return false, fmt.Errorf("reading answer: %w", err)
+	type answer struct {
+		line string
+		err  error
 	}
-	switch strings.ToLower(strings.TrimSpace(line)) {
+	got := make(chan answer, 1)
+	go func() {
+		// On Ctrl-C this read stays blocked; the process exits around it.
+		line, err := bufio.NewReader(s.In).ReadString('\n')
+		got <- answer{line, err}
+	}()
+	var a answer
+	select {
+	case <-ctx.Done():
+		// The terminal echoed ^C, not a newline: end the prompt's line.
+		fmt.Fprintln(s.ErrOut)
+		return false, ctx.Err()
+	case a = <-got:
+	}
+	if a.err != nil {
+		// End of input (Ctrl-D) echoes no newline either.
+		fmt.Fprintln(s.ErrOut)
+		if a.err != io.EOF {
+			return false, fmt.Errorf("reading the answer: %w", a.err)
+		}
+	}
+	switch strings.ToLower(strings.TrimSpace(a.line)) {
 	case "y", "yes":
 		return true, nil
 	}

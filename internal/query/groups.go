@@ -214,3 +214,39 @@ func GroupsTable(groups []Group, wide bool) Table {
 	}
 	return t
 }
+
+// Names are the clusters of an account (those with a core stack) and the
+// groups of each, sorted.
+type Names struct {
+	Clusters []string
+	Groups   map[string][]string // cluster → group names
+}
+
+// ListNames reads cluster and group names from one paginated
+// DescribeStacks, by the ownership tags: what shell completion offers.
+func ListNames(ctx context.Context, cfn CFNAPI) (Names, error) {
+	all, err := describeAllStacks(ctx, cfn)
+	if err != nil {
+		return Names{}, err
+	}
+	n := Names{Groups: map[string][]string{}}
+	for _, s := range all {
+		c := s.Tags[TagCluster]
+		if c == "" || s.Status == string(cfntypes.StackStatusDeleteComplete) {
+			continue
+		}
+		switch s.Tags[TagRole] {
+		case "core":
+			n.Clusters = append(n.Clusters, c)
+		case "agents":
+			if g := s.Tags[TagGroup]; g != "" {
+				n.Groups[c] = append(n.Groups[c], g)
+			}
+		}
+	}
+	sort.Strings(n.Clusters)
+	for _, gs := range n.Groups {
+		sort.Strings(gs)
+	}
+	return n, nil
+}

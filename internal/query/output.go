@@ -41,6 +41,7 @@ type Output struct {
 // NewOutput checks the format and compiles the query before any AWS call, so
 // bad input costs nothing.
 func NewOutput(format, query string) (*Output, error) {
+	format = strings.ToLower(format)
 	switch format {
 	case "table", "wide", "json", "yaml":
 	default:
@@ -61,10 +62,16 @@ func NewOutput(format, query string) (*Output, error) {
 	return o, nil
 }
 
+// TableForm tells whether Write prints the table form: table or wide
+// output and no query.
+func (o *Output) TableForm() bool {
+	return o.query == nil && (o.Format == "table" || o.Format == "wide")
+}
+
 // Write prints v. table builds the table form (wide selects the wide columns);
 // it is only called for table output without a query.
 func (o *Output) Write(w io.Writer, v any, table func(wide bool) Table) error {
-	if o.query == nil && (o.Format == "table" || o.Format == "wide") {
+	if o.TableForm() {
 		return WriteTable(w, table(o.Format == "wide"))
 	}
 	generic, err := toGeneric(v)
@@ -78,7 +85,14 @@ func (o *Output) Write(w io.Writer, v any, table func(wide bool) Table) error {
 			return err
 		}
 	}
-	for _, r := range results {
+	for i, r := range results {
+		if i > 0 && o.Format == "yaml" {
+			// Several results are several documents, so the stream stays
+			// valid YAML; a single one needs no separator.
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
 		if err := o.writeValue(w, r); err != nil {
 			return err
 		}
@@ -92,12 +106,6 @@ func (o *Output) writeValue(w io.Writer, v any) error {
 		b, err := yaml.Marshal(v)
 		if err != nil {
 			return fmt.Errorf("encoding YAML: %w", err)
-		}
-		if o.query != nil {
-			// Separate documents so several results stay valid YAML.
-			if _, err := io.WriteString(w, "---\n"); err != nil {
-				return err
-			}
 		}
 		_, err = w.Write(b)
 		return err
@@ -198,6 +206,14 @@ func WriteTable(w io.Writer, t Table) error {
 		}
 	}
 	return nil
+}
+
+// Plural counts a noun: "1 subnet", "2 subnets".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -224,7 +225,10 @@ func TestOutputFormats(t *testing.T) {
 		{"wide", "", []string{"IMAGE   LABELS", "ami-1   a=b"}, ""},
 		{"json", `.[].instanceId`, []string{"\"i-1\"\n\"i-2\"\n"}, ""},
 		{"table", `.[].instanceId`, []string{"i-1\ni-2\n"}, ""},
-		{"yaml", `.[1].labels`, []string{"---\na: b\n"}, ""},
+		{"yaml", `.[1].labels`, []string{"a: b\n"}, ""},
+		{"yaml", `.[].instanceId`, []string{"i-1\n---\ni-2\n"}, ""},
+		{"JSON", `.[0].instanceId`, []string{"\"i-1\"\n"}, ""},
+		{"Wide", "", []string{"IMAGE   LABELS"}, ""},
 		{"yaml", "", []string{"- cluster: core", "instanceId: i-2"}, ""},
 		{"json", `map(select(.group == "r3")) | length`, []string{"1\n"}, ""},
 		{"xml", "", nil, "invalid output format"},
@@ -246,6 +250,10 @@ func TestOutputFormats(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s %q: %v", tt.format, tt.query, err)
 			continue
+		}
+		// A leading document separator or blank line is noise to scripts.
+		if strings.HasPrefix(buf.String(), "---") || strings.HasPrefix(buf.String(), "\n") {
+			t.Errorf("%s %q: output starts with a separator: %q", tt.format, tt.query, buf.String())
 		}
 		for _, w := range tt.want {
 			if !strings.Contains(buf.String(), w) {
@@ -272,5 +280,23 @@ func TestTableAlignedWithoutTrailingBlanks(t *testing.T) {
 		if strings.HasSuffix(l, " ") {
 			t.Errorf("trailing blank in %q", l)
 		}
+	}
+}
+
+func TestListNames(t *testing.T) {
+	cfn := &fakeCFN{stacks: []cfntypes.Stack{
+		stack("prod", "CREATE_COMPLETE", map[string]string{TagCluster: "prod", TagRole: "core", TagGroup: "control"}, nil, nil),
+		stack("core", "CREATE_COMPLETE", map[string]string{TagCluster: "core", TagRole: "core", TagGroup: "control"}, nil, nil),
+		stack("core-r3", "CREATE_COMPLETE", map[string]string{TagCluster: "core", TagRole: "agents", TagGroup: "r3"}, nil, nil),
+		stack("core-c5", "ROLLBACK_COMPLETE", map[string]string{TagCluster: "core", TagRole: "agents", TagGroup: "c5"}, nil, nil),
+		stack("gone", "DELETE_COMPLETE", map[string]string{TagCluster: "gone", TagRole: "core", TagGroup: "control"}, nil, nil),
+		stack("unrelated", "CREATE_COMPLETE", nil, nil, nil),
+	}}
+	n, err := ListNames(context.Background(), cfn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(n.Clusters, []string{"core", "prod"}) || !slices.Equal(n.Groups["core"], []string{"c5", "r3"}) || len(n.Groups) != 1 {
+		t.Errorf("names = %+v", n)
 	}
 }

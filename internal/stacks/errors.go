@@ -76,7 +76,7 @@ func (e *StillRunningError) Error() string {
 	if e.Status != "" {
 		st = " (" + e.Status + ")"
 	}
-	return fmt.Sprintf("stopped waiting for %s of stack %q%s; CloudFormation carries on: %v", opNoun(e.Op), e.Stack, st, e.Err)
+	return fmt.Sprintf("stopped waiting for %s of stack %q%s: %v; CloudFormation carries on", opNoun(e.Op), e.Stack, st, e.Err)
 }
 
 func (e *StillRunningError) Unwrap() error { return e.Err }

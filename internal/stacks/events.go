@@ -3,27 +3,23 @@ package stacks
 import (
 	"context"
 	"fmt"
-	"io"
-	"time"
 )
 
-// Events prints the stack's events oldest first, one per line. With
-// follow, it keeps printing new events until the stack reaches a final
-// status (nil, whatever the outcome) or ctx is done (ctx's error).
-func (m *Manager) Events(ctx context.Context, name string, follow bool, w io.Writer) error {
+// Events passes the stack's events to emit, oldest first. With follow, it
+// keeps passing new ones as they arrive until the stack reaches a final
+// status (nil, whatever the outcome) or ctx is done (ctx's error). emit is
+// called from one goroutine at a time.
+func (m *Manager) Events(ctx context.Context, name string, follow bool, emit func([]Event)) error {
 	hist, id, err := m.history(ctx, name)
 	if err != nil {
 		return err
 	}
-	log := &logSink{w: w, color: m.color}
-	for _, e := range hist {
-		log.print(e)
-	}
+	emit(hist)
 	if !follow {
 		return nil
 	}
 	o := m.newOp(name, "follow", "")
-	o.id, o.out = id, log
+	o.id, o.out = id, eventSink{emit}
 	o.record(hist)
 	st, err := m.describe(ctx, o)
 	if err != nil {
@@ -45,28 +41,16 @@ func (m *Manager) Events(ctx context.Context, name string, follow bool, w io.Wri
 	return nil
 }
 
-// logSink prints events with their time, for `clusterctl events`:
-//
-//	2024-05-01T10:00:03Z  Bucket                   AWS::S3::Bucket                    CREATE_COMPLETE
-type logSink struct {
-	w     io.Writer
-	color bool
-}
+// eventSink hands the events a follow learns to the caller.
+type eventSink struct{ emit func([]Event) }
 
-func (l *logSink) print(e Event) {
-	p := progress{color: l.color}
-	fmt.Fprintln(l.w, p.fields([]string{
-		e.Time.UTC().Format(time.RFC3339), pad(e.LogicalID, colLogical), pad(e.ResourceType, colType),
-	}, e.Status, "", e.Reason))
-}
-
-func (l *logSink) expect([]string) {}
-func (l *logSink) skip(string)     {}
-func (l *logSink) begin(*op)       {}
-func (l *logSink) add(_ *op, evs []Event) {
-	for _, e := range evs {
-		l.print(e)
+func (eventSink) expect([]string) {}
+func (eventSink) skip(string)     {}
+func (eventSink) begin(*op)       {}
+func (s eventSink) add(_ *op, evs []Event) {
+	if len(evs) > 0 {
+		s.emit(evs)
 	}
 }
-func (l *logSink) tick()           {}
-func (l *logSink) end(*op, string) {}
+func (eventSink) tick()           {}
+func (eventSink) end(*op, string) {}

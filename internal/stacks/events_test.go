@@ -1,7 +1,6 @@
 package stacks_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -17,23 +16,27 @@ func TestEventsOldestFirst(t *testing.T) {
 	e.fake.EventPageSize = 3
 	seedGroup(e, "ROLLBACK_COMPLETE", "The following resource(s) failed to create: [Nodes].",
 		cfnfake.Resource{LogicalID: "Nodes", Type: "AWS::AutoScaling::AutoScalingGroup", Status: "CREATE_FAILED", Reason: signalReason})
-	var buf bytes.Buffer
-	if err := e.m.Events(t.Context(), "core-r3", false, &buf); err != nil {
+	var got []string
+	err := e.m.Events(t.Context(), "core-r3", false, func(evs []stacks.Event) {
+		for _, ev := range evs {
+			got = append(got, ev.Time.UTC().Format(time.RFC3339)+" "+ev.LogicalID+" "+ev.ResourceType+" "+ev.Status+" "+ev.Reason)
+		}
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	got := lines(buf.String())
 	want := []string{
-		"2024-05-01T09:00:00Z  core-r3                   AWS::CloudFormation::Stack          CREATE_IN_PROGRESS            User Initiated",
-		"2024-05-01T09:00:01Z  Nodes                     AWS::AutoScaling::AutoScalingGroup  CREATE_IN_PROGRESS",
-		"2024-05-01T09:00:02Z  Nodes                     AWS::AutoScaling::AutoScalingGroup  CREATE_COMPLETE",
-		"2024-05-01T09:00:03Z  core-r3                   AWS::CloudFormation::Stack          CREATE_COMPLETE",
-		"2024-05-01T09:00:04Z  Nodes                     AWS::AutoScaling::AutoScalingGroup  CREATE_FAILED                 " + strings.Join(strings.Fields(signalReason), " "),
-		"2024-05-01T09:00:05Z  core-r3                   AWS::CloudFormation::Stack          ROLLBACK_COMPLETE             The following resource(s) failed to create: [Nodes].",
+		"2024-05-01T09:00:00Z core-r3 AWS::CloudFormation::Stack CREATE_IN_PROGRESS User Initiated",
+		"2024-05-01T09:00:01Z Nodes AWS::AutoScaling::AutoScalingGroup CREATE_IN_PROGRESS ",
+		"2024-05-01T09:00:02Z Nodes AWS::AutoScaling::AutoScalingGroup CREATE_COMPLETE ",
+		"2024-05-01T09:00:03Z core-r3 AWS::CloudFormation::Stack CREATE_COMPLETE ",
+		"2024-05-01T09:00:04Z Nodes AWS::AutoScaling::AutoScalingGroup CREATE_FAILED " + signalReason,
+		"2024-05-01T09:00:05Z core-r3 AWS::CloudFormation::Stack ROLLBACK_COMPLETE The following resource(s) failed to create: [Nodes].",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if err := e.m.Events(t.Context(), "nope", false, &buf); !errors.Is(err, stacks.ErrNotFound) {
+	if err := e.m.Events(t.Context(), "nope", false, func([]stacks.Event) {}); !errors.Is(err, stacks.ErrNotFound) {
 		t.Errorf("Events(missing) = %v", err)
 	}
 }
@@ -48,20 +51,26 @@ func TestEventsFollow(t *testing.T) {
 		t.Fatalf("Create = %v", err)
 	}
 	m2 := stacks.NewManager(fake.Client(), stacks.Options{RunID: "run-2", Clock: fake.Clock})
-	var buf bytes.Buffer
-	if err := m2.Events(t.Context(), "core", true, &buf); err != nil {
+	var got []stacks.Event
+	if err := m2.Events(t.Context(), "core", true, func(evs []stacks.Event) { got = append(got, evs...) }); err != nil {
 		t.Fatal(err)
 	}
-	got := lines(buf.String())
-	if n := len(got); n != 1+3*2+1 {
-		t.Errorf("%d events printed, want each once:\n%s", n, buf.String())
+	seen := map[string]bool{}
+	for _, ev := range got {
+		if seen[ev.ID] {
+			t.Errorf("event %s emitted twice", ev.ID)
+		}
+		seen[ev.ID] = true
 	}
-	if last := got[len(got)-1]; !strings.Contains(last, "core  ") || !strings.Contains(last, "CREATE_COMPLETE") {
-		t.Errorf("last line %q", last)
+	if n := len(got); n != 1+3*2+1 {
+		t.Errorf("%d events emitted, want each once: %+v", n, got)
+	}
+	if last := got[len(got)-1]; !last.IsStack() || last.Status != "CREATE_COMPLETE" {
+		t.Errorf("last event %+v", last)
 	}
 	// Following a finished stack returns at once.
 	before := fake.Calls("")
-	if err := m2.Events(t.Context(), "core", true, &bytes.Buffer{}); err != nil {
+	if err := m2.Events(t.Context(), "core", true, func([]stacks.Event) {}); err != nil {
 		t.Fatal(err)
 	}
 	if n := fake.Calls("") - before; n != 2 {
@@ -79,7 +88,7 @@ func TestEventsFollowCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	m2 := stacks.NewManager(fake.Client(), stacks.Options{RunID: "run-2", Clock: &cancelAfter{Clock: fake.Clock, n: 5, cancel: cancel}})
-	err := m2.Events(ctx, "core", true, &bytes.Buffer{})
+	err := m2.Events(ctx, "core", true, func([]stacks.Event) {})
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), `following events of stack "core"`) {
 		t.Errorf("Events = %v", err)
 	}

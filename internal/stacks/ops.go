@@ -345,30 +345,34 @@ func (m *Manager) Apply(ctx context.Context, plan *Plan) (*Stack, error) {
 // Delete deletes the stack and waits. A stack that does not exist is
 // already deleted: success.
 func (m *Manager) Delete(ctx context.Context, name string) error {
-	return m.del(ctx, name, nil, false)
+	_, err := m.deleteOne(ctx, name, nil, false)
+	return err
 }
 
 // DeleteRetaining recovers a DELETE_FAILED stack: it deletes the stack,
 // keeping the resources in retain (nil: every resource that failed to
 // delete) for the operator to remove.
 func (m *Manager) DeleteRetaining(ctx context.Context, name string, retain []string) error {
-	return m.del(ctx, name, retain, true)
+	_, err := m.deleteOne(ctx, name, retain, true)
+	return err
 }
 
-func (m *Manager) del(ctx context.Context, name string, retain []string, retaining bool) error {
+// deleteOne deletes a stack and waits, reporting how it ended.
+func (m *Manager) deleteOne(ctx context.Context, name string, retain []string, retaining bool) (Outcome, error) {
 	tok := m.token("delete")
 	o := m.newOp(name, "delete", tok)
+	gone := Outcome{Stack: name, Status: "DELETE_COMPLETE"}
 	if err := m.prime(ctx, o); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			m.prog.skip(name)
-			return nil
+			return gone, nil
 		}
-		return err
+		return Outcome{Stack: name}, err
 	}
 	if retaining && retain == nil {
 		rs, err := m.Resources(ctx, o.id)
 		if err != nil {
-			return err
+			return Outcome{Stack: name}, err
 		}
 		for _, r := range Failed(rs) {
 			retain = append(retain, r.LogicalID)
@@ -379,16 +383,21 @@ func (m *Manager) del(ctx context.Context, name string, retain []string, retaini
 		in.RetainResources = retain
 	}
 	if _, err := m.api.DeleteStack(ctx, in); err != nil {
-		return fmt.Errorf("deleting stack %q: %w", name, err)
+		return Outcome{Stack: name}, fmt.Errorf("deleting stack %q: %w", name, err)
 	}
 	m.prog.begin(o)
-	_, err := m.await(ctx, o)
-	return err
+	st, err := m.await(ctx, o)
+	out := Outcome{Stack: name, Status: o.status, Duration: m.clock.Now().Sub(o.start)}
+	if st != nil {
+		out.Status = st.Status
+	}
+	return out, err
 }
 
 // DeleteMany deletes stacks in parallel, at most concurrency at a time,
-// with progress for all of them at once. It returns every failure, joined.
-func (m *Manager) DeleteMany(ctx context.Context, names []string, concurrency int) error {
+// with progress for all of them at once. It returns how each deletion
+// ended (in the order given) and every failure, joined.
+func (m *Manager) DeleteMany(ctx context.Context, names []string, concurrency int) ([]Outcome, error) {
 	if concurrency < 1 {
 		concurrency = 1
 	}
@@ -396,6 +405,7 @@ func (m *Manager) DeleteMany(ctx context.Context, names []string, concurrency in
 	// Workers take the stacks in the order given, so deletions start in
 	// that order.
 	next := make(chan int)
+	outcomes := make([]Outcome, len(names))
 	errList := make([]error, len(names))
 	var wg sync.WaitGroup
 	for range min(concurrency, len(names)) {
@@ -403,13 +413,14 @@ func (m *Manager) DeleteMany(ctx context.Context, names []string, concurrency in
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				errList[i] = m.Delete(ctx, names[i])
+				outcomes[i], errList[i] = m.deleteOne(ctx, names[i], nil, false)
 			}
 		}()
 	}
 	for i, name := range names {
 		if ctx.Err() != nil {
 			m.prog.skip(name)
+			outcomes[i] = Outcome{Stack: name}
 			errList[i] = fmt.Errorf("deleting stack %q: not started: %w", name, ctx.Err())
 			continue
 		}
@@ -417,7 +428,7 @@ func (m *Manager) DeleteMany(ctx context.Context, names []string, concurrency in
 	}
 	close(next)
 	wg.Wait()
-	return errors.Join(errList...)
+	return outcomes, errors.Join(errList...)
 }
 
 // ContinueUpdateRollback continues the rollback of a stack in

@@ -345,10 +345,20 @@ func TestDeleteMany(t *testing.T) {
 		e.fake.Seed(cfnfake.Seed{Name: n, Template: tpl, Resources: []cfnfake.Resource{{LogicalID: "Nodes", Type: "AWS::AutoScaling::AutoScalingGroup"}}})
 	}
 	e.fake.Script("core-b", cfnfake.Delete, cfnfake.DeleteFails(10*time.Second, asg, "Instances still running")...)
-	err := e.m.DeleteMany(t.Context(), []string{"core-a", "core-b", "core-c", "core-gone"}, 2)
+	outcomes, err := e.m.DeleteMany(t.Context(), []string{"core-a", "core-b", "core-c", "core-gone"}, 2)
 	var oe *stacks.OperationError
 	if !errors.As(err, &oe) || oe.Stack != "core-b" {
 		t.Fatalf("DeleteMany = %v, want core-b's failure", err)
+	}
+	// Each stack's own end, in the order given; the failed one took its 10 s.
+	wantStatus := []string{"DELETE_COMPLETE", "DELETE_FAILED", "DELETE_COMPLETE", "DELETE_COMPLETE"}
+	for i, o := range outcomes {
+		if o.Stack != []string{"core-a", "core-b", "core-c", "core-gone"}[i] || o.Status != wantStatus[i] {
+			t.Errorf("outcome %d = %+v, want status %s", i, o, wantStatus[i])
+		}
+	}
+	if len(outcomes) != 4 || outcomes[1].Duration < 10*time.Second || outcomes[3].Duration != 0 {
+		t.Errorf("outcomes = %+v", outcomes)
 	}
 	if n := e.fake.Calls("DeleteStack"); n != 3 {
 		t.Errorf("DeleteStack calls = %d", n)
@@ -372,9 +382,12 @@ func TestDeleteManyCancelled(t *testing.T) {
 	cancel()
 	m := stacks.NewManager(fake.Client(), stacks.Options{RunID: runID, Clock: fake.Clock})
 	fake.Seed(cfnfake.Seed{Name: "a", Template: tpl})
-	err := m.DeleteMany(ctx, []string{"a"}, 1)
+	outcomes, err := m.DeleteMany(ctx, []string{"a"}, 1)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v", err)
+	}
+	if len(outcomes) != 1 || outcomes[0].Status != "" {
+		t.Errorf("outcomes of a deletion never started = %+v", outcomes)
 	}
 }
 

@@ -235,7 +235,7 @@ func (p *progress) printLine(v *view, e Event, r *resView) {
 // duration and reason, without trailing blanks.
 func (p *progress) fields(cols []string, status, took, reason string) string {
 	var b strings.Builder
-	b.WriteString(strings.Join(cols, "  ") + "  " + paint(status, p.color))
+	b.WriteString(strings.Join(cols, "  ") + "  " + PaintStatus(status, p.color))
 	if took != "" || reason != "" {
 		b.WriteString(strings.Repeat(" ", max(0, colStatus-len(status))))
 		b.WriteString(fmt.Sprintf("  %6s", took))
@@ -285,7 +285,7 @@ func (p *progress) block() []string {
 		if status == "" {
 			status = "starting"
 		}
-		lines = append(lines, p.fit(pad(v.name, nw)+"  ", paint(status, p.color), len(status), "  "+el))
+		lines = append(lines, p.fit(pad(v.name, nw)+"  ", PaintStatus(status, p.color), len(status), "  "+el))
 		shown, hidden := pick(v.res, budget)
 		lw, tw, sw := 0, 0, 0
 		for _, r := range shown {
@@ -303,7 +303,7 @@ func (p *progress) block() []string {
 			if strings.HasSuffix(r.status, "_FAILED") && r.reason != "" {
 				tail += "  " + oneLine(r.reason)
 			}
-			lines = append(lines, p.fit("  "+pad(r.logical, lw)+"  "+pad(r.typ, tw)+"  ", paint(r.status, p.color), len(r.status), tail))
+			lines = append(lines, p.fit("  "+pad(r.logical, lw)+"  "+pad(r.typ, tw)+"  ", PaintStatus(r.status, p.color), len(r.status), tail))
 		}
 		if hidden > 0 {
 			lines = append(lines, fmt.Sprintf("  … %d more", hidden))
@@ -361,9 +361,9 @@ func pad(s string, w int) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// paint colours a status: failures and rollbacks red, in progress yellow,
-// complete green.
-func paint(status string, on bool) string {
+// PaintStatus colours a status when on: failures and rollbacks red, in
+// progress yellow, complete green.
+func PaintStatus(status string, on bool) string {
 	if !on {
 		return status
 	}

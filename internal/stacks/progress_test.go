@@ -51,7 +51,7 @@ func TestProgressLinesDeleteMany(t *testing.T) {
 	for _, n := range []string{"core-a", "core-bb"} {
 		e.fake.Seed(cfnfake.Seed{Name: n, Template: tpl, Resources: []cfnfake.Resource{{LogicalID: "Nodes", Type: "AWS::AutoScaling::AutoScalingGroup"}}})
 	}
-	if err := e.m.DeleteMany(t.Context(), []string{"core-a", "core-bb"}, 1); err != nil {
+	if _, err := e.m.DeleteMany(t.Context(), []string{"core-a", "core-bb"}, 1); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "delete_many.txt", e.out.String())
@@ -110,7 +110,7 @@ func TestProgressTTYManyStacks(t *testing.T) {
 		names = append(names, n)
 		e.fake.Seed(cfnfake.Seed{Name: n, Template: tpl})
 	}
-	if err := e.m.DeleteMany(t.Context(), names, 2); err != nil {
+	if _, err := e.m.DeleteMany(t.Context(), names, 2); err != nil {
 		t.Fatal(err)
 	}
 	out := e.out.String()

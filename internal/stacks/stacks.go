@@ -72,6 +72,14 @@ type Stack struct {
 // Class returns Classify(s.Status).
 func (s *Stack) Class() Class { return Classify(s.Status) }
 
+// Outcome is how one stack operation ended: the stack's last known status
+// (empty when it never started) and how long the operation took.
+type Outcome struct {
+	Stack    string
+	Status   string
+	Duration time.Duration
+}
+
 // Change is one resource change of a change set.
 type Change struct {
 	LogicalID, ResourceType, Action, Replacement string // Action Add|Modify|Remove|Import|Dynamic; Replacement True|False|Conditional|""

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/alecthomas/kong"
+)
+
+func testParser(t *testing.T) *kong.Kong {
+	t.Helper()
+	var cli CLI
+	p, err := kong.New(&cli, kong.Name("clusterctl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Commands and flags complete from kong's model, so every command is
+// offered; names need AWS and are silent without it.
+func TestCompleteLine(t *testing.T) {
+	// No AWS at all: name completion must offer nothing, quietly.
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_DEFAULT_REGION", "")
+	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
+	p := testParser(t)
+	var all []string
+	for _, n := range p.Model.Children {
+		all = append(all, n.Name)
+	}
+	tests := []struct {
+		line string
+		want []string
+	}{
+		{"clusterctl ", all},
+		{"clusterctl list-n", []string{"list-nodes"}},
+		{"clusterctl render ", []string{"core", "group"}},
+		{"clusterctl completion ", []string{"bash", "fish", "zsh"}},
+		{"clusterctl list-nodes --jo", []string{"--join"}},
+		{"clusterctl list-nodes --ti", []string{"--timeout"}},
+		{"clusterctl update-group --dry", []string{"--dry-run"}},
+		{"clusterctl help list-g", []string{"list-groups"}},
+		{"clusterctl list-nodes -n ", []string{"control"}},
+		{"clusterctl describe ", nil},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		t.Setenv("COMP_LINE", tt.line)
+		asked, err := completeLine(context.Background(), p, &out)
+		if !asked || err != nil {
+			t.Errorf("%q: asked %v, err %v", tt.line, asked, err)
+		}
+		got := strings.Fields(out.String())
+		slices.Sort(got)
+		want := slices.Clone(tt.want)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: %q, want %q", tt.line, got, want)
+		}
+	}
+	t.Setenv("COMP_LINE", "")
+	if asked, _ := completeLine(context.Background(), p, &bytes.Buffer{}); asked {
+		t.Error("no COMP_LINE taken for a completion request")
+	}
+}
+
+func TestClusterOnLine(t *testing.T) {
+	value := valueFlags(testParser(t).Model.Node)
+	for _, tt := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"-j", "core", "-n"}, "core"},
+		{[]string{"--join=prod", "-n"}, "prod"},
+		{[]string{"core", "-n"}, "core"},
+		{[]string{"--region", "eu-west-1", "core", "-n"}, "core"},
+		{[]string{"-q", "core", "-n"}, "core"},
+		{[]string{"-o", "json", "-n"}, ""},
+		{nil, ""},
+	} {
+		if got := clusterOnLine(tt.words, value); got != tt.want {
+			t.Errorf("clusterOnLine(%q) = %q, want %q", tt.words, got, tt.want)
+		}
+	}
+}
+
+func TestCompletionScripts(t *testing.T) {
+	for shell, want := range map[string]string{
+		"bash": "complete -o default -o bashdefault -C '/opt/it'\\''s/clusterctl' clusterctl\n",
+		"zsh":  "bashcompinit\ncomplete -o default -C '/opt/it'\\''s/clusterctl' clusterctl\n",
+		"fish": "complete -f -c clusterctl -a \"(__clusterctl_complete)\"\n",
+	} {
+		if got := completionScript(shell, "clusterctl", "/opt/it's/clusterctl"); !strings.HasSuffix(got, want) {
+			t.Errorf("%s script:\n%s\nwant it to end with:\n%s", shell, got, want)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/clusterctl/clusterctl/internal/iostreams"
+	"github.com/clusterctl/clusterctl/internal/motoserver"
+)
+
+// leafCommands lists every command of the CLI that runs ("render core",
+// not "render"), from kong's model.
+func leafCommands(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	var walk func(n *kong.Node, path string)
+	walk = func(n *kong.Node, path string) {
+		leaf := true
+		for _, c := range n.Children {
+			if c.Type == kong.CommandNode {
+				leaf = false
+				walk(c, strings.TrimSpace(path+" "+c.Name))
+			}
+		}
+		if leaf && path != "" {
+			out = append(out, path)
+		}
+	}
+	walk(testParser(t).Model.Node, "")
+	return out
+}
+
+// Every command either honours -o json and --query or refuses them with
+// exit 2; none ignores them. The table must name every command of kong's
+// model, so a new command cannot be forgotten. Commands that change things
+// run once per flag, on things of their own, in an order that builds and
+// then tears down a cluster on moto.
+func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
+	moto, err := motoserver.Start(nil)
+	if err != nil {
+		t.Fatal(err) // never a skip: without moto this says nothing
+	}
+	defer moto.Close()
+	for k, v := range map[string]string{
+		"AWS_ENDPOINT_URL": moto.URL, "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+		"AWS_SESSION_TOKEN": "", "AWS_PROFILE": "", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull, "COMP_LINE": "",
+	} {
+		t.Setenv(k, v)
+	}
+	type row struct {
+		command string
+		// json and query are the arguments of the run with -o json and of
+		// the run with --query.
+		json, query []string
+		refuses     bool
+	}
+	same := func(args ...string) ([]string, []string) { return args, args }
+	rows := []row{
+		{command: "create-core", json: []string{"create-core", "c1"}, query: []string{"create-core", "c2"}},
+		{command: "add-agents", json: []string{"add-agents", "-n", "g1", "-t", "t3.small", "-j", "c1"}, query: []string{"add-agents", "-n", "g2", "-t", "t3.small", "-j", "c1"}},
+		{command: "update-group", json: []string{"update-group", "-n", "g1", "-j", "c1", "-c", "2"}, query: []string{"update-group", "-n", "g1", "-j", "c1", "-c", "3"}},
+	}
+	for _, r := range []struct {
+		command string
+		args    []string
+		refuses bool
+	}{
+		{"list-nodes", []string{"list-nodes", "-j", "c1"}, false},
+		{"list-groups", []string{"list-groups"}, false},
+		{"describe", []string{"describe", "c1"}, false},
+		{"events", []string{"events", "c1", "-n", "g1"}, false},
+		{"wait", []string{"wait", "c1", "-n", "g1"}, false},
+		{"render core", []string{"render", "core", "c9"}, false},
+		{"render group", []string{"render", "group", "-n", "g9", "-t", "m7g.large"}, false},
+		{"version", []string{"version"}, false},
+		{"completion", []string{"completion", "bash"}, true},
+		{"help", []string{"help", "list-nodes"}, true},
+	} {
+		j, q := same(r.args...)
+		rows = append(rows, row{command: r.command, json: j, query: q, refuses: r.refuses})
+	}
+	rows = append(rows,
+		row{command: "remove-group", json: []string{"remove-group", "-n", "g1", "-j", "c1", "--yes"}, query: []string{"remove-group", "-n", "g2", "-j", "c1", "--yes"}},
+		row{command: "delete-core", json: []string{"delete-core", "c1", "--yes"}, query: []string{"delete-core", "c2", "--yes"}},
+	)
+
+	var covered []string
+	for _, r := range rows {
+		covered = append(covered, r.command)
+	}
+	for _, c := range leafCommands(t) {
+		if !slices.Contains(covered, c) {
+			t.Errorf("command %q is not in this table: say whether it honours or refuses -o json and --query", c)
+		}
+	}
+
+	for _, r := range rows {
+		t.Run(r.command, func(t *testing.T) {
+			for _, v := range []struct {
+				flags []string
+				args  []string
+				check func(stdout string) bool
+			}{
+				{[]string{"-o", "json"}, r.json, func(s string) bool { return strings.TrimSpace(s) != "" && json.Valid([]byte(s)) }},
+				// Every JSON form is an object or an array: the query's one
+				// raw line proves it ran on it.
+				{[]string{"--query", "type"}, r.query, func(s string) bool { return s == "object\n" || s == "array\n" }},
+			} {
+				ios, _, out, errOut := iostreams.Test()
+				args := append(append(slices.Clone(v.args), "-q"), v.flags...)
+				code := run(context.Background(), args, ios)
+				switch {
+				case r.refuses:
+					if code != 2 || !strings.Contains(errOut.String(), "takes neither -o json/yaml nor --query") || out.Len() != 0 {
+						t.Errorf("%s: exit %d, want a refusal (exit 2)\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errOut)
+					}
+				case code != 0 || !v.check(out.String()):
+					t.Errorf("%s: exit %d, flags not honoured\nstdout: %q\nstderr: %s", strings.Join(args, " "), code, out, errOut)
+				}
+			}
+		})
+	}
+}
