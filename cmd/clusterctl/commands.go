@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/clusterctl/clusterctl/internal/names"
+
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/query"
@@ -187,7 +189,7 @@ func (c *UpdateGroupCmd) Run(app *App) error {
 		fmt.Fprintf(app.IO.ErrOut, "Rollback of %s continued: %s\n", st.Name, st.Status)
 		return nil
 	}
-	stack := render.GroupStackName(c.Cluster, c.Group)
+	stack := names.GroupStack(c.Cluster, c.Group)
 	table := out.Format == "table" || out.Format == "wide"
 	opts := cluster.UpdateOptions{
 		Cluster: c.Cluster, Group: c.Group, InstanceType: c.InstanceType, Count: c.Count, Min: c.Min, Max: c.Max,

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clusterctl/clusterctl/internal/names"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -100,18 +102,18 @@ func TestControlInitialisesAndPublishes(t *testing.T) {
 	}
 
 	// The join material, encrypted, where the agents read it.
-	token, sse := getObject(t, c, bucket, render.SwarmPrefix+"/worker-token")
+	token, sse := getObject(t, c, bucket, names.SwarmPrefix+"/"+names.SwarmToken)
 	if strings.TrimSpace(string(token)) != sw.token || sse != "AES256" {
 		t.Errorf("published token %q (encryption %q), want the swarm's, AES256", token, sse)
 	}
-	ca, sse := getObject(t, c, bucket, render.SwarmPrefix+"/ca.pem")
+	ca, sse := getObject(t, c, bucket, names.SwarmPrefix+"/"+names.SwarmCA)
 	if string(ca) != sw.ca || sse != "AES256" {
 		t.Errorf("published CA certificate differs (encryption %q)", sse)
 	}
 	// Only what the control role may write (PutObject on the swarm prefix).
 	for _, k := range listKeys(t, c, bucket) {
-		if !strings.HasPrefix(k, render.SwarmPrefix+"/") {
-			t.Errorf("control node wrote %s, outside %s/", k, render.SwarmPrefix)
+		if !strings.HasPrefix(k, names.SwarmPrefix+"/") {
+			t.Errorf("control node wrote %s, outside %s/", k, names.SwarmPrefix)
 		}
 	}
 	if got := n.file(t, "etc/docker/daemon.json"); !strings.Contains(got, `"clusterctl.group=control", "clusterctl.instance-type=t3.medium"`) {
@@ -124,7 +126,7 @@ func TestControlInitialisesAndPublishes(t *testing.T) {
 	if b, err := os.ReadFile(perBoot); err != nil || string(b) != controlScript(t, bucket) {
 		t.Fatalf("per-boot copy missing or different: %v", err)
 	}
-	if _, err := c.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(render.SwarmPrefix + "/worker-token")}); err != nil {
+	if _, err := c.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(names.SwarmPrefix + "/" + names.SwarmToken)}); err != nil {
 		t.Fatal(err)
 	}
 	if code, out := n.exec(t, perBoot); code != 0 {
@@ -139,7 +141,7 @@ func TestControlInitialisesAndPublishes(t *testing.T) {
 	if inits != 1 {
 		t.Errorf("swarm init ran %d times", inits)
 	}
-	if token, _ := getObject(t, c, bucket, render.SwarmPrefix+"/worker-token"); strings.TrimSpace(string(token)) != sw.token {
+	if token, _ := getObject(t, c, bucket, names.SwarmPrefix+"/"+names.SwarmToken); strings.TrimSpace(string(token)) != sw.token {
 		t.Error("token not published again after the reboot")
 	}
 	if n := len(n.calls(t, "cfn-signal")); n != 1 {
@@ -265,7 +267,7 @@ func TestAgentRefusesBadJoinMaterial(t *testing.T) {
 		}, true, "A valid join token is necessary"},
 		{"other swarm's CA", func(t *testing.T, c *s3.Client, bucket string, sw *swarm) {
 			other := newSwarm(t)
-			if _, err := c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(render.SwarmPrefix + "/ca.pem"), Body: strings.NewReader(other.ca)}); err != nil {
+			if _, err := c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(names.SwarmPrefix + "/" + names.SwarmCA), Body: strings.NewReader(other.ca)}); err != nil {
 				t.Fatal(err)
 			}
 		}, false, "the published CA certificate does not match the join token"},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
@@ -90,8 +91,8 @@ func (s *Service) getCore(ctx context.Context, cluster string) (*stacks.Stack, e
 	if err != nil {
 		return nil, err
 	}
-	if core.Tags[query.TagRole] != "core" || core.Tags[query.TagCluster] != cluster {
-		return nil, refused("stack %q is not a clusterctl core (no %s=core tag)", cluster, query.TagRole)
+	if core.Tags[names.TagRole] != names.RoleCore || core.Tags[names.TagCluster] != cluster {
+		return nil, refused("stack %q is not a clusterctl core (no %s=core tag)", cluster, names.TagRole)
 	}
 	return core, nil
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clusterctl/clusterctl/internal/names"
+
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
 	"github.com/clusterctl/clusterctl/internal/render"
@@ -40,7 +42,7 @@ func TestMergeGroupSpec(t *testing.T) {
 		"InstanceType": "r3.large", "DesiredCapacity": "3", "MinSize": "1", "MaxSize": "5", "VolumeSize": "30",
 		"SubnetIds": "['subnet-0aaa1111', 'subnet-0bbb2222']", "MaxBatchSize": "1", "MinInstancesInService": "3",
 	}}
-	base := render.Intent{Labels: "role=worker", Image: render.ImageDefault, Subnets: render.SubnetsCore}
+	base := render.Intent{Labels: "role=worker", Image: names.ImageDefault, Subnets: names.SubnetsCore}
 	tests := []struct {
 		name    string
 		intent  render.Intent
@@ -75,7 +77,7 @@ func TestMergeGroupSpec(t *testing.T) {
 				t.Errorf("sizes = %d/%d/%d", s.Min, s.Desired, s.Max)
 			}
 		}, ""},
-		{"own subnets kept", render.Intent{Labels: render.NoLabels, Image: "ami-12345678", Subnets: render.SubnetsOwn, MaxBatch: 2}, UpdateOptions{}, func(t *testing.T, s render.GroupSpec) {
+		{"own subnets kept", render.Intent{Labels: names.NoLabels, Image: "ami-12345678", Subnets: names.SubnetsOwn, MaxBatch: 2}, UpdateOptions{}, func(t *testing.T, s render.GroupSpec) {
 			if !slices.Equal(s.SubnetIDs, []string{"subnet-0aaa1111", "subnet-0bbb2222"}) || s.ImageID != "ami-12345678" || len(s.Labels) != 0 || s.MaxBatch != 2 {
 				t.Errorf("spec = %+v", s)
 			}
@@ -107,7 +109,7 @@ func TestUsable(t *testing.T) {
 		"ROLLBACK_COMPLETE": false, "CREATE_FAILED": false, "UPDATE_ROLLBACK_FAILED": false, "DELETE_FAILED": false,
 		"UPDATE_IN_PROGRESS": false, "CREATE_IN_PROGRESS": false,
 	} {
-		st := &stacks.Stack{Name: "core-g", Status: status, Tags: map[string]string{render.TagCluster: "core", render.TagRole: render.RoleAgents, render.TagGroup: "g"}}
+		st := &stacks.Stack{Name: "core-g", Status: status, Tags: map[string]string{names.TagCluster: "core", names.TagRole: names.RoleAgents, names.TagGroup: "g"}}
 		err := usable(st, "group")
 		if (err == nil) != ok {
 			t.Errorf("%s: usable = %v, want ok=%v", status, err, ok)

@@ -13,6 +13,7 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 	"github.com/clusterctl/clusterctl/internal/validate"
@@ -110,16 +111,16 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) error {
 	if err != nil {
 		return err
 	}
-	var names []string
+	var groupNames []string
 	for _, g := range groups {
-		names = append(names, g.Group)
+		groupNames = append(groupNames, g.Group)
 	}
 	if len(groups) > 0 && !o.Cascade {
-		return refused("cluster %q still has %d group(s): %s; remove them first or pass --cascade", o.Name, len(groups), strings.Join(names, ", "))
+		return refused("cluster %q still has %d group(s): %s; remove them first or pass --cascade", o.Name, len(groups), strings.Join(groupNames, ", "))
 	}
 	question := fmt.Sprintf("delete cluster %q", o.Name)
 	if len(groups) > 0 {
-		question += fmt.Sprintf(" and its groups %s", strings.Join(names, ", "))
+		question += fmt.Sprintf(" and its groups %s", strings.Join(groupNames, ", "))
 	}
 	if err := s.confirm(o.Yes, question); err != nil {
 		return err
@@ -134,7 +135,7 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) error {
 			return withReattach(fmt.Errorf("deleting groups of %q: %w", o.Name, err), o.Name, "")
 		}
 	}
-	if bucket := core.Outputs["BucketName"]; bucket != "" {
+	if bucket := core.Outputs[names.OutputBucketName]; bucket != "" {
 		n, err := s.emptyBucket(ctx, bucket, "")
 		if err != nil {
 			return err

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/clusterctl/clusterctl/internal/names"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
@@ -80,7 +82,7 @@ func (s *Service) AddAgents(ctx context.Context, o GroupOptions) ([]query.Node, 
 	if err := usable(core, "core"); err != nil {
 		return nil, err
 	}
-	name := render.GroupStackName(o.Cluster, o.Group)
+	name := names.GroupStack(o.Cluster, o.Group)
 	existing, err := s.Stacks.Get(ctx, name)
 	switch {
 	case err == nil && o.ReplaceFailed && stacks.Classify(existing.Status) == stacks.FailedDead:
@@ -99,7 +101,7 @@ func (s *Service) AddAgents(ctx context.Context, o GroupOptions) ([]query.Node, 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.uploadArtifacts(ctx, r.Parameters["BucketName"], r); err != nil {
+	if err := s.uploadArtifacts(ctx, r.Parameters[names.OutputBucketName], r); err != nil {
 		return nil, err
 	}
 	s.printf("Creating group stack %s (%d x %s) joined to core %s\n", name, spec.Desired, spec.InstanceType, o.Cluster)
@@ -174,7 +176,7 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if err != nil {
 		return nil, err
 	}
-	name := render.GroupStackName(o.Cluster, o.Group)
+	name := names.GroupStack(o.Cluster, o.Group)
 	prev, err := s.Stacks.Get(ctx, name)
 	if errors.Is(err, stacks.ErrNotFound) {
 		return nil, refused("group %q not found in cluster %q (no stack %s)", o.Group, o.Cluster, name)
@@ -182,7 +184,7 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if err != nil {
 		return nil, err
 	}
-	if prev.Tags[query.TagCluster] != o.Cluster || prev.Tags[query.TagRole] != "agents" {
+	if prev.Tags[names.TagCluster] != o.Cluster || prev.Tags[names.TagRole] != names.RoleAgents {
 		return nil, refused("stack %s is not an agent group of cluster %q", name, o.Cluster)
 	}
 	if err := usable(prev, "group"); err != nil {
@@ -229,7 +231,7 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if o.DryRun {
 		return res, s.Stacks.Discard(ctx, plan)
 	}
-	if err := s.uploadArtifacts(ctx, r.Parameters["BucketName"], r); err != nil {
+	if err := s.uploadArtifacts(ctx, r.Parameters[names.OutputBucketName], r); err != nil {
 		return res, err
 	}
 	if _, err := s.Stacks.Apply(ctx, plan); err != nil {
@@ -247,14 +249,14 @@ func mergeGroupSpec(prev *stacks.Stack, in render.Intent, o UpdateOptions, versi
 	atoi := func(key string) int { n, _ := strconv.Atoi(p[key]); return n }
 	spec := render.GroupSpec{
 		Cluster: o.Cluster, Group: o.Group, Version: version,
-		InstanceType: p["InstanceType"], Desired: atoi("DesiredCapacity"), Min: atoi("MinSize"), Max: atoi("MaxSize"),
-		VolumeSize: atoi("VolumeSize"), MaxBatch: in.MaxBatch, MinInService: in.MinInService,
+		InstanceType: p[names.ParamInstanceType], Desired: atoi(names.ParamDesiredCapacity), Min: atoi(names.ParamMinSize), Max: atoi(names.ParamMaxSize),
+		VolumeSize: atoi(names.ParamVolumeSize), MaxBatch: in.MaxBatch, MinInService: in.MinInService,
 	}
 	if in.Image != "" && in.Image != "default" {
 		spec.ImageID = in.Image
 	}
 	if in.Subnets == "own" {
-		spec.SubnetIDs = splitList(p["SubnetIds"])
+		spec.SubnetIDs = splitList(p[names.ParamSubnetIDs])
 	}
 	// Given labels replace the previous set as a whole.
 	labelSpecs := o.Labels
@@ -318,7 +320,7 @@ func readIntent(deployed []byte, tags map[string]string) render.Intent {
 	if in, err := render.IntentFromTemplate(deployed); err == nil {
 		return in
 	}
-	return render.Intent{Labels: tags[query.TagLabels], Image: tags[render.TagImage], Subnets: tags[render.TagSubnets]}
+	return render.Intent{Labels: tags[names.TagLabels], Image: tags[names.TagImage], Subnets: tags[names.TagSubnets]}
 }
 
 // deleteStack deletes one stack; with retainFailed a DELETE_FAILED stack is
@@ -371,7 +373,7 @@ func (s *Service) unchanged(ctx context.Context, prev *stacks.Stack, deployed []
 }
 
 // imageParameter is the group template's SSM-typed image parameter.
-const imageParameter = "ImageParameter"
+const imageParameter = names.ParamImageParameter
 
 // RemoveOptions are the remove-group flags.
 type RemoveOptions struct {
@@ -390,7 +392,7 @@ func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) error {
 	if err := validate.GroupName(o.Cluster, o.Group); err != nil {
 		return errs.AsUsage(err)
 	}
-	name := render.GroupStackName(o.Cluster, o.Group)
+	name := names.GroupStack(o.Cluster, o.Group)
 	st, err := s.Stacks.Get(ctx, name)
 	if errors.Is(err, stacks.ErrNotFound) {
 		return refused("group %q not found in cluster %q (no stack %s)", o.Group, o.Cluster, name)
@@ -398,7 +400,7 @@ func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) error {
 	if err != nil {
 		return err
 	}
-	if st.Tags[query.TagCluster] != o.Cluster || st.Tags[query.TagRole] != "agents" {
+	if st.Tags[names.TagCluster] != o.Cluster || st.Tags[names.TagRole] != names.RoleAgents {
 		return refused("stack %s is not an agent group of cluster %q", name, o.Cluster)
 	}
 	if err := s.confirm(o.Yes, fmt.Sprintf("remove group %q of cluster %q (stack %s)", o.Group, o.Cluster, name)); err != nil {
@@ -409,10 +411,10 @@ func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) error {
 	}
 	// The group's node configurations are of no use without it.
 	core, err := s.Stacks.Get(ctx, o.Cluster)
-	if err != nil || core.Outputs["BucketName"] == "" {
+	if err != nil || core.Outputs[names.OutputBucketName] == "" {
 		return nil // no core, or no bucket: nothing to clean
 	}
-	if _, err := s.emptyBucket(ctx, core.Outputs["BucketName"], render.GroupConfigPrefix(o.Group)); err != nil {
+	if _, err := s.emptyBucket(ctx, core.Outputs[names.OutputBucketName], names.GroupConfigPrefix(o.Group)); err != nil {
 		return fmt.Errorf("removing node configuration of group %q: %w", o.Group, err)
 	}
 	return nil

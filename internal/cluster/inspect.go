@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/clusterctl/clusterctl/internal/names"
+
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/query"
-	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 	"github.com/clusterctl/clusterctl/internal/validate"
 )
@@ -18,7 +19,7 @@ func stackName(cluster, group string) string {
 	if group == "" {
 		return cluster
 	}
-	return render.GroupStackName(cluster, group)
+	return names.GroupStack(cluster, group)
 }
 
 // CheckNames validates a cluster and a group name, each when given, before

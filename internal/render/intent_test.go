@@ -1,6 +1,10 @@
 package render
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+)
 
 func TestIntentRoundTrip(t *testing.T) {
 	tests := []struct {
@@ -8,9 +12,9 @@ func TestIntentRoundTrip(t *testing.T) {
 		spec GroupSpec
 		want Intent
 	}{
-		{"defaults", GroupSpec{}, Intent{Labels: NoLabels, Image: ImageDefault, Subnets: SubnetsCore}},
+		{"defaults", GroupSpec{}, Intent{Labels: names.NoLabels, Image: names.ImageDefault, Subnets: names.SubnetsCore}},
 		{"given", GroupSpec{Labels: []Label{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}}, ImageID: "ami-12345678", SubnetIDs: []string{"subnet-0123abcd"}, MaxBatch: 2, MinInService: 1},
-			Intent{Labels: "a=1,b=2", Image: "ami-12345678", Subnets: SubnetsOwn, MaxBatch: 2, MinInService: 1}},
+			Intent{Labels: "a=1,b=2", Image: "ami-12345678", Subnets: names.SubnetsOwn, MaxBatch: 2, MinInService: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clusterctl/clusterctl/internal/names"
 )
 
 // resolvedUserData returns the user data of launch template lt as
@@ -131,10 +133,10 @@ func TestNodeConfigArtifact(t *testing.T) {
 			sum := sha256.Sum256(a.Body)
 			want := hex.EncodeToString(sum[:])
 			key, named := nodeConfigOf(t, r)
-			if named != want || key != a.Key || a.Key != NodeConfigKey(v.group.Group, want) {
+			if named != want || key != a.Key || a.Key != names.NodeConfigKey(v.group.Group, want) {
 				t.Errorf("user data names %s (sha256 %s); artifact %s has sha256 %s", key, named, a.Key, want)
 			}
-			if !strings.HasPrefix(a.Key, JoinPrefix+"/") || strings.HasPrefix(a.Key, SwarmPrefix+"/") {
+			if !strings.HasPrefix(a.Key, names.JoinPrefix+"/") || strings.HasPrefix(a.Key, names.SwarmPrefix+"/") {
 				t.Errorf("node configuration %s outside the agents' readable prefix, or inside the control node's", a.Key)
 			}
 			node := string(a.Body)
@@ -280,19 +282,19 @@ func TestBucketPermissions(t *testing.T) {
 		return out
 	}
 	control := statements("ControlRole")
-	if len(control) != 1 || control[0]["Action"] != "s3:PutObject" || dig(control[0], "Resource", "Fn::Sub") != "${Bucket.Arn}/"+SwarmPrefix+"/*" {
+	if len(control) != 1 || control[0]["Action"] != "s3:PutObject" || dig(control[0], "Resource", "Fn::Sub") != "${Bucket.Arn}/"+names.SwarmPrefix+"/*" {
 		t.Errorf("control role statements %v, want PutObject on the swarm prefix only", control)
 	}
 	ud := resolvedUserData(t, r, "ControlLaunchTemplate")
-	if !strings.Contains(ud, "prefix="+SwarmPrefix+"\n") || strings.Count(ud, `--key "$prefix/`) != 2 || strings.Count(ud, "--server-side-encryption AES256") != 2 {
+	if !strings.Contains(ud, "prefix="+names.SwarmPrefix+"\n") || strings.Count(ud, `--key "$prefix/`) != 2 || strings.Count(ud, "--server-side-encryption AES256") != 2 {
 		t.Error("control node does not publish both objects, encrypted, under the swarm prefix")
 	}
 	for _, s := range statements("AgentRole") {
-		if s["Action"] == "s3:GetObject" && dig(s, "Resource", "Fn::Sub") != "${Bucket.Arn}/"+JoinPrefix+"/*" {
+		if s["Action"] == "s3:GetObject" && dig(s, "Resource", "Fn::Sub") != "${Bucket.Arn}/"+names.JoinPrefix+"/*" {
 			t.Errorf("agents read %v", s["Resource"])
 		}
 	}
-	if !strings.HasPrefix(SwarmPrefix, JoinPrefix+"/") || !strings.HasPrefix(NodeConfigPrefix, JoinPrefix+"/") {
+	if !strings.HasPrefix(names.SwarmPrefix, names.JoinPrefix+"/") || !strings.HasPrefix(names.NodeConfigPrefix, names.JoinPrefix+"/") {
 		t.Error("swarm material or node configuration outside what agents may read")
 	}
 }

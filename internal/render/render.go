@@ -14,6 +14,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/validate"
 	"github.com/clusterctl/clusterctl/templates"
 )
@@ -21,30 +22,6 @@ import (
 // ContractVersion is the version of the join contract the core template
 // publishes and the group template consumes.
 const ContractVersion = "1"
-
-// Tag keys of the ownership scheme. Discovery works from these.
-const (
-	TagCluster = "clusterctl:cluster"
-	TagRole    = "clusterctl:role"
-	TagGroup   = "clusterctl:group"
-	TagVersion = "clusterctl:version"
-	TagLabels  = "clusterctl:labels"  // group stacks: "k=v,k=v" sorted, or NoLabels
-	TagImage   = "clusterctl:image"   // group stacks: the operator's image, or ImageDefault
-	TagSubnets = "clusterctl:subnets" // group stacks: SubnetsCore or SubnetsOwn
-	// TagLabelPrefix prefixes one instance tag per label: clusterctl:label:<key>.
-	TagLabelPrefix = "clusterctl:label:"
-)
-
-// Values of the ownership tags.
-const (
-	RoleCore     = "core"
-	RoleAgents   = "agents"
-	GroupControl = "control" // clusterctl:group of the core's control node
-	NoLabels     = "-"       // CloudFormation tag values cannot be empty
-	ImageDefault = "default"
-	SubnetsCore  = "core"
-	SubnetsOwn   = "own"
-)
 
 // Defaults applied when a spec leaves a value at zero.
 const (
@@ -113,20 +90,18 @@ type Rendered struct {
 	Artifacts []Artifact
 }
 
-// GroupStackName is the stack name of group in cluster.
-func GroupStackName(cluster, group string) string { return cluster + "-" + group }
-
 var nameRE = regexp.MustCompile(`^[a-zA-Z][-a-zA-Z0-9]*$`)
 
 // coreData is what core.json.tmpl and control-userdata.sh.tmpl see.
 type coreData struct {
+	N                                 names.Set
 	Cluster, Version, ContractVersion string
-	JoinPrefix, SwarmPrefix           string
 	UserData                          string
 }
 
 // groupData is what workergroup.json.tmpl and agent-userdata.sh.tmpl see.
 type groupData struct {
+	N                                              names.Set
 	Cluster, Group, Name, Version, ContractVersion string
 	Labels                                         []Label
 	LabelList                                      string // k=v,k=v or ""
@@ -151,18 +126,19 @@ type Intent struct {
 
 // IntentFromTemplate reads the intent recorded in a deployed group template.
 func IntentFromTemplate(body []byte) (Intent, error) {
-	var t struct {
-		Metadata struct {
-			Clusterctl *Intent `json:"clusterctl"`
-		}
-	}
+	var t struct{ Metadata map[string]json.RawMessage }
 	if err := json.Unmarshal(body, &t); err != nil {
 		return Intent{}, fmt.Errorf("reading group template: %w", err)
 	}
-	if t.Metadata.Clusterctl == nil {
-		return Intent{}, fmt.Errorf("reading group template: no clusterctl metadata")
+	raw, ok := t.Metadata[names.MetadataKey]
+	if !ok {
+		return Intent{}, fmt.Errorf("reading group template: no %s metadata", names.MetadataKey)
 	}
-	return *t.Metadata.Clusterctl, nil
+	var in Intent
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return Intent{}, fmt.Errorf("reading group template metadata: %w", err)
+	}
+	return in, nil
 }
 
 // Core renders the core stack of spec.Cluster.
@@ -202,7 +178,7 @@ func renderCore(spec CoreSpec) (*Rendered, error) {
 		return nil, err
 	}
 
-	data := coreData{Cluster: spec.Cluster, Version: spec.Version, ContractVersion: ContractVersion, JoinPrefix: JoinPrefix, SwarmPrefix: SwarmPrefix}
+	data := coreData{N: names.Template(), Cluster: spec.Cluster, Version: spec.Version, ContractVersion: ContractVersion}
 	data.UserData, err = controlUserData(data)
 	if err != nil {
 		return nil, err
@@ -215,20 +191,20 @@ func renderCore(spec CoreSpec) (*Rendered, error) {
 		StackName: spec.Cluster,
 		Template:  body,
 		Parameters: map[string]string{
-			"InstanceType":   spec.InstanceType,
-			"VolumeSize":     strconv.Itoa(volume),
-			"ImageParameter": imageParam,
-			"ImageId":        imageID,
-			"KeyName":        spec.KeyName,
-			"SshCidr":        spec.SSHCIDR,
-			"VpcId":          spec.VpcID,
-			"SubnetIds":      strings.Join(spec.SubnetIDs, ","),
+			names.ParamInstanceType:   spec.InstanceType,
+			names.ParamVolumeSize:     strconv.Itoa(volume),
+			names.ParamImageParameter: imageParam,
+			names.ParamImageID:        imageID,
+			names.ParamKeyName:        spec.KeyName,
+			names.ParamSSHCIDR:        spec.SSHCIDR,
+			names.ParamVpcID:          spec.VpcID,
+			names.ParamSubnetIDs:      strings.Join(spec.SubnetIDs, ","),
 		},
 		Tags: map[string]string{
-			TagCluster: spec.Cluster,
-			TagRole:    RoleCore,
-			TagGroup:   GroupControl,
-			TagVersion: spec.Version,
+			names.TagCluster: spec.Cluster,
+			names.TagRole:    names.RoleCore,
+			names.TagGroup:   names.GroupControl,
+			names.TagVersion: spec.Version,
 		},
 		Capabilities: []string{"CAPABILITY_IAM"},
 	}
@@ -254,7 +230,7 @@ func renderGroup(spec GroupSpec) (*Rendered, error) {
 	if err := checkName("group", spec.Group); err != nil {
 		return nil, err
 	}
-	name := GroupStackName(spec.Cluster, spec.Group)
+	name := names.GroupStack(spec.Cluster, spec.Group)
 	if err := checkStackName(name); err != nil {
 		return nil, err
 	}
@@ -289,19 +265,20 @@ func renderGroup(spec GroupSpec) (*Rendered, error) {
 		return nil, err
 	}
 
-	subnets, subnetsTag := spec.Join.SubnetIds, SubnetsCore
+	subnets, subnetsTag := spec.Join.SubnetIds, names.SubnetsCore
 	if len(spec.SubnetIDs) > 0 {
-		subnets, subnetsTag = spec.SubnetIDs, SubnetsOwn
+		subnets, subnetsTag = spec.SubnetIDs, names.SubnetsOwn
 	}
 	imageTag := spec.ImageID
 	if imageTag == "" {
-		imageTag = ImageDefault
+		imageTag = names.ImageDefault
 	}
 	labelsTag := labelList
 	if labelsTag == "" {
-		labelsTag = NoLabels
+		labelsTag = names.NoLabels
 	}
 	data := groupData{
+		N:       names.Template(),
 		Cluster: spec.Cluster, Group: spec.Group, Name: name, Version: spec.Version,
 		ContractVersion: ContractVersion, Labels: spec.Labels, LabelList: labelList,
 		Intent: Intent{Labels: labelsTag, Image: imageTag, Subnets: subnetsTag, MaxBatch: spec.MaxBatch, MinInService: spec.MinInService},
@@ -313,7 +290,7 @@ func renderGroup(spec GroupSpec) (*Rendered, error) {
 	node, hash, err := agentNode(nodeData{
 		Cluster: spec.Cluster, Group: spec.Group, Bucket: spec.Join.BucketName, ControlIP: spec.Join.ControlPrivateIp,
 		ContractVersion: ContractVersion, InstanceType: spec.InstanceType, ImageParameter: imageParam, ImageID: imageID,
-		LabelList: labelList, DaemonJSON: engine, SwarmPrefix: SwarmPrefix,
+		LabelList: labelList, DaemonJSON: engine, N: names.Template(),
 	})
 	if err != nil {
 		return nil, err
@@ -329,18 +306,18 @@ func renderGroup(spec GroupSpec) (*Rendered, error) {
 	}
 	params := spec.Join.Outputs()
 	for k, v := range map[string]string{
-		"SubnetIds":             strings.Join(subnets, ","),
-		"InstanceType":          spec.InstanceType,
-		"DesiredCapacity":       strconv.Itoa(spec.Desired),
-		"MinSize":               strconv.Itoa(spec.Min),
-		"MaxSize":               strconv.Itoa(spec.Max),
-		"VolumeSize":            strconv.Itoa(spec.VolumeSize),
-		"ImageParameter":        imageParam,
-		"ImageId":               imageID,
-		"KeyName":               spec.KeyName,
-		"SshCidr":               spec.SSHCIDR,
-		"MaxBatchSize":          strconv.Itoa(maxBatch),
-		"MinInstancesInService": strconv.Itoa(minInService),
+		names.ParamSubnetIDs:             strings.Join(subnets, ","),
+		names.ParamInstanceType:          spec.InstanceType,
+		names.ParamDesiredCapacity:       strconv.Itoa(spec.Desired),
+		names.ParamMinSize:               strconv.Itoa(spec.Min),
+		names.ParamMaxSize:               strconv.Itoa(spec.Max),
+		names.ParamVolumeSize:            strconv.Itoa(spec.VolumeSize),
+		names.ParamImageParameter:        imageParam,
+		names.ParamImageID:               imageID,
+		names.ParamKeyName:               spec.KeyName,
+		names.ParamSSHCIDR:               spec.SSHCIDR,
+		names.ParamMaxBatchSize:          strconv.Itoa(maxBatch),
+		names.ParamMinInstancesInService: strconv.Itoa(minInService),
 	} {
 		params[k] = v
 	}
@@ -349,13 +326,13 @@ func renderGroup(spec GroupSpec) (*Rendered, error) {
 		Template:   body,
 		Parameters: params,
 		Tags: map[string]string{
-			TagCluster: spec.Cluster,
-			TagRole:    RoleAgents,
-			TagGroup:   spec.Group,
-			TagVersion: spec.Version,
-			TagLabels:  labelsTag,
-			TagImage:   imageTag,
-			TagSubnets: subnetsTag,
+			names.TagCluster: spec.Cluster,
+			names.TagRole:    names.RoleAgents,
+			names.TagGroup:   spec.Group,
+			names.TagVersion: spec.Version,
+			names.TagLabels:  labelsTag,
+			names.TagImage:   imageTag,
+			names.TagSubnets: subnetsTag,
 		},
 		Capabilities: []string{},
 		Artifacts:    []Artifact{node},
@@ -406,10 +383,10 @@ func labelTags(labels []Label) (string, error) {
 		if i > 0 && labels[i-1].Key >= l.Key {
 			return "", fmt.Errorf("labels not sorted by unique key at %q", l.Key)
 		}
-		if strings.HasPrefix(l.Key, reservedLabel) {
-			return "", fmt.Errorf("label key %q: the prefix %s is reserved for the labels clusterctl sets", l.Key, reservedLabel)
+		if strings.HasPrefix(l.Key, names.EngineLabelReserved) {
+			return "", fmt.Errorf("label key %q: the prefix %s is reserved for the labels clusterctl sets", l.Key, names.EngineLabelReserved)
 		}
-		if n := len(TagLabelPrefix + l.Key); n > maxTagKeyChars {
+		if n := len(names.TagLabelPrefix + l.Key); n > maxTagKeyChars {
 			return "", fmt.Errorf("label key %q makes a %d-character tag key, limit %d", l.Key, n, maxTagKeyChars)
 		}
 		if n := len(l.Value); n > maxTagValueChars {
@@ -419,7 +396,7 @@ func labelTags(labels []Label) (string, error) {
 	}
 	list := strings.Join(pairs, ",")
 	if len(list) > maxTagValueChars {
-		return "", fmt.Errorf("labels take %d characters in tag %s, limit %d", len(list), TagLabels, maxTagValueChars)
+		return "", fmt.Errorf("labels take %d characters in tag %s, limit %d", len(list), names.TagLabels, maxTagValueChars)
 	}
 	return list, nil
 }
@@ -480,6 +457,7 @@ func execute(pattern, name string, data any) ([]byte, error) {
 func parse(pattern string) (*template.Template, error) {
 	t, err := template.New("").Option("missingkey=error").Funcs(template.FuncMap{
 		"json": jsonString,
+		"ref":  subRef,
 		"sub":  subLiteral,
 		"sh":   shellQuote,
 	}).ParseFS(templates.FS, pattern, "node/*.tmpl")
@@ -504,3 +482,6 @@ func jsonString(v any) (string, error) {
 // subLiteral escapes text that goes literally into an Fn::Sub string, where
 // "${" would otherwise start a substitution.
 func subLiteral(s string) string { return strings.ReplaceAll(s, "${", "${!") }
+
+// subRef is the Fn::Sub reference to a parameter or resource: ${name}.
+func subRef(name string) string { return "${" + name + "}" }

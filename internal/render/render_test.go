@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/clusterctl/clusterctl/internal/names"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -220,7 +222,7 @@ func TestJoinFromOutputs(t *testing.T) {
 		{name: "one", drop: []string{"BucketName"}, missing: "BucketName"},
 		{name: "several in contract order", drop: []string{"ContractVersion", "ClusterName", "SubnetIds"}, missing: "ClusterName, SubnetIds, ContractVersion"},
 		{name: "empty counts as missing", blank: []string{"AgentInstanceProfile", "VpcId"}, missing: "AgentInstanceProfile, VpcId"},
-		{name: "all", drop: JoinOutputNames(), missing: strings.Join(JoinOutputNames(), ", ")},
+		{name: "all", drop: names.JoinOutputs(), missing: strings.Join(names.JoinOutputs(), ", ")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			outs := testJoin.Outputs()
@@ -266,7 +268,7 @@ func TestParametersMatchTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range JoinOutputNames() {
+	for _, k := range names.JoinOutputs() {
 		if r.Parameters[k] != "" {
 			t.Errorf("offline group: join parameter %s = %q, want empty", k, r.Parameters[k])
 		}
@@ -287,7 +289,7 @@ func TestCoreContent(t *testing.T) {
 			res := obj(doc["Resources"])
 
 			outs := obj(doc["Outputs"])
-			for _, name := range JoinOutputNames() {
+			for _, name := range names.JoinOutputs() {
 				if _, ok := outs[name]; !ok {
 					t.Errorf("output %s missing", name)
 				}
@@ -359,8 +361,8 @@ func TestCoreContent(t *testing.T) {
 				t.Errorf("control instance launch template version = %v", got)
 			}
 			wantTags(t, list(dig(inst, "Properties", "Tags")), map[string]string{
-				"Name": v.core.Cluster + "-control", TagCluster: v.core.Cluster, TagRole: RoleCore,
-				TagGroup: GroupControl, TagVersion: v.core.Version,
+				"Name": v.core.Cluster + "-control", names.TagCluster: v.core.Cluster, names.TagRole: names.RoleCore,
+				names.TagGroup: names.GroupControl, names.TagVersion: v.core.Version,
 			})
 			ud := userDataOf(t, res, "ControlLaunchTemplate")
 			if !strings.Contains(ud, "--resource ControlInstance ") {
@@ -371,7 +373,7 @@ func TestCoreContent(t *testing.T) {
 			if !slices.Equal(r.Capabilities, []string{"CAPABILITY_IAM"}) {
 				t.Errorf("capabilities %v", r.Capabilities)
 			}
-			if want := (map[string]string{TagCluster: v.core.Cluster, TagRole: RoleCore, TagGroup: GroupControl, TagVersion: v.core.Version}); !maps.Equal(r.Tags, want) {
+			if want := (map[string]string{names.TagCluster: v.core.Cluster, names.TagRole: names.RoleCore, names.TagGroup: names.GroupControl, names.TagVersion: v.core.Version}); !maps.Equal(r.Tags, want) {
 				t.Errorf("stack tags %v, want %v", r.Tags, want)
 			}
 			if r.StackName != v.core.Cluster {
@@ -426,19 +428,19 @@ func TestGroupContent(t *testing.T) {
 				dig(roll, "MaxBatchSize", "Ref") != "MaxBatchSize" || dig(roll, "MinInstancesInService", "Ref") != "MinInstancesInService" {
 				t.Errorf("rolling update policy %v", roll)
 			}
-			name := GroupStackName(spec.Cluster, spec.Group)
+			name := names.GroupStack(spec.Cluster, spec.Group)
 			var asgTags []any
 			asgLabels := map[string]string{}
 			for _, tg := range list(dig(asg, "Properties", "Tags")) {
 				key, _ := obj(tg)["Key"].(string)
-				if strings.HasPrefix(key, TagLabelPrefix) {
+				if strings.HasPrefix(key, names.TagLabelPrefix) {
 					// Labels are listed on the group for inventory; nodes
 					// get them from the launch template, so a label change
 					// rolls them.
 					if obj(tg)["PropagateAtLaunch"] != false {
 						t.Errorf("ASG label tag %v propagated", tg)
 					}
-					asgLabels[strings.TrimPrefix(key, TagLabelPrefix)], _ = obj(tg)["Value"].(string)
+					asgLabels[strings.TrimPrefix(key, names.TagLabelPrefix)], _ = obj(tg)["Value"].(string)
 					continue
 				}
 				if obj(tg)["PropagateAtLaunch"] != true {
@@ -455,12 +457,12 @@ func TestGroupContent(t *testing.T) {
 				}
 			}
 			wantTags(t, asgTags, map[string]string{
-				"Name": name, TagCluster: spec.Cluster, TagRole: RoleAgents, TagGroup: spec.Group, TagVersion: spec.Version,
+				"Name": name, names.TagCluster: spec.Cluster, names.TagRole: names.RoleAgents, names.TagGroup: spec.Group, names.TagVersion: spec.Version,
 			})
 
 			labelTags := map[string]string{}
 			for _, l := range spec.Labels {
-				labelTags[TagLabelPrefix+l.Key] = l.Value
+				labelTags[names.TagLabelPrefix+l.Key] = l.Value
 			}
 			var instTags []any
 			for _, ts := range list(dig(res, "LaunchTemplate", "Properties", "LaunchTemplateData", "TagSpecifications")) {
@@ -479,7 +481,7 @@ func TestGroupContent(t *testing.T) {
 			if r.StackName != name {
 				t.Errorf("stack name %q", r.StackName)
 			}
-			wantLabels, wantImage, wantSubnets := NoLabels, ImageDefault, SubnetsCore
+			wantLabels, wantImage, wantSubnets := names.NoLabels, names.ImageDefault, names.SubnetsCore
 			if len(spec.Labels) > 0 {
 				var kv []string
 				for _, l := range spec.Labels {
@@ -491,11 +493,11 @@ func TestGroupContent(t *testing.T) {
 				wantImage = spec.ImageID
 			}
 			if len(spec.SubnetIDs) > 0 {
-				wantSubnets = SubnetsOwn
+				wantSubnets = names.SubnetsOwn
 			}
 			want := map[string]string{
-				TagCluster: spec.Cluster, TagRole: RoleAgents, TagGroup: spec.Group, TagVersion: spec.Version,
-				TagLabels: wantLabels, TagImage: wantImage, TagSubnets: wantSubnets,
+				names.TagCluster: spec.Cluster, names.TagRole: names.RoleAgents, names.TagGroup: spec.Group, names.TagVersion: spec.Version,
+				names.TagLabels: wantLabels, names.TagImage: wantImage, names.TagSubnets: wantSubnets,
 			}
 			if !maps.Equal(r.Tags, want) {
 				t.Errorf("stack tags %v, want %v", r.Tags, want)

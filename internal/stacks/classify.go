@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/names"
 )
 
 // Class groups stack statuses by what the operator can do next.
@@ -105,22 +105,15 @@ type Ref struct {
 	Group   string // agent group name; empty for the core stack
 }
 
-// Ownership tags, as the templates write them.
-const (
-	TagCluster = render.TagCluster
-	TagRole    = render.TagRole
-	TagGroup   = render.TagGroup
-)
-
 // RefOf derives a Ref from the stack's ownership tags; a stack without
 // them is treated as a core stack named after itself.
 func RefOf(s *Stack) Ref {
 	if s == nil {
 		return Ref{}
 	}
-	r := Ref{Cluster: s.Tags[TagCluster]}
-	if s.Tags[TagRole] == "agents" {
-		r.Group = s.Tags[TagGroup]
+	r := Ref{Cluster: s.Tags[names.TagCluster]}
+	if s.Tags[names.TagRole] == names.RoleAgents {
+		r.Group = s.Tags[names.TagGroup]
 	}
 	if r.Cluster == "" {
 		r = Ref{Cluster: s.Name}
