@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/spec"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -27,10 +28,9 @@ const (
 // node's user data as the instance would receive it.
 func controlScript(t *testing.T, bucket string) string {
 	t.Helper()
-	r, err := render.Core(render.CoreSpec{
-		Cluster: "prod", InstanceType: "t3.medium", Version: "1.2.3",
-		VpcID: "vpc-0123456789abcdef0", SubnetIDs: []string{"subnet-0000000000000000a"},
-	})
+	r, err := render.Core("prod", spec.Core{
+		InstanceType: "t3.medium", VpcID: "vpc-0123456789abcdef0", SubnetIDs: []string{"subnet-0000000000000000a"},
+	}, "1.2.3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,18 +44,17 @@ func controlScript(t *testing.T, bucket string) string {
 // does before it creates the stack.
 func agentGroup(t *testing.T, c *s3.Client, bucket string) (*render.Rendered, string) {
 	t.Helper()
-	r, err := render.Group(render.GroupSpec{
-		Cluster: "prod", Group: "g", InstanceType: "m7g.large", Version: "1.2.3",
-		Desired: 2, Min: 1, Max: 3, VolumeSize: 30,
-		Labels: []render.Label{{Key: "role", Value: "worker"}, {Key: "tier", Value: "memory"}},
-		Join: render.Join{
-			ClusterName: "prod", BucketName: bucket, ControlPrivateIp: controlIP,
-			ControlSecurityGroupId: "sg-0c0c0c0c0c0c0c0c0", AgentSecurityGroupId: "sg-0a0a0a0a0a0a0a0a0",
-			AgentInstanceProfile: "arn:aws:iam::123456789012:instance-profile/prod-agents",
-			VpcId:                "vpc-0123456789abcdef0", SubnetIds: []string{"subnet-0000000000000000a"},
-			ContractVersion: render.ContractVersion,
-		},
-	})
+	two, one, three := 2, 1, 3
+	r, err := render.Group("prod", spec.Group{
+		Name: "g", InstanceType: "m7g.large", Count: &two, Min: &one, Max: &three,
+		Labels: spec.Labels{"role": "worker", "tier": "memory"},
+	}, render.Join{
+		ClusterName: "prod", BucketName: bucket, ControlPrivateIp: controlIP,
+		ControlSecurityGroupId: "sg-0c0c0c0c0c0c0c0c0", AgentSecurityGroupId: "sg-0a0a0a0a0a0a0a0a0",
+		AgentInstanceProfile: "arn:aws:iam::123456789012:instance-profile/prod-agents",
+		VpcId:                "vpc-0123456789abcdef0", SubnetIds: []string{"subnet-0000000000000000a"},
+		ContractVersion: render.ContractVersion,
+	}, "1.2.3")
 	if err != nil {
 		t.Fatal(err)
 	}

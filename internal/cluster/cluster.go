@@ -1,5 +1,8 @@
-// Package cluster drives each command: it reads the core stack's outputs and
-// parameters (the join), renders templates and hands them to internal/stacks.
+// Package cluster drives each command on the model of internal/spec: it
+// observes what is deployed (the core's outputs and parameters, each
+// group's stack, template and Auto Scaling group) as a spec, renders the
+// desired spec joined to the core, plans the difference and hands it to
+// internal/stacks.
 package cluster
 
 import (
@@ -7,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -123,19 +125,4 @@ func (s *Service) confirm(yes bool, question string) error {
 		return refused("not confirmed")
 	}
 	return nil
-}
-
-// splitList reads a comma-separated list parameter. moto renders list
-// parameters as a Python list ("['a', 'b']") after an update; both forms are
-// accepted so that keeping a previous value works against it too.
-func splitList(s string) []string {
-	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(s), "["), "]"))
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		p = strings.Trim(strings.TrimSpace(p), `'"`)
-		if p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -15,77 +15,58 @@ import (
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
-	"github.com/clusterctl/clusterctl/internal/validate"
 )
 
-// CoreOptions are the create-core (and render core) flags.
-type CoreOptions struct {
-	Name         string
-	InstanceType string
-	ImageID      string
-	KeyName      string
-	SSHCIDR      string
-	VpcID        string
-	SubnetIDs    []string
-	NoRollback   bool
+// CreateOptions shape how a stack is created.
+type CreateOptions struct {
+	NoRollback bool // keep a failed stack for debugging
+	// ReplaceFailed deletes a dead stack of the same name (rolled back, or
+	// kept failed by --no-rollback) before creating it again (groups only).
+	ReplaceFailed bool
 }
 
-// Validate checks the options before any AWS call.
-func (o CoreOptions) Validate() error {
-	checks := []error{validate.ClusterName(o.Name), validate.InstanceType(o.InstanceType), validate.ImageID(o.ImageID), validate.SubnetIDs(o.SubnetIDs)}
-	if o.SSHCIDR != "" {
-		checks = append(checks, validate.CIDR(o.SSHCIDR))
-	}
-	if o.VpcID != "" {
-		checks = append(checks, validate.VpcID(o.VpcID))
-	}
-	if strings.ContainsAny(o.KeyName, "\n\"'`$") {
-		checks = append(checks, fmt.Errorf("invalid key name %q", o.KeyName))
-	}
-	for _, err := range checks {
-		if err != nil {
-			return errs.AsUsage(err)
-		}
-	}
-	return nil
-}
-
-// Spec is the render input for these options (network already resolved).
-func (o CoreOptions) Spec(version string) render.CoreSpec {
-	return render.CoreSpec{
-		Cluster: o.Name, InstanceType: o.InstanceType, ImageID: o.ImageID, KeyName: o.KeyName,
-		SSHCIDR: o.SSHCIDR, VpcID: o.VpcID, SubnetIDs: o.SubnetIDs, Version: version,
-	}
-}
-
-// CreateCore creates the core stack, waits for it and returns it.
-func (s *Service) CreateCore(ctx context.Context, o CoreOptions) (*stacks.Stack, error) {
-	if err := o.Validate(); err != nil {
+// CreateCore creates the core stack of cluster name from its spec, waits
+// for it and returns it. The VPC and subnets left out are resolved from
+// the account (its default VPC, the VPC's subnets).
+func (s *Service) CreateCore(ctx context.Context, name string, core spec.Core, o CreateOptions) (*stacks.Stack, error) {
+	if err := spec.CheckClusterName(name); err != nil {
 		return nil, err
 	}
-	existing, err := s.Stacks.Get(ctx, o.Name)
+	if err := core.Complete(); err != nil {
+		return nil, err
+	}
+	existing, err := s.Stacks.Get(ctx, name)
 	switch {
 	case err == nil:
-		return nil, refused("cluster %q already exists (stack status %s)", o.Name, existing.Status)
+		return nil, refused("cluster %q already exists (stack status %s)", name, existing.Status)
 	case !errors.Is(err, stacks.ErrNotFound):
 		return nil, err
 	}
-	vpc, subnets, err := s.resolveNetwork(ctx, o.VpcID, o.SubnetIDs)
+	vpc, subnets, err := s.resolveNetwork(ctx, core.VpcID, core.SubnetIDs)
 	if err != nil {
 		return nil, err
 	}
-	o.VpcID, o.SubnetIDs = vpc, subnets
-	r, err := render.Core(o.Spec(s.Version))
+	core.VpcID, core.SubnetIDs = vpc, subnets
+	r, err := render.Core(name, core, s.Version)
 	if err != nil {
 		return nil, errs.AsUsage(err)
 	}
-	s.printf("Creating core stack %s in %s (%d subnets)\n", r.StackName, vpc, len(subnets))
+	s.printf("Creating core stack %s in %s (%s)\n", r.StackName, vpc, plural(len(subnets), "subnet"))
 	st, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback))
 	if err != nil {
-		return nil, withReattach(err, o.Name, "")
+		return nil, withReattach(err, name, "")
 	}
 	return st, nil
+}
+
+// plural says "1 subnet" or "2 subnets".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // DeleteCoreOptions are the delete-core flags.
@@ -100,8 +81,8 @@ type DeleteCoreOptions struct {
 // unless Cascade, which deletes them first (in parallel). The bucket is
 // emptied first because CloudFormation cannot delete a non-empty bucket.
 func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) error {
-	if err := validate.ClusterName(o.Name); err != nil {
-		return errs.AsUsage(err)
+	if err := spec.CheckClusterName(o.Name); err != nil {
+		return err
 	}
 	core, err := s.getCore(ctx, o.Name)
 	if err != nil {

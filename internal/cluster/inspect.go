@@ -8,10 +8,9 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/names"
 
-	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
-	"github.com/clusterctl/clusterctl/internal/validate"
 )
 
 // stackName is the stack of a cluster's core (group "") or of one group.
@@ -23,19 +22,27 @@ func stackName(cluster, group string) string {
 }
 
 // CheckNames validates a cluster and a group name, each when given, before
-// any AWS call.
+// any AWS call. The control node's group passes: inventory lists it.
 func CheckNames(cluster, group string) error {
 	if cluster != "" {
-		if err := validate.ClusterName(cluster); err != nil {
-			return errs.AsUsage(err)
+		if err := spec.CheckClusterName(cluster); err != nil {
+			return err
 		}
 	}
-	if group != "" {
-		if err := validate.GroupName(cluster, group); err != nil {
-			return errs.AsUsage(err)
+	if group != "" && group != names.GroupControl {
+		if err := spec.CheckGroupName(cluster, group); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// checkNames validates the names of an agent group of a cluster.
+func checkNames(cluster, group string) error {
+	if err := spec.CheckClusterName(cluster); err != nil {
+		return err
+	}
+	return spec.CheckGroupName(cluster, group)
 }
 
 // notFound turns a missing stack into a refusal that names what is missing.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
 // What runs on the nodes (Docker Engine in swarm mode) is generated here and
@@ -67,7 +68,7 @@ func agentNode(data nodeData) (Artifact, string, error) {
 // daemonJSON is the Docker engine configuration of a group's nodes: its
 // labels, plus the group and instance type so services can be constrained
 // to them (engine.labels.clusterctl.group==...).
-func daemonJSON(group, instanceType string, labels []Label) (string, error) {
+func daemonJSON(group, instanceType string, labels []label) (string, error) {
 	engine := make([]string, 0, len(labels)+2)
 	for _, l := range labels {
 		engine = append(engine, l.Key+"="+l.Value)
@@ -114,7 +115,7 @@ func checkUserData(n int) error {
 func maxSubValue(name string) int {
 	switch name {
 	case "AWS::StackName":
-		return MaxStackNameChars
+		return spec.MaxStackName
 	case "AWS::AccountId":
 		return 12
 	case "AWS::Region", "AWS::Partition", "AWS::URLSuffix":

@@ -17,7 +17,7 @@ type Labels map[string]string
 
 // UnmarshalText reads one -m flag, adding its pairs to the labels already
 // read; an empty flag (-m "") stands for no labels. The pairs' content is
-// checked by Validate, which applies to files too.
+// checked by Check, which applies to files too.
 func (l *Labels) UnmarshalText(b []byte) error {
 	if *l == nil {
 		*l = Labels{}

@@ -13,9 +13,11 @@
 //     one is intent, recorded in the template's metadata (internal/render);
 //     cfn:"-" is neither (a group's name is its stack's).
 //
-// Default fills in what was left out, Validate checks every rule; both live
-// here and nowhere else. Zero values mean "not given": nil for numbers, ""
-// for text, nil for lists and labels.
+// Default fills in what was left out, Check checks every rule; both live
+// here and nowhere else, and Complete does both. (Not "Validate": kong
+// calls a Validate method of a flag struct before the defaults are in.)
+// Zero values mean "not given": nil for numbers, "" for text, nil for
+// lists and labels.
 package spec
 
 import (

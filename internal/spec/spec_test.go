@@ -29,6 +29,8 @@ func TestGroupDefaults(t *testing.T) {
 		{"count moves the default max", Group{Count: intp(3)}, 3, 0, 4, 30, 1, 3, true, true, true},
 		{"explicit bounds stay", Group{Count: intp(3), Min: intp(1), Max: intp(3)}, 3, 1, 3, 30, 1, 2, true, true, true},
 		{"empty group", Group{Count: intp(0), Max: intp(0)}, 0, 0, 0, 30, 1, 0, true, true, true},
+		{"single node replaced in place", Group{Count: intp(1), Min: intp(1), Max: intp(1)}, 1, 1, 1, 30, 1, 0, true, true, true},
+		{"explicit batch, default in service", Group{Count: intp(2), Max: intp(10), RollingUpdate: RollingUpdate{MaxBatch: intp(3)}}, 2, 0, 10, 30, 3, 2, true, true, true},
 		{"empty lists are unset", Group{Labels: Labels{}, SubnetIDs: []string{}}, 1, 0, 2, 30, 1, 1, true, true, true},
 		{"rolling update given", Group{Count: intp(4), Max: intp(8), RollingUpdate: RollingUpdate{MaxBatch: intp(2), MinInService: intp(0)}}, 4, 0, 8, 30, 2, 0, true, true, true},
 	}
@@ -164,6 +166,37 @@ func TestValidateGroup(t *testing.T) {
 	g := validGroup()
 	if err := g.Complete("core"); err != nil {
 		t.Fatalf("valid group refused: %v", err)
+	}
+}
+
+// What update-group can check of its flags alone, before it reads the
+// deployed group: rules that involve only the settings given.
+func TestCheckGiven(t *testing.T) {
+	tests := []struct {
+		changes Group
+		given   []string
+		want    string // "" = accepted
+	}{
+		{Group{InstanceType: "big"}, []string{"instanceType"}, "invalid instance type"},
+		{Group{Labels: Labels{"a b": "c"}}, []string{"labels"}, "invalid label key"},
+		{Group{Count: intp(-1)}, []string{"count"}, "count -1 is negative"},
+		{Group{Count: intp(5), Max: intp(3)}, []string{"count", "max"}, "count 5 is above max 3"},
+		{Group{SSHCIDR: "::/0"}, []string{"sshCidr"}, "IPv4"},
+		{Group{RollingUpdate: RollingUpdate{MaxBatch: intp(0)}}, []string{"rollingUpdate.maxBatch"}, "at least 1"},
+		// Unknown until the deployed count and max are read.
+		{Group{Min: intp(5)}, []string{"min"}, ""},
+		{Group{Count: intp(9)}, []string{"count"}, ""},
+		{Group{RollingUpdate: RollingUpdate{MinInService: intp(9)}}, []string{"rollingUpdate.minInService"}, ""},
+		// Settings not given are not checked: the instance type is not missing.
+		{Group{VolumeSize: intp(40)}, []string{"volumeSize"}, ""},
+		{Group{}, nil, ""},
+	}
+	for _, tt := range tests {
+		tt.changes.Name = "g"
+		err := tt.changes.CheckGiven("core", tt.given)
+		if (err == nil) != (tt.want == "") || err != nil && !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v given: %v, want %q", tt.given, err, tt.want)
+		}
 	}
 }
 
@@ -555,5 +588,53 @@ groups:
 	out, _ := json.Marshal(plain.Groups[0])
 	if string(out) != `{"name":"g","instanceType":"t3.small"}` {
 		t.Errorf("unset settings are written: %s", out)
+	}
+}
+
+// The shapes each rule accepts and refuses, beyond one case per rule.
+func TestValueShapes(t *testing.T) {
+	type shape struct {
+		check     func(string) error
+		ok, wrong []string
+	}
+	for name, s := range map[string]shape{
+		"instance type": {func(v string) error { return checkInstanceType("t", v) },
+			[]string{"r3.large", "c5.xlarge", "m7gd.2xlarge", "t4g.nano", "u-6tb1.metal", "x2iedn.32xlarge", "mac2-m2pro.metal"},
+			[]string{"", "large", "r3", "r3.", ".large", "R3.large", "r.large", "r3.large;id", "r3 .large"}},
+		"image": {func(v string) error { return checkImage("i", v) },
+			[]string{"", "ami-12345678", "ami-0123456789abcdef0", "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"},
+			[]string{"ami-xyz", "al2023", "/path with space", "ami-123", "ami-0123456789ABCDEF0"}},
+		"ssh cidr": {func(v string) error { return checkSSHCIDR("s", v) },
+			[]string{"", "203.0.113.0/24", "198.51.100.7/32", "0.0.0.0/0"},
+			[]string{"10.0.0.0", "10.0.0.0/33", "300.0.0.0/8", " 10.0.0.0/8", "2001:db8::/32"}},
+		"cluster name": {CheckClusterName,
+			[]string{"core", "Core9", "a-b", "a" + strings.Repeat("b", 127)},
+			[]string{"", "9core", "-core", "core_1", "co re", "a" + strings.Repeat("b", 128)}},
+		"group name": {func(v string) error { return CheckGroupName("core", v) },
+			[]string{"r3-agents", "g", strings.Repeat("g", 123), "Control"},
+			[]string{"r3.agents", "g$(rm)", strings.Repeat("g", 124), "control"}},
+		"labels": {func(v string) error {
+			l, err := ParseLabels(v)
+			if err != nil {
+				return err
+			}
+			return checkLabels("labels", l)
+		},
+			[]string{"", "role=worker,instancetype=r3", "example.com/tier=gold_1"},
+			[]string{"a", "a=1,", "a=1,a=2", "a=$(reboot)", "a b=1", "=1", "a=", "a=1=2", "clusterctl.x=1"}},
+		"subnets": {func(v string) error { return checkSubnets("s", SplitList(v)) },
+			[]string{"", "subnet-0123abcd", "subnet-0123abcd,subnet-0123456789abcdef0"},
+			[]string{"subnet-xyz", "sub-0123abcd", "subnet-0123abcd,subnet-0123abcd"}},
+	} {
+		for _, v := range s.ok {
+			if err := s.check(v); err != nil {
+				t.Errorf("%s %q refused: %v", name, v, err)
+			}
+		}
+		for _, v := range s.wrong {
+			if err := s.check(v); err == nil {
+				t.Errorf("%s %q accepted", name, v)
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
@@ -80,27 +81,27 @@ func within(prefix string, err error) error {
 // Complete applies the defaults, then validates the whole cluster.
 func (c *Cluster) Complete() error {
 	c.Default()
-	return c.Validate()
+	return c.Check()
 }
 
-// Validate checks the whole cluster and returns the first problem.
-func (c *Cluster) Validate() error {
+// Check checks the whole cluster and returns the first problem.
+func (c *Cluster) Check() error {
 	if c.APIVersion != APIVersion {
 		return invalid("apiVersion", "%q: want %s", c.APIVersion, APIVersion)
 	}
 	if c.Kind != Kind {
 		return invalid("kind", "%q: want %s", c.Kind, Kind)
 	}
-	if err := ValidateClusterName(c.Name); err != nil {
+	if err := CheckClusterName(c.Name); err != nil {
 		return err
 	}
-	if err := c.Core.Validate(); err != nil {
+	if err := c.Core.Check(); err != nil {
 		return within("core.", err)
 	}
 	seen := map[string]bool{}
 	for i, g := range c.Groups {
 		at := fmt.Sprintf("groups[%d].", i)
-		if err := g.Validate(c.Name); err != nil {
+		if err := g.Check(c.Name); err != nil {
 			return within(at, err)
 		}
 		if seen[g.Name] {
@@ -111,9 +112,9 @@ func (c *Cluster) Validate() error {
 	return nil
 }
 
-// ValidateClusterName checks a cluster (= core stack) name; the error's
+// CheckClusterName checks a cluster (= core stack) name; the error's
 // path is "name".
-func ValidateClusterName(name string) error {
+func CheckClusterName(name string) error {
 	if !nameRE.MatchString(name) {
 		return invalid("name", "invalid cluster name %q: must start with a letter and contain only letters, digits and hyphens", name)
 	}
@@ -123,9 +124,9 @@ func ValidateClusterName(name string) error {
 	return nil
 }
 
-// ValidateGroupName checks a group name in a cluster; the error's path is
+// CheckGroupName checks a group name in a cluster; the error's path is
 // "name".
-func ValidateGroupName(cluster, group string) error {
+func CheckGroupName(cluster, group string) error {
 	if !nameRE.MatchString(group) {
 		return invalid("name", "invalid group name %q: must start with a letter and contain only letters, digits and hyphens", group)
 	}
@@ -141,11 +142,11 @@ func ValidateGroupName(cluster, group string) error {
 // Complete applies the core's defaults, then validates it.
 func (c *Core) Complete() error {
 	c.Default()
-	return c.Validate()
+	return c.Check()
 }
 
-// Validate checks the core's settings.
-func (c Core) Validate() error {
+// Check checks the core's settings.
+func (c Core) Check() error {
 	for _, err := range []error{
 		checkInstanceType("instanceType", c.InstanceType),
 		checkImage("imageId", c.ImageID),
@@ -166,26 +167,82 @@ func (c Core) Validate() error {
 // cluster.
 func (g *Group) Complete(cluster string) error {
 	g.Default()
-	return g.Validate(cluster)
+	return g.Check(cluster)
 }
 
-// Validate checks the group's settings as a group of cluster.
-func (g Group) Validate(cluster string) error {
-	for _, err := range []error{
-		ValidateGroupName(cluster, g.Name),
-		checkInstanceType("instanceType", g.InstanceType),
-		checkCapacity(g.Desired(), g.MinSize(), g.MaxSize()),
-		checkLabels("labels", g.Labels),
-		checkImage("imageId", g.ImageID),
-		checkVolume("volumeSize", g.Volume()),
-		checkSubnets("subnetIds", g.SubnetIDs),
-		checkSSHCIDR("sshCidr", g.SSHCIDR),
-		checkKeyName("keyName", g.KeyName),
-		checkRollingUpdate(g),
-	} {
-		if err != nil {
-			return err
+// Check checks the group's settings as a group of cluster.
+func (g Group) Check(cluster string) error {
+	for _, c := range g.rules(cluster) {
+		if c.err != nil {
+			return c.err
 		}
+	}
+	return nil
+}
+
+// CheckGiven checks the rules that involve only the settings at the
+// given paths: what can be checked of update-group's flags before the
+// deployed group is read (the merged group is validated as a whole then).
+func (g Group) CheckGiven(cluster string, given []string) error {
+	for _, c := range g.rules(cluster) {
+		if c.err != nil && !slices.ContainsFunc(c.paths, func(p string) bool { return !slices.Contains(given, p) }) {
+			return c.err
+		}
+	}
+	return nil
+}
+
+// rule is the outcome of one rule and the settings it involves.
+type rule struct {
+	paths []string
+	err   error
+}
+
+func (g Group) rules(cluster string) []rule {
+	one := func(path string, err error) rule { return rule{[]string{path}, err} }
+	desired, min, max := g.Desired(), g.MinSize(), g.MaxSize()
+	rules := []rule{
+		one("name", CheckGroupName(cluster, g.Name)),
+		one("instanceType", checkInstanceType("instanceType", g.InstanceType)),
+		one("count", nonNegative("count", desired)),
+		one("min", nonNegative("min", min)),
+		one("max", nonNegative("max", max)),
+		// The order of the sizes, once each is known to be valid.
+		{[]string{"count", "min"}, when(min >= 0 && min > desired, invalid("min", "invalid capacity: min %d is above count %d", min, desired))},
+		{[]string{"count", "max"}, when(desired >= 0 && desired > max, invalid("max", "invalid capacity: count %d is above max %d", desired, max))},
+		one("labels", checkLabels("labels", g.Labels)),
+		one("imageId", checkImage("imageId", g.ImageID)),
+		one("volumeSize", checkVolume("volumeSize", g.Volume())),
+		one("subnetIds", checkSubnets("subnetIds", g.SubnetIDs)),
+		one("sshCidr", checkSSHCIDR("sshCidr", g.SSHCIDR)),
+		one("keyName", checkKeyName("keyName", g.KeyName)),
+	}
+	// What CloudFormation requires of an AutoScalingRollingUpdate: a batch
+	// of at least one node, and fewer nodes kept in service than the
+	// group's max size.
+	if b := g.RollingUpdate.MaxBatch; b != nil && *b < 1 {
+		rules = append(rules, one("rollingUpdate.maxBatch", invalid("rollingUpdate.maxBatch", "invalid rolling update batch size %d: at least 1", *b)))
+	}
+	if m := g.RollingUpdate.MinInService; m != nil {
+		if *m < 0 {
+			rules = append(rules, one("rollingUpdate.minInService", invalid("rollingUpdate.minInService", "invalid rolling update minimum in service %d: negative", *m)))
+		} else if *m >= max {
+			rules = append(rules, rule{[]string{"rollingUpdate.minInService", "max"}, invalid("rollingUpdate.minInService", "invalid rolling update minimum in service %d: must be below max %d", *m, max)})
+		}
+	}
+	return rules
+}
+
+func when(broken bool, err error) error {
+	if broken {
+		return err
+	}
+	return nil
+}
+
+func nonNegative(path string, n int) error {
+	if n < 0 {
+		return invalid(path, "invalid capacity: %s %d is negative", path, n)
 	}
 	return nil
 }
@@ -267,23 +324,6 @@ func checkVolume(path string, gib int) error {
 	return nil
 }
 
-// checkCapacity checks 0 ≤ min ≤ count ≤ max, naming the bound at fault.
-func checkCapacity(desired, min, max int) error {
-	switch {
-	case desired < 0:
-		return invalid("count", "invalid capacity: count %d is negative", desired)
-	case min < 0:
-		return invalid("min", "invalid capacity: min %d is negative", min)
-	case max < 0:
-		return invalid("max", "invalid capacity: max %d is negative", max)
-	case min > desired:
-		return invalid("min", "invalid capacity: min %d is above count %d", min, desired)
-	case desired > max:
-		return invalid("max", "invalid capacity: count %d is above max %d", desired, max)
-	}
-	return nil
-}
-
 func checkLabels(path string, l Labels) error {
 	if len(l) > MaxLabels {
 		return invalid(path, "invalid labels: %d given, at most %d allowed", len(l), MaxLabels)
@@ -303,24 +343,6 @@ func checkLabels(path string, l Labels) error {
 	}
 	if n := len(l.String()); n > MaxLabelsChars {
 		return invalid(path, "invalid labels: %d characters in all (k=v,k=v), at most %d allowed", n, MaxLabelsChars)
-	}
-	return nil
-}
-
-// checkRollingUpdate checks what CloudFormation requires of an
-// AutoScalingRollingUpdate: a batch of at least one node, and fewer nodes
-// kept in service than the group's max size.
-func checkRollingUpdate(g Group) error {
-	if b := g.RollingUpdate.MaxBatch; b != nil && *b < 1 {
-		return invalid("rollingUpdate.maxBatch", "invalid rolling update batch size %d: at least 1", *b)
-	}
-	if m := g.RollingUpdate.MinInService; m != nil {
-		switch {
-		case *m < 0:
-			return invalid("rollingUpdate.minInService", "invalid rolling update minimum in service %d: negative", *m)
-		case *m >= g.MaxSize():
-			return invalid("rollingUpdate.minInService", "invalid rolling update minimum in service %d: must be below max %d", *m, g.MaxSize())
-		}
 	}
 	return nil
 }
