@@ -56,7 +56,7 @@ func (s *Service) CreateCore(ctx context.Context, name string, core spec.Core, o
 	s.printf("Creating core stack %s in %s (%s)\n", r.StackName, vpc, plural(len(subnets), "subnet"))
 	st, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback))
 	if err != nil {
-		return nil, withReattach(err, name, "")
+		return nil, explain(err, name, "")
 	}
 	return st, nil
 }
@@ -113,7 +113,7 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) error {
 		}
 		s.printf("Deleting %d group stack(s): %s\n", len(stackNames), strings.Join(stackNames, ", "))
 		if err := s.Stacks.DeleteMany(ctx, stackNames, 4); err != nil {
-			return withReattach(fmt.Errorf("deleting groups of %q: %w", o.Name, err), o.Name, "")
+			return explain(fmt.Errorf("deleting groups of %q: %w", o.Name, err), o.Name, "")
 		}
 	}
 	if bucket := core.Outputs[names.OutputBucketName]; bucket != "" {
@@ -176,21 +176,4 @@ func specFrom(r *render.Rendered, noRollback bool) stacks.Spec {
 		spec.Parameters = append(spec.Parameters, stacks.Param{Key: k, Value: r.Parameters[k]})
 	}
 	return spec
-}
-
-// withReattach adds, to an interrupted or timed-out wait, the command that
-// re-attaches to the operation CloudFormation carries on with.
-func withReattach(err error, cluster, group string) error {
-	cmd := "clusterctl wait " + cluster
-	if group != "" {
-		cmd += " -n " + group
-	}
-	// The stack manager's error already says that CloudFormation carries on.
-	switch {
-	case errors.Is(err, context.Canceled):
-		return &errs.InterruptedError{Err: err, Hint: "re-attach with: " + cmd}
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%w\nre-attach with: %s", err, cmd)
-	}
-	return err
 }

@@ -35,10 +35,10 @@ func (s *Service) AddAgents(ctx context.Context, cluster string, g spec.Group, o
 	case err == nil && o.ReplaceFailed && stacks.Classify(existing.Status) == stacks.FailedDead:
 		s.printf("Deleting dead group stack %s (%s) before creating it again\n", name, existing.Status)
 		if err := s.Stacks.Delete(ctx, name); err != nil {
-			return nil, withReattach(err, cluster, g.Name)
+			return nil, explain(err, cluster, g.Name)
 		}
 	case err == nil && stacks.Classify(existing.Status) == stacks.FailedDead:
-		return nil, refused("group %q of cluster %q exists but is dead (stack %s, %s)\n%s", g.Name, cluster, name, existing.Status, stacks.Advice(existing, stacks.RefOf(existing), nil))
+		return nil, refused("group %q of cluster %q exists but is dead (stack %s, %s)\n%s", g.Name, cluster, name, existing.Status, Advice(existing, RefOf(existing), nil))
 	case err == nil:
 		return nil, refused("group %q already exists in cluster %q (stack %s, status %s)", g.Name, cluster, name, existing.Status)
 	case !errors.Is(err, stacks.ErrNotFound):
@@ -53,7 +53,7 @@ func (s *Service) AddAgents(ctx context.Context, cluster string, g spec.Group, o
 	}
 	s.printf("Creating group stack %s (%d x %s) joined to cluster %s\n", name, g.Desired(), g.InstanceType, cluster)
 	if _, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback)); err != nil {
-		return nil, withReattach(err, cluster, g.Name)
+		return nil, explain(err, cluster, g.Name)
 	}
 	return query.ListNodes(ctx, s.EC2, cluster, g.Name)
 }
@@ -136,7 +136,7 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	}
 	cs, err := s.Stacks.Plan(ctx, specFrom(r, false))
 	if err != nil {
-		return nil, withReattach(err, o.Cluster, o.Group)
+		return nil, explain(err, o.Cluster, o.Group)
 	}
 	res := &UpdateResult{Plan: plan}
 	if cs.Empty {
@@ -157,7 +157,7 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 		return res, err
 	}
 	if _, err := s.Stacks.Apply(ctx, cs); err != nil {
-		return res, withReattach(err, o.Cluster, o.Group)
+		return res, explain(err, o.Cluster, o.Group)
 	}
 	res.Applied = true
 	return res, nil
@@ -168,10 +168,10 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 func (s *Service) deleteStack(ctx context.Context, name string, retainFailed bool, cluster, group string) error {
 	if retainFailed {
 		s.printf("Deleting stack %s, keeping the resources that failed to delete\n", name)
-		return withReattach(s.Stacks.DeleteRetaining(ctx, name, nil), cluster, group)
+		return explain(s.Stacks.DeleteRetaining(ctx, name, nil), cluster, group)
 	}
 	s.printf("Deleting stack %s\n", name)
-	return withReattach(s.Stacks.Delete(ctx, name), cluster, group)
+	return explain(s.Stacks.Delete(ctx, name), cluster, group)
 }
 
 // RemoveOptions are the remove-group flags.

@@ -64,9 +64,9 @@ func usable(st *stacks.Stack, what string) error {
 	case stacks.Done, stacks.FailedUsable:
 		return nil
 	case stacks.InProgress:
-		return refused("%s %s is busy (%s)\n%s", what, st.Name, st.Status, stacks.Advice(st, stacks.RefOf(st), nil))
+		return refused("%s %s is busy (%s)\n%s", what, st.Name, st.Status, Advice(st, RefOf(st), nil))
 	}
-	return refused("%s %s is %s (%s)\n%s", what, st.Name, st.Status, stacks.Classify(st.Status), stacks.Advice(st, stacks.RefOf(st), nil))
+	return refused("%s %s is %s (%s)\n%s", what, st.Name, st.Status, stacks.Classify(st.Status), Advice(st, RefOf(st), nil))
 }
 
 // Wait re-attaches to whatever operation is in progress on the core or a
@@ -77,7 +77,7 @@ func (s *Service) Wait(ctx context.Context, cluster, group string) (*stacks.Stac
 	}
 	st, err := s.Stacks.Wait(ctx, stackName(cluster, group))
 	if err != nil {
-		return st, withReattach(notFound(err, cluster, group), cluster, group)
+		return st, explain(notFound(err, cluster, group), cluster, group)
 	}
 	return st, nil
 }
@@ -107,7 +107,7 @@ func (s *Service) ContinueRollback(ctx context.Context, cluster, group string) (
 	}
 	s.printf("Continuing the update rollback of %s\n", name)
 	st, err = s.Stacks.ContinueUpdateRollback(ctx, name)
-	return st, withReattach(err, cluster, group)
+	return st, explain(err, cluster, group)
 }
 
 // Description is what `describe` shows of a cluster.
@@ -148,13 +148,13 @@ func (s *Service) Describe(ctx context.Context, cluster string) (*Description, e
 		Outputs: core.Outputs, Parameters: core.Parameters, Groups: []GroupHealth{},
 	}
 	if !stacks.Classify(core.Status).OK() {
-		d.Advice = stacks.Advice(core, stacks.Ref{Cluster: cluster}, nil)
+		d.Advice = Advice(core, Ref{Cluster: cluster}, nil)
 	}
 	for _, g := range groups {
 		h := GroupHealth{Group: g, Health: Health(g.Status, g.Joined)}
 		if !stacks.Classify(g.Status).OK() {
 			st := &stacks.Stack{Name: g.Stack, Status: g.Status}
-			h.Advice = stacks.Advice(st, stacks.Ref{Cluster: cluster, Group: g.Group}, nil)
+			h.Advice = Advice(st, Ref{Cluster: cluster, Group: g.Group}, nil)
 		}
 		d.Groups = append(d.Groups, h)
 	}
