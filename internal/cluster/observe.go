@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/render"
@@ -122,23 +123,24 @@ func (s *Service) groupStack(ctx context.Context, cluster, group string) (*stack
 	return st, nil
 }
 
-// groupNodes counts the instances of a group's Auto Scaling group, which
-// the stack names in its outputs; -1 when there is none.
+// groupNodes counts the instances of a group's Auto Scaling group; -1 when
+// it has none. The group is found by its ownership tags (the stack's
+// output naming it goes stale on some implementations after an update).
 func (s *Service) groupNodes(ctx context.Context, st *stacks.Stack) (int, error) {
-	asg := st.Outputs[names.OutputAutoScalingGroupName]
-	if asg == "" {
-		return -1, nil
+	in := &autoscaling.DescribeAutoScalingGroupsInput{Filters: []asgtypes.Filter{
+		{Name: aws.String("tag:" + names.TagCluster), Values: []string{st.Tags[names.TagCluster]}},
+		{Name: aws.String("tag:" + names.TagGroup), Values: []string{st.Tags[names.TagGroup]}},
+	}}
+	nodes := -1
+	p := autoscaling.NewDescribeAutoScalingGroupsPaginator(s.ASG, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("describing the auto scaling group of %s: %w", st.Name, err)
+		}
+		for _, g := range page.AutoScalingGroups {
+			nodes = max(nodes, 0) + len(g.Instances)
+		}
 	}
-	out, err := s.ASG.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{asg}})
-	if err != nil {
-		return 0, fmt.Errorf("describing auto scaling group %s: %w", asg, err)
-	}
-	if len(out.AutoScalingGroups) == 0 {
-		return -1, nil
-	}
-	g := out.AutoScalingGroups[0]
-	if aws.ToString(g.AutoScalingGroupName) != asg {
-		return -1, nil
-	}
-	return len(g.Instances), nil
+	return nodes, nil
 }
