@@ -75,7 +75,7 @@ type Core struct {
 	KeyName      string   `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair for the control node." cfn:"KeyName" unset:"none"`
 	SSHCIDR      string   `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
 	VpcID        string   `json:"vpcId,omitempty" yaml:"vpcId,omitempty" name:"vpc-id" placeholder:"VPC" help:"VPC (default: the account's default VPC)." cfn:"VpcId" unset:"default"`
-	SubnetIDs    []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET,..." help:"Subnets, comma-separated; the control node runs in the first (default: the VPC's default subnets)." cfn:"SubnetIds" unset:"default"`
+	SubnetIDs    []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated; the control node runs in the first (default: the VPC's default subnets)." cfn:"SubnetIds" unset:"default"`
 	VolumeSize   *int     `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size of the control node in GiB (default 20)." cfn:"VolumeSize"`
 }
 
@@ -89,7 +89,7 @@ type Group struct {
 	Labels        Labels        `json:"labels,omitempty" yaml:"labels,omitempty" short:"m" name:"labels" placeholder:"KEY=VALUE,..." help:"Labels key=value[,key=value] (repeatable; on update-group they replace the previous set)." unset:"none"`
 	ImageID       string        `json:"imageId,omitempty" yaml:"imageId,omitempty" name:"image-id" placeholder:"AMI|PATH" help:"AMI id or SSM parameter path (default: Amazon Linux 2023 for the type's architecture)." unset:"default"`
 	VolumeSize    *int          `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size in GiB (default 30)." cfn:"VolumeSize"`
-	SubnetIDs     []string      `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET,..." help:"Subnets, comma-separated (default: the core's)." unset:"the core's"`
+	SubnetIDs     []string      `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated (default: the core's)." unset:"the core's"`
 	SSHCIDR       string        `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to the group's nodes from this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
 	KeyName       string        `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair of the group's nodes." cfn:"KeyName" unset:"none"`
 	RollingUpdate RollingUpdate `json:"rollingUpdate,omitzero" yaml:"rollingUpdate,omitempty" embed:""`
