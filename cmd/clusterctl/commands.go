@@ -78,7 +78,7 @@ type ListNodesCmd struct {
 }
 
 func (c *ListNodesCmd) Run(app *App) error {
-	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--join", c.Group))
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ type ListGroupsCmd struct {
 }
 
 func (c *ListGroupsCmd) Run(app *App) error {
-	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, ""))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--join", ""))
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ type RemoveGroupCmd struct {
 }
 
 func (c *RemoveGroupCmd) Run(app *App) error {
-	_, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
+	_, svc, err := app.prepare(checkNames(c.Cluster, "-j/--join", c.Group))
 	if err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ type DeleteCoreCmd struct {
 }
 
 func (c *DeleteCoreCmd) Run(app *App) error {
-	_, svc, err := app.prepare(cluster.CheckNames(c.Name, ""))
+	_, svc, err := app.prepare(checkNames(c.Name, "", ""))
 	if err != nil {
 		return err
 	}
@@ -237,7 +237,7 @@ type DescribeCmd struct {
 }
 
 func (c *DescribeCmd) Run(app *App) error {
-	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, ""))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "", ""))
 	if err != nil {
 		return err
 	}
@@ -261,7 +261,7 @@ type EventsCmd struct {
 }
 
 func (c *EventsCmd) Run(app *App) error {
-	_, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
+	_, svc, err := app.prepare(checkNames(c.Cluster, "", c.Group))
 	if err != nil {
 		return err
 	}
@@ -275,7 +275,7 @@ type WaitCmd struct {
 }
 
 func (c *WaitCmd) Run(app *App) error {
-	_, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
+	_, svc, err := app.prepare(checkNames(c.Cluster, "", c.Group))
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
@@ -37,10 +38,28 @@ func groupInput(clusterName, clusterFlag string, g *spec.Group) error {
 func checkCluster(name, flag string) error {
 	err := spec.CheckClusterName(name)
 	var fe *spec.FieldError
-	if flag == "" || !errors.As(err, &fe) {
+	switch {
+	case !errors.As(err, &fe):
 		return err
+	case flag == "":
+		return errs.Usage("%s", fe.Msg)
 	}
 	return errs.Usage("%s: %s", flag, fe.Msg)
+}
+
+// checkNames checks, each when given, a cluster name (given by
+// clusterFlag, or "" for an argument) and a group name given by -n. The
+// control node's group passes: inventory lists it.
+func checkNames(cluster, clusterFlag, group string) error {
+	if cluster != "" {
+		if err := checkCluster(cluster, clusterFlag); err != nil {
+			return err
+		}
+	}
+	if group == "" || group == names.GroupControl {
+		return nil
+	}
+	return flagError(spec.CheckGroupName(cluster, group), &spec.Group{})
 }
 
 // flagError names, in a spec.FieldError about settings (a *spec.Core or
@@ -53,7 +72,7 @@ func flagError(err error, settings any) error {
 	flag := spec.FlagFor(settings, fe.Path)
 	switch {
 	case flag == "":
-		return err
+		return errs.Usage("%s", fe.Msg) // the message names what it is about
 	case fe.Missing:
 		return errs.Usage("missing flags: %s", flag)
 	}

@@ -23,7 +23,7 @@ func stackName(cluster, group string) string {
 
 // CheckNames validates a cluster and a group name, each when given, before
 // any AWS call. The control node's group passes: inventory lists it.
-func CheckNames(cluster, group string) error {
+func checkAnyNames(cluster, group string) error {
 	if cluster != "" {
 		if err := spec.CheckClusterName(cluster); err != nil {
 			return err
@@ -72,7 +72,7 @@ func usable(st *stacks.Stack, what string) error {
 // Wait re-attaches to whatever operation is in progress on the core or a
 // group, and returns with that operation's outcome.
 func (s *Service) Wait(ctx context.Context, cluster, group string) (*stacks.Stack, error) {
-	if err := CheckNames(cluster, group); err != nil {
+	if err := checkAnyNames(cluster, group); err != nil {
 		return nil, err
 	}
 	st, err := s.Stacks.Wait(ctx, stackName(cluster, group))
@@ -85,7 +85,7 @@ func (s *Service) Wait(ctx context.Context, cluster, group string) (*stacks.Stac
 // Events prints the events of the core or a group, oldest first; with
 // follow, until the operation in progress ends.
 func (s *Service) Events(ctx context.Context, cluster, group string, follow bool, w io.Writer) error {
-	if err := CheckNames(cluster, group); err != nil {
+	if err := checkAnyNames(cluster, group); err != nil {
 		return err
 	}
 	return notFound(s.Stacks.Events(ctx, stackName(cluster, group), follow, w), cluster, group)
@@ -94,7 +94,7 @@ func (s *Service) Events(ctx context.Context, cluster, group string, follow bool
 // ContinueRollback continues a group's failed update rollback
 // (UPDATE_ROLLBACK_FAILED) and waits for it.
 func (s *Service) ContinueRollback(ctx context.Context, cluster, group string) (*stacks.Stack, error) {
-	if err := CheckNames(cluster, group); err != nil {
+	if err := checkAnyNames(cluster, group); err != nil {
 		return nil, err
 	}
 	name := stackName(cluster, group)
@@ -132,7 +132,7 @@ type GroupHealth struct {
 // Describe reads a cluster's core (outputs, parameters, status) and its
 // groups with their status and health.
 func (s *Service) Describe(ctx context.Context, cluster string) (*Description, error) {
-	if err := CheckNames(cluster, ""); err != nil {
+	if err := checkAnyNames(cluster, ""); err != nil {
 		return nil, err
 	}
 	core, err := s.getCore(ctx, cluster)

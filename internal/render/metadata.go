@@ -42,49 +42,51 @@ type Deployed struct {
 // ReadCore reads a deployed core stack back into its spec.
 func ReadCore(d Deployed) (spec.Core, error) {
 	var c spec.Core
-	raw, err := recorded(d.Template)
-	if err != nil {
-		return c, fmt.Errorf("reading core template: %w", err)
-	}
-	if raw.Intent != nil {
-		if err := spec.SetIntent(&c, raw.Intent); err != nil {
-			return c, fmt.Errorf("reading core template: %w", err)
-		}
-	} else {
+	err := read(&c, d, func(json.RawMessage) error {
 		// A core rendered before its intent was recorded: only the image
 		// is intent, and an SSM path other than the type's default was given.
-		image := d.Parameters[names.ParamImageID]
-		if p := d.Parameters[names.ParamImageParameter]; image == "" && p != DefaultImageParameter(d.Parameters[names.ParamInstanceType]) {
-			image = p
+		c.ImageID = d.Parameters[names.ParamImageID]
+		if p := d.Parameters[names.ParamImageParameter]; c.ImageID == "" && p != DefaultImageParameter(d.Parameters[names.ParamInstanceType]) {
+			c.ImageID = p
 		}
-		c.ImageID = image
+		return nil
+	})
+	if err != nil {
+		return c, fmt.Errorf("reading the core's settings: %w", err)
 	}
-	if err := spec.SetParameters(&c, d.Parameters); err != nil {
-		return c, fmt.Errorf("reading core parameters: %w", err)
-	}
-	c.Default()
 	return c, nil
 }
 
 // ReadGroup reads the deployed stack of group back into its spec.
 func ReadGroup(group string, d Deployed) (spec.Group, error) {
 	g := spec.Group{Name: group}
+	if err := read(&g, d, func(raw json.RawMessage) error { return legacyGroupIntent(&g, raw, d) }); err != nil {
+		return g, fmt.Errorf("reading the settings of group %s: %w", group, err)
+	}
+	return g, nil
+}
+
+// read fills v, a *spec.Core or *spec.Group: the intent recorded in the
+// template's metadata (legacy reads what an earlier clusterctl recorded,
+// nil when nothing), then the parameters, then the defaults.
+func read(v interface{ Default() }, d Deployed, legacy func(raw json.RawMessage) error) error {
 	raw, err := recorded(d.Template)
 	if err != nil {
-		return g, fmt.Errorf("reading group template: %w", err)
+		return fmt.Errorf("template: %w", err)
 	}
 	if raw.Intent != nil {
-		if err := spec.SetIntent(&g, raw.Intent); err != nil {
-			return g, fmt.Errorf("reading group template: %w", err)
-		}
-	} else if err := legacyGroupIntent(&g, raw.Legacy, d); err != nil {
-		return g, err
+		err = spec.SetIntent(v, raw.Intent)
+	} else {
+		err = legacy(raw.Legacy)
 	}
-	if err := spec.SetParameters(&g, d.Parameters); err != nil {
-		return g, fmt.Errorf("reading group parameters: %w", err)
+	if err != nil {
+		return err
 	}
-	g.Default()
-	return g, nil
+	if err := spec.SetParameters(v, d.Parameters); err != nil {
+		return err
+	}
+	v.Default()
+	return nil
 }
 
 // recordedMetadata is Metadata.clusterctl as read: the intent, or the
