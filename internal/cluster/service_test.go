@@ -239,15 +239,22 @@ var testJoin = render.Join{
 // deployed them.
 func (e *fakeEnv) seed(t *testing.T, groups ...spec.Group) {
 	t.Helper()
-	e.fake.Seed(cfnfake.Seed{Name: "core", Outputs: testJoin.Outputs(),
+	e.seedWith(t, testJoin, testJoin, memAMI, groups...)
+}
+
+// seedWith seeds a core whose outputs are now core, and groups deployed
+// when they were join, their image path resolved to ami.
+func (e *fakeEnv) seedWith(t *testing.T, core, join render.Join, ami string, groups ...spec.Group) {
+	t.Helper()
+	e.fake.Seed(cfnfake.Seed{Name: "core", Outputs: core.Outputs(),
 		Tags: map[string]string{names.TagCluster: "core", names.TagRole: names.RoleCore, names.TagGroup: names.GroupControl}})
 	for _, g := range groups {
-		r, err := render.Group("core", g, testJoin, "test")
+		r, err := render.Group("core", g, join, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
 		params := r.Parameters
-		params[names.ParamImageParameter] = memAMI // as resolved
+		params[names.ParamImageParameter] = ami // as resolved
 		e.fake.Seed(cfnfake.Seed{Name: r.StackName, Template: string(r.Template), Params: params, Tags: r.Tags,
 			Resources: []cfnfake.Resource{
 				{LogicalID: names.ResourceLaunchTemplate, Type: "AWS::EC2::LaunchTemplate"},
@@ -304,6 +311,30 @@ func TestUpdateNothingCreatesNoChangeSet(t *testing.T) {
 	}
 	if n := len(e.fake.Log("CreateChangeSet")); n != 0 || len(e.s3.puts) != 0 {
 		t.Errorf("%d change sets, %d uploads", n, len(e.s3.puts))
+	}
+}
+
+// With no setting changed, a group still follows its core (a replaced
+// control node) and a newer AMI behind its image path: the plan says why,
+// and that the nodes are replaced.
+func TestPlanFollowsCoreAndImage(t *testing.T) {
+	e := fakeService(t)
+	moved := testJoin
+	moved.ControlPrivateIp = "10.0.1.99"
+	e.seedWith(t, moved, testJoin, "ami-00000000000000001", spec.Group{Name: "g", InstanceType: "m5.large", Count: intp(2)})
+	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", DryRun: true})
+	if err != nil || res.NoOp || res.Applied {
+		t.Fatalf("update: %+v, %v", res, err)
+	}
+	want := []spec.Change{
+		{Path: "join.ControlPrivateIp", Old: "10.0.1.10", New: "10.0.1.99", OldText: "10.0.1.10", NewText: "10.0.1.99"},
+		{Path: resolvedImage, Old: "ami-00000000000000001", New: memAMI, OldText: "ami-00000000000000001", NewText: memAMI},
+	}
+	if !reflect.DeepEqual(res.Plan.Settings, want) || res.Plan.NodesReplaced != 2 || len(res.Plan.Changes) == 0 {
+		t.Errorf("plan %+v\nwant settings %+v, 2 nodes replaced", res.Plan, want)
+	}
+	if len(e.s3.puts) != 0 || len(e.fake.Log("ExecuteChangeSet")) != 0 {
+		t.Error("a dry run uploaded or executed")
 	}
 }
 
