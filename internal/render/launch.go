@@ -11,7 +11,9 @@ import (
 
 // Launch is what a group's nodes are launched with, as CloudFormation
 // would see it: its launch template's data and its Auto Scaling group's
-// subnets, with the stack's parameters and conditions filled in. When an
+// subnets and mixed instances policy (the properties whose change makes a
+// rolling update replace the nodes), with the stack's parameters and
+// conditions filled in. When an
 // update changes it, the rolling update replaces the nodes; when it does
 // not, the nodes stay. Comparing the Launch of the deployed template and
 // parameters with that of the rendered ones decides it without asking
@@ -47,6 +49,8 @@ func Launch(template []byte, params map[string]string) (string, error) {
 	out, err := json.Marshal(map[string]any{
 		"LaunchTemplateData": r.resolve(lt.Properties["LaunchTemplateData"]),
 		"VPCZoneIdentifier":  r.resolve(asg.Properties["VPCZoneIdentifier"]),
+		// Absent (null) for a group of one instance type.
+		"MixedInstancesPolicy": r.resolve(asg.Properties["MixedInstancesPolicy"]),
 	})
 	if err != nil {
 		return "", fmt.Errorf("encoding launch data: %w", err)
