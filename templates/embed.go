@@ -14,6 +14,11 @@
 //     cluster bucket: installs Docker, sets the engine labels, joins the swarm.
 //   - node/common.sh.tmpl: shell functions the scripts share.
 //
+// Every name shared with code or other templates (tags and their values,
+// parameters, outputs, logical ids named elsewhere, bucket keys, engine
+// labels) comes from internal/names as {{.N.<Name>}}, never a literal; in
+// an Fn::Sub string a reference is written {{ref .N.<Name>}}.
+//
 // The user-data scripts are rendered first and then placed, JSON-escaped,
 // inside Fn::Base64/Fn::Sub in the JSON templates, so they may reference
 // stack parameters and pseudo parameters as ${Name}; a literal shell

@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
@@ -36,78 +39,41 @@ type CLI struct {
 	Help        HelpCmd        `cmd:"" help:"Explain a command (clusterctl help update-group), or list them all."`
 }
 
-// coreFlags are shared by create-core and render core.
-type coreFlags struct {
-	InstanceType string   `name:"instance-type" default:"t3.medium" help:"Control node instance type."`
-	ImageID      string   `name:"image-id" help:"AMI id or SSM parameter path (default: the region's Amazon Linux 2023)."`
-	KeyName      string   `name:"key-name" help:"EC2 key pair for the control node."`
-	SSHCIDR      string   `name:"ssh-cidr" help:"Open SSH to this CIDR (closed by default)."`
-	VpcID        string   `name:"vpc-id" help:"VPC (default: the account's default VPC)."`
-	SubnetIDs    []string `name:"subnet-ids" help:"Subnets, comma-separated (default: the VPC's default subnets)."`
-}
-
-func (f coreFlags) options(name string) cluster.CoreOptions {
-	return cluster.CoreOptions{Name: name, InstanceType: f.InstanceType, ImageID: f.ImageID, KeyName: f.KeyName, SSHCIDR: f.SSHCIDR, VpcID: f.VpcID, SubnetIDs: f.SubnetIDs}
-}
-
 // CreateCoreCmd is `clusterctl create-core NAME`.
 type CreateCoreCmd struct {
 	Name string `arg:"" help:"Cluster name (= core stack name)."`
-	coreFlags
+	spec.Core
 	NoRollback bool `name:"no-rollback" help:"Keep a failed stack for debugging."`
 }
 
 func (c *CreateCoreCmd) Run(app *App) error {
-	o := c.options(c.Name)
-	o.NoRollback = c.NoRollback
-	out, svc, err := app.prepare(o.Validate())
+	out, svc, err := app.prepare(coreInput(c.Name, &c.Core))
 	if err != nil {
 		return err
 	}
-	st, err := svc.CreateCore(app.Context(), o)
+	st, err := svc.CreateCore(app.Context(), c.Name, c.Core, cluster.CreateOptions{NoRollback: c.NoRollback})
 	if err != nil {
-		return err
+		return flagError(err, &c.Core)
 	}
 	return out.Write(app.IO.Out, st.Outputs, func(bool) query.Table { return query.KVTable(st.Outputs, "OUTPUT", "VALUE") })
 }
 
-// groupFlags are shared by add-agents and render group.
-type groupFlags struct {
-	Group        string   `short:"n" name:"name" required:"" help:"Group name; the stack is <cluster>-<group>."`
-	InstanceType string   `short:"t" name:"instance-type" required:"" help:"Instance type of every node in the group."`
-	Count        int      `short:"c" name:"count" default:"1" help:"Number of nodes (desired capacity)."`
-	Min          *int     `name:"min" help:"Minimum size (default 0)."`
-	Max          *int     `name:"max" help:"Maximum size (default: the count + 1, room for rolling updates to keep capacity)."`
-	Labels       []string `short:"m" name:"labels" sep:"none" help:"Labels key=value[,key=value] (repeatable)."`
-	ImageID      string   `name:"image-id" help:"AMI id or SSM parameter path (default: Amazon Linux 2023 for the type's architecture)."`
-	VolumeSize   int      `name:"volume-size" default:"30" help:"Root volume size in GiB."`
-	SubnetIDs    []string `name:"subnet-ids" help:"Subnets, comma-separated (default: the core's)."`
-	SSHCIDR      string   `name:"ssh-cidr" help:"Open SSH to the group's nodes from this CIDR (closed by default)."`
-}
-
-func (f groupFlags) options(clusterName string) cluster.GroupOptions {
-	return cluster.GroupOptions{Cluster: clusterName, Group: f.Group, InstanceType: f.InstanceType, Count: f.Count, Min: f.Min, Max: f.Max,
-		Labels: f.Labels, ImageID: f.ImageID, VolumeSize: f.VolumeSize, SubnetIDs: f.SubnetIDs, SSHCIDR: f.SSHCIDR}
-}
-
 // AddAgentsCmd is `clusterctl add-agents -n GROUP -t TYPE -j CLUSTER`.
 type AddAgentsCmd struct {
-	groupFlags
+	spec.Group
 	Cluster       string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster (core stack) to join."`
 	NoRollback    bool   `name:"no-rollback" help:"Keep a failed stack for debugging."`
 	ReplaceFailed bool   `name:"replace-failed" help:"Delete a dead stack of this group (rolled back or failed) and create it again."`
 }
 
 func (c *AddAgentsCmd) Run(app *App) error {
-	o := c.options(c.Cluster)
-	o.NoRollback, o.ReplaceFailed = c.NoRollback, c.ReplaceFailed
-	out, svc, err := app.prepare(specErr(o.Spec(app.Version)))
+	out, svc, err := app.prepare(groupInput(c.Cluster, "-j/--join", &c.Group))
 	if err != nil {
 		return err
 	}
-	nodes, err := svc.AddAgents(app.Context(), o)
+	nodes, err := svc.AddAgents(app.Context(), c.Cluster, c.Group, cluster.CreateOptions{NoRollback: c.NoRollback, ReplaceFailed: c.ReplaceFailed})
 	if err != nil {
-		return err
+		return flagError(err, &c.Group)
 	}
 	return writeNodes(app, out, nodes)
 }
@@ -119,7 +85,7 @@ type ListNodesCmd struct {
 }
 
 func (c *ListNodesCmd) Run(app *App) error {
-	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--join", c.Group))
 	if err != nil {
 		return err
 	}
@@ -143,7 +109,7 @@ type ListGroupsCmd struct {
 }
 
 func (c *ListGroupsCmd) Run(app *App) error {
-	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, ""))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--join", ""))
 	if err != nil {
 		return err
 	}
@@ -154,33 +120,26 @@ func (c *ListGroupsCmd) Run(app *App) error {
 	return out.Write(app.IO.Out, groups, func(wide bool) query.Table { return query.GroupsTable(groups, wide) })
 }
 
-// UpdateGroupCmd is `clusterctl update-group -n GROUP -j CLUSTER`.
+// UpdateGroupCmd is `clusterctl update-group -n GROUP -j CLUSTER`: the
+// settings given replace the deployed ones, the others stay.
 type UpdateGroupCmd struct {
-	Group        string   `short:"n" name:"name" predictor:"group" required:"" help:"Group name."`
-	Cluster      string   `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
-	InstanceType string   `short:"t" name:"instance-type" help:"New instance type."`
-	Count        *int     `short:"c" name:"count" help:"New desired capacity."`
-	Min          *int     `name:"min" help:"New minimum size."`
-	Max          *int     `name:"max" help:"New maximum size."`
-	Labels       []string `short:"m" name:"labels" sep:"none" help:"New labels key=value[,key=value]; replace the previous set."`
-	ImageID      string   `name:"image-id" help:"New AMI id or SSM parameter path."`
-	VolumeSize   *int     `name:"volume-size" help:"New root volume size in GiB."`
-	SubnetIDs    []string `name:"subnet-ids" help:"New subnets, comma-separated."`
-	MaxBatch     *int     `name:"max-batch" help:"Rolling update: nodes replaced at once."`
-	MinInService *int     `name:"min-in-service" help:"Rolling update: nodes kept in service."`
-	DryRun       bool     `name:"dry-run" help:"Show the plan and change nothing."`
+	spec.Group
+	Cluster string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
+	DryRun  bool   `name:"dry-run" help:"Show the plan and change nothing."`
 	// ContinueRollback recovers UPDATE_ROLLBACK_FAILED; it takes no changes.
 	ContinueRollback bool `name:"continue-rollback" help:"Continue a failed update rollback (UPDATE_ROLLBACK_FAILED) instead of updating."`
 }
 
-func (c *UpdateGroupCmd) changes() bool {
-	return c.InstanceType != "" || c.Count != nil || c.Min != nil || c.Max != nil || len(c.Labels) > 0 || c.ImageID != "" ||
-		c.VolumeSize != nil || len(c.SubnetIDs) > 0 || c.MaxBatch != nil || c.MinInService != nil || c.DryRun
-}
-
-func (c *UpdateGroupCmd) Run(app *App) error {
-	check := cluster.CheckNames(c.Cluster, c.Group)
-	if check == nil && c.ContinueRollback && c.changes() {
+func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
+	changes := slices.DeleteFunc(given(kctx, &c.Group), func(p string) bool { return p == "name" })
+	check := checkCluster(c.Cluster, "-j/--join")
+	if check == nil {
+		check = flagError(spec.CheckGroupName(c.Cluster, c.Name), &c.Group)
+	}
+	if check == nil {
+		check = flagError(c.Group.CheckGiven(c.Cluster, changes), &c.Group)
+	}
+	if check == nil && c.ContinueRollback && (len(changes) > 0 || c.DryRun) {
 		check = errs.Usage("--continue-rollback takes no other changes: continue the rollback first, then update")
 	}
 	out, svc, err := app.prepare(check)
@@ -189,31 +148,30 @@ func (c *UpdateGroupCmd) Run(app *App) error {
 	}
 	if c.ContinueRollback {
 		start := time.Now()
-		st, err := svc.ContinueRollback(app.Context(), c.Cluster, c.Group)
+		st, err := svc.ContinueRollback(app.Context(), c.Cluster, c.Name)
 		if err != nil {
 			return err
 		}
 		r := query.ResultFrom(stacks.Outcome{Stack: st.Name, Status: st.Status, Duration: time.Since(start)})
 		return writeResult(app, out, r, "Rollback continued ("+r.String()+")")
 	}
-	stack := render.GroupStackName(c.Cluster, c.Group)
-	table := out.Format == "table" || out.Format == "wide"
+	stack := names.GroupStack(c.Cluster, c.Name)
 	opts := cluster.UpdateOptions{
-		Cluster: c.Cluster, Group: c.Group, InstanceType: c.InstanceType, Count: c.Count, Min: c.Min, Max: c.Max,
-		Labels: c.Labels, ImageID: c.ImageID, VolumeSize: c.VolumeSize, SubnetIDs: c.SubnetIDs,
-		MaxBatch: c.MaxBatch, MinInService: c.MinInService, DryRun: c.DryRun,
+		Cluster: c.Cluster, Group: c.Name, DryRun: c.DryRun,
+		Desired: func(deployed spec.Group) spec.Group { return deployed.Update(c.Group, changes) },
 	}
-	if table && app.Globals.Query == "" {
+	table := (out.Format == "table" || out.Format == "wide") && app.Globals.Query == ""
+	if table {
 		// The plan comes first, so the operator sees what is replaced
 		// while it happens.
-		opts.OnPlan = func(p *stacks.Plan) error {
+		opts.OnPlan = func(p *cluster.Plan) error {
 			fmt.Fprintf(app.IO.ErrOut, "Plan for %s:\n", stack)
-			return query.WriteTable(app.IO.Out, planTable(p.Changes))
+			return cluster.WritePlan(app.IO.Out, p)
 		}
 	}
 	res, err := svc.UpdateGroup(app.Context(), opts)
 	if err != nil {
-		return err
+		return flagError(err, &c.Group)
 	}
 	switch {
 	case res.NoOp:
@@ -223,18 +181,22 @@ func (c *UpdateGroupCmd) Run(app *App) error {
 	default:
 		fmt.Fprintf(app.IO.ErrOut, "Dry run: nothing changed\n")
 	}
-	if opts.OnPlan != nil {
+	if table {
 		return nil
 	}
-	v := planView{Stack: stack, NoChanges: res.NoOp, Applied: res.Applied, Changes: []changeView{}}
-	var changes []stacks.Change
-	if res.Plan != nil {
-		changes = res.Plan.Changes
+	v := updateView{Plan: res.Plan, NoChanges: res.NoOp, Applied: res.Applied}
+	if v.Plan == nil {
+		v.Plan = &cluster.Plan{Stack: stack, Settings: []spec.Change{}, Changes: []cluster.ResourceChange{}}
 	}
-	for _, c := range changes {
-		v.Changes = append(v.Changes, changeView{Action: c.Action, LogicalID: c.LogicalID, ResourceType: c.ResourceType, Replacement: c.Replacement})
-	}
-	return out.Write(app.IO.Out, v, func(bool) query.Table { return planTable(changes) })
+	return out.Write(app.IO.Out, v, nil)
+}
+
+// updateView is the JSON form of update-group's result: the plan and what
+// became of it.
+type updateView struct {
+	*cluster.Plan
+	NoChanges bool `json:"noChanges"`
+	Applied   bool `json:"applied"`
 }
 
 // RemoveGroupCmd is `clusterctl remove-group -n GROUP -j CLUSTER`.
@@ -246,7 +208,7 @@ type RemoveGroupCmd struct {
 }
 
 func (c *RemoveGroupCmd) Run(app *App) error {
-	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--join", c.Group))
 	if err != nil {
 		return err
 	}
@@ -267,7 +229,7 @@ type DeleteCoreCmd struct {
 }
 
 func (c *DeleteCoreCmd) Run(app *App) error {
-	out, svc, err := app.prepare(cluster.CheckNames(c.Name, ""))
+	out, svc, err := app.prepare(checkNames(c.Name, "", ""))
 	if err != nil {
 		return err
 	}
@@ -290,7 +252,7 @@ type DescribeCmd struct {
 }
 
 func (c *DescribeCmd) Run(app *App) error {
-	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, ""))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "", ""))
 	if err != nil {
 		return err
 	}
@@ -314,7 +276,7 @@ type EventsCmd struct {
 }
 
 func (c *EventsCmd) Run(app *App) error {
-	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "", c.Group))
 	if err != nil {
 		return err
 	}
@@ -346,7 +308,7 @@ type WaitCmd struct {
 }
 
 func (c *WaitCmd) Run(app *App) error {
-	out, svc, err := app.prepare(cluster.CheckNames(c.Cluster, c.Group))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "", c.Group))
 	if err != nil {
 		return err
 	}
@@ -388,7 +350,7 @@ type RenderCmd struct {
 // RenderCoreCmd is `clusterctl render core`.
 type RenderCoreCmd struct {
 	Name string `arg:"" optional:"" default:"core" help:"Cluster name."`
-	coreFlags
+	spec.Core
 }
 
 func (c *RenderCoreCmd) Run(app *App) error {
@@ -396,11 +358,10 @@ func (c *RenderCoreCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	o := c.options(c.Name)
-	if err := o.Validate(); err != nil {
+	if err := coreInput(c.Name, &c.Core); err != nil {
 		return err
 	}
-	r, err := render.Core(o.Spec(app.Version))
+	r, err := render.Core(c.Name, c.Core, app.Version)
 	if err != nil {
 		return errs.AsUsage(err)
 	}
@@ -409,7 +370,7 @@ func (c *RenderCoreCmd) Run(app *App) error {
 
 // RenderGroupCmd is `clusterctl render group -n GROUP -t TYPE`.
 type RenderGroupCmd struct {
-	groupFlags
+	spec.Group
 	Cluster string `short:"j" name:"join" default:"core" help:"Cluster name."`
 }
 
@@ -418,11 +379,10 @@ func (c *RenderGroupCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	spec, err := c.options(c.Cluster).Spec(app.Version)
-	if err != nil {
+	if err := groupInput(c.Cluster, "-j/--join", &c.Group); err != nil {
 		return err
 	}
-	r, err := render.Group(spec)
+	r, err := render.Group(c.Cluster, c.Group, render.Join{}, app.Version)
 	if err != nil {
 		return errs.AsUsage(err)
 	}
@@ -473,40 +433,3 @@ func (c *HelpCmd) Run(kctx *kong.Context, app *App) error {
 	}
 	return target.PrintUsage(false)
 }
-
-// planView is the JSON form of update-group's result.
-type planView struct {
-	Stack     string       `json:"stack"`
-	Changes   []changeView `json:"changes"`
-	NoChanges bool         `json:"noChanges"`
-	Applied   bool         `json:"applied"`
-}
-
-type changeView struct {
-	Action       string `json:"action"`
-	LogicalID    string `json:"logicalId"`
-	ResourceType string `json:"resourceType"`
-	Replacement  string `json:"replacement"`
-}
-
-func planTable(changes []stacks.Change) query.Table {
-	t := query.Table{Header: []string{"ACTION", "RESOURCE", "TYPE", "REPLACEMENT"}}
-	for _, c := range changes {
-		t.Rows = append(t.Rows, []string{c.Action, c.LogicalID, c.ResourceType, replacement(c)})
-	}
-	return t
-}
-
-func replacement(c stacks.Change) string {
-	switch c.Replacement {
-	case "True":
-		return "replaced"
-	case "Conditional":
-		return "maybe replaced"
-	case "False":
-		return "in place"
-	}
-	return "-"
-}
-
-func specErr(_ render.GroupSpec, err error) error { return err }

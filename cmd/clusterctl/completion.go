@@ -16,6 +16,7 @@ import (
 	"github.com/posener/complete"
 
 	"github.com/clusterctl/clusterctl/internal/awsx"
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
 )
 
@@ -169,15 +170,15 @@ func (n *nameSource) clusters(complete.Args) []string { return n.load().Clusters
 // value, so that a flag's value is not taken for the cluster.
 func (n *nameSource) groups(valueFlags map[string]bool, withControl bool) func(complete.Args) []string {
 	return func(a complete.Args) []string {
-		names := n.load()
+		known := n.load()
 		var out []string
 		if withControl {
-			out = append(out, query.ControlGroup)
+			out = append(out, names.GroupControl)
 		}
 		if c := clusterOnLine(a.Completed, valueFlags); c != "" {
-			return append(out, names.Groups[c]...)
+			return append(out, known.Groups[c]...)
 		}
-		for _, gs := range names.Groups {
+		for _, gs := range known.Groups {
 			out = append(out, gs...)
 		}
 		slices.Sort(out)

@@ -32,7 +32,7 @@ func TestRun(t *testing.T) {
 		{[]string{"render", "group", "-n", "g", "-t", "m5.large", "-o", "json", "--query", ".Parameters.InstanceType.Type"}, 0, "\"String\"\n", "", true},
 		{[]string{"render", "core", "-o", "xml"}, 2, "", "invalid output format", false},
 		{[]string{"help"}, 0, "Commands:", "", false},
-		{[]string{"help", "update-group"}, 0, "Usage: clusterctl update-group --name=STRING --join=STRING", "", false},
+		{[]string{"help", "update-group"}, 0, "Usage: clusterctl update-group --name=GROUP --join=STRING", "", false},
 		{[]string{"help", "render", "group"}, 0, "Usage: clusterctl render group", "", false},
 		{[]string{"help", "launch"}, 2, "", "clusterctl: unexpected argument launch", false},
 		{[]string{"help", "-o", "json"}, 2, "", "help prints text only", false},
@@ -41,6 +41,21 @@ func TestRun(t *testing.T) {
 		{[]string{"list-nodes", "--query", "{"}, 2, "", "clusterctl: invalid --query", false},
 		{[]string{"render", "group", "-n", "g", "-t", "r3.large", "-c", "3", "--max", "2"}, 2, "", "count 3 is above max 2", false},
 		{[]string{"update-group", "-n", "g", "-j", "core", "--continue-rollback", "-c", "2"}, 2, "", "--continue-rollback takes no other changes", false},
+		// A setting at fault is named by its flag, from one mapping.
+		{[]string{"render", "group", "-n", "g", "-t", "r3.large", "-c", "3", "--max", "2"}, 2, "", "clusterctl: --max: invalid capacity: count 3 is above max 2", false},
+		{[]string{"render", "group", "-n", "g"}, 2, "", "clusterctl: missing flags: -t/--instance-type", false},
+		{[]string{"render", "group", "-n", "control", "-t", "t3.small"}, 2, "", `clusterctl: -n/--name: invalid group name "control"`, false},
+		{[]string{"render", "group", "-n", "g", "-t", "t3.small", "--ssh-cidr", "2001:db8::/32"}, 2, "", "clusterctl: --ssh-cidr: invalid CIDR", false},
+		{[]string{"render", "group", "-n", "g", "-t", "t3.small", "-m", "a=1", "-m", "a=2"}, 2, "", `key "a" given twice`, false},
+		{[]string{"render", "group", "-n", "g", "-t", "t3.small", "-j", "9x"}, 2, "", `clusterctl: -j/--join: invalid cluster name "9x"`, false},
+		{[]string{"render", "group", "-n", "g", "-t", "t3.small", "--min-in-service", "2"}, 2, "", "clusterctl: --min-in-service: invalid rolling update minimum in service 2: must be below max 2", false},
+		{[]string{"render", "core", "--volume-size", "4"}, 2, "", "clusterctl: --volume-size: invalid volume size 4", false},
+		{[]string{"render", "core", "9prod"}, 2, "", `clusterctl: invalid cluster name "9prod"`, false},
+		{[]string{"create-core", "prod", "--key-name", "a'b"}, 2, "", "clusterctl: --key-name: invalid key name", false},
+		// update-group checks the flags given before it reads anything.
+		{[]string{"update-group", "-n", "g", "-j", "core", "-t", "big"}, 2, "", "clusterctl: -t/--instance-type: invalid instance type", false},
+		{[]string{"update-group", "-n", "g", "-j", "core", "-c", "5", "--max", "3"}, 2, "", "clusterctl: --max: invalid capacity: count 5 is above max 3", false},
+		{[]string{"update-group", "-n", "g", "-j", "core", "--max-batch", "0"}, 2, "", "clusterctl: --max-batch: invalid rolling update batch size 0", false},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/spec"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -25,10 +28,9 @@ const (
 // node's user data as the instance would receive it.
 func controlScript(t *testing.T, bucket string) string {
 	t.Helper()
-	r, err := render.Core(render.CoreSpec{
-		Cluster: "prod", InstanceType: "t3.medium", Version: "1.2.3",
-		VpcID: "vpc-0123456789abcdef0", SubnetIDs: []string{"subnet-0000000000000000a"},
-	})
+	r, err := render.Core("prod", spec.Core{
+		InstanceType: "t3.medium", VpcID: "vpc-0123456789abcdef0", SubnetIDs: []string{"subnet-0000000000000000a"},
+	}, "1.2.3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,18 +44,17 @@ func controlScript(t *testing.T, bucket string) string {
 // does before it creates the stack.
 func agentGroup(t *testing.T, c *s3.Client, bucket string) (*render.Rendered, string) {
 	t.Helper()
-	r, err := render.Group(render.GroupSpec{
-		Cluster: "prod", Group: "g", InstanceType: "m7g.large", Version: "1.2.3",
-		Desired: 2, Min: 1, Max: 3, VolumeSize: 30,
-		Labels: []render.Label{{Key: "role", Value: "worker"}, {Key: "tier", Value: "memory"}},
-		Join: render.Join{
-			ClusterName: "prod", BucketName: bucket, ControlPrivateIp: controlIP,
-			ControlSecurityGroupId: "sg-0c0c0c0c0c0c0c0c0", AgentSecurityGroupId: "sg-0a0a0a0a0a0a0a0a0",
-			AgentInstanceProfile: "arn:aws:iam::123456789012:instance-profile/prod-agents",
-			VpcId:                "vpc-0123456789abcdef0", SubnetIds: []string{"subnet-0000000000000000a"},
-			ContractVersion: render.ContractVersion,
-		},
-	})
+	two, one, three := 2, 1, 3
+	r, err := render.Group("prod", spec.Group{
+		Name: "g", InstanceType: "m7g.large", Count: &two, Min: &one, Max: &three,
+		Labels: spec.Labels{"role": "worker", "tier": "memory"},
+	}, render.Join{
+		ClusterName: "prod", BucketName: bucket, ControlPrivateIp: controlIP,
+		ControlSecurityGroupId: "sg-0c0c0c0c0c0c0c0c0", AgentSecurityGroupId: "sg-0a0a0a0a0a0a0a0a0",
+		AgentInstanceProfile: "arn:aws:iam::123456789012:instance-profile/prod-agents",
+		VpcId:                "vpc-0123456789abcdef0", SubnetIds: []string{"subnet-0000000000000000a"},
+		ContractVersion: render.ContractVersion,
+	}, "1.2.3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,18 +101,18 @@ func TestControlInitialisesAndPublishes(t *testing.T) {
 	}
 
 	// The join material, encrypted, where the agents read it.
-	token, sse := getObject(t, c, bucket, render.SwarmPrefix+"/worker-token")
+	token, sse := getObject(t, c, bucket, names.SwarmPrefix+"/"+names.SwarmToken)
 	if strings.TrimSpace(string(token)) != sw.token || sse != "AES256" {
 		t.Errorf("published token %q (encryption %q), want the swarm's, AES256", token, sse)
 	}
-	ca, sse := getObject(t, c, bucket, render.SwarmPrefix+"/ca.pem")
+	ca, sse := getObject(t, c, bucket, names.SwarmPrefix+"/"+names.SwarmCA)
 	if string(ca) != sw.ca || sse != "AES256" {
 		t.Errorf("published CA certificate differs (encryption %q)", sse)
 	}
 	// Only what the control role may write (PutObject on the swarm prefix).
 	for _, k := range listKeys(t, c, bucket) {
-		if !strings.HasPrefix(k, render.SwarmPrefix+"/") {
-			t.Errorf("control node wrote %s, outside %s/", k, render.SwarmPrefix)
+		if !strings.HasPrefix(k, names.SwarmPrefix+"/") {
+			t.Errorf("control node wrote %s, outside %s/", k, names.SwarmPrefix)
 		}
 	}
 	if got := n.file(t, "etc/docker/daemon.json"); !strings.Contains(got, `"clusterctl.group=control", "clusterctl.instance-type=t3.medium"`) {
@@ -124,7 +125,7 @@ func TestControlInitialisesAndPublishes(t *testing.T) {
 	if b, err := os.ReadFile(perBoot); err != nil || string(b) != controlScript(t, bucket) {
 		t.Fatalf("per-boot copy missing or different: %v", err)
 	}
-	if _, err := c.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(render.SwarmPrefix + "/worker-token")}); err != nil {
+	if _, err := c.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(names.SwarmPrefix + "/" + names.SwarmToken)}); err != nil {
 		t.Fatal(err)
 	}
 	if code, out := n.exec(t, perBoot); code != 0 {
@@ -139,7 +140,7 @@ func TestControlInitialisesAndPublishes(t *testing.T) {
 	if inits != 1 {
 		t.Errorf("swarm init ran %d times", inits)
 	}
-	if token, _ := getObject(t, c, bucket, render.SwarmPrefix+"/worker-token"); strings.TrimSpace(string(token)) != sw.token {
+	if token, _ := getObject(t, c, bucket, names.SwarmPrefix+"/"+names.SwarmToken); strings.TrimSpace(string(token)) != sw.token {
 		t.Error("token not published again after the reboot")
 	}
 	if n := len(n.calls(t, "cfn-signal")); n != 1 {
@@ -265,7 +266,7 @@ func TestAgentRefusesBadJoinMaterial(t *testing.T) {
 		}, true, "A valid join token is necessary"},
 		{"other swarm's CA", func(t *testing.T, c *s3.Client, bucket string, sw *swarm) {
 			other := newSwarm(t)
-			if _, err := c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(render.SwarmPrefix + "/ca.pem"), Body: strings.NewReader(other.ca)}); err != nil {
+			if _, err := c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(names.SwarmPrefix + "/" + names.SwarmCA), Body: strings.NewReader(other.ca)}); err != nil {
 				t.Fatal(err)
 			}
 		}, false, "the published CA certificate does not match the join token"},

@@ -1,12 +1,14 @@
-// Package cluster drives each command: it reads the core stack's outputs and
-// parameters (the join), renders templates and hands them to internal/stacks.
+// Package cluster drives each command on the model of internal/spec: it
+// observes what is deployed (the core's outputs and parameters, each
+// group's stack, template and Auto Scaling group) as a spec, renders the
+// desired spec joined to the core, plans the difference and hands it to
+// internal/stacks.
 package cluster
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
@@ -89,8 +92,8 @@ func (s *Service) getCore(ctx context.Context, cluster string) (*stacks.Stack, e
 	if err != nil {
 		return nil, err
 	}
-	if core.Tags[query.TagRole] != "core" || core.Tags[query.TagCluster] != cluster {
-		return nil, refused("stack %q is not a clusterctl core (no %s=core tag)", cluster, query.TagRole)
+	if core.Tags[names.TagRole] != names.RoleCore || core.Tags[names.TagCluster] != cluster {
+		return nil, refused("stack %q is not a clusterctl core (no %s=core tag)", cluster, names.TagRole)
 	}
 	return core, nil
 }
@@ -121,19 +124,4 @@ func (s *Service) confirm(ctx context.Context, yes bool, question string) error 
 		return refused("not confirmed")
 	}
 	return nil
-}
-
-// splitList reads a comma-separated list parameter. moto renders list
-// parameters as a Python list ("['a', 'b']") after an update; both forms are
-// accepted so that keeping a previous value works against it too.
-func splitList(s string) []string {
-	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(s), "["), "]"))
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		p = strings.Trim(strings.TrimSpace(p), `'"`)
-		if p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -14,77 +14,51 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
-	"github.com/clusterctl/clusterctl/internal/validate"
 )
 
-// CoreOptions are the create-core (and render core) flags.
-type CoreOptions struct {
-	Name         string
-	InstanceType string
-	ImageID      string
-	KeyName      string
-	SSHCIDR      string
-	VpcID        string
-	SubnetIDs    []string
-	NoRollback   bool
+// CreateOptions shape how a stack is created.
+type CreateOptions struct {
+	NoRollback bool // keep a failed stack for debugging
+	// ReplaceFailed deletes a dead stack of the same name (rolled back, or
+	// kept failed by --no-rollback) before creating it again (groups only).
+	ReplaceFailed bool
 }
 
-// Validate checks the options before any AWS call.
-func (o CoreOptions) Validate() error {
-	checks := []error{validate.ClusterName(o.Name), validate.InstanceType(o.InstanceType), validate.ImageID(o.ImageID), validate.SubnetIDs(o.SubnetIDs)}
-	if o.SSHCIDR != "" {
-		checks = append(checks, validate.CIDR(o.SSHCIDR))
-	}
-	if o.VpcID != "" {
-		checks = append(checks, validate.VpcID(o.VpcID))
-	}
-	if strings.ContainsAny(o.KeyName, "\n\"'`$") {
-		checks = append(checks, fmt.Errorf("invalid key name %q", o.KeyName))
-	}
-	for _, err := range checks {
-		if err != nil {
-			return errs.AsUsage(err)
-		}
-	}
-	return nil
-}
-
-// Spec is the render input for these options (network already resolved).
-func (o CoreOptions) Spec(version string) render.CoreSpec {
-	return render.CoreSpec{
-		Cluster: o.Name, InstanceType: o.InstanceType, ImageID: o.ImageID, KeyName: o.KeyName,
-		SSHCIDR: o.SSHCIDR, VpcID: o.VpcID, SubnetIDs: o.SubnetIDs, Version: version,
-	}
-}
-
-// CreateCore creates the core stack, waits for it and returns it.
-func (s *Service) CreateCore(ctx context.Context, o CoreOptions) (*stacks.Stack, error) {
-	if err := o.Validate(); err != nil {
+// CreateCore creates the core stack of cluster name from its spec, waits
+// for it and returns it. The VPC and subnets left out are resolved from
+// the account (its default VPC, the VPC's subnets).
+func (s *Service) CreateCore(ctx context.Context, name string, core spec.Core, o CreateOptions) (*stacks.Stack, error) {
+	if err := spec.CheckClusterName(name); err != nil {
 		return nil, err
 	}
-	existing, err := s.Stacks.Get(ctx, o.Name)
+	if err := core.Complete(); err != nil {
+		return nil, err
+	}
+	existing, err := s.Stacks.Get(ctx, name)
 	switch {
 	case err == nil:
-		return nil, refused("cluster %q already exists (stack status %s)", o.Name, existing.Status)
+		return nil, refused("cluster %q already exists (stack status %s)", name, existing.Status)
 	case !errors.Is(err, stacks.ErrNotFound):
 		return nil, err
 	}
-	vpc, subnets, err := s.resolveNetwork(ctx, o.VpcID, o.SubnetIDs)
+	vpc, subnets, err := s.resolveNetwork(ctx, core.VpcID, core.SubnetIDs)
 	if err != nil {
 		return nil, err
 	}
-	o.VpcID, o.SubnetIDs = vpc, subnets
-	r, err := render.Core(o.Spec(s.Version))
+	core.VpcID, core.SubnetIDs = vpc, subnets
+	r, err := render.Core(name, core, s.Version)
 	if err != nil {
 		return nil, errs.AsUsage(err)
 	}
 	s.printf("Creating core stack %s in %s (%s)\n", r.StackName, vpc, query.Plural(len(subnets), "subnet"))
 	st, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback))
 	if err != nil {
-		return nil, withReattach(err, o.Name, "")
+		return nil, explain(err, name, "")
 	}
 	return st, nil
 }
@@ -108,8 +82,8 @@ type CoreDeletion struct {
 // unless Cascade, which deletes them first (in parallel). The bucket is
 // emptied first because CloudFormation cannot delete a non-empty bucket.
 func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDeletion, error) {
-	if err := validate.ClusterName(o.Name); err != nil {
-		return nil, errs.AsUsage(err)
+	if err := spec.CheckClusterName(o.Name); err != nil {
+		return nil, err
 	}
 	core, err := s.getCore(ctx, o.Name)
 	if err != nil {
@@ -119,16 +93,16 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 	if err != nil {
 		return nil, err
 	}
-	var names []string
+	var groupNames []string
 	for _, g := range groups {
-		names = append(names, g.Group)
+		groupNames = append(groupNames, g.Group)
 	}
 	if len(groups) > 0 && !o.Cascade {
-		return nil, refused("cluster %q still has %s: %s; remove them first or pass --cascade", o.Name, query.Plural(len(groups), "group"), strings.Join(names, ", "))
+		return nil, refused("cluster %q still has %s: %s; remove them first or pass --cascade", o.Name, query.Plural(len(groups), "group"), strings.Join(groupNames, ", "))
 	}
 	question := fmt.Sprintf("delete cluster %q", o.Name)
 	if len(groups) > 0 {
-		question += fmt.Sprintf(" and its groups %s", strings.Join(names, ", "))
+		question += fmt.Sprintf(" and its groups %s", strings.Join(groupNames, ", "))
 	}
 	if err := s.confirm(ctx, o.Yes, question); err != nil {
 		return nil, err
@@ -142,12 +116,12 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 		s.printf("Deleting %s: %s\n", query.Plural(len(stackNames), "group stack"), strings.Join(stackNames, ", "))
 		outcomes, err := s.Stacks.DeleteMany(ctx, stackNames, 4)
 		if err != nil {
-			return nil, withReattach(fmt.Errorf("deleting groups of %q: %w", o.Name, err), o.Name, "")
+			return nil, explain(fmt.Errorf("deleting groups of %q: %w", o.Name, err), o.Name, "")
 		}
 		done.Groups = outcomes
 	}
 	start := time.Now()
-	if bucket := core.Outputs["BucketName"]; bucket != "" {
+	if bucket := core.Outputs[names.OutputBucketName]; bucket != "" {
 		n, err := s.emptyBucket(ctx, bucket, "")
 		if err != nil {
 			return nil, err
@@ -211,21 +185,4 @@ func specFrom(r *render.Rendered, noRollback bool) stacks.Spec {
 		spec.Parameters = append(spec.Parameters, stacks.Param{Key: k, Value: r.Parameters[k]})
 	}
 	return spec
-}
-
-// withReattach adds, to an interrupted or timed-out wait, the command that
-// re-attaches to the operation CloudFormation carries on with.
-func withReattach(err error, cluster, group string) error {
-	cmd := "clusterctl wait " + cluster
-	if group != "" {
-		cmd += " -n " + group
-	}
-	// The stack manager's error already says that CloudFormation carries on.
-	switch {
-	case errors.Is(err, context.Canceled):
-		return &errs.InterruptedError{Err: err, Hint: "re-attach with: " + cmd}
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%w\nre-attach with: %s", err, cmd)
-	}
-	return err
 }

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/names"
+
 	"github.com/clusterctl/clusterctl/internal/query"
-	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
-	"github.com/clusterctl/clusterctl/internal/validate"
 )
 
 // stackName is the stack of a cluster's core (group "") or of one group.
@@ -18,23 +18,31 @@ func stackName(cluster, group string) string {
 	if group == "" {
 		return cluster
 	}
-	return render.GroupStackName(cluster, group)
+	return names.GroupStack(cluster, group)
 }
 
 // CheckNames validates a cluster and a group name, each when given, before
-// any AWS call.
-func CheckNames(cluster, group string) error {
+// any AWS call. The control node's group passes: inventory lists it.
+func checkAnyNames(cluster, group string) error {
 	if cluster != "" {
-		if err := validate.ClusterName(cluster); err != nil {
-			return errs.AsUsage(err)
+		if err := spec.CheckClusterName(cluster); err != nil {
+			return err
 		}
 	}
-	if group != "" {
-		if err := validate.GroupName(cluster, group); err != nil {
-			return errs.AsUsage(err)
+	if group != "" && group != names.GroupControl {
+		if err := spec.CheckGroupName(cluster, group); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// checkNames validates the names of an agent group of a cluster.
+func checkNames(cluster, group string) error {
+	if err := spec.CheckClusterName(cluster); err != nil {
+		return err
+	}
+	return spec.CheckGroupName(cluster, group)
 }
 
 // notFound turns a missing stack into a refusal that names what is missing.
@@ -56,20 +64,20 @@ func usable(st *stacks.Stack, what string) error {
 	case stacks.Done, stacks.FailedUsable:
 		return nil
 	case stacks.InProgress:
-		return refused("%s %s is busy (%s)\n%s", what, st.Name, st.Status, stacks.Advice(st, stacks.RefOf(st), nil))
+		return refused("%s %s is busy (%s)\n%s", what, st.Name, st.Status, Advice(st, RefOf(st), nil))
 	}
-	return refused("%s %s is %s (%s)\n%s", what, st.Name, st.Status, stacks.Classify(st.Status), stacks.Advice(st, stacks.RefOf(st), nil))
+	return refused("%s %s is %s (%s)\n%s", what, st.Name, st.Status, stacks.Classify(st.Status), Advice(st, RefOf(st), nil))
 }
 
 // Wait re-attaches to whatever operation is in progress on the core or a
 // group, and returns with that operation's outcome.
 func (s *Service) Wait(ctx context.Context, cluster, group string) (*stacks.Stack, error) {
-	if err := CheckNames(cluster, group); err != nil {
+	if err := checkAnyNames(cluster, group); err != nil {
 		return nil, err
 	}
 	st, err := s.Stacks.Wait(ctx, stackName(cluster, group))
 	if err != nil {
-		return st, withReattach(notFound(err, cluster, group), cluster, group)
+		return st, explain(notFound(err, cluster, group), cluster, group)
 	}
 	return st, nil
 }
@@ -77,7 +85,7 @@ func (s *Service) Wait(ctx context.Context, cluster, group string) (*stacks.Stac
 // Events passes the events of the core or a group to emit, oldest first;
 // with follow, until the operation in progress ends.
 func (s *Service) Events(ctx context.Context, cluster, group string, follow bool, emit func([]stacks.Event)) error {
-	if err := CheckNames(cluster, group); err != nil {
+	if err := checkAnyNames(cluster, group); err != nil {
 		return err
 	}
 	return notFound(s.Stacks.Events(ctx, stackName(cluster, group), follow, emit), cluster, group)
@@ -86,7 +94,7 @@ func (s *Service) Events(ctx context.Context, cluster, group string, follow bool
 // ContinueRollback continues a group's failed update rollback
 // (UPDATE_ROLLBACK_FAILED) and waits for it.
 func (s *Service) ContinueRollback(ctx context.Context, cluster, group string) (*stacks.Stack, error) {
-	if err := CheckNames(cluster, group); err != nil {
+	if err := checkAnyNames(cluster, group); err != nil {
 		return nil, err
 	}
 	name := stackName(cluster, group)
@@ -99,7 +107,7 @@ func (s *Service) ContinueRollback(ctx context.Context, cluster, group string) (
 	}
 	s.printf("Continuing the update rollback of %s\n", name)
 	st, err = s.Stacks.ContinueUpdateRollback(ctx, name)
-	return st, withReattach(err, cluster, group)
+	return st, explain(err, cluster, group)
 }
 
 // ListNodes lists the nodes of a cluster (every cluster when cluster is
@@ -130,14 +138,14 @@ func (s *Service) checkExists(ctx context.Context, cluster, group string) error 
 	if _, err := s.getCore(ctx, cluster); err != nil {
 		return err
 	}
-	if group == "" || group == query.ControlGroup {
+	if group == "" || group == names.GroupControl {
 		return nil
 	}
 	st, err := s.Stacks.Get(ctx, stackName(cluster, group))
 	if err != nil {
 		return notFound(err, cluster, group)
 	}
-	if st.Tags[query.TagCluster] != cluster || st.Tags[query.TagRole] != "agents" {
+	if st.Tags[names.TagCluster] != cluster || st.Tags[names.TagRole] != names.RoleAgents {
 		return refused("group %q not found in cluster %q (stack %s is not one of its groups)", group, cluster, st.Name)
 	}
 	return nil
@@ -165,7 +173,7 @@ type GroupHealth struct {
 // Describe reads a cluster's core (outputs, parameters, status) and its
 // groups with their status and health.
 func (s *Service) Describe(ctx context.Context, cluster string) (*Description, error) {
-	if err := CheckNames(cluster, ""); err != nil {
+	if err := checkAnyNames(cluster, ""); err != nil {
 		return nil, err
 	}
 	core, err := s.getCore(ctx, cluster)
@@ -181,13 +189,13 @@ func (s *Service) Describe(ctx context.Context, cluster string) (*Description, e
 		Outputs: core.Outputs, Parameters: core.Parameters, Groups: []GroupHealth{},
 	}
 	if !stacks.Classify(core.Status).OK() {
-		d.Advice = stacks.Advice(core, stacks.Ref{Cluster: cluster}, nil)
+		d.Advice = Advice(core, Ref{Cluster: cluster}, nil)
 	}
 	for _, g := range groups {
 		h := GroupHealth{Group: g, Health: Health(g.Status, g.Joined)}
 		if !stacks.Classify(g.Status).OK() {
 			st := &stacks.Stack{Name: g.Stack, Status: g.Status}
-			h.Advice = stacks.Advice(st, stacks.Ref{Cluster: cluster, Group: g.Group}, nil)
+			h.Advice = Advice(st, Ref{Cluster: cluster, Group: g.Group}, nil)
 		}
 		d.Groups = append(d.Groups, h)
 	}

@@ -14,13 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
-
-// JoinKeys are the join-contract values a group receives as parameters of
-// the same name; a group is joined when each equals the core's output.
-// SubnetIds is left out: a group may run in subnets of its own.
-var JoinKeys = []string{"ClusterName", "BucketName", "ControlPrivateIp", "ControlSecurityGroupId", "AgentSecurityGroupId", "AgentInstanceProfile", "VpcId", "ContractVersion"}
 
 // CFNAPI is what list-groups needs from CloudFormation.
 type CFNAPI interface {
@@ -62,14 +58,14 @@ func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]
 	var groupStacks []stacks.Stack
 	for _, s := range all {
 		tags := s.Tags
-		c := tags[TagCluster]
+		c := tags[names.TagCluster]
 		if c == "" || (cluster != "" && c != cluster) || s.Status == string(cfntypes.StackStatusDeleteComplete) {
 			continue
 		}
-		switch tags[TagRole] {
-		case "core":
+		switch tags[names.TagRole] {
+		case names.RoleCore:
 			cores[c] = s.Outputs
-		case "agents":
+		case names.RoleAgents:
 			groupStacks = append(groupStacks, s)
 		}
 	}
@@ -83,12 +79,12 @@ func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]
 	for _, s := range groupStacks {
 		tags, params := s.Tags, s.Parameters
 		g := Group{
-			Cluster:      tags[TagCluster],
-			Group:        tags[TagGroup],
+			Cluster:      tags[names.TagCluster],
+			Group:        tags[names.TagGroup],
 			Stack:        s.Name,
 			Status:       s.Status,
-			InstanceType: params["InstanceType"],
-			Labels:       ParseLabels(tags[TagLabels]),
+			InstanceType: params[names.ParamInstanceType],
+			Labels:       ParseLabels(tags[names.TagLabels]),
 			Updated:      s.Updated.UTC(),
 		}
 		if a, ok := asgs[g.Cluster+"/"+g.Group]; ok {
@@ -106,9 +102,9 @@ func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]
 		} else {
 			// No Auto Scaling group (failed or half-deleted stack): show what
 			// the stack asked for.
-			g.Desired, _ = strconv.Atoi(params["DesiredCapacity"])
-			g.Min, _ = strconv.Atoi(params["MinSize"])
-			g.Max, _ = strconv.Atoi(params["MaxSize"])
+			g.Desired, _ = strconv.Atoi(params[names.ParamDesiredCapacity])
+			g.Min, _ = strconv.Atoi(params[names.ParamMinSize])
+			g.Max, _ = strconv.Atoi(params[names.ParamMaxSize])
 		}
 		g.Joined = Joined(params, cores[g.Cluster])
 		groups = append(groups, g)
@@ -122,13 +118,17 @@ func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]
 	return groups, nil
 }
 
-// Joined tells whether a group's join parameters equal the core's current
+// Joined tells whether a group's join parameters (the join-contract outputs
+// it receives as parameters of the same names) equal the core's current
 // outputs. A group whose core is gone is not joined.
 func Joined(groupParams, coreOutputs map[string]string) bool {
 	if coreOutputs == nil {
 		return false
 	}
-	for _, k := range JoinKeys {
+	for _, k := range names.JoinOutputs() {
+		if k == names.OutputSubnetIDs {
+			continue // a group may run in subnets of its own
+		}
 		v, ok := groupParams[k]
 		if !ok {
 			continue // this template version does not take that value
@@ -158,9 +158,9 @@ func describeAllStacks(ctx context.Context, cfn CFNAPI) ([]stacks.Stack, error) 
 func describeGroups(ctx context.Context, asg ASGAPI, cluster string) (map[string]asgtypes.AutoScalingGroup, error) {
 	in := &autoscaling.DescribeAutoScalingGroupsInput{}
 	if cluster == "" {
-		in.Filters = []asgtypes.Filter{{Name: aws.String("tag-key"), Values: []string{TagCluster}}}
+		in.Filters = []asgtypes.Filter{{Name: aws.String("tag-key"), Values: []string{names.TagCluster}}}
 	} else {
-		in.Filters = []asgtypes.Filter{{Name: aws.String("tag:" + TagCluster), Values: []string{cluster}}}
+		in.Filters = []asgtypes.Filter{{Name: aws.String("tag:" + names.TagCluster), Values: []string{cluster}}}
 	}
 	out := map[string]asgtypes.AutoScalingGroup{}
 	p := autoscaling.NewDescribeAutoScalingGroupsPaginator(asg, in)
@@ -173,9 +173,9 @@ func describeGroups(ctx context.Context, asg ASGAPI, cluster string) (map[string
 			var c, name string
 			for _, t := range g.Tags {
 				switch aws.ToString(t.Key) {
-				case TagCluster:
+				case names.TagCluster:
 					c = aws.ToString(t.Value)
-				case TagGroup:
+				case names.TagGroup:
 					name = aws.ToString(t.Value)
 				}
 			}
@@ -188,8 +188,8 @@ func describeGroups(ctx context.Context, asg ASGAPI, cluster string) (map[string
 func asgLabels(tags []asgtypes.TagDescription) map[string]string {
 	out := map[string]string{}
 	for _, t := range tags {
-		if k := aws.ToString(t.Key); strings.HasPrefix(k, TagLabelPrefix) {
-			out[strings.TrimPrefix(k, TagLabelPrefix)] = aws.ToString(t.Value)
+		if k := aws.ToString(t.Key); strings.HasPrefix(k, names.TagLabelPrefix) {
+			out[strings.TrimPrefix(k, names.TagLabelPrefix)] = aws.ToString(t.Value)
 		}
 	}
 	return out
@@ -231,15 +231,15 @@ func ListNames(ctx context.Context, cfn CFNAPI) (Names, error) {
 	}
 	n := Names{Groups: map[string][]string{}}
 	for _, s := range all {
-		c := s.Tags[TagCluster]
+		c := s.Tags[names.TagCluster]
 		if c == "" || s.Status == string(cfntypes.StackStatusDeleteComplete) {
 			continue
 		}
-		switch s.Tags[TagRole] {
-		case "core":
+		switch s.Tags[names.TagRole] {
+		case names.RoleCore:
 			n.Clusters = append(n.Clusters, c)
-		case "agents":
-			if g := s.Tags[TagGroup]; g != "" {
+		case names.RoleAgents:
+			if g := s.Tags[names.TagGroup]; g != "" {
 				n.Groups[c] = append(n.Groups[c], g)
 			}
 		}

@@ -9,21 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clusterctl/clusterctl/internal/names"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-
-	"github.com/clusterctl/clusterctl/internal/render"
-)
-
-// Ownership tags, as written by the templates.
-const (
-	TagCluster     = render.TagCluster
-	TagRole        = render.TagRole
-	TagGroup       = render.TagGroup
-	TagLabels      = render.TagLabels
-	TagLabelPrefix = render.TagLabelPrefix
-	ControlGroup   = render.GroupControl
 )
 
 // EC2API is what list-nodes needs from EC2.
@@ -56,12 +46,12 @@ var liveStates = []string{"pending", "running", "shutting-down", "stopping", "st
 func ListNodes(ctx context.Context, api EC2API, cluster, group string) ([]Node, error) {
 	filters := []ec2types.Filter{{Name: aws.String("instance-state-name"), Values: liveStates}}
 	if cluster == "" {
-		filters = append(filters, ec2types.Filter{Name: aws.String("tag-key"), Values: []string{TagCluster}})
+		filters = append(filters, ec2types.Filter{Name: aws.String("tag-key"), Values: []string{names.TagCluster}})
 	} else {
-		filters = append(filters, ec2types.Filter{Name: aws.String("tag:" + TagCluster), Values: []string{cluster}})
+		filters = append(filters, ec2types.Filter{Name: aws.String("tag:" + names.TagCluster), Values: []string{cluster}})
 	}
 	if group != "" {
-		filters = append(filters, ec2types.Filter{Name: aws.String("tag:" + TagGroup), Values: []string{group}})
+		filters = append(filters, ec2types.Filter{Name: aws.String("tag:" + names.TagGroup), Values: []string{group}})
 	}
 	in := &ec2.DescribeInstancesInput{Filters: filters, MaxResults: aws.Int32(1000)}
 	var nodes []Node
@@ -83,8 +73,8 @@ func ListNodes(ctx context.Context, api EC2API, cluster, group string) ([]Node, 
 			return a.Cluster < b.Cluster
 		}
 		// The control node first, then groups by name.
-		if (a.Group == ControlGroup) != (b.Group == ControlGroup) {
-			return a.Group == ControlGroup
+		if (a.Group == names.GroupControl) != (b.Group == names.GroupControl) {
+			return a.Group == names.GroupControl
 		}
 		if a.Group != b.Group {
 			return a.Group < b.Group
@@ -113,12 +103,12 @@ func nodeFrom(inst ec2types.Instance) Node {
 	for _, t := range inst.Tags {
 		k, v := aws.ToString(t.Key), aws.ToString(t.Value)
 		switch {
-		case k == TagCluster:
+		case k == names.TagCluster:
 			n.Cluster = v
-		case k == TagGroup:
+		case k == names.TagGroup:
 			n.Group = v
-		case strings.HasPrefix(k, TagLabelPrefix):
-			n.Labels[strings.TrimPrefix(k, TagLabelPrefix)] = v
+		case strings.HasPrefix(k, names.TagLabelPrefix):
+			n.Labels[strings.TrimPrefix(k, names.TagLabelPrefix)] = v
 		}
 	}
 	return n

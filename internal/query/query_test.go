@@ -18,6 +18,8 @@ import (
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/clusterctl/clusterctl/internal/names"
 )
 
 type fakeEC2 struct {
@@ -39,10 +41,10 @@ func (f *fakeEC2) DescribeInstances(_ context.Context, in *ec2.DescribeInstances
 }
 
 func instance(id, cluster, group string, labels ...string) ec2types.Instance {
-	tags := []ec2types.Tag{{Key: aws.String(TagCluster), Value: aws.String(cluster)}, {Key: aws.String(TagGroup), Value: aws.String(group)}, {Key: aws.String("Name"), Value: aws.String("x")}}
+	tags := []ec2types.Tag{{Key: aws.String(names.TagCluster), Value: aws.String(cluster)}, {Key: aws.String(names.TagGroup), Value: aws.String(group)}, {Key: aws.String("Name"), Value: aws.String("x")}}
 	for _, l := range labels {
 		k, v, _ := strings.Cut(l, "=")
-		tags = append(tags, ec2types.Tag{Key: aws.String(TagLabelPrefix + k), Value: aws.String(v)})
+		tags = append(tags, ec2types.Tag{Key: aws.String(names.TagLabelPrefix + k), Value: aws.String(v)})
 	}
 	return ec2types.Instance{
 		InstanceId: aws.String(id), InstanceType: "r3.large", ImageId: aws.String("ami-1"),
@@ -96,7 +98,7 @@ func TestListNodes(t *testing.T) {
 	for _, fl := range f.calls[0].Filters {
 		filters[aws.ToString(fl.Name)] = fl.Values
 	}
-	if got := filters["tag-key"]; len(got) != 1 || got[0] != TagCluster {
+	if got := filters["tag-key"]; len(got) != 1 || got[0] != names.TagCluster {
 		t.Errorf("all-clusters filter = %v", filters)
 	}
 	if got := filters["tag:clusterctl:group"]; len(got) != 1 || got[0] != "g1" {
@@ -171,16 +173,16 @@ func TestListGroups(t *testing.T) {
 	}
 	stale["ControlPrivateIp"] = "10.0.0.9"
 	cfn := &fakeCFN{stacks: []cfntypes.Stack{
-		stack("core", "CREATE_COMPLETE", map[string]string{TagCluster: "core", TagRole: "core", TagGroup: "control"}, nil, coreOut),
-		stack("core-r3", "CREATE_COMPLETE", map[string]string{TagCluster: "core", TagRole: "agents", TagGroup: "r3", TagLabels: "role=worker"}, joinedParams, nil),
-		stack("core-old", "UPDATE_COMPLETE", map[string]string{TagCluster: "core", TagRole: "agents", TagGroup: "old"}, stale, nil),
-		stack("core-dead", "ROLLBACK_COMPLETE", map[string]string{TagCluster: "core", TagRole: "agents", TagGroup: "dead"}, joinedParams, nil),
-		stack("other-g", "CREATE_COMPLETE", map[string]string{TagCluster: "other", TagRole: "agents", TagGroup: "g"}, joinedParams, nil),
+		stack("core", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "core", names.TagGroup: "control"}, nil, coreOut),
+		stack("core-r3", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "agents", names.TagGroup: "r3", names.TagLabels: "role=worker"}, joinedParams, nil),
+		stack("core-old", "UPDATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "agents", names.TagGroup: "old"}, stale, nil),
+		stack("core-dead", "ROLLBACK_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "agents", names.TagGroup: "dead"}, joinedParams, nil),
+		stack("other-g", "CREATE_COMPLETE", map[string]string{names.TagCluster: "other", names.TagRole: "agents", names.TagGroup: "g"}, joinedParams, nil),
 		stack("unrelated", "CREATE_COMPLETE", nil, nil, nil),
 	}}
 	asg := &fakeASG{groups: []asgtypes.AutoScalingGroup{{
 		DesiredCapacity: aws.Int32(2), MinSize: aws.Int32(1), MaxSize: aws.Int32(4),
-		Tags:      []asgtypes.TagDescription{{Key: aws.String(TagCluster), Value: aws.String("core")}, {Key: aws.String(TagGroup), Value: aws.String("r3")}, {Key: aws.String(TagLabelPrefix + "tier"), Value: aws.String("memory")}},
+		Tags:      []asgtypes.TagDescription{{Key: aws.String(names.TagCluster), Value: aws.String("core")}, {Key: aws.String(names.TagGroup), Value: aws.String("r3")}, {Key: aws.String(names.TagLabelPrefix + "tier"), Value: aws.String("memory")}},
 		Instances: []asgtypes.Instance{{LifecycleState: asgtypes.LifecycleStateInService}, {LifecycleState: asgtypes.LifecycleStatePending}},
 	}}}
 	groups, err := ListGroups(context.Background(), cfn, asg, "core")
@@ -285,11 +287,11 @@ func TestTableAlignedWithoutTrailingBlanks(t *testing.T) {
 
 func TestListNames(t *testing.T) {
 	cfn := &fakeCFN{stacks: []cfntypes.Stack{
-		stack("prod", "CREATE_COMPLETE", map[string]string{TagCluster: "prod", TagRole: "core", TagGroup: "control"}, nil, nil),
-		stack("core", "CREATE_COMPLETE", map[string]string{TagCluster: "core", TagRole: "core", TagGroup: "control"}, nil, nil),
-		stack("core-r3", "CREATE_COMPLETE", map[string]string{TagCluster: "core", TagRole: "agents", TagGroup: "r3"}, nil, nil),
-		stack("core-c5", "ROLLBACK_COMPLETE", map[string]string{TagCluster: "core", TagRole: "agents", TagGroup: "c5"}, nil, nil),
-		stack("gone", "DELETE_COMPLETE", map[string]string{TagCluster: "gone", TagRole: "core", TagGroup: "control"}, nil, nil),
+		stack("prod", "CREATE_COMPLETE", map[string]string{names.TagCluster: "prod", names.TagRole: "core", names.TagGroup: "control"}, nil, nil),
+		stack("core", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "core", names.TagGroup: "control"}, nil, nil),
+		stack("core-r3", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "agents", names.TagGroup: "r3"}, nil, nil),
+		stack("core-c5", "ROLLBACK_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "agents", names.TagGroup: "c5"}, nil, nil),
+		stack("gone", "DELETE_COMPLETE", map[string]string{names.TagCluster: "gone", names.TagRole: "core", names.TagGroup: "control"}, nil, nil),
 		stack("unrelated", "CREATE_COMPLETE", nil, nil, nil),
 	}}
 	n, err := ListNames(context.Background(), cfn)

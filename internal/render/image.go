@@ -8,11 +8,7 @@ import (
 
 const al2023Prefix = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-"
 
-var (
-	amiRE    = regexp.MustCompile(`^ami-([0-9a-f]{8}|[0-9a-f]{17})$`)
-	ssmRE    = regexp.MustCompile(`^/[a-zA-Z0-9_.\-/]+$`)
-	familyRE = regexp.MustCompile(`^([a-z]+)([0-9]+)([a-z-]*)$`)
-)
+var familyRE = regexp.MustCompile(`^([a-z]+)([0-9]+)([a-z-]*)$`)
 
 // DefaultImageParameter is the public SSM parameter of the region's current
 // Amazon Linux 2023 AMI for the architecture of instanceType: arm64 for
@@ -36,26 +32,19 @@ func arch(instanceType string) string {
 	return "x86_64"
 }
 
-// imageParameters turns the operator's image choice into the values of the
-// ImageParameter and ImageId parameters. ImageParameter is always a valid
-// SSM path, even when ImageId wins, because CloudFormation resolves it at
-// every deploy.
+// imageParameters turns the operator's image choice (validated by
+// internal/spec) into the values of the ImageParameter and ImageId
+// parameters. ImageParameter is always a valid SSM path, even when ImageId
+// wins, because CloudFormation resolves it at every deploy.
 func imageParameters(image, instanceType string) (param, id string, err error) {
 	def := DefaultImageParameter(instanceType)
 	switch {
 	case image == "":
 		return def, "", nil
 	case strings.HasPrefix(image, "ami-"):
-		if !amiRE.MatchString(image) {
-			return "", "", fmt.Errorf("image id %q: want ami- and 8 or 17 hex digits", image)
-		}
 		return def, image, nil
 	case strings.HasPrefix(image, "/"):
-		if !ssmRE.MatchString(image) {
-			return "", "", fmt.Errorf("image SSM parameter %q: invalid path", image)
-		}
 		return image, "", nil
-	default:
-		return "", "", fmt.Errorf("image %q: want an AMI id (ami-...) or an SSM parameter path (/...)", image)
 	}
+	return "", "", fmt.Errorf("image %q is neither an AMI id nor an SSM parameter path", image)
 }

@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 	"strings"
+
+	"github.com/clusterctl/clusterctl/internal/names"
 )
 
 // Join is the core's join contract: the outputs an agent group consumes, as
@@ -17,30 +19,21 @@ type Join struct {
 	ContractVersion      string
 }
 
-// JoinOutputNames returns the names of the join-contract outputs, in the
-// order the contract lists them.
-func JoinOutputNames() []string {
-	return []string{
-		"ClusterName", "BucketName", "ControlPrivateIp", "ControlSecurityGroupId",
-		"AgentSecurityGroupId", "AgentInstanceProfile", "VpcId", "SubnetIds", "ContractVersion",
-	}
-}
-
 // Outputs returns j as the core's outputs (and so the group's join
 // parameters), SubnetIds comma-separated. It is the inverse of
 // JoinFromOutputs, which lets callers compare a group's parameters with the
 // core's current outputs.
 func (j Join) Outputs() map[string]string {
 	return map[string]string{
-		"ClusterName":            j.ClusterName,
-		"BucketName":             j.BucketName,
-		"ControlPrivateIp":       j.ControlPrivateIp,
-		"ControlSecurityGroupId": j.ControlSecurityGroupId,
-		"AgentSecurityGroupId":   j.AgentSecurityGroupId,
-		"AgentInstanceProfile":   j.AgentInstanceProfile,
-		"VpcId":                  j.VpcId,
-		"SubnetIds":              strings.Join(j.SubnetIds, ","),
-		"ContractVersion":        j.ContractVersion,
+		names.OutputClusterName:            j.ClusterName,
+		names.OutputBucketName:             j.BucketName,
+		names.OutputControlPrivateIP:       j.ControlPrivateIp,
+		names.OutputControlSecurityGroupID: j.ControlSecurityGroupId,
+		names.OutputAgentSecurityGroupID:   j.AgentSecurityGroupId,
+		names.OutputAgentInstanceProfile:   j.AgentInstanceProfile,
+		names.OutputVpcID:                  j.VpcId,
+		names.OutputSubnetIDs:              strings.Join(j.SubnetIds, ","),
+		names.OutputContractVersion:        j.ContractVersion,
 	}
 }
 
@@ -48,7 +41,7 @@ func (j Join) Outputs() map[string]string {
 // error names every missing (or empty) output. Other outputs are ignored.
 func JoinFromOutputs(outputs map[string]string) (Join, error) {
 	var missing []string
-	for _, name := range JoinOutputNames() {
+	for _, name := range names.JoinOutputs() {
 		if strings.TrimSpace(outputs[name]) == "" {
 			missing = append(missing, name)
 		}
@@ -58,16 +51,16 @@ func JoinFromOutputs(outputs map[string]string) (Join, error) {
 	}
 	get := func(name string) string { return strings.TrimSpace(outputs[name]) }
 	j := Join{
-		ClusterName:            get("ClusterName"),
-		BucketName:             get("BucketName"),
-		ControlPrivateIp:       get("ControlPrivateIp"),
-		ControlSecurityGroupId: get("ControlSecurityGroupId"),
-		AgentSecurityGroupId:   get("AgentSecurityGroupId"),
-		AgentInstanceProfile:   get("AgentInstanceProfile"),
-		VpcId:                  get("VpcId"),
-		ContractVersion:        get("ContractVersion"),
+		ClusterName:            get(names.OutputClusterName),
+		BucketName:             get(names.OutputBucketName),
+		ControlPrivateIp:       get(names.OutputControlPrivateIP),
+		ControlSecurityGroupId: get(names.OutputControlSecurityGroupID),
+		AgentSecurityGroupId:   get(names.OutputAgentSecurityGroupID),
+		AgentInstanceProfile:   get(names.OutputAgentInstanceProfile),
+		VpcId:                  get(names.OutputVpcID),
+		ContractVersion:        get(names.OutputContractVersion),
 	}
-	for _, s := range strings.Split(get("SubnetIds"), ",") {
+	for _, s := range strings.Split(get(names.OutputSubnetIDs), ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			j.SubnetIds = append(j.SubnetIds, s)
 		}

@@ -5,15 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 )
-
-func checkStackName(name string) error {
-	if n := utf8.RuneCountInString(name); n > MaxStackNameChars {
-		return fmt.Errorf("stack name %q is %d characters, limit %d", name, n, MaxStackNameChars)
-	}
-	return nil
-}
 
 func checkTemplateSize(n int) error {
 	if n > MaxTemplateBytes {

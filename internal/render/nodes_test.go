@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
 // resolvedUserData returns the user data of launch template lt as
@@ -131,26 +135,26 @@ func TestNodeConfigArtifact(t *testing.T) {
 			sum := sha256.Sum256(a.Body)
 			want := hex.EncodeToString(sum[:])
 			key, named := nodeConfigOf(t, r)
-			if named != want || key != a.Key || a.Key != NodeConfigKey(v.group.Group, want) {
+			if named != want || key != a.Key || a.Key != names.NodeConfigKey(v.group.Name, want) {
 				t.Errorf("user data names %s (sha256 %s); artifact %s has sha256 %s", key, named, a.Key, want)
 			}
-			if !strings.HasPrefix(a.Key, JoinPrefix+"/") || strings.HasPrefix(a.Key, SwarmPrefix+"/") {
+			if !strings.HasPrefix(a.Key, names.JoinPrefix+"/") || strings.HasPrefix(a.Key, names.SwarmPrefix+"/") {
 				t.Errorf("node configuration %s outside the agents' readable prefix, or inside the control node's", a.Key)
 			}
 			node := string(a.Body)
-			j := v.group.Join
+			j := v.join
 			for _, want := range []string{
 				"bucket=" + shellQuote(j.BucketName), "control_ip=" + shellQuote(j.ControlPrivateIp),
-				"cluster=" + shellQuote(v.group.Cluster), "instance_type=" + shellQuote(v.group.InstanceType),
-				`"clusterctl.group=` + v.group.Group + `"`, `"clusterctl.instance-type=` + v.group.InstanceType + `"`,
+				"cluster=" + shellQuote(v.cluster), "instance_type=" + shellQuote(v.group.InstanceType),
+				`"clusterctl.group=` + v.group.Name + `"`, `"clusterctl.instance-type=` + v.group.InstanceType + `"`,
 			} {
 				if !strings.Contains(node, want) {
 					t.Errorf("node configuration lacks %s", want)
 				}
 			}
-			for _, l := range v.group.Labels {
-				if !strings.Contains(node, `"`+l.Key+"="+l.Value+`"`) {
-					t.Errorf("node configuration lacks engine label %s=%s", l.Key, l.Value)
+			for k, val := range v.group.Labels {
+				if !strings.Contains(node, `"`+k+"="+val+`"`) {
+					t.Errorf("node configuration lacks engine label %s=%s", k, val)
 				}
 			}
 		})
@@ -160,35 +164,40 @@ func TestNodeConfigArtifact(t *testing.T) {
 // TestNodeConfigHash: everything a node is configured with changes the
 // hash and so the launch template; an identical render changes nothing.
 func TestNodeConfigHash(t *testing.T) {
-	base := *variants()[4].group
-	render := func(f func(*GroupSpec)) (*Rendered, string) {
+	type input struct {
+		g       spec.Group
+		join    Join
+		version string
+	}
+	base := variants()[4]
+	render := func(f func(*input)) (*Rendered, string) {
 		t.Helper()
-		s := base
-		s.Labels = append([]Label(nil), base.Labels...)
-		f(&s)
-		r, err := Group(s)
+		in := input{*base.group, base.join, testVersion}
+		in.g.Labels = maps.Clone(base.group.Labels)
+		f(&in)
+		r, err := Group(base.cluster, in.g, in.join, in.version)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, sum := nodeConfigOf(t, r)
 		return r, sum
 	}
-	r0, h0 := render(func(*GroupSpec) {})
-	r1, h1 := render(func(*GroupSpec) {})
+	r0, h0 := render(func(*input) {})
+	r1, h1 := render(func(*input) {})
 	if h0 != h1 || !bytes.Equal(r0.Template, r1.Template) {
 		t.Fatal("two identical renders differ")
 	}
 	lt := func(r *Rendered) string {
 		return string(mustJSON(t, dig(decode(t, r.Template), "Resources", "LaunchTemplate", "Properties", "LaunchTemplateData", "UserData")))
 	}
-	for name, f := range map[string]func(*GroupSpec){
-		"label value":   func(s *GroupSpec) { s.Labels[1].Value = "batch" },
-		"label added":   func(s *GroupSpec) { s.Labels = append(s.Labels, Label{Key: "zz", Value: "1"}) },
-		"control IP":    func(s *GroupSpec) { s.Join.ControlPrivateIp = "10.0.1.11" },
-		"bucket":        func(s *GroupSpec) { s.Join.BucketName = "other-bucket" },
-		"image":         func(s *GroupSpec) { s.ImageID = "ami-0fedcba9876543210" },
-		"default image": func(s *GroupSpec) { s.ImageID = "" },
-		"instance type": func(s *GroupSpec) { s.InstanceType = "r7g.xlarge" },
+	for name, f := range map[string]func(*input){
+		"label value":   func(s *input) { s.g.Labels["role"] = "batch" },
+		"label added":   func(s *input) { s.g.Labels["zz"] = "1" },
+		"control IP":    func(s *input) { s.join.ControlPrivateIp = "10.0.1.11" },
+		"bucket":        func(s *input) { s.join.BucketName = "other-bucket" },
+		"image":         func(s *input) { s.g.ImageID = "ami-0fedcba9876543210" },
+		"default image": func(s *input) { s.g.ImageID = "" },
+		"instance type": func(s *input) { s.g.InstanceType = "r7g.xlarge" },
 	} {
 		r, h := render(f)
 		if h == h0 {
@@ -199,11 +208,11 @@ func TestNodeConfigHash(t *testing.T) {
 		}
 	}
 	// What does not configure the nodes does not replace them.
-	for name, f := range map[string]func(*GroupSpec){
-		"count":        func(s *GroupSpec) { s.Desired, s.Max = 2, 4 },
-		"batch size":   func(s *GroupSpec) { s.MaxBatch = 1 },
-		"clusterctl":   func(s *GroupSpec) { s.Version = "1.2.4" },
-		"other subnet": func(s *GroupSpec) { s.SubnetIDs = []string{"subnet-0000000000000000d"} },
+	for name, f := range map[string]func(*input){
+		"count":        func(s *input) { s.g.Count, s.g.Max = intp(2), intp(4) },
+		"batch size":   func(s *input) { s.g.RollingUpdate.MaxBatch = intp(1) },
+		"clusterctl":   func(s *input) { s.version = "1.2.4" },
+		"other subnet": func(s *input) { s.g.SubnetIDs = []string{"subnet-0000000000000000d"} },
 	} {
 		if _, h := render(f); h != h0 {
 			t.Errorf("%s changed the node configuration", name)
@@ -229,7 +238,7 @@ func TestResolveSub(t *testing.T) {
 // TestUserDataChecked: render refuses user data that CloudFormation would
 // reject or that could exceed the EC2 limit once the stack values are in.
 func TestUserDataChecked(t *testing.T) {
-	r, err := Core(*variants()[0].core)
+	r, err := variants()[0].render()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +274,7 @@ func TestUserDataChecked(t *testing.T) {
 // only under the join prefix, which holds that material and the node
 // configurations.
 func TestBucketPermissions(t *testing.T) {
-	r, err := Core(*variants()[0].core)
+	r, err := variants()[0].render()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,19 +289,19 @@ func TestBucketPermissions(t *testing.T) {
 		return out
 	}
 	control := statements("ControlRole")
-	if len(control) != 1 || control[0]["Action"] != "s3:PutObject" || dig(control[0], "Resource", "Fn::Sub") != "${Bucket.Arn}/"+SwarmPrefix+"/*" {
+	if len(control) != 1 || control[0]["Action"] != "s3:PutObject" || dig(control[0], "Resource", "Fn::Sub") != "${Bucket.Arn}/"+names.SwarmPrefix+"/*" {
 		t.Errorf("control role statements %v, want PutObject on the swarm prefix only", control)
 	}
 	ud := resolvedUserData(t, r, "ControlLaunchTemplate")
-	if !strings.Contains(ud, "prefix="+SwarmPrefix+"\n") || strings.Count(ud, `--key "$prefix/`) != 2 || strings.Count(ud, "--server-side-encryption AES256") != 2 {
+	if !strings.Contains(ud, "prefix="+names.SwarmPrefix+"\n") || strings.Count(ud, `--key "$prefix/`) != 2 || strings.Count(ud, "--server-side-encryption AES256") != 2 {
 		t.Error("control node does not publish both objects, encrypted, under the swarm prefix")
 	}
 	for _, s := range statements("AgentRole") {
-		if s["Action"] == "s3:GetObject" && dig(s, "Resource", "Fn::Sub") != "${Bucket.Arn}/"+JoinPrefix+"/*" {
+		if s["Action"] == "s3:GetObject" && dig(s, "Resource", "Fn::Sub") != "${Bucket.Arn}/"+names.JoinPrefix+"/*" {
 			t.Errorf("agents read %v", s["Resource"])
 		}
 	}
-	if !strings.HasPrefix(SwarmPrefix, JoinPrefix+"/") || !strings.HasPrefix(NodeConfigPrefix, JoinPrefix+"/") {
+	if !strings.HasPrefix(names.SwarmPrefix, names.JoinPrefix+"/") || !strings.HasPrefix(names.NodeConfigPrefix, names.JoinPrefix+"/") {
 		t.Error("swarm material or node configuration outside what agents may read")
 	}
 }

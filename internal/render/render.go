@@ -1,20 +1,24 @@
-// Package render builds clusterctl's CloudFormation templates: a CoreSpec or
-// GroupSpec becomes the template body, the deploy-time parameters and the
-// ownership tags of one stack. It makes no AWS calls, so `render core` and
-// `render group` work offline.
+// Package render builds clusterctl's CloudFormation templates: the spec of
+// a core or a group (internal/spec) becomes the template body, the
+// deploy-time parameters and the ownership tags of one stack; and a
+// deployed stack is read back into the spec (Read*). It makes no AWS
+// calls, so `render core` and `render group` work offline.
+//
+// The spec is validated before it gets here (spec.Complete); render checks
+// only what rendering decides: the template, user data and parameter
+// limits, and that the join contract fits.
 package render
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
-	"regexp"
 	"strconv"
 	"strings"
 	"text/template"
 
-	"github.com/clusterctl/clusterctl/internal/validate"
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/templates"
 )
 
@@ -22,86 +26,17 @@ import (
 // publishes and the group template consumes.
 const ContractVersion = "1"
 
-// Tag keys of the ownership scheme. Discovery works from these.
+// Limits that CloudFormation and EC2 enforce on what is rendered; checking
+// them here turns a late deploy failure into a clear error.
 const (
-	TagCluster = "clusterctl:cluster"
-	TagRole    = "clusterctl:role"
-	TagGroup   = "clusterctl:group"
-	TagVersion = "clusterctl:version"
-	TagLabels  = "clusterctl:labels"  // group stacks: "k=v,k=v" sorted, or NoLabels
-	TagImage   = "clusterctl:image"   // group stacks: the operator's image, or ImageDefault
-	TagSubnets = "clusterctl:subnets" // group stacks: SubnetsCore or SubnetsOwn
-	// TagLabelPrefix prefixes one instance tag per label: clusterctl:label:<key>.
-	TagLabelPrefix = "clusterctl:label:"
+	MaxTemplateBytes = 51200 // TemplateBody; larger bodies must go through S3
+	MaxUserDataBytes = 16384 // EC2 user data before base64
+	MaxParameters    = 200
 )
-
-// Values of the ownership tags.
-const (
-	RoleCore     = "core"
-	RoleAgents   = "agents"
-	GroupControl = "control" // clusterctl:group of the core's control node
-	NoLabels     = "-"       // CloudFormation tag values cannot be empty
-	ImageDefault = "default"
-	SubnetsCore  = "core"
-	SubnetsOwn   = "own"
-)
-
-// Defaults applied when a spec leaves a value at zero.
-const (
-	DefaultCoreVolumeSize = 20 // GiB
-	DefaultMaxBatch       = 1
-)
-
-// Limits that CloudFormation, EC2 and Auto Scaling enforce; checking them at
-// render time turns a late deploy failure into a clear error.
-const (
-	MaxTemplateBytes  = 51200 // TemplateBody; larger bodies must go through S3
-	MaxUserDataBytes  = 16384 // EC2 user data before base64
-	MaxParameters     = 200
-	MaxStackNameChars = 128
-	// MaxLabels keeps instances under EC2's 50 tags: besides one tag per
-	// label each carries Name, the 4 ownership tags and the 3 other group
-	// stack tags CloudFormation propagates, which leaves 42; 2 stay free for
-	// the operator's own stack tags.
-	MaxLabels        = 40
-	maxTagKeyChars   = 128
-	maxTagValueChars = 256
-)
-
-// Label is one key=value of a group's metadata, as validate parses it.
-type Label = validate.Label
-
-// CoreSpec describes a core stack.
-type CoreSpec struct {
-	Cluster, InstanceType string
-	ImageID               string   // "" = default AL2023 SSM path for the type's arch; "ami-..." = AMI id; "/..." = SSM parameter path
-	KeyName               string   // "" = no key pair
-	SSHCIDR               string   // "" = SSH closed
-	VpcID                 string   // may be "" for offline rendering
-	SubnetIDs             []string // may be nil for offline rendering
-	Version               string   // clusterctl version, goes into the ownership tags
-	VolumeSize            int      // root volume in GiB; 0 = DefaultCoreVolumeSize
-}
-
-// GroupSpec describes an agent-group stack.
-type GroupSpec struct {
-	Cluster, Group, InstanceType, ImageID string // ImageID as in CoreSpec
-	Desired, Min, Max, VolumeSize         int    // VolumeSize in GiB
-	Labels                                []Label
-	SubnetIDs                             []string // nil = the core's subnets (Join.SubnetIds)
-	SSHCIDR                               string   // "" = closed
-	// MaxBatch and MinInService shape the rolling update. 0 keeps capacity:
-	// MaxBatch 1 and MinInService = Desired, capped at Max-1 because
-	// CloudFormation requires MinInstancesInService below MaxSize.
-	MaxBatch, MinInService int
-	Version                string
-	Join                   Join   // zero value allowed: Parameters then carry empty join values
-	KeyName                string // "" = no key pair
-}
 
 // Rendered is one stack ready to deploy.
 type Rendered struct {
-	StackName    string            // core: Cluster; group: Cluster + "-" + Group
+	StackName    string            // core: the cluster; group: <cluster>-<group>
 	Template     []byte            // deterministic, indented JSON with trailing newline
 	Parameters   map[string]string // one entry for every parameter the template declares
 	Tags         map[string]string // stack tags
@@ -113,96 +48,49 @@ type Rendered struct {
 	Artifacts []Artifact
 }
 
-// GroupStackName is the stack name of group in cluster.
-func GroupStackName(cluster, group string) string { return cluster + "-" + group }
-
-var nameRE = regexp.MustCompile(`^[a-zA-Z][-a-zA-Z0-9]*$`)
-
 // coreData is what core.json.tmpl and control-userdata.sh.tmpl see.
 type coreData struct {
+	N                                 names.Set
 	Cluster, Version, ContractVersion string
-	JoinPrefix, SwarmPrefix           string
+	Metadata                          metadata
 	UserData                          string
 }
 
 // groupData is what workergroup.json.tmpl and agent-userdata.sh.tmpl see.
 type groupData struct {
+	N                                              names.Set
 	Cluster, Group, Name, Version, ContractVersion string
-	Labels                                         []Label
-	LabelList                                      string // k=v,k=v or ""
-	NodeKey, NodeSHA256                            string // the node configuration in the bucket
+	Labels                                         []label // sorted by key
+	NodeKey, NodeSHA256                            string  // the node configuration in the bucket
 	UserData                                       string
-	Intent                                         Intent
+	Metadata                                       metadata
 }
 
-// Intent is what the operator asked of a group, as opposed to the values it
-// resolved to: the default image rather than its AMI, "the core's subnets"
-// rather than their ids, a rolling-update setting left to its default. It
-// is recorded in the group template's metadata (stack tags are not updated
-// by every CloudFormation implementation), so update-group can keep what was
-// not given and still follow the defaults.
-type Intent struct {
-	Labels       string `json:"labels"`       // k=v,k=v sorted, or NoLabels
-	Image        string `json:"image"`        // the operator's --image-id, or ImageDefault
-	Subnets      string `json:"subnets"`      // SubnetsCore or SubnetsOwn
-	MaxBatch     int    `json:"maxBatch"`     // 0 = default
-	MinInService int    `json:"minInService"` // 0 = default
-}
+type label struct{ Key, Value string }
 
-// IntentFromTemplate reads the intent recorded in a deployed group template.
-func IntentFromTemplate(body []byte) (Intent, error) {
-	var t struct {
-		Metadata struct {
-			Clusterctl *Intent `json:"clusterctl"`
-		}
-	}
-	if err := json.Unmarshal(body, &t); err != nil {
-		return Intent{}, fmt.Errorf("reading group template: %w", err)
-	}
-	if t.Metadata.Clusterctl == nil {
-		return Intent{}, fmt.Errorf("reading group template: no clusterctl metadata")
-	}
-	return *t.Metadata.Clusterctl, nil
-}
-
-// Core renders the core stack of spec.Cluster.
-func Core(spec CoreSpec) (*Rendered, error) {
-	r, err := renderCore(spec)
+// Core renders the core stack of cluster from its spec.
+func Core(cluster string, core spec.Core, version string) (*Rendered, error) {
+	r, err := renderCore(cluster, core, version)
 	if err != nil {
 		return nil, fmt.Errorf("rendering core template: %w", err)
 	}
 	return r, nil
 }
 
-func renderCore(spec CoreSpec) (*Rendered, error) {
-	if err := checkName("cluster", spec.Cluster); err != nil {
-		return nil, err
-	}
-	if err := checkStackName(spec.Cluster); err != nil {
-		return nil, err
-	}
-	if spec.InstanceType == "" {
-		return nil, fmt.Errorf("instance type is empty")
-	}
-	if spec.Version == "" {
+func renderCore(cluster string, core spec.Core, version string) (*Rendered, error) {
+	if version == "" {
 		return nil, fmt.Errorf("clusterctl version is empty")
 	}
-	if err := checkSSHCIDR(spec.SSHCIDR); err != nil {
-		return nil, err
-	}
-	imageParam, imageID, err := imageParameters(spec.ImageID, spec.InstanceType)
+	core.Default()
+	imageParam, imageID, err := imageParameters(core.ImageID, core.InstanceType)
 	if err != nil {
 		return nil, err
 	}
-	volume := spec.VolumeSize
-	if volume == 0 {
-		volume = DefaultCoreVolumeSize
-	}
-	if err := checkVolumeSize(volume); err != nil {
+	meta, err := intentOf(&core)
+	if err != nil {
 		return nil, err
 	}
-
-	data := coreData{Cluster: spec.Cluster, Version: spec.Version, ContractVersion: ContractVersion, JoinPrefix: JoinPrefix, SwarmPrefix: SwarmPrefix}
+	data := coreData{N: names.Template(), Cluster: cluster, Version: version, ContractVersion: ContractVersion, Metadata: meta}
 	data.UserData, err = controlUserData(data)
 	if err != nil {
 		return nil, err
@@ -211,24 +99,18 @@ func renderCore(spec CoreSpec) (*Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
+	params := spec.Parameters(core)
+	params[names.ParamImageParameter] = imageParam
+	params[names.ParamImageID] = imageID
 	r := &Rendered{
-		StackName: spec.Cluster,
-		Template:  body,
-		Parameters: map[string]string{
-			"InstanceType":   spec.InstanceType,
-			"VolumeSize":     strconv.Itoa(volume),
-			"ImageParameter": imageParam,
-			"ImageId":        imageID,
-			"KeyName":        spec.KeyName,
-			"SshCidr":        spec.SSHCIDR,
-			"VpcId":          spec.VpcID,
-			"SubnetIds":      strings.Join(spec.SubnetIDs, ","),
-		},
+		StackName:  cluster,
+		Template:   body,
+		Parameters: params,
 		Tags: map[string]string{
-			TagCluster: spec.Cluster,
-			TagRole:    RoleCore,
-			TagGroup:   GroupControl,
-			TagVersion: spec.Version,
+			names.TagCluster: cluster,
+			names.TagRole:    names.RoleCore,
+			names.TagGroup:   names.GroupControl,
+			names.TagVersion: version,
 		},
 		Capabilities: []string{"CAPABILITY_IAM"},
 	}
@@ -238,82 +120,66 @@ func renderCore(spec CoreSpec) (*Rendered, error) {
 	return r, nil
 }
 
-// Group renders the stack of one agent group.
-func Group(spec GroupSpec) (*Rendered, error) {
-	r, err := renderGroup(spec)
+// Group renders the stack of group g of cluster, joined to the core's
+// outputs in join (the zero Join renders offline: empty join parameters).
+func Group(cluster string, g spec.Group, join Join, version string) (*Rendered, error) {
+	r, err := renderGroup(cluster, g, join, version)
 	if err != nil {
 		return nil, fmt.Errorf("rendering group template: %w", err)
 	}
 	return r, nil
 }
 
-func renderGroup(spec GroupSpec) (*Rendered, error) {
-	if err := checkName("cluster", spec.Cluster); err != nil {
-		return nil, err
-	}
-	if err := checkName("group", spec.Group); err != nil {
-		return nil, err
-	}
-	name := GroupStackName(spec.Cluster, spec.Group)
-	if err := checkStackName(name); err != nil {
-		return nil, err
-	}
-	if spec.InstanceType == "" {
-		return nil, fmt.Errorf("instance type is empty")
-	}
-	if spec.Version == "" {
+func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rendered, error) {
+	if version == "" {
 		return nil, fmt.Errorf("clusterctl version is empty")
 	}
-	if err := checkSSHCIDR(spec.SSHCIDR); err != nil {
-		return nil, err
+	if join.ClusterName != "" && join.ClusterName != cluster {
+		return nil, fmt.Errorf("core outputs belong to cluster %q, not %q", join.ClusterName, cluster)
 	}
-	if err := checkVolumeSize(spec.VolumeSize); err != nil {
-		return nil, err
-	}
-	maxBatch, minInService, err := groupSizes(spec)
-	if err != nil {
-		return nil, err
-	}
-	if j := spec.Join; j.ClusterName != "" && j.ClusterName != spec.Cluster {
-		return nil, fmt.Errorf("core outputs belong to cluster %q, not %q", j.ClusterName, spec.Cluster)
-	}
-	if v := spec.Join.ContractVersion; v != "" && v != ContractVersion {
+	if v := join.ContractVersion; v != "" && v != ContractVersion {
 		return nil, fmt.Errorf("core has join contract version %s, this clusterctl needs %s", v, ContractVersion)
 	}
-	labelList, err := labelTags(spec.Labels)
+	g.Default()
+	name := names.GroupStack(cluster, g.Name)
+	imageParam, imageID, err := imageParameters(g.ImageID, g.InstanceType)
 	if err != nil {
 		return nil, err
 	}
-	imageParam, imageID, err := imageParameters(spec.ImageID, spec.InstanceType)
+	meta, err := intentOf(&g)
 	if err != nil {
 		return nil, err
 	}
-
-	subnets, subnetsTag := spec.Join.SubnetIds, SubnetsCore
-	if len(spec.SubnetIDs) > 0 {
-		subnets, subnetsTag = spec.SubnetIDs, SubnetsOwn
+	subnets, subnetsTag := join.SubnetIds, names.SubnetsCore
+	if len(g.SubnetIDs) > 0 {
+		subnets, subnetsTag = g.SubnetIDs, names.SubnetsOwn
 	}
-	imageTag := spec.ImageID
+	imageTag := g.ImageID
 	if imageTag == "" {
-		imageTag = ImageDefault
+		imageTag = names.ImageDefault
 	}
+	labelList := g.Labels.String()
 	labelsTag := labelList
 	if labelsTag == "" {
-		labelsTag = NoLabels
+		labelsTag = names.NoLabels
+	}
+	var labels []label
+	for _, k := range g.Labels.Keys() {
+		labels = append(labels, label{k, g.Labels[k]})
 	}
 	data := groupData{
-		Cluster: spec.Cluster, Group: spec.Group, Name: name, Version: spec.Version,
-		ContractVersion: ContractVersion, Labels: spec.Labels, LabelList: labelList,
-		Intent: Intent{Labels: labelsTag, Image: imageTag, Subnets: subnetsTag, MaxBatch: spec.MaxBatch, MinInService: spec.MinInService},
+		N:       names.Template(),
+		Cluster: cluster, Group: g.Name, Name: name, Version: version,
+		ContractVersion: ContractVersion, Labels: labels, Metadata: meta,
 	}
-	engine, err := daemonJSON(spec.Group, spec.InstanceType, spec.Labels)
+	engine, err := daemonJSON(g.Name, g.InstanceType, labels)
 	if err != nil {
 		return nil, err
 	}
 	node, hash, err := agentNode(nodeData{
-		Cluster: spec.Cluster, Group: spec.Group, Bucket: spec.Join.BucketName, ControlIP: spec.Join.ControlPrivateIp,
-		ContractVersion: ContractVersion, InstanceType: spec.InstanceType, ImageParameter: imageParam, ImageID: imageID,
-		LabelList: labelList, DaemonJSON: engine, SwarmPrefix: SwarmPrefix,
+		Cluster: cluster, Group: g.Name, Bucket: join.BucketName, ControlIP: join.ControlPrivateIp,
+		ContractVersion: ContractVersion, InstanceType: g.InstanceType, ImageParameter: imageParam, ImageID: imageID,
+		LabelList: labelList, DaemonJSON: engine, N: names.Template(),
 	})
 	if err != nil {
 		return nil, err
@@ -327,35 +193,27 @@ func renderGroup(spec GroupSpec) (*Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	params := spec.Join.Outputs()
-	for k, v := range map[string]string{
-		"SubnetIds":             strings.Join(subnets, ","),
-		"InstanceType":          spec.InstanceType,
-		"DesiredCapacity":       strconv.Itoa(spec.Desired),
-		"MinSize":               strconv.Itoa(spec.Min),
-		"MaxSize":               strconv.Itoa(spec.Max),
-		"VolumeSize":            strconv.Itoa(spec.VolumeSize),
-		"ImageParameter":        imageParam,
-		"ImageId":               imageID,
-		"KeyName":               spec.KeyName,
-		"SshCidr":               spec.SSHCIDR,
-		"MaxBatchSize":          strconv.Itoa(maxBatch),
-		"MinInstancesInService": strconv.Itoa(minInService),
-	} {
+	params := join.Outputs()
+	for k, v := range spec.Parameters(g) {
 		params[k] = v
 	}
+	params[names.ParamSubnetIDs] = strings.Join(subnets, ",")
+	params[names.ParamImageParameter] = imageParam
+	params[names.ParamImageID] = imageID
+	params[names.ParamMaxBatchSize] = strconv.Itoa(g.MaxBatchSize())
+	params[names.ParamMinInstancesInService] = strconv.Itoa(g.MinInstancesInService())
 	r := &Rendered{
 		StackName:  name,
 		Template:   body,
 		Parameters: params,
 		Tags: map[string]string{
-			TagCluster: spec.Cluster,
-			TagRole:    RoleAgents,
-			TagGroup:   spec.Group,
-			TagVersion: spec.Version,
-			TagLabels:  labelsTag,
-			TagImage:   imageTag,
-			TagSubnets: subnetsTag,
+			names.TagCluster: cluster,
+			names.TagRole:    names.RoleAgents,
+			names.TagGroup:   g.Name,
+			names.TagVersion: version,
+			names.TagLabels:  labelsTag,
+			names.TagImage:   imageTag,
+			names.TagSubnets: subnetsTag,
 		},
 		Capabilities: []string{},
 		Artifacts:    []Artifact{node},
@@ -364,89 +222,6 @@ func renderGroup(spec GroupSpec) (*Rendered, error) {
 		return nil, err
 	}
 	return r, nil
-}
-
-// groupSizes checks the counts and fills in the rolling-update defaults.
-func groupSizes(spec GroupSpec) (maxBatch, minInService int, err error) {
-	if spec.Min < 0 || spec.Desired < spec.Min || spec.Max < spec.Desired {
-		return 0, 0, fmt.Errorf("sizes min %d, desired %d, max %d: want 0 <= min <= desired <= max", spec.Min, spec.Desired, spec.Max)
-	}
-	maxBatch = spec.MaxBatch
-	if maxBatch == 0 {
-		maxBatch = DefaultMaxBatch
-	}
-	if maxBatch < 0 {
-		return 0, 0, fmt.Errorf("rolling update batch size %d is negative", maxBatch)
-	}
-	minInService = spec.MinInService
-	switch {
-	case minInService < 0:
-		return 0, 0, fmt.Errorf("rolling update minimum in service %d is negative", minInService)
-	case minInService == 0:
-		// Keep every node in service while replacing, as far as
-		// CloudFormation allows (MinInstancesInService < MaxSize).
-		minInService = max(0, min(spec.Desired, spec.Max-1))
-	case minInService >= spec.Max:
-		return 0, 0, fmt.Errorf("rolling update minimum in service %d must be below max size %d", minInService, spec.Max)
-	}
-	return maxBatch, minInService, nil
-}
-
-// labelTags checks the labels against the tag limits and returns them as
-// the sorted k=v,k=v list ("" for none).
-func labelTags(labels []Label) (string, error) {
-	if len(labels) > MaxLabels {
-		return "", fmt.Errorf("%d labels, limit %d (EC2 allows 50 tags per instance)", len(labels), MaxLabels)
-	}
-	pairs := make([]string, 0, len(labels))
-	for i, l := range labels {
-		if l.Key == "" || l.Value == "" {
-			return "", fmt.Errorf("label %q=%q: key and value must not be empty", l.Key, l.Value)
-		}
-		if i > 0 && labels[i-1].Key >= l.Key {
-			return "", fmt.Errorf("labels not sorted by unique key at %q", l.Key)
-		}
-		if strings.HasPrefix(l.Key, reservedLabel) {
-			return "", fmt.Errorf("label key %q: the prefix %s is reserved for the labels clusterctl sets", l.Key, reservedLabel)
-		}
-		if n := len(TagLabelPrefix + l.Key); n > maxTagKeyChars {
-			return "", fmt.Errorf("label key %q makes a %d-character tag key, limit %d", l.Key, n, maxTagKeyChars)
-		}
-		if n := len(l.Value); n > maxTagValueChars {
-			return "", fmt.Errorf("label %q has a %d-character value, limit %d", l.Key, n, maxTagValueChars)
-		}
-		pairs = append(pairs, l.Key+"="+l.Value)
-	}
-	list := strings.Join(pairs, ",")
-	if len(list) > maxTagValueChars {
-		return "", fmt.Errorf("labels take %d characters in tag %s, limit %d", len(list), TagLabels, maxTagValueChars)
-	}
-	return list, nil
-}
-
-func checkName(what, name string) error {
-	if !nameRE.MatchString(name) {
-		return fmt.Errorf("%s name %q: want a letter then letters, digits or '-'", what, name)
-	}
-	return nil
-}
-
-func checkSSHCIDR(cidr string) error {
-	if cidr == "" {
-		return nil
-	}
-	ip, _, err := net.ParseCIDR(cidr)
-	if err != nil || ip.To4() == nil {
-		return fmt.Errorf("SSH CIDR %q: want an IPv4 CIDR such as 203.0.113.0/24", cidr)
-	}
-	return nil
-}
-
-func checkVolumeSize(gib int) error {
-	if gib < 8 || gib > 16384 {
-		return fmt.Errorf("volume size %d GiB: want 8 to 16384", gib)
-	}
-	return nil
 }
 
 // execute renders the JSON template name from the files matching pattern and
@@ -480,6 +255,7 @@ func execute(pattern, name string, data any) ([]byte, error) {
 func parse(pattern string) (*template.Template, error) {
 	t, err := template.New("").Option("missingkey=error").Funcs(template.FuncMap{
 		"json": jsonString,
+		"ref":  subRef,
 		"sub":  subLiteral,
 		"sh":   shellQuote,
 	}).ParseFS(templates.FS, pattern, "node/*.tmpl")
@@ -504,3 +280,6 @@ func jsonString(v any) (string, error) {
 // subLiteral escapes text that goes literally into an Fn::Sub string, where
 // "${" would otherwise start a substitution.
 func subLiteral(s string) string { return strings.ReplaceAll(s, "${", "${!") }
+
+// subRef is the Fn::Sub reference to a parameter or resource: ${name}.
+func subRef(name string) string { return "${" + name + "}" }

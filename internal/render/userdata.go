@@ -9,6 +9,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
 // What runs on the nodes (Docker Engine in swarm mode) is generated here and
@@ -23,34 +26,12 @@ import (
 // configuration changes the launch template and the rolling update replaces
 // the nodes, and an identical render changes nothing.
 
-// Keys of the cluster bucket. IAM in core.json.tmpl follows them: the
-// control role writes SwarmPrefix, the agent role reads JoinPrefix only.
-const (
-	JoinPrefix       = "join"             // all the agents may read
-	SwarmPrefix      = "join/swarm"       // the control node's worker-token and ca.pem
-	NodeConfigPrefix = "join/groups"      // <group>/node-<sha256>.sh, uploaded by clusterctl
-	engineLabelGroup = "clusterctl.group" // engine labels set on every node
-	engineLabelType  = "clusterctl.instance-type"
-	reservedLabel    = "clusterctl." // engine label keys clusterctl sets itself
-)
-
 // Artifact is an object that must be in the cluster bucket before the stack
 // is deployed.
 type Artifact struct {
 	Key  string // object key in the cluster bucket
 	Body []byte
 }
-
-// NodeConfigKey is the bucket key of a group's node configuration with the
-// given SHA-256 (hex). Keys are content-addressed, so the configuration of a
-// previous launch template version stays available to a rollback.
-func NodeConfigKey(group, sha256Hex string) string {
-	return NodeConfigPrefix + "/" + group + "/node-" + sha256Hex + ".sh"
-}
-
-// GroupConfigPrefix is the bucket prefix of every node configuration of a
-// group (with the trailing slash, so group "a" does not cover "ab").
-func GroupConfigPrefix(group string) string { return NodeConfigPrefix + "/" + group + "/" }
 
 // nodeData is what agent-node.sh.tmpl sees: everything an agent is
 // configured with.
@@ -59,7 +40,7 @@ type nodeData struct {
 	InstanceType, ImageParameter, ImageID              string
 	LabelList                                          string // k=v,k=v or ""
 	DaemonJSON                                         string // /etc/docker/daemon.json
-	SwarmPrefix                                        string
+	N                                                  names.Set
 }
 
 // controlUserData renders the control node's user data.
@@ -81,18 +62,18 @@ func agentNode(data nodeData) (Artifact, string, error) {
 	}
 	sum := sha256.Sum256([]byte(s))
 	hash := hex.EncodeToString(sum[:])
-	return Artifact{Key: NodeConfigKey(data.Group, hash), Body: []byte(s)}, hash, nil
+	return Artifact{Key: names.NodeConfigKey(data.Group, hash), Body: []byte(s)}, hash, nil
 }
 
 // daemonJSON is the Docker engine configuration of a group's nodes: its
 // labels, plus the group and instance type so services can be constrained
 // to them (engine.labels.clusterctl.group==...).
-func daemonJSON(group, instanceType string, labels []Label) (string, error) {
+func daemonJSON(group, instanceType string, labels []label) (string, error) {
 	engine := make([]string, 0, len(labels)+2)
 	for _, l := range labels {
 		engine = append(engine, l.Key+"="+l.Value)
 	}
-	engine = append(engine, engineLabelGroup+"="+group, engineLabelType+"="+instanceType)
+	engine = append(engine, names.EngineLabelGroup+"="+group, names.EngineLabelInstanceType+"="+instanceType)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -134,7 +115,7 @@ func checkUserData(n int) error {
 func maxSubValue(name string) int {
 	switch name {
 	case "AWS::StackName":
-		return MaxStackNameChars
+		return spec.MaxStackName
 	case "AWS::AccountId":
 		return 12
 	case "AWS::Region", "AWS::Partition", "AWS::URLSuffix":

@@ -1,7 +1,6 @@
 package stacks_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
@@ -83,71 +82,5 @@ func TestClassMethods(t *testing.T) {
 		if tt.c.String() != tt.str || tt.c.Final() != tt.final || tt.c.Failed() != tt.failed || tt.c.OK() != tt.ok {
 			t.Errorf("%v: String=%q Final=%v Failed=%v OK=%v", tt.c, tt.c.String(), tt.c.Final(), tt.c.Failed(), tt.c.OK())
 		}
-	}
-}
-
-func TestAdvice(t *testing.T) {
-	group := stacks.Ref{Cluster: "core", Group: "r3-agents"}
-	core := stacks.Ref{Cluster: "core"}
-	left := []stacks.Resource{{LogicalID: "Bucket", ResourceType: "AWS::S3::Bucket", Status: "DELETE_FAILED"}}
-	tests := []struct {
-		status string
-		ref    stacks.Ref
-		left   []stacks.Resource
-		want   []string
-	}{
-		{"ROLLBACK_COMPLETE", group, nil, []string{"`clusterctl remove-group -n r3-agents -j core`", "`clusterctl add-agents -n r3-agents -j core --replace-failed`"}},
-		{"ROLLBACK_COMPLETE", core, nil, []string{"`clusterctl delete-core core`", "`clusterctl create-core core`"}},
-		{"CREATE_FAILED", group, nil, []string{"--no-rollback", "`clusterctl events core -n r3-agents`", "`clusterctl remove-group -n r3-agents -j core`"}},
-		{"REVIEW_IN_PROGRESS", group, nil, []string{"never created", "`clusterctl remove-group -n r3-agents -j core`"}},
-		{"ROLLBACK_FAILED", group, left, []string{"left behind: Bucket (AWS::S3::Bucket)", "`clusterctl remove-group -n r3-agents -j core --retain-failed`"}},
-		{"DELETE_FAILED", group, left, []string{"left behind: Bucket (AWS::S3::Bucket)", "`clusterctl remove-group -n r3-agents -j core`", "`clusterctl remove-group -n r3-agents -j core --retain-failed`"}},
-		{"DELETE_FAILED", core, left, []string{"left behind: Bucket (AWS::S3::Bucket)", "`clusterctl delete-core core --retain-failed`"}},
-		{"UPDATE_ROLLBACK_FAILED", group, nil, []string{"`clusterctl update-group -n r3-agents -j core --continue-rollback`"}},
-		{"UPDATE_ROLLBACK_FAILED", core, nil, []string{"`aws cloudformation continue-update-rollback --stack-name core`"}},
-		{"UPDATE_ROLLBACK_COMPLETE", group, nil, []string{"previous configuration", "`clusterctl update-group -n r3-agents -j core`"}},
-		{"UPDATE_ROLLBACK_COMPLETE", core, nil, []string{"previous configuration", "`clusterctl events core`"}},
-		{"UPDATE_FAILED", group, nil, []string{"--no-rollback", "rollback-stack --stack-name core-r3-agents"}},
-		{"IMPORT_ROLLBACK_COMPLETE", core, nil, []string{"previous configuration"}},
-		{"IMPORT_ROLLBACK_FAILED", group, nil, []string{"`clusterctl remove-group -n r3-agents -j core`"}},
-		{"UPDATE_IN_PROGRESS", group, nil, []string{"`clusterctl wait core -n r3-agents`"}},
-		{"CREATE_IN_PROGRESS", core, nil, []string{"`clusterctl wait core`"}},
-	}
-	for _, tt := range tests {
-		name := "core"
-		if tt.ref.Group != "" {
-			name = "core-" + tt.ref.Group
-		}
-		got := stacks.Advice(&stacks.Stack{Name: name, Status: tt.status}, tt.ref, tt.left)
-		for _, w := range tt.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("Advice(%s, %+v) = %q, want it to contain %q", tt.status, tt.ref, got, w)
-			}
-		}
-	}
-	// Every failed or stuck status gets advice; healthy ones get none.
-	for status, c := range wantClass {
-		got := stacks.Advice(&stacks.Stack{Name: "core", Status: status}, core, nil)
-		if (got == "") != c.OK() {
-			t.Errorf("Advice(%s) = %q", status, got)
-		}
-	}
-}
-
-func TestAdviceFromTags(t *testing.T) {
-	s := &stacks.Stack{Name: "prod-c5", Status: "ROLLBACK_COMPLETE", Tags: groupTags("prod", "c5")}
-	if got := stacks.RefOf(s); got != (stacks.Ref{Cluster: "prod", Group: "c5"}) {
-		t.Errorf("RefOf = %+v", got)
-	}
-	if got := stacks.Advice(s, stacks.Ref{}, nil); !strings.Contains(got, "clusterctl remove-group -n c5 -j prod") {
-		t.Errorf("Advice = %q", got)
-	}
-	core := &stacks.Stack{Name: "prod", Status: "ROLLBACK_COMPLETE", Tags: coreTags("prod")}
-	if got := stacks.Advice(core, stacks.Ref{}, nil); !strings.Contains(got, "clusterctl delete-core prod") {
-		t.Errorf("Advice = %q", got)
-	}
-	untagged := &stacks.Stack{Name: "other", Status: "DELETE_FAILED"}
-	if got := stacks.RefOf(untagged); got != (stacks.Ref{Cluster: "other"}) {
-		t.Errorf("RefOf(untagged) = %+v", got)
 	}
 }

@@ -27,9 +27,9 @@ type OperationError struct {
 	RootCause *Event
 	// LeftBehind lists resources a failed delete or rollback could not remove.
 	LeftBehind []Resource
-	// Advice is what to do next, from Advice with the stack's ownership
-	// tags; callers may replace it.
-	Advice string
+	// Tags are the stack's, so that callers can tell what it is (the core
+	// or a group of which cluster) and say what to do next.
+	Tags map[string]string
 }
 
 func (e *OperationError) Error() string {
@@ -42,9 +42,6 @@ func (e *OperationError) Error() string {
 		}
 	} else if e.Reason != "" {
 		b.WriteString(": " + e.Reason)
-	}
-	if e.Advice != "" {
-		b.WriteString("\n" + e.Advice)
 	}
 	return b.String()
 }

@@ -292,7 +292,7 @@ func (m *Manager) failure(ctx context.Context, o *op, st *Stack) *OperationError
 	}
 	return &OperationError{
 		Stack: o.name, Op: o.kind, Status: st.Status, Reason: st.StatusReason,
-		RootCause: rc, LeftBehind: left, Advice: Advice(st, Ref{}, left),
+		RootCause: rc, LeftBehind: left, Tags: st.Tags,
 	}
 }
 

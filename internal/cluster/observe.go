@@ -1,0 +1,146 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/spec"
+	"github.com/clusterctl/clusterctl/internal/stacks"
+)
+
+// Observed is a cluster as deployed, read back into the model: what a
+// desired spec is compared with.
+type Observed struct {
+	Spec   spec.Cluster // the core's and every group's settings as deployed
+	Core   *stacks.Stack
+	Groups map[string]*ObservedGroup // by group name
+}
+
+// ObservedGroup is one group as deployed.
+type ObservedGroup struct {
+	Spec     spec.Group
+	Stack    *stacks.Stack
+	Template []byte // as deployed
+	// Nodes counts the instances of its Auto Scaling group (what a rolling
+	// update would replace); -1 when the group has none.
+	Nodes int
+}
+
+// Observe reads cluster name back into the model: the core from its
+// stack's parameters and template, each group from its stack's parameters,
+// its template's recorded intent and its Auto Scaling group. A stack is a
+// group of the cluster when its tags say so and its name is
+// <cluster>-<group>.
+func (s *Service) Observe(ctx context.Context, name string) (*Observed, error) {
+	if err := spec.CheckClusterName(name); err != nil {
+		return nil, err
+	}
+	core, err := s.getCore(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	o := &Observed{Spec: spec.New(name), Core: core, Groups: map[string]*ObservedGroup{}}
+	o.Spec.Core, err = s.readCore(ctx, core)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := s.groupStacks(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		if g.Stack != names.GroupStack(name, g.Group) {
+			continue // our tags under a foreign name: not a group of this cluster
+		}
+		og, err := s.ObserveGroup(ctx, name, g.Group)
+		if err != nil {
+			return nil, err
+		}
+		o.Groups[g.Group] = og
+		o.Spec.Groups = append(o.Spec.Groups, og.Spec)
+	}
+	return o, nil
+}
+
+func (s *Service) readCore(ctx context.Context, core *stacks.Stack) (spec.Core, error) {
+	body, err := s.Stacks.Template(ctx, core.Name)
+	if err != nil {
+		return spec.Core{}, err
+	}
+	c, err := render.ReadCore(render.Deployed{Template: body, Parameters: core.Parameters, Tags: core.Tags})
+	if err != nil {
+		return c, fmt.Errorf("core %s: %w", core.Name, err)
+	}
+	return c, nil
+}
+
+// ObserveGroup reads one group of cluster back into the model.
+func (s *Service) ObserveGroup(ctx context.Context, cluster, group string) (*ObservedGroup, error) {
+	st, err := s.groupStack(ctx, cluster, group)
+	if err != nil {
+		return nil, err
+	}
+	return s.observeGroup(ctx, group, st)
+}
+
+func (s *Service) observeGroup(ctx context.Context, group string, st *stacks.Stack) (*ObservedGroup, error) {
+	body, err := s.Stacks.Template(ctx, st.Name)
+	if err != nil {
+		return nil, err
+	}
+	g, err := render.ReadGroup(group, render.Deployed{Template: body, Parameters: st.Parameters, Tags: st.Tags})
+	if err != nil {
+		return nil, fmt.Errorf("group %s: %w", st.Name, err)
+	}
+	nodes, err := s.groupNodes(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	return &ObservedGroup{Spec: g, Stack: st, Template: body, Nodes: nodes}, nil
+}
+
+// groupStack reads the stack of a group, refusing a stack of that name
+// that is not a group of the cluster by its tags.
+func (s *Service) groupStack(ctx context.Context, cluster, group string) (*stacks.Stack, error) {
+	name := names.GroupStack(cluster, group)
+	st, err := s.Stacks.Get(ctx, name)
+	if errors.Is(err, stacks.ErrNotFound) {
+		return nil, refused("group %q not found in cluster %q (no stack %s)", group, cluster, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st.Tags[names.TagCluster] != cluster || st.Tags[names.TagRole] != names.RoleAgents || st.Tags[names.TagGroup] != group {
+		return nil, refused("stack %s is not an agent group of cluster %q", name, cluster)
+	}
+	return st, nil
+}
+
+// groupNodes counts the instances of a group's Auto Scaling group; -1 when
+// it has none. The group is found by its ownership tags (the stack's
+// output naming it goes stale on some implementations after an update).
+func (s *Service) groupNodes(ctx context.Context, st *stacks.Stack) (int, error) {
+	in := &autoscaling.DescribeAutoScalingGroupsInput{Filters: []asgtypes.Filter{
+		{Name: aws.String("tag:" + names.TagCluster), Values: []string{st.Tags[names.TagCluster]}},
+		{Name: aws.String("tag:" + names.TagGroup), Values: []string{st.Tags[names.TagGroup]}},
+	}}
+	nodes := -1
+	p := autoscaling.NewDescribeAutoScalingGroupsPaginator(s.ASG, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("describing the auto scaling group of %s: %w", st.Name, err)
+		}
+		for _, g := range page.AutoScalingGroups {
+			nodes = max(nodes, 0) + len(g.Instances)
+		}
+	}
+	return nodes, nil
+}

@@ -1,0 +1,188 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/spec"
+	"github.com/clusterctl/clusterctl/internal/stacks"
+)
+
+// Plan is what an update does to one stack: the difference of the
+// deployed and the desired spec, CloudFormation's resource actions, and
+// the nodes the rolling update replaces. clusterctl computes the settings
+// and the nodes itself: change sets do not always say (some CloudFormation
+// implementations leave parameter-only changes out).
+type Plan struct {
+	Stack string `json:"stack"`
+	// Settings lists every setting that changes, old → new, in the order
+	// of the spec; then the core's outputs the group follows, as
+	// "join.<Output>", and an image path that now resolves to a newer AMI.
+	Settings []spec.Change `json:"settings"`
+	// Changes is CloudFormation's change set.
+	Changes []ResourceChange `json:"changes"`
+	// NodesReplaced nodes are replaced by the rolling update, BatchSize at
+	// a time.
+	NodesReplaced int `json:"nodesReplaced"`
+	BatchSize     int `json:"batchSize"`
+
+	unchanged bool // rendered template and parameters equal the deployed ones
+}
+
+// ResourceChange is one resource action of a change set.
+type ResourceChange struct {
+	Action       string `json:"action"` // Add, Modify, Remove, ...
+	LogicalID    string `json:"logicalId"`
+	ResourceType string `json:"resourceType"`
+	Replacement  string `json:"replacement"` // True, False, Conditional or ""
+}
+
+func (p *Plan) setChanges(cs []stacks.Change) {
+	p.Changes = []ResourceChange{}
+	for _, c := range cs {
+		p.Changes = append(p.Changes, ResourceChange{Action: c.Action, LogicalID: c.LogicalID, ResourceType: c.ResourceType, Replacement: c.Replacement})
+	}
+}
+
+// resolvedImage names the plan row of an image path whose AMI moved.
+const resolvedImage = "imageId (resolved)"
+
+// planGroup compares a group as deployed with its desired spec rendered
+// as r.
+func (s *Service) planGroup(ctx context.Context, deployed *ObservedGroup, desired spec.Group, r *render.Rendered) (*Plan, error) {
+	p := &Plan{Stack: r.StackName, Settings: spec.Diff(deployed.Spec, desired), Changes: []ResourceChange{}, BatchSize: desired.MaxBatchSize()}
+	if p.Settings == nil {
+		p.Settings = []spec.Change{}
+	}
+	prev := deployed.Stack
+	for _, k := range names.JoinOutputs() {
+		if k == names.OutputSubnetIDs && len(desired.SubnetIDs) > 0 {
+			continue // the group's own subnets: a setting
+		}
+		old, new := prev.Parameters[k], r.Parameters[k]
+		if !sameValue(old, new) {
+			p.Settings = append(p.Settings, spec.Change{Path: "join." + k, Old: old, New: new, OldText: old, NewText: new})
+		}
+	}
+
+	// The image path resolves to an AMI on every deploy: compare AMIs.
+	// CloudFormation reports the resolved AMI as ResolvedValue; some
+	// implementations report it as the value itself.
+	oldParams, newParams := maps.Clone(prev.Parameters), maps.Clone(r.Parameters)
+	if v := prev.Resolved[names.ParamImageParameter]; v != "" {
+		oldParams[names.ParamImageParameter] = v
+	}
+	path := r.Parameters[names.ParamImageParameter]
+	out, err := s.SSM.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(path)})
+	if err != nil {
+		return nil, fmt.Errorf("resolving image parameter %s: %w", path, err)
+	}
+	newParams[names.ParamImageParameter] = aws.ToString(out.Parameter.Value)
+	oldAMI, newAMI := oldParams[names.ParamImageParameter], newParams[names.ParamImageParameter]
+	if oldAMI != newAMI && r.Parameters[names.ParamImageID] == "" && !changes(p.Settings, "imageId", "instanceType") {
+		p.Settings = append(p.Settings, spec.Change{Path: resolvedImage, Old: oldAMI, New: newAMI, OldText: oldAMI, NewText: newAMI})
+	}
+
+	p.unchanged = bytes.Equal(bytes.TrimSpace(deployed.Template), bytes.TrimSpace(r.Template))
+	for k, v := range newParams {
+		if pv, ok := oldParams[k]; !ok || !sameValue(pv, v) {
+			p.unchanged = false
+		}
+	}
+
+	current := deployed.Nodes
+	if current < 0 {
+		current = deployed.Spec.Desired()
+	}
+	oldLaunch, errOld := render.Launch(deployed.Template, oldParams)
+	newLaunch, err := render.Launch(r.Template, newParams)
+	if err != nil {
+		return nil, err
+	}
+	// A deployed template that cannot be read this way is assumed to
+	// change: better to announce a replacement that does not happen.
+	if errOld != nil || oldLaunch != newLaunch {
+		p.NodesReplaced = min(current, desired.Desired())
+	}
+	return p, nil
+}
+
+// sameValue compares parameter values; lists in either form SplitList
+// reads are equal when their items are.
+func sameValue(a, b string) bool {
+	return a == b || slices.Equal(spec.SplitList(a), spec.SplitList(b)) && len(spec.SplitList(a)) > 0
+}
+
+func changes(cs []spec.Change, paths ...string) bool {
+	for _, c := range cs {
+		if slices.Contains(paths, c.Path) {
+			return true
+		}
+	}
+	return false
+}
+
+// WritePlan prints a plan for a terminal: the settings that change, the
+// resources CloudFormation changes, and the nodes replaced.
+func WritePlan(w io.Writer, p *Plan) error {
+	if len(p.Settings) == 0 {
+		fmt.Fprintln(w, "No setting changes: the template is rendered anew by this clusterctl.")
+	} else {
+		t := query.Table{Header: []string{"SETTING", "CHANGE"}}
+		for _, c := range p.Settings {
+			t.Rows = append(t.Rows, []string{c.Path, c.OldText + " → " + c.NewText})
+		}
+		if err := query.WriteTable(w, t); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	if len(p.Changes) == 0 {
+		fmt.Fprintln(w, "CloudFormation lists no resource changes.")
+	} else {
+		t := query.Table{Header: []string{"ACTION", "RESOURCE", "TYPE", "REPLACEMENT"}}
+		for _, c := range p.Changes {
+			t.Rows = append(t.Rows, []string{c.Action, c.LogicalID, c.ResourceType, replacement(c.Replacement)})
+		}
+		if err := query.WriteTable(w, t); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	_, err := fmt.Fprintln(w, p.NodesLine())
+	return err
+}
+
+// NodesLine says how many nodes are replaced: "3 nodes will be replaced, 1
+// at a time".
+func (p *Plan) NodesLine() string {
+	switch p.NodesReplaced {
+	case 0:
+		return "0 nodes will be replaced"
+	case 1:
+		return "1 node will be replaced"
+	}
+	return fmt.Sprintf("%d nodes will be replaced, %d at a time", p.NodesReplaced, p.BatchSize)
+}
+
+func replacement(r string) string {
+	switch r {
+	case "True":
+		return "replaced"
+	case "Conditional":
+		return "maybe replaced"
+	case "False":
+		return "in place"
+	}
+	return "-"
+}

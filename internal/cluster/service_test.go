@@ -1,0 +1,409 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/clusterctl/clusterctl/internal/cfnfake"
+	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/iostreams"
+	"github.com/clusterctl/clusterctl/internal/motoserver"
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/spec"
+	"github.com/clusterctl/clusterctl/internal/stacks"
+)
+
+// The orchestration runs in process against moto (which models stacks,
+// instances, Auto Scaling groups and buckets) and, for what moto does not
+// model (failed updates and deletes), against the scripted CloudFormation
+// fake with small in-memory stand-ins for the other services.
+
+var moto struct {
+	once sync.Once
+	srv  *motoserver.Server
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if moto.srv != nil {
+		moto.srv.Close()
+	}
+	os.Exit(code)
+}
+
+// motoService returns a Service on a fresh moto account. A missing
+// moto_server fails the test: these tests never skip.
+func motoService(t *testing.T) *Service {
+	t.Helper()
+	moto.once.Do(func() { moto.srv, moto.err = motoserver.Start(nil) })
+	if moto.err != nil {
+		t.Fatal(moto.err)
+	}
+	if err := moto.srv.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.LoadDefaultConfig(context.Background(),
+		config.WithRegion("us-east-1"),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
+		config.WithSharedConfigFiles([]string{}), config.WithSharedCredentialsFiles([]string{}),
+		config.WithBaseEndpoint(moto.srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfn := cloudformation.NewFromConfig(cfg)
+	ios, _, _, _ := iostreams.Test()
+	return &Service{
+		Stacks:  stacks.NewManager(cfn, stacks.Options{RunID: "test"}),
+		CFN:     cfn,
+		EC2:     ec2.NewFromConfig(cfg),
+		ASG:     autoscaling.NewFromConfig(cfg),
+		S3:      s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }),
+		SSM:     ssm.NewFromConfig(cfg),
+		IO:      ios,
+		Version: "test",
+	}
+}
+
+func intp(n int) *int { return &n }
+
+// create, observe, update (no-op, values, dry run), remove and delete, each
+// checked against what moto then holds.
+func TestOrchestrationOnMoto(t *testing.T) {
+	s := motoService(t)
+	ctx := t.Context()
+
+	core := spec.Core{SSHCIDR: "203.0.113.0/24", VolumeSize: intp(25)}
+	coreStack, err := s.CreateCore(ctx, "core", core, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if coreStack.Outputs[names.OutputBucketName] == "" {
+		t.Fatalf("core outputs %v", coreStack.Outputs)
+	}
+	if _, err := s.CreateCore(ctx, "core", core, CreateOptions{}); !errors.Is(err, ErrRefused) {
+		t.Errorf("second CreateCore: %v", err)
+	}
+
+	web := spec.Group{Name: "web", InstanceType: "c5.large", Count: intp(2), Labels: spec.Labels{"role": "web"},
+		VolumeSize: intp(40), SSHCIDR: "198.51.100.0/24", RollingUpdate: spec.RollingUpdate{MaxBatch: intp(2)}}
+	nodes, err := s.AddAgents(ctx, "core", web, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != 2 || nodes[0].Labels["role"] != "web" {
+		t.Errorf("nodes %+v", nodes)
+	}
+
+	// What is deployed reads back into the spec it was created from.
+	obs, err := s.Observe(ctx, "core")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCore := core
+	wantCore.Default()
+	wantCore.VpcID, wantCore.SubnetIDs = obs.Spec.Core.VpcID, obs.Spec.Core.SubnetIDs
+	if !reflect.DeepEqual(obs.Spec.Core, wantCore) || !strings.HasPrefix(wantCore.VpcID, "vpc-") || len(wantCore.SubnetIDs) == 0 {
+		t.Errorf("observed core %+v, want %+v with the default VPC", obs.Spec.Core, wantCore)
+	}
+	wantWeb := web
+	wantWeb.Default()
+	if len(obs.Spec.Groups) != 1 || !reflect.DeepEqual(obs.Spec.Groups[0], wantWeb) {
+		t.Errorf("observed groups %+v, want %+v", obs.Spec.Groups, wantWeb)
+	}
+	if g := obs.Groups["web"]; g == nil || g.Nodes != 2 || g.Stack.Name != "core-web" {
+		t.Errorf("observed web %+v", g)
+	}
+	if err := obs.Spec.Check(); err != nil {
+		t.Errorf("the observed cluster is no valid spec: %v", err)
+	}
+
+	// Nothing asked, nothing changes.
+	res, err := s.UpdateGroup(ctx, UpdateOptions{Cluster: "core", Group: "web"})
+	if err != nil || !res.NoOp || res.Applied {
+		t.Fatalf("identity update: %+v, %v", res, err)
+	}
+
+	// A count change: the plan has the value, and no node is replaced
+	// (moto's change set lists no change for it).
+	var shown *Plan
+	res, err = s.UpdateGroup(ctx, UpdateOptions{Cluster: "core", Group: "web",
+		Desired: func(d spec.Group) spec.Group { d.Count = intp(3); return d },
+		OnPlan:  func(p *Plan) error { shown = p; return nil }})
+	if err != nil || !res.Applied || shown != res.Plan {
+		t.Fatalf("count update: %+v, %v", res, err)
+	}
+	want := []spec.Change{{Path: "count", Old: 2, New: 3, OldText: "2", NewText: "3"}}
+	if !reflect.DeepEqual(res.Plan.Settings, want) || res.Plan.NodesReplaced != 0 {
+		t.Errorf("plan %+v, want %+v and no node replaced", res.Plan, want)
+	}
+	if g, _ := s.ObserveGroup(ctx, "core", "web"); *g.Spec.Count != 3 || g.Nodes != 3 {
+		t.Errorf("after the count update: %+v, %d nodes", g.Spec, g.Nodes)
+	}
+
+	// A type change replaces every node, two at a time; a dry run changes nothing.
+	res, err = s.UpdateGroup(ctx, UpdateOptions{Cluster: "core", Group: "web", DryRun: true,
+		Desired: func(d spec.Group) spec.Group { d.InstanceType = "c5.xlarge"; return d }})
+	if err != nil || res.Applied || res.NoOp {
+		t.Fatalf("dry run: %+v, %v", res, err)
+	}
+	if p := res.Plan; p.NodesReplaced != 3 || p.BatchSize != 2 || p.NodesLine() != "3 nodes will be replaced, 2 at a time" ||
+		len(p.Settings) != 1 || p.Settings[0].Path != "instanceType" || !slices.ContainsFunc(p.Changes, func(c ResourceChange) bool { return c.LogicalID == names.ResourceLaunchTemplate }) {
+		t.Errorf("type plan %+v", p)
+	}
+	if g, _ := s.ObserveGroup(ctx, "core", "web"); g.Spec.InstanceType != "c5.large" {
+		t.Errorf("the dry run changed the type to %s", g.Spec.InstanceType)
+	}
+
+	// Bad desired settings are a usage error at their path; nothing changes.
+	_, err = s.UpdateGroup(ctx, UpdateOptions{Cluster: "core", Group: "web",
+		Desired: func(d spec.Group) spec.Group { d.Min = intp(9); return d }})
+	var fe *spec.FieldError
+	if !errors.As(err, &fe) || fe.Path != "min" || errs.ExitCode(err) != errs.ExitUsage {
+		t.Errorf("min above count: %v", err)
+	}
+
+	// remove-group deletes the stack and the group's node configurations.
+	if _, err := s.RemoveGroup(ctx, RemoveOptions{Cluster: "core", Group: "web", Yes: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ObserveGroup(ctx, "core", "web"); !errors.Is(err, ErrRefused) {
+		t.Errorf("observing a removed group: %v", err)
+	}
+	objs, err := s.S3.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(coreStack.Outputs[names.OutputBucketName]), Prefix: aws.String(names.GroupConfigPrefix("web"))})
+	if err != nil || len(objs.Versions) != 0 {
+		t.Errorf("node configurations left: %v, %v", objs, err)
+	}
+
+	if _, err := s.DeleteCore(ctx, DeleteCoreOptions{Name: "core", Yes: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Observe(ctx, "core"); !errors.Is(err, ErrRefused) {
+		t.Errorf("observing a deleted cluster: %v", err)
+	}
+}
+
+// fakeEnv is the CloudFormation fake and in-memory stand-ins for the
+// services it does not speak.
+type fakeEnv struct {
+	fake *cfnfake.Server
+	s    *Service
+	s3   *memS3
+}
+
+func fakeService(t *testing.T) *fakeEnv {
+	t.Helper()
+	fake := cfnfake.New(t)
+	ios, _, _, _ := iostreams.Test()
+	mem := &memS3{}
+	return &fakeEnv{fake: fake, s3: mem, s: &Service{
+		Stacks:  stacks.NewManager(fake.Client(), stacks.Options{RunID: "test", Clock: fake.Clock}),
+		CFN:     fake.Client(),
+		ASG:     memASG{},
+		S3:      mem,
+		SSM:     memSSM{},
+		IO:      ios,
+		Version: "test",
+	}}
+}
+
+var testJoin = render.Join{
+	ClusterName: "core", BucketName: "core-bucket", ControlPrivateIp: "10.0.1.10",
+	ControlSecurityGroupId: "sg-0c0c0c0c", AgentSecurityGroupId: "sg-0a0a0a0a",
+	AgentInstanceProfile: "arn:aws:iam::123456789012:instance-profile/core-agents",
+	VpcId:                "vpc-0123abcd", SubnetIds: []string{"subnet-0aaa1111"}, ContractVersion: render.ContractVersion,
+}
+
+// seed puts a core and its groups into the fake as clusterctl would have
+// deployed them.
+func (e *fakeEnv) seed(t *testing.T, groups ...spec.Group) {
+	t.Helper()
+	e.seedWith(t, testJoin, testJoin, memAMI, groups...)
+}
+
+// seedWith seeds a core whose outputs are now core, and groups deployed
+// when they were join, their image path resolved to ami.
+func (e *fakeEnv) seedWith(t *testing.T, core, join render.Join, ami string, groups ...spec.Group) {
+	t.Helper()
+	e.fake.Seed(cfnfake.Seed{Name: "core", Outputs: core.Outputs(),
+		Tags: map[string]string{names.TagCluster: "core", names.TagRole: names.RoleCore, names.TagGroup: names.GroupControl}})
+	for _, g := range groups {
+		r, err := render.Group("core", g, join, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		params := r.Parameters
+		params[names.ParamImageParameter] = ami // as resolved
+		e.fake.Seed(cfnfake.Seed{Name: r.StackName, Template: string(r.Template), Params: params, Tags: r.Tags,
+			Resources: []cfnfake.Resource{
+				{LogicalID: names.ResourceLaunchTemplate, Type: "AWS::EC2::LaunchTemplate"},
+				{LogicalID: names.ResourceAutoScalingGroup, Type: "AWS::AutoScaling::AutoScalingGroup"},
+			}})
+	}
+}
+
+// A failed update is reported with its root cause and what to do next,
+// composed where the commands live; the node configuration was uploaded
+// before the update ran.
+func TestUpdateRollbackExplained(t *testing.T) {
+	e := fakeService(t)
+	e.seed(t, spec.Group{Name: "g", InstanceType: "m5.large", Count: intp(2)})
+	asg := cfnfake.Res{LogicalID: names.ResourceAutoScalingGroup, Type: "AWS::AutoScaling::AutoScalingGroup"}
+	e.fake.Script("core-g", cfnfake.Update, cfnfake.UpdateRollback(time.Minute, asg, "Received 0 SUCCESS signal(s) out of 1")...)
+
+	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g",
+		Desired: func(d spec.Group) spec.Group { d.InstanceType = "m5.xlarge"; return d }})
+	if err == nil {
+		t.Fatal("the update succeeded")
+	}
+	msg := err.Error()
+	for _, want := range []string{"UPDATE_ROLLBACK_COMPLETE", "0 SUCCESS signal", "previous configuration", "`clusterctl update-group -n g -j core`"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	if errs.ExitCode(err) != errs.ExitFailed {
+		t.Errorf("exit code %d", errs.ExitCode(err))
+	}
+	if res == nil || res.Plan == nil || res.Plan.NodesReplaced != 2 {
+		t.Errorf("plan %+v", res)
+	}
+	if len(e.s3.puts) != 1 || !strings.HasPrefix(e.s3.puts[0], names.GroupConfigPrefix("g")) {
+		t.Errorf("uploads %v, want the new node configuration", e.s3.puts)
+	}
+	if n := len(e.fake.Log("ExecuteChangeSet")); n != 1 {
+		t.Errorf("ExecuteChangeSet called %d times", n)
+	}
+}
+
+// A flagless update of a group deployed with every setting changes
+// nothing: no change set is even created.
+func TestUpdateNothingCreatesNoChangeSet(t *testing.T) {
+	e := fakeService(t)
+	e.seed(t, spec.Group{Name: "g", InstanceType: "m5.large", Count: intp(2), Min: intp(1), Max: intp(5), SSHCIDR: "203.0.113.0/24",
+		KeyName: "ops", Labels: spec.Labels{"a": "1"}, ImageID: "/my/images/node", VolumeSize: intp(50), SubnetIDs: []string{"subnet-0bbb2222"},
+		RollingUpdate: spec.RollingUpdate{MaxBatch: intp(2), MinInService: intp(0)}})
+	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g",
+		Desired: func(d spec.Group) spec.Group { return d.Update(spec.Group{}, nil) }})
+	if err != nil || !res.NoOp {
+		t.Fatalf("flagless update: %+v, %v", res, err)
+	}
+	if n := len(e.fake.Log("CreateChangeSet")); n != 0 || len(e.s3.puts) != 0 {
+		t.Errorf("%d change sets, %d uploads", n, len(e.s3.puts))
+	}
+}
+
+// With no setting changed, a group still follows its core (a replaced
+// control node) and a newer AMI behind its image path: the plan says why,
+// and that the nodes are replaced.
+func TestPlanFollowsCoreAndImage(t *testing.T) {
+	e := fakeService(t)
+	moved := testJoin
+	moved.ControlPrivateIp = "10.0.1.99"
+	e.seedWith(t, moved, testJoin, "ami-00000000000000001", spec.Group{Name: "g", InstanceType: "m5.large", Count: intp(2)})
+	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", DryRun: true})
+	if err != nil || res.NoOp || res.Applied {
+		t.Fatalf("update: %+v, %v", res, err)
+	}
+	want := []spec.Change{
+		{Path: "join.ControlPrivateIp", Old: "10.0.1.10", New: "10.0.1.99", OldText: "10.0.1.10", NewText: "10.0.1.99"},
+		{Path: resolvedImage, Old: "ami-00000000000000001", New: memAMI, OldText: "ami-00000000000000001", NewText: memAMI},
+	}
+	if !reflect.DeepEqual(res.Plan.Settings, want) || res.Plan.NodesReplaced != 2 || len(res.Plan.Changes) == 0 {
+		t.Errorf("plan %+v\nwant settings %+v, 2 nodes replaced", res.Plan, want)
+	}
+	if len(e.s3.puts) != 0 || len(e.fake.Log("ExecuteChangeSet")) != 0 {
+		t.Error("a dry run uploaded or executed")
+	}
+}
+
+// A cascade whose group deletes fail names the recovery of each group.
+func TestDeleteCascadeExplained(t *testing.T) {
+	e := fakeService(t)
+	e.seed(t, spec.Group{Name: "a", InstanceType: "m5.large"}, spec.Group{Name: "b", InstanceType: "m5.large"})
+	sg := cfnfake.Res{LogicalID: "SshSecurityGroup", Type: "AWS::EC2::SecurityGroup"}
+	for _, g := range []string{"core-a", "core-b"} {
+		e.fake.Script(g, cfnfake.Delete, cfnfake.DeleteFails(30*time.Second, sg, "resource sg-1 has a dependent object")...)
+	}
+	_, err := e.s.DeleteCore(t.Context(), DeleteCoreOptions{Name: "core", Cascade: true, Yes: true})
+	if err == nil {
+		t.Fatal("the cascade succeeded")
+	}
+	for _, want := range []string{"clusterctl remove-group -n a -j core --retain-failed", "clusterctl remove-group -n b -j core --retain-failed", "dependent object"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%s", want, err)
+		}
+	}
+	if st := e.fake.Status("core"); st != "CREATE_COMPLETE" {
+		t.Errorf("core %s: deleted although its groups are not", st)
+	}
+}
+
+// In-memory stand-ins.
+
+const memAMI = "ami-0123456789abcdef0"
+
+type memSSM struct{}
+
+func (memSSM) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ ...func(*ssm.Options)) (*ssm.GetParameterOutput, error) {
+	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Name: in.Name, Value: aws.String(memAMI)}}, nil
+}
+
+// memASG has one Auto Scaling group of 2 nodes for every group asked for
+// by its tags.
+type memASG struct{}
+
+func (memASG) DescribeAutoScalingGroups(_ context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, _ ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
+	var out autoscaling.DescribeAutoScalingGroupsOutput
+	for _, f := range in.Filters {
+		if aws.ToString(f.Name) == "tag:"+names.TagGroup {
+			out.AutoScalingGroups = append(out.AutoScalingGroups, asgtypes.AutoScalingGroup{AutoScalingGroupName: aws.String(f.Values[0]),
+				Instances: []asgtypes.Instance{{InstanceId: aws.String("i-1")}, {InstanceId: aws.String("i-2")}}})
+		}
+	}
+	return &out, nil
+}
+
+type memS3 struct {
+	mu   sync.Mutex
+	puts []string
+}
+
+func (m *memS3) PutObject(_ context.Context, in *s3.PutObjectInput, _ ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
+	if _, err := io.ReadAll(in.Body); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.puts = append(m.puts, aws.ToString(in.Key))
+	return &s3.PutObjectOutput{}, nil
+}
+
+func (m *memS3) ListObjectVersions(context.Context, *s3.ListObjectVersionsInput, ...func(*s3.Options)) (*s3.ListObjectVersionsOutput, error) {
+	return &s3.ListObjectVersionsOutput{}, nil
+}
+
+func (m *memS3) DeleteObjects(_ context.Context, in *s3.DeleteObjectsInput, _ ...func(*s3.Options)) (*s3.DeleteObjectsOutput, error) {
+	return nil, fmt.Errorf("memS3: unexpected DeleteObjects of %d objects", len(in.Delete.Objects))
+}

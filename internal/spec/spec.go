@@ -1,0 +1,207 @@
+// Package spec is clusterctl's model of a cluster: one Cluster (its core
+// and its agent groups) that the flag commands and cluster files fill alike
+// and that a deployed cluster is read back into.
+//
+// A setting is a field of Core or Group. Its tags say everything the rest
+// of clusterctl needs to know about it:
+//
+//   - json/yaml: its key in a cluster file and its path in errors and plans
+//     (groups[1].rollingUpdate.maxBatch);
+//   - name/short/help (kong): its flag on create-core, add-agents,
+//     update-group and render;
+//   - cfn: the template parameter that carries its value; a setting without
+//     one is intent, recorded in the template's metadata (internal/render);
+//     cfn:"-" is neither (a group's name is its stack's).
+//
+// Default fills in what was left out, Check checks every rule; both live
+// here and nowhere else, and Complete does both. (Not "Validate": kong
+// calls a Validate method of a flag struct before the defaults are in.)
+// Zero values mean "not given": nil for numbers, "" for text, nil for
+// lists and labels.
+package spec
+
+import (
+	"slices"
+)
+
+// File format identifiers of a cluster file.
+const (
+	APIVersion = "clusterctl/v1"
+	Kind       = "Cluster"
+)
+
+// Defaults of the settings that have one. The image and the subnets have
+// defaults too, resolved at render time: the region's Amazon Linux 2023 for
+// the instance type's architecture, and the core's subnets.
+const (
+	DefaultCoreInstanceType = "t3.medium"
+	DefaultCoreVolumeSize   = 20 // GiB
+	DefaultCount            = 1
+	DefaultMin              = 0
+	DefaultVolumeSize       = 30 // GiB
+	DefaultMaxBatch         = 1
+)
+
+// Cluster is a whole cluster: its core and its groups. The core stack is
+// named after the cluster, a group's stack <cluster>-<group>.
+type Cluster struct {
+	APIVersion string  `json:"apiVersion" yaml:"apiVersion"`
+	Kind       string  `json:"kind" yaml:"kind"`
+	Name       string  `json:"name" yaml:"name"`
+	Core       Core    `json:"core" yaml:"core"`
+	Groups     []Group `json:"groups,omitempty" yaml:"groups,omitempty"`
+}
+
+// New returns the spec of cluster name with a default core and no groups.
+func New(name string) Cluster {
+	return Cluster{APIVersion: APIVersion, Kind: Kind, Name: name}
+}
+
+// Group returns the group of that name, or nil.
+func (c *Cluster) Group(name string) *Group {
+	for i := range c.Groups {
+		if c.Groups[i].Name == name {
+			return &c.Groups[i]
+		}
+	}
+	return nil
+}
+
+// Core is the control plane: the control node, the cluster's network, and
+// (not settings) its bucket, security groups and roles.
+type Core struct {
+	InstanceType string   `json:"instanceType,omitempty" yaml:"instanceType,omitempty" name:"instance-type" placeholder:"TYPE" help:"Control node instance type (default t3.medium)." cfn:"InstanceType"`
+	ImageID      string   `json:"imageId,omitempty" yaml:"imageId,omitempty" name:"image-id" placeholder:"AMI|PATH" help:"AMI id or SSM parameter path (default: the region's Amazon Linux 2023 for the type's architecture)." unset:"default"`
+	KeyName      string   `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair for the control node." cfn:"KeyName" unset:"none"`
+	SSHCIDR      string   `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
+	VpcID        string   `json:"vpcId,omitempty" yaml:"vpcId,omitempty" name:"vpc-id" placeholder:"VPC" help:"VPC (default: the account's default VPC)." cfn:"VpcId" unset:"default"`
+	SubnetIDs    []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated; the control node runs in the first (default: the VPC's default subnets)." cfn:"SubnetIds" unset:"default"`
+	VolumeSize   *int     `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size of the control node in GiB (default 20)." cfn:"VolumeSize"`
+}
+
+// Group is one agent group: an Auto Scaling group of one instance type.
+type Group struct {
+	Name          string        `json:"name" yaml:"name" short:"n" name:"name" predictor:"group" required:"" placeholder:"GROUP" help:"Group name; the stack is <cluster>-<group>." cfn:"-"`
+	InstanceType  string        `json:"instanceType" yaml:"instanceType" short:"t" name:"instance-type" placeholder:"TYPE" help:"Instance type of every node in the group." cfn:"InstanceType"`
+	Count         *int          `json:"count,omitempty" yaml:"count,omitempty" short:"c" name:"count" placeholder:"N" help:"Number of nodes, the desired capacity (default 1)." cfn:"DesiredCapacity"`
+	Min           *int          `json:"min,omitempty" yaml:"min,omitempty" name:"min" placeholder:"N" help:"Minimum size (default 0)." cfn:"MinSize"`
+	Max           *int          `json:"max,omitempty" yaml:"max,omitempty" name:"max" placeholder:"N" help:"Maximum size (default: the count + 1, room for a rolling update to keep capacity)." cfn:"MaxSize"`
+	Labels        Labels        `json:"labels,omitempty" yaml:"labels,omitempty" short:"m" name:"labels" placeholder:"KEY=VALUE,..." help:"Labels key=value[,key=value] (repeatable; on update-group they replace the previous set)." unset:"none"`
+	ImageID       string        `json:"imageId,omitempty" yaml:"imageId,omitempty" name:"image-id" placeholder:"AMI|PATH" help:"AMI id or SSM parameter path (default: Amazon Linux 2023 for the type's architecture)." unset:"default"`
+	VolumeSize    *int          `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size in GiB (default 30)." cfn:"VolumeSize"`
+	SubnetIDs     []string      `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated (default: the core's)." unset:"the core's"`
+	SSHCIDR       string        `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to the group's nodes from this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
+	KeyName       string        `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair of the group's nodes." cfn:"KeyName" unset:"none"`
+	RollingUpdate RollingUpdate `json:"rollingUpdate,omitzero" yaml:"rollingUpdate,omitempty" embed:""`
+}
+
+// RollingUpdate shapes how an update that changes the nodes replaces them.
+// Left unset it keeps the group's capacity: one node at a time, every node
+// in service (as far as CloudFormation allows: fewer than the max size).
+type RollingUpdate struct {
+	MaxBatch     *int `json:"maxBatch,omitempty" yaml:"maxBatch,omitempty" name:"max-batch" placeholder:"N" help:"Rolling update: nodes replaced at a time (default 1)." unset:"default"`
+	MinInService *int `json:"minInService,omitempty" yaml:"minInService,omitempty" name:"min-in-service" placeholder:"N" help:"Rolling update: nodes kept in service while replacing (default: all, up to max - 1)." unset:"default"`
+}
+
+// Default fills in every setting left out that has a fixed default, in the
+// core and in every group.
+func (c *Cluster) Default() {
+	c.Core.Default()
+	for i := range c.Groups {
+		c.Groups[i].Default()
+	}
+}
+
+// Default fills in the core's defaults.
+func (c *Core) Default() {
+	c.InstanceType = c.Type()
+	c.VolumeSize = ptr(c.Volume())
+	c.SubnetIDs = nilIfEmpty(c.SubnetIDs)
+}
+
+// Type is the control node's instance type, defaulted.
+func (c Core) Type() string {
+	if c.InstanceType == "" {
+		return DefaultCoreInstanceType
+	}
+	return c.InstanceType
+}
+
+// Volume is the control node's root volume size in GiB, defaulted.
+func (c Core) Volume() int { return orDefault(c.VolumeSize, DefaultCoreVolumeSize) }
+
+// Default fills in the group's defaults. What is resolved at render time
+// (image, subnets, rolling update) stays unset, so that it follows what it
+// depends on: the default image the instance type, the subnets the core.
+func (g *Group) Default() {
+	g.Count = ptr(g.Desired())
+	g.Min = ptr(g.MinSize())
+	g.Max = ptr(g.MaxSize())
+	g.VolumeSize = ptr(g.Volume())
+	if len(g.Labels) == 0 {
+		g.Labels = nil
+	}
+	g.SubnetIDs = nilIfEmpty(g.SubnetIDs)
+}
+
+// Desired is the group's desired capacity, defaulted.
+func (g Group) Desired() int { return orDefault(g.Count, DefaultCount) }
+
+// MinSize is the group's minimum size, defaulted.
+func (g Group) MinSize() int { return orDefault(g.Min, DefaultMin) }
+
+// MaxSize is the group's maximum size, defaulted: one node of headroom
+// above the count lets a rolling update start a replacement before it
+// stops a node, so the group keeps its capacity.
+func (g Group) MaxSize() int { return orDefault(g.Max, g.Desired()+1) }
+
+// Volume is the root volume size in GiB, defaulted.
+func (g Group) Volume() int { return orDefault(g.VolumeSize, DefaultVolumeSize) }
+
+// MaxBatchSize is how many nodes a rolling update replaces at a time.
+func (g Group) MaxBatchSize() int { return orDefault(g.RollingUpdate.MaxBatch, DefaultMaxBatch) }
+
+// MinInstancesInService is how many nodes a rolling update keeps in
+// service: by default every node, as far as CloudFormation allows
+// (MinInstancesInService must be below MaxSize). It is computed, not
+// stored, so that it follows the count.
+func (g Group) MinInstancesInService() int {
+	return orDefault(g.RollingUpdate.MinInService, max(0, min(g.Desired(), g.MaxSize()-1)))
+}
+
+// Update returns g with the settings at the given paths (as Fields names
+// them) taken from changes: what update-group does with the flags given.
+// A count that grows to the max or shrinks under the min without a new
+// max or min moves that bound along (keeping a node of headroom above),
+// as an operator would expect.
+func (g Group) Update(changes Group, given []string) Group {
+	out := g
+	out.Labels = cloneLabels(g.Labels)
+	out.SubnetIDs = slices.Clone(g.SubnetIDs)
+	overlay(&out, &changes, given)
+	if slices.Contains(given, "count") {
+		if !slices.Contains(given, "max") && out.Desired() >= out.MaxSize() {
+			out.Max = ptr(out.Desired() + 1)
+		}
+		if !slices.Contains(given, "min") && out.Desired() < out.MinSize() {
+			out.Min = ptr(out.Desired())
+		}
+	}
+	return out
+}
+
+func ptr(n int) *int { return &n }
+
+func orDefault(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,640 @@
+package spec
+
+import (
+	"encoding/json"
+	"errors"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/names"
+)
+
+func intp(n int) *int { return &n }
+
+func TestGroupDefaults(t *testing.T) {
+	tests := []struct {
+		name                         string
+		in                           Group
+		count, min, max, vol         int
+		batch, inService             int
+		labelsNil, subnetsNil, image bool
+	}{
+		{"nothing given", Group{}, 1, 0, 2, 30, 1, 1, true, true, true},
+		{"count moves the default max", Group{Count: intp(3)}, 3, 0, 4, 30, 1, 3, true, true, true},
+		{"explicit bounds stay", Group{Count: intp(3), Min: intp(1), Max: intp(3)}, 3, 1, 3, 30, 1, 2, true, true, true},
+		{"empty group", Group{Count: intp(0), Max: intp(0)}, 0, 0, 0, 30, 1, 0, true, true, true},
+		{"single node replaced in place", Group{Count: intp(1), Min: intp(1), Max: intp(1)}, 1, 1, 1, 30, 1, 0, true, true, true},
+		{"explicit batch, default in service", Group{Count: intp(2), Max: intp(10), RollingUpdate: RollingUpdate{MaxBatch: intp(3)}}, 2, 0, 10, 30, 3, 2, true, true, true},
+		{"empty lists are unset", Group{Labels: Labels{}, SubnetIDs: []string{}}, 1, 0, 2, 30, 1, 1, true, true, true},
+		{"rolling update given", Group{Count: intp(4), Max: intp(8), RollingUpdate: RollingUpdate{MaxBatch: intp(2), MinInService: intp(0)}}, 4, 0, 8, 30, 2, 0, true, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := tt.in
+			g.Default()
+			if *g.Count != tt.count || *g.Min != tt.min || *g.Max != tt.max || *g.VolumeSize != tt.vol {
+				t.Errorf("count/min/max/volume = %d/%d/%d/%d", *g.Count, *g.Min, *g.Max, *g.VolumeSize)
+			}
+			if g.MaxBatchSize() != tt.batch || g.MinInstancesInService() != tt.inService {
+				t.Errorf("rolling update %d/%d, want %d/%d", g.MaxBatchSize(), g.MinInstancesInService(), tt.batch, tt.inService)
+			}
+			// What is resolved at render time stays unset, so that it
+			// follows the count, the instance type and the core.
+			if (g.Labels == nil) != tt.labelsNil || (g.SubnetIDs == nil) != tt.subnetsNil || (g.ImageID == "") != tt.image {
+				t.Errorf("labels %v subnets %v image %q", g.Labels, g.SubnetIDs, g.ImageID)
+			}
+			if tt.in.RollingUpdate.MaxBatch == nil && g.RollingUpdate.MaxBatch != nil {
+				t.Error("default batch size frozen into the spec")
+			}
+			// Defaults are idempotent: a defaulted spec is its own default.
+			again := g
+			again.Default()
+			if !reflect.DeepEqual(again, g) {
+				t.Errorf("Default twice: %+v, then %+v", g, again)
+			}
+		})
+	}
+}
+
+func TestCoreDefaults(t *testing.T) {
+	var c Core
+	c.Default()
+	if c.InstanceType != "t3.medium" || *c.VolumeSize != 20 || c.ImageID != "" || c.SubnetIDs != nil {
+		t.Errorf("core defaults %+v", c)
+	}
+}
+
+// validGroup is a group every rule accepts; each test case breaks one rule.
+func validGroup() Group {
+	return Group{
+		Name: "r3-agents", InstanceType: "r3.large", Count: intp(3), Min: intp(1), Max: intp(5),
+		Labels: Labels{"role": "worker", "tier": "memory/hot"}, ImageID: "ami-0123456789abcdef0", VolumeSize: intp(50),
+		SubnetIDs: []string{"subnet-0aaa1111", "subnet-0bbb2222"}, SSHCIDR: "203.0.113.0/24", KeyName: "ops key",
+		RollingUpdate: RollingUpdate{MaxBatch: intp(2), MinInService: intp(1)},
+	}
+}
+
+func validCore() Core {
+	return Core{InstanceType: "m5.large", ImageID: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64",
+		KeyName: "ops", SSHCIDR: "198.51.100.7/32", VpcID: "vpc-0123abcd", SubnetIDs: []string{"subnet-0aaa1111"}, VolumeSize: intp(8)}
+}
+
+func manyLabels(n int) Labels {
+	l := Labels{}
+	for i := range n {
+		l[string(rune('a'+i/26))+string(rune('a'+i%26))] = "v"
+	}
+	return l
+}
+
+// Every rule, each at the field path it reports: one line, exit code 2.
+func TestValidateGroup(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  func(*Group)
+		cluster string
+		path    string
+		want    string
+	}{
+		{"bad name", func(g *Group) { g.Name = "r3_agents" }, "", "name", `invalid group name "r3_agents"`},
+		{"name starts with a digit", func(g *Group) { g.Name = "3r" }, "", "name", "must start with a letter"},
+		{"reserved name", func(g *Group) { g.Name = "control" }, "", "name", "reserved"},
+		{"stack name too long", func(g *Group) { g.Name = strings.Repeat("g", 124) }, "core", "name", "would be 129 characters, over the 128 allowed"},
+		{"no instance type", func(g *Group) { g.InstanceType = "" }, "", "instanceType", "missing"},
+		{"bad instance type", func(g *Group) { g.InstanceType = "r3large" }, "", "instanceType", "invalid instance type"},
+		{"negative count", func(g *Group) { g.Count = intp(-1) }, "", "count", "count -1 is negative"},
+		{"negative min", func(g *Group) { g.Min = intp(-1) }, "", "min", "min -1 is negative"},
+		{"negative max", func(g *Group) { g.Count, g.Min, g.Max = intp(0), intp(0), intp(-1) }, "", "max", "max -1 is negative"},
+		{"min above count", func(g *Group) { g.Min = intp(4) }, "", "min", "min 4 is above count 3"},
+		{"count above max", func(g *Group) { g.Max = intp(2) }, "", "max", "count 3 is above max 2"},
+		{"too many labels", func(g *Group) { g.Labels = manyLabels(MaxLabels + 1) }, "", "labels", "41 given, at most 40"},
+		{"label key", func(g *Group) { g.Labels = Labels{"a b": "c"} }, "", "labels", `invalid label key "a b"`},
+		{"label value injection", func(g *Group) { g.Labels = Labels{"role": "$(reboot)"} }, "", "labels", `invalid label value "$(reboot)"`},
+		{"label value quotes", func(g *Group) { g.Labels = Labels{"role": "'x'"} }, "", "labels", "invalid label value"},
+		{"empty label value", func(g *Group) { g.Labels = Labels{"role": ""} }, "", "labels", "invalid label value"},
+		{"long label", func(g *Group) { g.Labels = Labels{"k": strings.Repeat("v", 64)} }, "", "labels", "limited to 63 characters"},
+		{"reserved label", func(g *Group) { g.Labels = Labels{"clusterctl.group": "x"} }, "", "labels", "prefix clusterctl. is reserved"},
+		{"labels over the tag limit", func(g *Group) {
+			g.Labels = Labels{}
+			for _, k := range []string{"a", "b", "c", "d", "e"} {
+				g.Labels[k] = strings.Repeat("v", 60)
+			}
+		}, "", "labels", "at most 256 allowed"},
+		{"image", func(g *Group) { g.ImageID = "ubuntu" }, "", "imageId", `invalid image id "ubuntu"`},
+		{"image with 9 digits", func(g *Group) { g.ImageID = "ami-123456789" }, "", "imageId", "invalid image id"},
+		{"image path", func(g *Group) { g.ImageID = "/bad path" }, "", "imageId", "invalid image id"},
+		{"small volume", func(g *Group) { g.VolumeSize = intp(2) }, "", "volumeSize", "invalid volume size 2"},
+		{"large volume", func(g *Group) { g.VolumeSize = intp(16385) }, "", "volumeSize", "invalid volume size 16385"},
+		{"subnet", func(g *Group) { g.SubnetIDs = []string{"subnet-xyz"} }, "", "subnetIds", `invalid subnet id "subnet-xyz"`},
+		{"subnet twice", func(g *Group) { g.SubnetIDs = []string{"subnet-0aaa1111", "subnet-0aaa1111"} }, "", "subnetIds", "given twice"},
+		{"ssh host bits", func(g *Group) { g.SSHCIDR = "10.0.0.1/8" }, "", "sshCidr", "host bits set, did you mean 10.0.0.0/8?"},
+		{"ssh garbage", func(g *Group) { g.SSHCIDR = "everywhere" }, "", "sshCidr", "invalid CIDR"},
+		{"ssh ipv6", func(g *Group) { g.SSHCIDR = "2001:db8::/32" }, "", "sshCidr", "expected an IPv4"},
+		{"ssh address only", func(g *Group) { g.SSHCIDR = "203.0.113.7" }, "", "sshCidr", "invalid CIDR"},
+		{"key name quote", func(g *Group) { g.KeyName = "ops'" }, "", "keyName", "invalid key name"},
+		{"key name newline", func(g *Group) { g.KeyName = "ops\nx" }, "", "keyName", "invalid key name"},
+		{"key name too long", func(g *Group) { g.KeyName = strings.Repeat("k", 256) }, "", "keyName", "invalid key name"},
+		{"zero batch", func(g *Group) { g.RollingUpdate.MaxBatch = intp(0) }, "", "rollingUpdate.maxBatch", "at least 1"},
+		{"negative in service", func(g *Group) { g.RollingUpdate.MinInService = intp(-1) }, "", "rollingUpdate.minInService", "negative"},
+		{"in service at max", func(g *Group) { g.RollingUpdate.MinInService = intp(5) }, "", "rollingUpdate.minInService", "must be below max 5"},
+	}
+	paths := map[string]bool{}
+	for _, f := range Fields(Group{}) {
+		paths[f.Path] = true
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := validGroup()
+			tt.change(&g)
+			cluster := tt.cluster
+			if cluster == "" {
+				cluster = "core"
+			}
+			err := g.Complete(cluster)
+			checkFieldError(t, err, tt.path, tt.want)
+			if !paths[tt.path] {
+				t.Errorf("path %q is no setting of a group: no flag or file key names it", tt.path)
+			}
+		})
+	}
+	g := validGroup()
+	if err := g.Complete("core"); err != nil {
+		t.Fatalf("valid group refused: %v", err)
+	}
+}
+
+// What update-group can check of its flags alone, before it reads the
+// deployed group: rules that involve only the settings given.
+func TestCheckGiven(t *testing.T) {
+	tests := []struct {
+		changes Group
+		given   []string
+		want    string // "" = accepted
+	}{
+		{Group{InstanceType: "big"}, []string{"instanceType"}, "invalid instance type"},
+		{Group{Labels: Labels{"a b": "c"}}, []string{"labels"}, "invalid label key"},
+		{Group{Count: intp(-1)}, []string{"count"}, "count -1 is negative"},
+		{Group{Count: intp(5), Max: intp(3)}, []string{"count", "max"}, "count 5 is above max 3"},
+		{Group{SSHCIDR: "::/0"}, []string{"sshCidr"}, "IPv4"},
+		{Group{RollingUpdate: RollingUpdate{MaxBatch: intp(0)}}, []string{"rollingUpdate.maxBatch"}, "at least 1"},
+		// Unknown until the deployed count and max are read.
+		{Group{Min: intp(5)}, []string{"min"}, ""},
+		{Group{Count: intp(9)}, []string{"count"}, ""},
+		{Group{RollingUpdate: RollingUpdate{MinInService: intp(9)}}, []string{"rollingUpdate.minInService"}, ""},
+		// Settings not given are not checked: the instance type is not missing.
+		{Group{VolumeSize: intp(40)}, []string{"volumeSize"}, ""},
+		{Group{}, nil, ""},
+	}
+	for _, tt := range tests {
+		tt.changes.Name = "g"
+		err := tt.changes.CheckGiven("core", tt.given)
+		if (err == nil) != (tt.want == "") || err != nil && !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v given: %v, want %q", tt.given, err, tt.want)
+		}
+	}
+}
+
+func TestValidateCore(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*Core)
+		path   string
+		want   string
+	}{
+		{"instance type", func(c *Core) { c.InstanceType = "large" }, "instanceType", "invalid instance type"},
+		{"image", func(c *Core) { c.ImageID = "my-image" }, "imageId", "invalid image id"},
+		{"key name", func(c *Core) { c.KeyName = "a`b" }, "keyName", "invalid key name"},
+		{"ssh", func(c *Core) { c.SSHCIDR = "10.0.0.1/8" }, "sshCidr", "host bits set"},
+		{"ssh ipv6", func(c *Core) { c.SSHCIDR = "::/0" }, "sshCidr", "IPv4"},
+		{"vpc", func(c *Core) { c.VpcID = "vpc-x" }, "vpcId", "invalid VPC id"},
+		{"subnet", func(c *Core) { c.SubnetIDs = []string{"sn-1"} }, "subnetIds", "invalid subnet id"},
+		{"volume", func(c *Core) { c.VolumeSize = intp(7) }, "volumeSize", "invalid volume size 7"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validCore()
+			tt.change(&c)
+			checkFieldError(t, c.Complete(), tt.path, tt.want)
+			if FlagFor(Core{}, tt.path) == "" {
+				t.Errorf("path %q has no flag", tt.path)
+			}
+		})
+	}
+	c := validCore()
+	if err := c.Complete(); err != nil {
+		t.Fatalf("valid core refused: %v", err)
+	}
+}
+
+func TestValidateCluster(t *testing.T) {
+	valid := func() Cluster {
+		c := New("prod")
+		c.Core = validCore()
+		c.Groups = []Group{validGroup(), {Name: "c5", InstanceType: "c5.large"}}
+		return c
+	}
+	tests := []struct {
+		name   string
+		change func(*Cluster)
+		path   string
+		want   string
+	}{
+		{"api version", func(c *Cluster) { c.APIVersion = "v1" }, "apiVersion", "want clusterctl/v1"},
+		{"kind", func(c *Cluster) { c.Kind = "Group" }, "kind", "want Cluster"},
+		{"name", func(c *Cluster) { c.Name = "9prod" }, "name", "invalid cluster name"},
+		{"long name", func(c *Cluster) { c.Name = "a" + strings.Repeat("b", 128) }, "name", "over the 128 allowed"},
+		{"core setting", func(c *Cluster) { c.Core.VolumeSize = intp(1) }, "core.volumeSize", "invalid volume size"},
+		{"group setting", func(c *Cluster) { c.Groups[1].Max = intp(0) }, "groups[1].max", "count 1 is above max 0"},
+		{"group nested setting", func(c *Cluster) { c.Groups[0].RollingUpdate.MaxBatch = intp(0) }, "groups[0].rollingUpdate.maxBatch", "at least 1"},
+		{"group missing type", func(c *Cluster) { c.Groups[1].InstanceType = "" }, "groups[1].instanceType", "missing"},
+		{"group twice", func(c *Cluster) { c.Groups[1].Name = c.Groups[0].Name }, "groups[1].name", "given twice"},
+		{"group stack name", func(c *Cluster) { c.Name = strings.Repeat("p", 100); c.Groups[1].Name = strings.Repeat("g", 28) }, "groups[1].name", "over the 128 allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := valid()
+			tt.change(&c)
+			checkFieldError(t, c.Complete(), tt.path, tt.want)
+		})
+	}
+	c := valid()
+	if err := c.Complete(); err != nil {
+		t.Fatalf("valid cluster refused: %v", err)
+	}
+	if c.Group("c5") == nil || *c.Group("c5").Max != 2 || c.Group("nosuch") != nil {
+		t.Error("Group lookup or defaults")
+	}
+}
+
+func checkFieldError(t *testing.T, err error, path, want string) {
+	t.Helper()
+	var fe *FieldError
+	if !errors.As(err, &fe) {
+		t.Fatalf("error %v, want a field error at %s", err, path)
+	}
+	if fe.Path != path || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q at %q, want %q at %q", err, fe.Path, want, path)
+	}
+	if errs.ExitCode(err) != errs.ExitUsage {
+		t.Errorf("exit code %d, want 2", errs.ExitCode(err))
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("error spans lines: %q", err)
+	}
+}
+
+// Every setting has a flag, help and a file key, so that the flag
+// commands and files can say everything, and errors can name a flag.
+func TestEverySettingHasAFlag(t *testing.T) {
+	for _, v := range []any{Core{}, Group{}} {
+		flags := map[string]bool{}
+		for _, f := range Fields(v) {
+			if f.Tag.Get("name") == "" || f.Tag.Get("help") == "" || f.Path == "" || strings.Contains(f.Path, "-") {
+				t.Errorf("%T.%s: flag %q, help %q", v, f.Path, f.Tag.Get("name"), f.Tag.Get("help"))
+			}
+			if flags[f.Flag()] {
+				t.Errorf("%T: flag %s twice", v, f.Flag())
+			}
+			flags[f.Flag()] = true
+		}
+	}
+	if got := FlagFor(Group{}, "count"); got != "-c/--count" {
+		t.Errorf("FlagFor(count) = %q", got)
+	}
+	if got := FlagFor(Group{}, "rollingUpdate.minInService"); got != "--min-in-service" {
+		t.Errorf("FlagFor(rollingUpdate.minInService) = %q", got)
+	}
+	if got := FlagFor(Group{}, "nosuch"); got != "" {
+		t.Errorf("FlagFor(nosuch) = %q", got)
+	}
+}
+
+// Every cfn tag names a parameter internal/names declares.
+func TestParametersAreNamed(t *testing.T) {
+	known := []string{names.ParamInstanceType, names.ParamVolumeSize, names.ParamKeyName, names.ParamSSHCIDR, names.ParamVpcID,
+		names.ParamSubnetIDs, names.ParamDesiredCapacity, names.ParamMinSize, names.ParamMaxSize}
+	for _, v := range []any{Core{}, Group{}} {
+		for _, f := range Fields(v) {
+			if p := f.Param(); p != "" && p != "-" && !slices.Contains(known, p) {
+				t.Errorf("%T.%s: parameter %q is not one of internal/names", v, f.Path, p)
+			}
+		}
+	}
+}
+
+func TestUpdate(t *testing.T) {
+	deployed := Group{Name: "g", InstanceType: "r3.large", Count: intp(3), Min: intp(1), Max: intp(5), VolumeSize: intp(30),
+		Labels: Labels{"role": "worker"}, SSHCIDR: "203.0.113.0/24", KeyName: "ops", RollingUpdate: RollingUpdate{MaxBatch: intp(2)}}
+	tests := []struct {
+		name    string
+		changes Group
+		given   []string
+		check   func(t *testing.T, g Group)
+	}{
+		{"nothing given keeps everything", Group{}, nil, func(t *testing.T, g Group) {
+			if !reflect.DeepEqual(g, deployed) {
+				t.Errorf("got %+v", g)
+			}
+		}},
+		{"type and labels replace", Group{InstanceType: "r5.large", Labels: Labels{"tier": "memory"}}, []string{"instanceType", "labels"}, func(t *testing.T, g Group) {
+			if g.InstanceType != "r5.large" || !maps.Equal(g.Labels, Labels{"tier": "memory"}) || g.SSHCIDR != "203.0.113.0/24" {
+				t.Errorf("got %+v", g)
+			}
+		}},
+		{"labels cleared", Group{Labels: Labels{}}, []string{"labels"}, func(t *testing.T, g Group) {
+			if len(g.Labels) != 0 {
+				t.Errorf("labels %v", g.Labels)
+			}
+		}},
+		{"ssh closed", Group{}, []string{"sshCidr"}, func(t *testing.T, g Group) {
+			if g.SSHCIDR != "" || g.KeyName != "ops" {
+				t.Errorf("got %+v", g)
+			}
+		}},
+		{"count above max moves max", Group{Count: intp(8)}, []string{"count"}, func(t *testing.T, g Group) {
+			if *g.Count != 8 || *g.Max != 9 || *g.Min != 1 {
+				t.Errorf("sizes %d/%d/%d", *g.Min, *g.Count, *g.Max)
+			}
+		}},
+		{"count below min moves min", Group{Count: intp(0)}, []string{"count"}, func(t *testing.T, g Group) {
+			if *g.Count != 0 || *g.Min != 0 || *g.Max != 5 {
+				t.Errorf("sizes %d/%d/%d", *g.Min, *g.Count, *g.Max)
+			}
+		}},
+		{"count with a given max keeps it", Group{Count: intp(8), Max: intp(8)}, []string{"count", "max"}, func(t *testing.T, g Group) {
+			if *g.Count != 8 || *g.Max != 8 {
+				t.Errorf("sizes %d/%d", *g.Count, *g.Max)
+			}
+		}},
+		{"nested setting", Group{RollingUpdate: RollingUpdate{MinInService: intp(0)}}, []string{"rollingUpdate.minInService"}, func(t *testing.T, g Group) {
+			if *g.RollingUpdate.MaxBatch != 2 || *g.RollingUpdate.MinInService != 0 {
+				t.Errorf("rolling update %+v", g.RollingUpdate)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := deployed.Labels.String()
+			got := deployed.Update(tt.changes, tt.given)
+			tt.check(t, got)
+			if deployed.Labels.String() != before {
+				t.Error("Update changed the group it started from")
+			}
+		})
+	}
+}
+
+func TestDiff(t *testing.T) {
+	old := Group{Name: "g", InstanceType: "r3.large", Count: intp(2), Labels: Labels{"role": "web"}}
+	new := old
+	new.Count = intp(3)
+	new.Labels = Labels{"role": "api"}
+	new.SSHCIDR = "203.0.113.0/24"
+	got := Diff(old, new)
+	want := []Change{
+		{Path: "count", Old: 2, New: 3, OldText: "2", NewText: "3"},
+		{Path: "labels", Old: map[string]string{"role": "web"}, New: map[string]string{"role": "api"}, OldText: "role=web", NewText: "role=api"},
+		{Path: "sshCidr", Old: nil, New: "203.0.113.0/24", OldText: "(closed)", NewText: "203.0.113.0/24"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Diff = %+v\nwant %+v", got, want)
+	}
+	if d := Diff(old, old); len(d) != 0 {
+		t.Errorf("Diff of equal groups = %+v", d)
+	}
+	// Empty and unset lists are the same setting.
+	a, b := Group{Labels: Labels{}, SubnetIDs: []string{}}, Group{}
+	if d := Diff(a, b); len(d) != 0 {
+		t.Errorf("Diff(empty, unset) = %+v", d)
+	}
+	j, _ := json.Marshal(got[0])
+	if string(j) != `{"setting":"count","old":2,"new":3}` {
+		t.Errorf("JSON %s", j)
+	}
+}
+
+// Parameters and intent together carry every setting of a group: one
+// written to a template and read back is the same group.
+func TestParametersAndIntentRoundTrip(t *testing.T) {
+	for _, g := range []Group{validGroup(), {Name: "g", InstanceType: "t3.small"}} {
+		g.Default()
+		params := Parameters(g)
+		intent, err := Intent(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(intent)
+		back := Group{Name: g.Name}
+		if err := SetIntent(&back, raw); err != nil {
+			t.Fatal(err)
+		}
+		if err := SetParameters(&back, params); err != nil {
+			t.Fatal(err)
+		}
+		back.Default()
+		if !reflect.DeepEqual(back, g) {
+			t.Errorf("round trip:\n got %+v\nwant %+v", back, g)
+		}
+		for _, f := range Fields(g) {
+			_, inParams := params[f.Param()]
+			_, inIntent := intent[strings.Split(f.Path, ".")[0]]
+			if inParams && inIntent {
+				t.Errorf("%s is both a parameter and intent", f.Path)
+			}
+		}
+	}
+	// The test group above sets every setting, so that none escapes the round trip.
+	for _, f := range Fields(validGroup()) {
+		if f.Value.IsZero() {
+			t.Errorf("validGroup leaves %s unset: the round trip does not cover it", f.Path)
+		}
+	}
+	g := validGroup()
+	params := Parameters(g)
+	if params[names.ParamDesiredCapacity] != "3" || params[names.ParamSSHCIDR] != "203.0.113.0/24" || params[names.ParamKeyName] != "ops key" {
+		t.Errorf("parameters %v", params)
+	}
+	if _, ok := params[names.ParamSubnetIDs]; ok {
+		t.Error("a group's own subnets are intent (unset means the core's), not a parameter of the spec")
+	}
+	intent, _ := Intent(Group{Name: "g", InstanceType: "t3.small", Count: intp(1)})
+	if len(intent) != 0 {
+		t.Errorf("intent of a default group = %v, want nothing", intent)
+	}
+	var c Core
+	if err := SetParameters(&c, map[string]string{names.ParamSubnetIDs: "['subnet-1', 'subnet-2']", names.ParamVolumeSize: "20"}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.SubnetIDs, []string{"subnet-1", "subnet-2"}) || *c.VolumeSize != 20 {
+		t.Errorf("core from parameters %+v", c)
+	}
+	if err := SetParameters(&c, map[string]string{names.ParamVolumeSize: "big"}); err == nil {
+		t.Error("a non-numeric parameter was accepted")
+	}
+}
+
+func TestSplitList(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"subnet-1,subnet-2", []string{"subnet-1", "subnet-2"}},
+		{"['subnet-1', 'subnet-2']", []string{"subnet-1", "subnet-2"}},
+		{"subnet-1", []string{"subnet-1"}},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		if got := SplitList(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("SplitList(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestLabelsForms(t *testing.T) {
+	var l Labels
+	for _, flag := range []string{"role=worker,tier=memory", "zone=a"} {
+		if err := l.UnmarshalText([]byte(flag)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.String() != "role=worker,tier=memory,zone=a" {
+		t.Errorf("flags read as %q", l)
+	}
+	for flag, want := range map[string]string{
+		"role":        "expected key=value",
+		"a=1,,b=2":    "empty entry",
+		"zone=b":      `key "zone" given twice`,
+		"a=1,a=2,b=3": "given twice",
+	} {
+		m := maps.Clone(l)
+		if err := m.UnmarshalText([]byte(flag)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("-m %s: %v, want %q", flag, err, want)
+		}
+	}
+	var none Labels
+	if err := none.UnmarshalText(nil); err != nil || none == nil || len(none) != 0 {
+		t.Errorf(`-m "" = %v, %v; want no labels`, none, err)
+	}
+
+	var fromJSON, fromYAML struct {
+		Labels Labels `json:"labels" yaml:"labels"`
+	}
+	if err := json.Unmarshal([]byte(`{"labels":{"role":"worker","tier":"memory"}}`), &fromJSON); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal([]byte("labels:\n  role: worker\n  tier: memory\n"), &fromYAML); err != nil {
+		t.Fatal(err)
+	}
+	if fromJSON.Labels.String() != "role=worker,tier=memory" || fromYAML.Labels.String() != "role=worker,tier=memory" {
+		t.Errorf("JSON %v, YAML %v", fromJSON.Labels, fromYAML.Labels)
+	}
+	out, _ := json.Marshal(fromJSON)
+	if string(out) != `{"labels":{"role":"worker","tier":"memory"}}` {
+		t.Errorf("marshalled %s", out)
+	}
+	if p, err := ParseLabels("b=2,a=1"); err != nil || p.String() != "a=1,b=2" {
+		t.Errorf("ParseLabels = %v, %v", p, err)
+	}
+	if p, err := ParseLabels(""); err != nil || p != nil {
+		t.Errorf("ParseLabels(\"\") = %v, %v", p, err)
+	}
+}
+
+// A cluster file fills the same types: YAML and JSON, camelCase keys.
+func TestFileForms(t *testing.T) {
+	const doc = `apiVersion: clusterctl/v1
+kind: Cluster
+name: prod
+core:
+  instanceType: m5.large
+  sshCidr: 203.0.113.0/24
+groups:
+  - name: r3-agents
+    instanceType: r3.large
+    count: 3
+    labels: {role: worker}
+    rollingUpdate: {maxBatch: 2, minInService: 0}
+`
+	var c Cluster
+	if err := yaml.Unmarshal([]byte(doc), &c); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	g := c.Group("r3-agents")
+	if g == nil || *g.Count != 3 || *g.Max != 4 || g.Labels["role"] != "worker" || *g.RollingUpdate.MinInService != 0 || c.Core.SSHCIDR != "203.0.113.0/24" {
+		t.Fatalf("read %+v", c)
+	}
+	j, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Cluster
+	if err := json.Unmarshal(j, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, c) {
+		t.Errorf("JSON round trip:\n%s\ngot %+v", j, back)
+	}
+	var plain Cluster
+	_ = json.Unmarshal([]byte(`{"apiVersion":"clusterctl/v1","kind":"Cluster","name":"x","core":{},"groups":[{"name":"g","instanceType":"t3.small"}]}`), &plain)
+	out, _ := json.Marshal(plain.Groups[0])
+	if string(out) != `{"name":"g","instanceType":"t3.small"}` {
+		t.Errorf("unset settings are written: %s", out)
+	}
+}
+
+// The shapes each rule accepts and refuses, beyond one case per rule.
+func TestValueShapes(t *testing.T) {
+	type shape struct {
+		check     func(string) error
+		ok, wrong []string
+	}
+	for name, s := range map[string]shape{
+		"instance type": {func(v string) error { return checkInstanceType("t", v) },
+			[]string{"r3.large", "c5.xlarge", "m7gd.2xlarge", "t4g.nano", "u-6tb1.metal", "x2iedn.32xlarge", "mac2-m2pro.metal"},
+			[]string{"", "large", "r3", "r3.", ".large", "R3.large", "r.large", "r3.large;id", "r3 .large"}},
+		"image": {func(v string) error { return checkImage("i", v) },
+			[]string{"", "ami-12345678", "ami-0123456789abcdef0", "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"},
+			[]string{"ami-xyz", "al2023", "/path with space", "ami-123", "ami-0123456789ABCDEF0"}},
+		"ssh cidr": {func(v string) error { return checkSSHCIDR("s", v) },
+			[]string{"", "203.0.113.0/24", "198.51.100.7/32", "0.0.0.0/0"},
+			[]string{"10.0.0.0", "10.0.0.0/33", "300.0.0.0/8", " 10.0.0.0/8", "2001:db8::/32"}},
+		"cluster name": {CheckClusterName,
+			[]string{"core", "Core9", "a-b", "a" + strings.Repeat("b", 127)},
+			[]string{"", "9core", "-core", "core_1", "co re", "a" + strings.Repeat("b", 128)}},
+		"group name": {func(v string) error { return CheckGroupName("core", v) },
+			[]string{"r3-agents", "g", strings.Repeat("g", 123), "Control"},
+			[]string{"r3.agents", "g$(rm)", strings.Repeat("g", 124), "control"}},
+		"labels": {func(v string) error {
+			l, err := ParseLabels(v)
+			if err != nil {
+				return err
+			}
+			return checkLabels("labels", l)
+		},
+			[]string{"", "role=worker,instancetype=r3", "example.com/tier=gold_1"},
+			[]string{"a", "a=1,", "a=1,a=2", "a=$(reboot)", "a b=1", "=1", "a=", "a=1=2", "clusterctl.x=1"}},
+		"subnets": {func(v string) error { return checkSubnets("s", SplitList(v)) },
+			[]string{"", "subnet-0123abcd", "subnet-0123abcd,subnet-0123456789abcdef0"},
+			[]string{"subnet-xyz", "sub-0123abcd", "subnet-0123abcd,subnet-0123abcd"}},
+	} {
+		for _, v := range s.ok {
+			if err := s.check(v); err != nil {
+				t.Errorf("%s %q refused: %v", name, v, err)
+			}
+		}
+		for _, v := range s.wrong {
+			if err := s.check(v); err == nil {
+				t.Errorf("%s %q accepted", name, v)
+			}
+		}
+	}
+}

@@ -1,0 +1,348 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/names"
+)
+
+// Limits the rules below enforce.
+const (
+	// MaxStackName is CloudFormation's limit on stack names (the cluster's,
+	// and <cluster>-<group>).
+	MaxStackName = 128
+	// MaxLabels keeps instances and Auto Scaling groups under EC2's 50
+	// tags: besides one tag per label each carries Name, the 4 ownership
+	// tags and the 3 other group stack tags CloudFormation propagates,
+	// which leaves 42; 2 stay free for the operator's own stack tags.
+	MaxLabels = 40
+	// MaxLabelChars bounds a label's key and its value.
+	MaxLabelChars = 63
+	// MaxLabelsChars is CloudFormation's limit on a tag value, which the
+	// clusterctl:labels stack tag (k=v,k=v) must fit.
+	MaxLabelsChars = 256
+	MinVolumeSize  = 8     // GiB, what Amazon Linux 2023 needs
+	MaxVolumeSize  = 16384 // GiB, EBS gp3
+	MaxKeyName     = 255   // EC2 key pair names
+)
+
+var (
+	nameRE    = regexp.MustCompile(`^[a-zA-Z][-a-zA-Z0-9]*$`)
+	typeRE    = regexp.MustCompile(`^[a-z][a-z0-9-]*[0-9][a-z0-9-]*\.[a-z0-9]+$`)
+	amiRE     = regexp.MustCompile(`^ami-([0-9a-f]{8}|[0-9a-f]{17})$`)
+	ssmPathRE = regexp.MustCompile(`^/[a-zA-Z0-9_.\-/]+$`)
+	subnetRE  = regexp.MustCompile(`^subnet-[0-9a-f]{8,17}$`)
+	vpcRE     = regexp.MustCompile(`^vpc-[0-9a-f]{8,17}$`)
+	// Labels end up in shell scripts on the nodes and in tags: letters,
+	// digits and . _ - / only.
+	labelRE = regexp.MustCompile(`^[a-zA-Z0-9._/-]+$`)
+)
+
+// FieldError is invalid input at one setting. Path is relative to what
+// was checked ("count" for a group, "groups[1].count" for a cluster);
+// Missing means a required setting is absent.
+type FieldError struct {
+	Path    string
+	Missing bool
+	Msg     string
+}
+
+func (e *FieldError) Error() string {
+	if e.Missing {
+		return e.Path + ": missing"
+	}
+	return e.Path + ": " + e.Msg
+}
+
+// invalid returns a usage error (exit code 2) at path.
+func invalid(path, format string, args ...any) error {
+	return errs.AsUsage(&FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func missing(path string) error {
+	return errs.AsUsage(&FieldError{Path: path, Missing: true})
+}
+
+// within prefixes the path of a FieldError in err.
+func within(prefix string, err error) error {
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		fe.Path = prefix + fe.Path
+	}
+	return err
+}
+
+// Complete applies the defaults, then validates the whole cluster.
+func (c *Cluster) Complete() error {
+	c.Default()
+	return c.Check()
+}
+
+// Check checks the whole cluster and returns the first problem.
+func (c *Cluster) Check() error {
+	if c.APIVersion != APIVersion {
+		return invalid("apiVersion", "%q: want %s", c.APIVersion, APIVersion)
+	}
+	if c.Kind != Kind {
+		return invalid("kind", "%q: want %s", c.Kind, Kind)
+	}
+	if err := CheckClusterName(c.Name); err != nil {
+		return err
+	}
+	if err := c.Core.Check(); err != nil {
+		return within("core.", err)
+	}
+	seen := map[string]bool{}
+	for i, g := range c.Groups {
+		at := fmt.Sprintf("groups[%d].", i)
+		if err := g.Check(c.Name); err != nil {
+			return within(at, err)
+		}
+		if seen[g.Name] {
+			return invalid(at+"name", "group %q given twice", g.Name)
+		}
+		seen[g.Name] = true
+	}
+	return nil
+}
+
+// CheckClusterName checks a cluster (= core stack) name; the error's
+// path is "name".
+func CheckClusterName(name string) error {
+	if !nameRE.MatchString(name) {
+		return invalid("name", "invalid cluster name %q: must start with a letter and contain only letters, digits and hyphens", name)
+	}
+	if len(name) > MaxStackName {
+		return invalid("name", "invalid cluster name %q: %d characters, over the %d allowed", name, len(name), MaxStackName)
+	}
+	return nil
+}
+
+// CheckGroupName checks a group name in a cluster; the error's path is
+// "name".
+func CheckGroupName(cluster, group string) error {
+	if !nameRE.MatchString(group) {
+		return invalid("name", "invalid group name %q: must start with a letter and contain only letters, digits and hyphens", group)
+	}
+	if group == names.GroupControl {
+		return invalid("name", "invalid group name %q: reserved for the core's control node", group)
+	}
+	if n := len(names.GroupStack(cluster, group)); n > MaxStackName {
+		return invalid("name", "invalid group name %q: stack name %s would be %d characters, over the %d allowed", group, names.GroupStack(cluster, group), n, MaxStackName)
+	}
+	return nil
+}
+
+// Complete applies the core's defaults, then validates it.
+func (c *Core) Complete() error {
+	c.Default()
+	return c.Check()
+}
+
+// Check checks the core's settings.
+func (c Core) Check() error {
+	for _, err := range []error{
+		checkInstanceType("instanceType", c.InstanceType),
+		checkImage("imageId", c.ImageID),
+		checkKeyName("keyName", c.KeyName),
+		checkSSHCIDR("sshCidr", c.SSHCIDR),
+		checkVpc("vpcId", c.VpcID),
+		checkSubnets("subnetIds", c.SubnetIDs),
+		checkVolume("volumeSize", c.Volume()),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Complete applies the group's defaults, then validates it as a group of
+// cluster.
+func (g *Group) Complete(cluster string) error {
+	g.Default()
+	return g.Check(cluster)
+}
+
+// Check checks the group's settings as a group of cluster.
+func (g Group) Check(cluster string) error {
+	for _, c := range g.rules(cluster) {
+		if c.err != nil {
+			return c.err
+		}
+	}
+	return nil
+}
+
+// CheckGiven checks the rules that involve only the settings at the
+// given paths: what can be checked of update-group's flags before the
+// deployed group is read (the merged group is validated as a whole then).
+func (g Group) CheckGiven(cluster string, given []string) error {
+	for _, c := range g.rules(cluster) {
+		if c.err != nil && !slices.ContainsFunc(c.paths, func(p string) bool { return !slices.Contains(given, p) }) {
+			return c.err
+		}
+	}
+	return nil
+}
+
+// rule is the outcome of one rule and the settings it involves.
+type rule struct {
+	paths []string
+	err   error
+}
+
+func (g Group) rules(cluster string) []rule {
+	one := func(path string, err error) rule { return rule{[]string{path}, err} }
+	desired, min, max := g.Desired(), g.MinSize(), g.MaxSize()
+	rules := []rule{
+		one("name", CheckGroupName(cluster, g.Name)),
+		one("instanceType", checkInstanceType("instanceType", g.InstanceType)),
+		one("count", nonNegative("count", desired)),
+		one("min", nonNegative("min", min)),
+		one("max", nonNegative("max", max)),
+		// The order of the sizes, once each is known to be valid.
+		{[]string{"count", "min"}, when(min >= 0 && min > desired, invalid("min", "invalid capacity: min %d is above count %d", min, desired))},
+		{[]string{"count", "max"}, when(desired >= 0 && desired > max, invalid("max", "invalid capacity: count %d is above max %d", desired, max))},
+		one("labels", checkLabels("labels", g.Labels)),
+		one("imageId", checkImage("imageId", g.ImageID)),
+		one("volumeSize", checkVolume("volumeSize", g.Volume())),
+		one("subnetIds", checkSubnets("subnetIds", g.SubnetIDs)),
+		one("sshCidr", checkSSHCIDR("sshCidr", g.SSHCIDR)),
+		one("keyName", checkKeyName("keyName", g.KeyName)),
+	}
+	// What CloudFormation requires of an AutoScalingRollingUpdate: a batch
+	// of at least one node, and fewer nodes kept in service than the
+	// group's max size.
+	if b := g.RollingUpdate.MaxBatch; b != nil && *b < 1 {
+		rules = append(rules, one("rollingUpdate.maxBatch", invalid("rollingUpdate.maxBatch", "invalid rolling update batch size %d: at least 1", *b)))
+	}
+	if m := g.RollingUpdate.MinInService; m != nil {
+		if *m < 0 {
+			rules = append(rules, one("rollingUpdate.minInService", invalid("rollingUpdate.minInService", "invalid rolling update minimum in service %d: negative", *m)))
+		} else if *m >= max {
+			rules = append(rules, rule{[]string{"rollingUpdate.minInService", "max"}, invalid("rollingUpdate.minInService", "invalid rolling update minimum in service %d: must be below max %d", *m, max)})
+		}
+	}
+	return rules
+}
+
+func when(broken bool, err error) error {
+	if broken {
+		return err
+	}
+	return nil
+}
+
+func nonNegative(path string, n int) error {
+	if n < 0 {
+		return invalid(path, "invalid capacity: %s %d is negative", path, n)
+	}
+	return nil
+}
+
+func checkInstanceType(path, t string) error {
+	switch {
+	case t == "":
+		return missing(path)
+	case !typeRE.MatchString(t):
+		return invalid(path, "invalid instance type %q: expected family.size, e.g. r5.large", t)
+	}
+	return nil
+}
+
+// checkImage accepts "" (the default), an AMI id or an SSM parameter path.
+func checkImage(path, id string) error {
+	if id == "" || amiRE.MatchString(id) || ssmPathRE.MatchString(id) {
+		return nil
+	}
+	return invalid(path, "invalid image id %q: expected an AMI id (ami- and 8 or 17 hex digits) or an SSM parameter path (/...)", id)
+}
+
+func checkKeyName(path, name string) error {
+	if name == "" {
+		return nil
+	}
+	// Key pair names only reach a parameter, but quotes, backslashes, $
+	// and backticks are refused anyway: no name needs them.
+	printable := !strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r > 0x7e || strings.ContainsRune("\"'`$\\", r) })
+	if len(name) > MaxKeyName || !printable {
+		return invalid(path, "invalid key name %q: up to %d printable characters, no quotes, backslashes, $ or backticks", name, MaxKeyName)
+	}
+	return nil
+}
+
+// checkSSHCIDR accepts IPv4 CIDRs only: the templates open SSH with
+// CidrIp (an IPv6 range needs CidrIpv6 and a dual-stack subnet, which
+// clusterctl does not set up). The address must be the network's:
+// 10.0.0.1/8 probably hides a typo.
+func checkSSHCIDR(path, s string) error {
+	if s == "" {
+		return nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil || !p.Addr().Is4() {
+		return invalid(path, "invalid CIDR %q: expected an IPv4 address/prefix, e.g. 203.0.113.0/24", s)
+	}
+	if p.Masked() != p {
+		return invalid(path, "invalid CIDR %q: host bits set, did you mean %s?", s, p.Masked())
+	}
+	return nil
+}
+
+func checkVpc(path, id string) error {
+	if id != "" && !vpcRE.MatchString(id) {
+		return invalid(path, "invalid VPC id %q: expected vpc-...", id)
+	}
+	return nil
+}
+
+func checkSubnets(path string, ids []string) error {
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !subnetRE.MatchString(id) {
+			return invalid(path, "invalid subnet id %q: expected subnet-...", id)
+		}
+		if seen[id] {
+			return invalid(path, "subnet %s given twice", id)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+func checkVolume(path string, gib int) error {
+	if gib < MinVolumeSize || gib > MaxVolumeSize {
+		return invalid(path, "invalid volume size %d: expected %d to %d GiB", gib, MinVolumeSize, MaxVolumeSize)
+	}
+	return nil
+}
+
+func checkLabels(path string, l Labels) error {
+	if len(l) > MaxLabels {
+		return invalid(path, "invalid labels: %d given, at most %d allowed", len(l), MaxLabels)
+	}
+	for _, k := range l.Keys() {
+		v := l[k]
+		switch {
+		case !labelRE.MatchString(k):
+			return invalid(path, "invalid label key %q: only letters, digits, '.', '_', '-' and '/' are allowed", k)
+		case !labelRE.MatchString(v):
+			return invalid(path, "invalid label value %q for key %q: only letters, digits, '.', '_', '-' and '/' are allowed", v, k)
+		case len(k) > MaxLabelChars || len(v) > MaxLabelChars:
+			return invalid(path, "invalid label %s=%s: keys and values are limited to %d characters", k, v, MaxLabelChars)
+		case strings.HasPrefix(k, names.EngineLabelReserved):
+			return invalid(path, "invalid label key %q: the prefix %s is reserved for the labels clusterctl sets", k, names.EngineLabelReserved)
+		}
+	}
+	if n := len(l.String()); n > MaxLabelsChars {
+		return invalid(path, "invalid labels: %d characters in all (k=v,k=v), at most %d allowed", n, MaxLabelsChars)
+	}
+	return nil
+}
