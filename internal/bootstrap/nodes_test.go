@@ -49,7 +49,7 @@ func agentGroup(t *testing.T, c *s3.Client, bucket string) (*render.Rendered, st
 		Name: "g", InstanceType: "m7g.large", Count: &two, Min: &one, Max: &three,
 		Labels: spec.Labels{"role": "worker", "tier": "memory"},
 	}, render.Join{
-		ClusterName: "prod", BucketName: bucket, ControlPrivateIp: controlIP,
+		ClusterName: "prod", BucketName: bucket, ManagersKey: names.ManagersKey,
 		ControlSecurityGroupId: "sg-0c0c0c0c0c0c0c0c0", AgentSecurityGroupId: "sg-0a0a0a0a0a0a0a0a0",
 		AgentInstanceProfile: "arn:aws:iam::123456789012:instance-profile/prod-agents",
 		VpcId:                "vpc-0123456789abcdef0", SubnetIds: []string{"subnet-0000000000000000a"},
@@ -87,7 +87,7 @@ func TestControlInitialisesAndPublishes(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("control script exited %d:\n%s", code, out)
 	}
-	wantCalls(t, n, "cfn-signal", "--exit-code 0 --reason control\\ node\\ ready --stack prod --resource ControlInstance --region us-east-1")
+	wantCalls(t, n, "cfn-signal", "--exit-code 0 --reason control\\ node\\ ready --stack prod --resource ManagerGroup --region us-east-1")
 	wantCalls(t, n, "dnf", "install -y aws-cfn-bootstrap", "install -y docker")
 	wantCalls(t, n, "systemctl", "enable --now docker")
 	if init := n.calls(t, "docker"); !slices.Contains(init, "swarm init --advertise-addr "+controlIP) {
@@ -108,6 +108,10 @@ func TestControlInitialisesAndPublishes(t *testing.T) {
 	ca, sse := getObject(t, c, bucket, names.SwarmPrefix+"/"+names.SwarmCA)
 	if string(ca) != sw.ca || sse != "AES256" {
 		t.Errorf("published CA certificate differs (encryption %q)", sse)
+	}
+	managers, sse := getObject(t, c, bucket, names.ManagersKey)
+	if string(managers) != controlIP+":2377\n" || sse != "AES256" {
+		t.Errorf("published managers %q (encryption %q), want this node's address", managers, sse)
 	}
 	// Only what the control role may write (PutObject on the swarm prefix).
 	for _, k := range listKeys(t, c, bucket) {
@@ -158,7 +162,7 @@ func TestControlFailureSignals(t *testing.T) {
 	if code == 0 {
 		t.Fatalf("control script succeeded although swarm init failed:\n%s", out)
 	}
-	wantCalls(t, n, "cfn-signal", "--exit-code 1 --reason clusterctl:\\ control\\ node\\ failed\\ while\\ initialising\\ the\\ swarm --stack prod --resource ControlInstance --region us-east-1")
+	wantCalls(t, n, "cfn-signal", "--exit-code 1 --reason clusterctl:\\ control\\ node\\ failed\\ while\\ initialising\\ the\\ swarm --stack prod --resource ManagerGroup --region us-east-1")
 	if keys := listKeys(t, c, bucket); len(keys) != 0 {
 		t.Errorf("published %v after a failure", keys)
 	}
@@ -240,7 +244,7 @@ func TestAgentGivesUpWithoutControl(t *testing.T) {
 	if d := time.Since(start); d > 45*time.Second {
 		t.Errorf("gave up after %v with a 3 s timeout", d)
 	}
-	if !strings.Contains(out, "could not join the swarm at "+controlIP+":2377 within 3 s") {
+	if !strings.Contains(out, "could not join the swarm through the managers in s3://"+bucket+"/"+names.ManagersKey+" within 3 s") {
 		t.Errorf("output does not say why:\n%s", out)
 	}
 	wantCalls(t, agent, "cfn-signal", "--exit-code 1 --reason clusterctl:\\ agent\\ failed\\ while\\ configuring\\ the\\ node --stack prod-g --resource AutoScalingGroup --region us-east-1")
@@ -305,7 +309,7 @@ func TestAgentRefusesTamperedConfig(t *testing.T) {
 	sw := newSwarm(t)
 	r, ud := agentGroup(t, c, bucket)
 	key := r.Artifacts[0].Key
-	tampered := strings.Replace(string(r.Artifacts[0].Body), "control_ip='"+controlIP+"'", "control_ip='203.0.113.9'", 1)
+	tampered := strings.Replace(string(r.Artifacts[0].Body), "managers_key='"+names.ManagersKey+"'", "managers_key='join/swarm/elsewhere'", 1)
 	if tampered == string(r.Artifacts[0].Body) {
 		t.Fatal("nothing to tamper with")
 	}
@@ -329,11 +333,11 @@ func TestAgentChecksStackParameters(t *testing.T) {
 	bucket := newBucket(t, c)
 	sw := newSwarm(t)
 	r, _ := agentGroup(t, c, bucket)
-	r.Parameters["ControlPrivateIp"] = "10.0.9.9"
+	r.Parameters[names.OutputManagersKey] = "join/swarm/elsewhere"
 	ud := userData(t, r, "LaunchTemplate", map[string]string{"AWS::StackName": r.StackName, "AWS::Region": region})
 	agent := newNode(t, sw, agentIP, "m7g.large", fastAgent("3")...)
 	code, out := agent.exec(t, agent.script(t, "user-data", ud))
-	if code == 0 || !strings.Contains(out, "the stack's ControlPrivateIp is '10.0.9.9' but this node configuration has '"+controlIP+"'") {
+	if code == 0 || !strings.Contains(out, "the stack's ManagersKey is 'join/swarm/elsewhere' but this node configuration has '"+names.ManagersKey+"'") {
 		t.Fatalf("agent exited %d, want a refusal:\n%s", code, out)
 	}
 	wantCalls(t, agent, "docker")

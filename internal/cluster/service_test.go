@@ -229,7 +229,7 @@ func fakeService(t *testing.T) *fakeEnv {
 }
 
 var testJoin = render.Join{
-	ClusterName: "core", BucketName: "core-bucket", ControlPrivateIp: "10.0.1.10",
+	ClusterName: "core", BucketName: "core-bucket", ManagersKey: names.ManagersKey,
 	ControlSecurityGroupId: "sg-0c0c0c0c", AgentSecurityGroupId: "sg-0a0a0a0a",
 	AgentInstanceProfile: "arn:aws:iam::123456789012:instance-profile/core-agents",
 	VpcId:                "vpc-0123abcd", SubnetIds: []string{"subnet-0aaa1111"}, ContractVersion: render.ContractVersion,
@@ -314,20 +314,20 @@ func TestUpdateNothingCreatesNoChangeSet(t *testing.T) {
 	}
 }
 
-// With no setting changed, a group still follows its core (a replaced
-// control node) and a newer AMI behind its image path: the plan says why,
-// and that the nodes are replaced.
+// With no setting changed, a group still follows its core (subnets the
+// core moved to) and a newer AMI behind its image path: the plan says
+// why, and that the nodes are replaced.
 func TestPlanFollowsCoreAndImage(t *testing.T) {
 	e := fakeService(t)
 	moved := testJoin
-	moved.ControlPrivateIp = "10.0.1.99"
+	moved.SubnetIds = []string{"subnet-0ccc3333"}
 	e.seedWith(t, moved, testJoin, "ami-00000000000000001", spec.Group{Name: "g", InstanceType: "m5.large", Count: intp(2)})
 	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", DryRun: true})
 	if err != nil || res.NoOp || res.Applied {
 		t.Fatalf("update: %+v, %v", res, err)
 	}
 	want := []spec.Change{
-		{Path: "join.ControlPrivateIp", Old: "10.0.1.10", New: "10.0.1.99", OldText: "10.0.1.10", NewText: "10.0.1.99"},
+		{Path: "join.SubnetIds", Old: "subnet-0aaa1111", New: "subnet-0ccc3333", OldText: "subnet-0aaa1111", NewText: "subnet-0ccc3333"},
 		{Path: resolvedImage, Old: "ami-00000000000000001", New: memAMI, OldText: "ami-00000000000000001", NewText: memAMI},
 	}
 	if !reflect.DeepEqual(res.Plan.Settings, want) || res.Plan.NodesReplaced != 2 || len(res.Plan.Changes) == 0 {

@@ -144,7 +144,7 @@ func TestNodeConfigArtifact(t *testing.T) {
 			node := string(a.Body)
 			j := v.join
 			for _, want := range []string{
-				"bucket=" + shellQuote(j.BucketName), "control_ip=" + shellQuote(j.ControlPrivateIp),
+				"bucket=" + shellQuote(j.BucketName), "managers_key=" + shellQuote(j.ManagersKey),
 				"cluster=" + shellQuote(v.cluster), "instance_type=" + shellQuote(v.group.InstanceType),
 				`"clusterctl.group=` + v.group.Name + `"`, `"clusterctl.instance-type=` + v.group.InstanceType + `"`,
 			} {
@@ -193,7 +193,7 @@ func TestNodeConfigHash(t *testing.T) {
 	for name, f := range map[string]func(*input){
 		"label value":   func(s *input) { s.g.Labels["role"] = "batch" },
 		"label added":   func(s *input) { s.g.Labels["zz"] = "1" },
-		"control IP":    func(s *input) { s.join.ControlPrivateIp = "10.0.1.11" },
+		"managers key":  func(s *input) { s.join.ManagersKey = "join/swarm/elsewhere" },
 		"bucket":        func(s *input) { s.join.BucketName = "other-bucket" },
 		"image":         func(s *input) { s.g.ImageID = "ami-0fedcba9876543210" },
 		"default image": func(s *input) { s.g.ImageID = "" },
@@ -288,21 +288,48 @@ func TestBucketPermissions(t *testing.T) {
 		}
 		return out
 	}
-	control := statements("ControlRole")
-	if len(control) != 1 || control[0]["Action"] != "s3:PutObject" || dig(control[0], "Resource", "Fn::Sub") != "${Bucket.Arn}/"+names.SwarmPrefix+"/*" {
-		t.Errorf("control role statements %v, want PutObject on the swarm prefix only", control)
+	// The managers write their join material and what only they read; the
+	// bucket policy keeps the latter from every other principal.
+	for _, st := range statements("ControlRole") {
+		r, _ := dig(st, "Resource", "Fn::Sub").(string)
+		switch {
+		case st["Resource"] == "*":
+			if !jsonEqual(st["Action"], []any{"ec2:DescribeInstances", "autoscaling:DescribeAutoScalingGroups"}) {
+				t.Errorf("control role may %v anywhere", st["Action"])
+			}
+		case r != "${Bucket.Arn}/"+names.SwarmPrefix+"/*" && r != "${Bucket.Arn}/"+names.ControlPrefix+"/*":
+			t.Errorf("control role statement %v outside the swarm and control prefixes", st)
+		}
 	}
-	ud := resolvedUserData(t, r, "ControlLaunchTemplate")
-	if !strings.Contains(ud, "prefix="+names.SwarmPrefix+"\n") || strings.Count(ud, `--key "$prefix/`) != 2 || strings.Count(ud, "--server-side-encryption AES256") != 2 {
-		t.Error("control node does not publish both objects, encrypted, under the swarm prefix")
+	denied := false
+	for _, p := range resourcesOfType(res, "AWS::S3::BucketPolicy") {
+		for _, s := range list(dig(p, "Properties", "PolicyDocument", "Statement")) {
+			st := obj(s)
+			if st["Effect"] == "Deny" && st["Principal"] == "*" && dig(st, "Resource", "Fn::Sub") == "${Bucket.Arn}/"+names.ControlPrefix+"/*" &&
+				jsonEqual(dig(st, "Condition", "ArnNotEquals", "aws:PrincipalArn", "Fn::GetAtt"), []any{"ControlRole", "Arn"}) {
+				denied = true
+			}
+		}
+	}
+	if !denied {
+		t.Error("the bucket policy lets principals other than the managers read the control prefix")
+	}
+	ud := resolvedUserData(t, r, names.ResourceControlLaunchTemplate)
+	if !strings.Contains(ud, "prefix="+names.SwarmPrefix+"\n") || strings.Count(ud, `--key "$prefix/`) != 2 || !strings.Contains(ud, `--key "`+names.ManagersKey+`"`) ||
+		strings.Count(ud, "--server-side-encryption AES256") != 3 {
+		t.Error("control node does not publish the token, the CA and the managers, encrypted, under the swarm prefix")
 	}
 	for _, s := range statements("AgentRole") {
 		if s["Action"] == "s3:GetObject" && dig(s, "Resource", "Fn::Sub") != "${Bucket.Arn}/"+names.JoinPrefix+"/*" {
 			t.Errorf("agents read %v", s["Resource"])
 		}
 	}
-	if !strings.HasPrefix(names.SwarmPrefix, names.JoinPrefix+"/") || !strings.HasPrefix(names.NodeConfigPrefix, names.JoinPrefix+"/") {
-		t.Error("swarm material or node configuration outside what agents may read")
+	if !strings.HasPrefix(names.SwarmPrefix, names.JoinPrefix+"/") || !strings.HasPrefix(names.NodeConfigPrefix, names.JoinPrefix+"/") ||
+		!strings.HasPrefix(names.ManagersKey, names.SwarmPrefix+"/") {
+		t.Error("swarm material, managers or node configuration outside what agents may read")
+	}
+	if strings.HasPrefix(names.ControlPrefix+"/", names.JoinPrefix+"/") {
+		t.Error("what only managers may read is under the agents' prefix")
 	}
 }
 

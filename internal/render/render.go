@@ -23,8 +23,10 @@ import (
 )
 
 // ContractVersion is the version of the join contract the core template
-// publishes and the group template consumes.
-const ContractVersion = "1"
+// publishes and the group template consumes. Version 1 pinned the core's
+// one control node (ControlPrivateIp); version 2 has managers in an Auto
+// Scaling group, found through the bucket (ManagersKey).
+const ContractVersion = "2"
 
 // Limits that CloudFormation and EC2 enforce on what is rendered; checking
 // them here turns a late deploy failure into a clear error.
@@ -52,6 +54,7 @@ type Rendered struct {
 type coreData struct {
 	N                                 names.Set
 	Cluster, Version, ContractVersion string
+	HookName                          string // the termination lifecycle hook of the managers
 	Metadata                          metadata
 	UserData                          string
 }
@@ -90,7 +93,8 @@ func renderCore(cluster string, core spec.Core, version string) (*Rendered, erro
 	if err != nil {
 		return nil, err
 	}
-	data := coreData{N: names.Template(), Cluster: cluster, Version: version, ContractVersion: ContractVersion, Metadata: meta}
+	data := coreData{N: names.Template(), Cluster: cluster, Version: version, ContractVersion: ContractVersion,
+		HookName: names.LifecycleHook(cluster), Metadata: meta}
 	data.UserData, err = controlUserData(data)
 	if err != nil {
 		return nil, err
@@ -138,7 +142,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		return nil, fmt.Errorf("core outputs belong to cluster %q, not %q", join.ClusterName, cluster)
 	}
 	if v := join.ContractVersion; v != "" && v != ContractVersion {
-		return nil, fmt.Errorf("core has join contract version %s, this clusterctl needs %s", v, ContractVersion)
+		return nil, &ContractError{Core: v, Want: ContractVersion}
 	}
 	g.Default()
 	name := names.GroupStack(cluster, g.Name)
@@ -177,7 +181,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		return nil, err
 	}
 	node, hash, err := agentNode(nodeData{
-		Cluster: cluster, Group: g.Name, Bucket: join.BucketName, ControlIP: join.ControlPrivateIp,
+		Cluster: cluster, Group: g.Name, Bucket: join.BucketName, ManagersKey: join.ManagersKey,
 		ContractVersion: ContractVersion, InstanceType: g.InstanceType, ImageParameter: imageParam, ImageID: imageID,
 		LabelList: labelList, DaemonJSON: engine, N: names.Template(),
 	})

@@ -36,11 +36,11 @@ type Artifact struct {
 // nodeData is what agent-node.sh.tmpl sees: everything an agent is
 // configured with.
 type nodeData struct {
-	Cluster, Group, Bucket, ControlIP, ContractVersion string
-	InstanceType, ImageParameter, ImageID              string
-	LabelList                                          string // k=v,k=v or ""
-	DaemonJSON                                         string // /etc/docker/daemon.json
-	N                                                  names.Set
+	Cluster, Group, Bucket, ManagersKey, ContractVersion string
+	InstanceType, ImageParameter, ImageID                string
+	LabelList                                            string // k=v,k=v or ""
+	DaemonJSON                                           string // /etc/docker/daemon.json
+	N                                                    names.Set
 }
 
 // controlUserData renders the control node's user data.

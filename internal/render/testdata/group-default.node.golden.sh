@@ -7,9 +7,10 @@
 # so that hash changes whenever the configuration does.
 #
 # It installs Docker, sets the engine labels, waits (with a bounded backoff,
-# for the control node may still be starting) until the control node has
-# published the swarm's join material, checks the CA certificate against the
-# token and joins the swarm as a worker.
+# for the managers may still be starting) until the managers have published
+# the swarm's join material and their addresses, checks the CA certificate
+# against the token and joins the swarm as a worker through any live
+# manager.
 #
 # CLUSTERCTL_IMDS_URL, CLUSTERCTL_ROOT (a prefix for the files written) and
 # the waiting times CLUSTERCTL_JOIN_TIMEOUT, CLUSTERCTL_RETRY_MIN and
@@ -20,14 +21,13 @@ set -euo pipefail
 cluster='prod'
 group='c5-agents'
 bucket='prod-bucket-1a2b3c4d5e6f'
-control_ip='10.0.1.10'
-contract_version='1'
+managers_key='join/swarm/managers'
+contract_version='2'
 instance_type='c5.xlarge'
 image_parameter='/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64'
 image_id=''
 labels=''
 join_prefix='join/swarm'
-swarm_port=2377
 
 # daemon_json prints the engine configuration: the group's labels, and
 # clusterctl.group and clusterctl.instance-type for placement constraints
@@ -129,20 +129,40 @@ fetch() {
   fi
 }
 
-# try_join makes one attempt to join with the published join material.
+# try_join makes one attempt to join with the published join material,
+# through each published manager in turn.
 try_join() {
+  local manager
   fetch worker-token || return 1
   fetch ca.pem || return 1
   if ! ca_matches_token "$work/worker-token" "$work/ca.pem"; then
     log "the published CA certificate does not match the join token (published by another swarm, or being replaced)"
     return 1
   fi
-  docker swarm join --token "$(cat "$work/worker-token")" --advertise-addr "$ip" "$control_ip:$swarm_port"
+  if ! aws s3api get-object --bucket "$bucket" --key "$managers_key" "$work/managers" >/dev/null 2>"$work/s3.err"; then
+    log "s3://$bucket/$managers_key: $(tail -n 1 "$work/s3.err")"
+    return 1
+  fi
+  while read -r manager; do
+    # Only ip:port: the list reaches a command line.
+    if ! [[ $manager =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}:[0-9]{1,5}$ ]]; then
+      log "ignoring the published manager address '$manager'"
+      continue
+    fi
+    if docker swarm join --token "$(cat "$work/worker-token")" --advertise-addr "$ip" "$manager"; then
+      joined_via=$manager
+      return 0
+    fi
+    if [ "$(swarm_state)" = pending ]; then
+      return 1
+    fi
+  done <"$work/managers"
+  return 1
 }
 
 check_stack ClusterName "${CLUSTERCTL_STACK_CLUSTER-}" "$cluster"
 check_stack BucketName "${CLUSTERCTL_STACK_BUCKET-}" "$bucket"
-check_stack ControlPrivateIp "${CLUSTERCTL_STACK_CONTROL_IP-}" "$control_ip"
+check_stack ManagersKey "${CLUSTERCTL_STACK_MANAGERS_KEY-}" "$managers_key"
 check_stack ContractVersion "${CLUSTERCTL_STACK_CONTRACT-}" "$contract_version"
 
 umask 077
@@ -166,13 +186,14 @@ printf '%s=%q\n' \
   IMAGE_PARAMETER "$image_parameter" \
   IMAGE_ID "$image_id" \
   BUCKET_NAME "$bucket" \
-  CONTROL_PRIVATE_IP "$control_ip" \
+  MANAGERS_KEY "$managers_key" \
   CONTROL_SECURITY_GROUP_ID "${CLUSTERCTL_STACK_CONTROL_SG-}" \
   CONTRACT_VERSION "$contract_version" >"$root/etc/clusterctl/node.env"
 chmod 0644 "$root/etc/clusterctl/node.env"
 systemctl enable --now docker
 wait_for_docker
 
+joined_via=
 deadline=$((SECONDS + join_timeout))
 pause=$retry_min
 until [ "$(swarm_state)" = active ]; do
@@ -182,7 +203,7 @@ until [ "$(swarm_state)" = active ]; do
     continue
   fi
   if [ "$SECONDS" -ge "$deadline" ]; then
-    log "could not join the swarm at $control_ip:$swarm_port within $join_timeout s"
+    log "could not join the swarm through the managers in s3://$bucket/$managers_key within $join_timeout s"
     exit 1
   fi
   sleep "$pause"
@@ -191,4 +212,4 @@ done
 if [ -e "$work/ca.pem" ]; then
   install -m 0644 "$work/ca.pem" "$root/etc/clusterctl/swarm-ca.pem"
 fi
-log "joined the swarm at $control_ip:$swarm_port as a worker of group $group ($instance_type)"
+log "joined the swarm${joined_via:+ at $joined_via} as a worker of group $group ($instance_type)"
