@@ -220,7 +220,7 @@ func fakeService(t *testing.T) *fakeEnv {
 	return &fakeEnv{fake: fake, s3: mem, s: &Service{
 		Stacks:  stacks.NewManager(fake.Client(), stacks.Options{RunID: "test", Clock: fake.Clock}),
 		CFN:     fake.Client(),
-		ASG:     memASG{},
+		ASG:     memASG{names.GroupControl: 3},
 		S3:      mem,
 		SSM:     memSSM{},
 		IO:      ios,
@@ -370,16 +370,23 @@ func (memSSM) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ ...fu
 	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Name: in.Name, Value: aws.String(memAMI)}}, nil
 }
 
-// memASG has one Auto Scaling group of 2 nodes for every group asked for
-// by its tags.
-type memASG struct{}
+// memASG has one Auto Scaling group for every group asked for by its
+// tags: of as many nodes as it says for that group, 2 by default.
+type memASG map[string]int
 
-func (memASG) DescribeAutoScalingGroups(_ context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, _ ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
+func (m memASG) DescribeAutoScalingGroups(_ context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, _ ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
 	var out autoscaling.DescribeAutoScalingGroupsOutput
 	for _, f := range in.Filters {
 		if aws.ToString(f.Name) == "tag:"+names.TagGroup {
-			out.AutoScalingGroups = append(out.AutoScalingGroups, asgtypes.AutoScalingGroup{AutoScalingGroupName: aws.String(f.Values[0]),
-				Instances: []asgtypes.Instance{{InstanceId: aws.String("i-1")}, {InstanceId: aws.String("i-2")}}})
+			n, ok := m[f.Values[0]]
+			if !ok {
+				n = 2
+			}
+			g := asgtypes.AutoScalingGroup{AutoScalingGroupName: aws.String(f.Values[0])}
+			for i := range n {
+				g.Instances = append(g.Instances, asgtypes.Instance{InstanceId: aws.String(fmt.Sprintf("i-%d", i+1))})
+			}
+			out.AutoScalingGroups = append(out.AutoScalingGroups, g)
 		}
 	}
 	return &out, nil

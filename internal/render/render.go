@@ -28,6 +28,10 @@ import (
 // Scaling group, found through the bucket (ManagersKey).
 const ContractVersion = "2"
 
+// ManagersContract is the first join contract whose core runs its
+// managers in an Auto Scaling group.
+const ManagersContract = "2"
+
 // Limits that CloudFormation and EC2 enforce on what is rendered; checking
 // them here turns a late deploy failure into a clear error.
 const (

@@ -644,3 +644,25 @@ func TestValueShapes(t *testing.T) {
 		}
 	}
 }
+
+// update-core changes exactly the settings given; its flags are checked
+// alone before the deployed core is read.
+func TestCoreUpdate(t *testing.T) {
+	deployed := validCore()
+	got := deployed.Update(Core{Managers: intp(5), SSHCIDR: ""}, []string{"managers", "sshCidr"})
+	want := validCore()
+	want.Managers, want.SSHCIDR = intp(5), ""
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Update = %+v, want %+v", got, want)
+	}
+	if !reflect.DeepEqual(deployed, validCore()) {
+		t.Error("Update changed the deployed core")
+	}
+	if got := deployed.Update(Core{InstanceType: "x"}, nil); !reflect.DeepEqual(got, deployed) {
+		t.Errorf("nothing given changed %+v", got)
+	}
+	checkFieldError(t, Core{Managers: intp(2)}.CheckGiven([]string{"managers"}), "managers", "even")
+	if err := (Core{Managers: intp(3)}).CheckGiven([]string{"managers"}); err != nil {
+		t.Errorf("an instance type not given was checked: %v", err)
+	}
+}
