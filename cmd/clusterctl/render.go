@@ -100,26 +100,31 @@ type GroupSource struct {
 	Offline bool   `name:"offline" help:"Render without AWS access, the core's values left empty, for the cluster -j names."`
 }
 
-// render renders group g (given by flags): joined to the live core when
-// -j is given without --offline, else offline with empty join values.
-func (src GroupSource) render(app *App, g *spec.Group) (*render.Rendered, error) {
+// render checks the output flags, then renders group g (given by flags):
+// joined to the live core when -j is given without --offline, else
+// offline with empty join values.
+func (src GroupSource) render(app *App, g *spec.Group) (*query.Output, *render.Rendered, error) {
+	out, err := app.Output()
+	if err != nil {
+		return nil, nil, err
+	}
 	name, live := src.Cluster, src.Cluster != "" && !src.Offline
 	if name == "" {
 		name = offlineCluster
 	}
 	if err := groupInput(name, "-j/--join", g); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !live {
 		r, err := render.Group(name, *g, render.Join{}, app.Version)
-		return r, errs.AsUsage(err)
+		return out, r, errs.AsUsage(err)
 	}
 	svc, err := app.Service()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r, err := svc.RenderGroup(app.Context(), name, *g)
-	return r, flagError(err, g)
+	return out, r, flagError(err, g)
 }
 
 // RenderGroupCmd is `clusterctl render group -n GROUP -t TYPE [-j CLUSTER]`.
@@ -130,11 +135,7 @@ type RenderGroupCmd struct {
 }
 
 func (c *RenderGroupCmd) Run(app *App) error {
-	out, err := app.Output()
-	if err != nil {
-		return err
-	}
-	r, err := c.GroupSource.render(app, &c.Group)
+	out, r, err := c.GroupSource.render(app, &c.Group)
 	if err != nil {
 		return err
 	}
@@ -152,11 +153,7 @@ type RenderNodeConfigCmd struct {
 }
 
 func (c *RenderNodeConfigCmd) Run(app *App) error {
-	out, err := app.Output()
-	if err != nil {
-		return err
-	}
-	r, err := c.GroupSource.render(app, &c.Group)
+	out, r, err := c.GroupSource.render(app, &c.Group)
 	if err != nil {
 		return err
 	}
