@@ -59,6 +59,9 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 		// want are parameters and tags (by name) the flag must set;
 		// form flags (want nil) must change what is printed instead.
 		want map[string]string
+		// node: the flag reaches the group's node configuration, so
+		// render node-config changes with it (and with no other flag).
+		node bool
 	}
 	for _, cmd := range []struct {
 		command []string
@@ -66,35 +69,35 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 		cases   []tcase
 	}{
 		{[]string{"render", "group"}, []string{"render", "group", "-n", "web", "-t", "c5.large"}, []tcase{
-			{"--name", nil, []string{"-n", "api"}, map[string]string{"clusterctl:group": "api"}},
-			{"--instance-type", nil, []string{"-t", "m7g.large"}, map[string]string{"InstanceType": "m7g.large", "ImageParameter": "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"}},
-			{"--count", nil, []string{"-c", "3"}, map[string]string{"DesiredCapacity": "3", "MaxSize": "4", "MinInstancesInService": "3"}},
-			{"--min", nil, []string{"--min", "1"}, map[string]string{"MinSize": "1"}},
-			{"--max", nil, []string{"--max", "5"}, map[string]string{"MaxSize": "5"}},
-			{"--labels", nil, []string{"-m", "role=web", "-m", "tier=front"}, map[string]string{"clusterctl:labels": "role=web,tier=front"}},
-			{"--image-id", nil, []string{"--image-id", "ami-0123456789abcdef0"}, map[string]string{"ImageId": "ami-0123456789abcdef0", "clusterctl:image": "ami-0123456789abcdef0"}},
-			{"--volume-size", nil, []string{"--volume-size", "50"}, map[string]string{"VolumeSize": "50"}},
-			{"--subnet-ids", nil, []string{"--subnet-ids", "subnet-0123456789abcdef0"}, map[string]string{"SubnetIds": "subnet-0123456789abcdef0", "clusterctl:subnets": "own"}},
-			{"--ssh-cidr", nil, []string{"--ssh-cidr", "203.0.113.0/24"}, map[string]string{"SshCidr": "203.0.113.0/24"}},
-			{"--key-name", nil, []string{"--key-name", "ops"}, map[string]string{"KeyName": "ops"}},
-			{"--max-batch", nil, []string{"-c", "3", "--max-batch", "2"}, map[string]string{"MaxBatchSize": "2"}},
-			{"--min-in-service", nil, []string{"--min-in-service", "0"}, map[string]string{"MinInstancesInService": "0"}},
-			{"--join", nil, []string{"-j", "core"}, map[string]string{"ClusterName": "core", "ContractVersion": "1"}},
-			{"--join", nil, []string{"-j", "prod", "--offline"}, map[string]string{"clusterctl:cluster": "prod"}},
-			{"--offline", []string{"render", "group", "-n", "web", "-t", "c5.large", "-j", "core"}, []string{"--offline"}, map[string]string{"ClusterName": "", "BucketName": ""}},
-			{"--parameters", nil, []string{"--parameters"}, nil},
-			{"--cli-input-json", nil, []string{"--cli-input-json"}, nil},
+			{"--name", nil, []string{"-n", "api"}, map[string]string{"clusterctl:group": "api"}, true},
+			{"--instance-type", nil, []string{"-t", "m7g.large"}, map[string]string{"InstanceType": "m7g.large", "ImageParameter": "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"}, true},
+			{"--count", nil, []string{"-c", "3"}, map[string]string{"DesiredCapacity": "3", "MaxSize": "4", "MinInstancesInService": "3"}, false},
+			{"--min", nil, []string{"--min", "1"}, map[string]string{"MinSize": "1"}, false},
+			{"--max", nil, []string{"--max", "5"}, map[string]string{"MaxSize": "5"}, false},
+			{"--labels", nil, []string{"-m", "role=web", "-m", "tier=front"}, map[string]string{"clusterctl:labels": "role=web,tier=front"}, true},
+			{"--image-id", nil, []string{"--image-id", "ami-0123456789abcdef0"}, map[string]string{"ImageId": "ami-0123456789abcdef0", "clusterctl:image": "ami-0123456789abcdef0"}, true},
+			{"--volume-size", nil, []string{"--volume-size", "50"}, map[string]string{"VolumeSize": "50"}, false},
+			{"--subnet-ids", nil, []string{"--subnet-ids", "subnet-0123456789abcdef0"}, map[string]string{"SubnetIds": "subnet-0123456789abcdef0", "clusterctl:subnets": "own"}, false},
+			{"--ssh-cidr", nil, []string{"--ssh-cidr", "203.0.113.0/24"}, map[string]string{"SshCidr": "203.0.113.0/24"}, false},
+			{"--key-name", nil, []string{"--key-name", "ops"}, map[string]string{"KeyName": "ops"}, false},
+			{"--max-batch", nil, []string{"-c", "3", "--max-batch", "2"}, map[string]string{"MaxBatchSize": "2"}, false},
+			{"--min-in-service", nil, []string{"--min-in-service", "0"}, map[string]string{"MinInstancesInService": "0"}, false},
+			{"--join", nil, []string{"-j", "core"}, map[string]string{"ClusterName": "core", "ContractVersion": "1"}, true},
+			{"--join", nil, []string{"-j", "prod", "--offline"}, map[string]string{"clusterctl:cluster": "prod"}, true},
+			{"--offline", []string{"render", "group", "-n", "web", "-t", "c5.large", "-j", "core"}, []string{"--offline"}, map[string]string{"ClusterName": "", "BucketName": ""}, true},
+			{"--parameters", nil, []string{"--parameters"}, nil, false},
+			{"--cli-input-json", nil, []string{"--cli-input-json"}, nil, false},
 		}},
 		{[]string{"render", "core"}, []string{"render", "core", "c9"}, []tcase{
-			{"--instance-type", nil, []string{"--instance-type", "m5.large"}, map[string]string{"InstanceType": "m5.large"}},
-			{"--image-id", nil, []string{"--image-id", "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-6.1-x86_64"}, map[string]string{"ImageParameter": "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-6.1-x86_64"}},
-			{"--key-name", nil, []string{"--key-name", "ops"}, map[string]string{"KeyName": "ops"}},
-			{"--ssh-cidr", nil, []string{"--ssh-cidr", "203.0.113.0/24"}, map[string]string{"SshCidr": "203.0.113.0/24"}},
-			{"--vpc-id", nil, []string{"--vpc-id", "vpc-0123456789abcdef0"}, map[string]string{"VpcId": "vpc-0123456789abcdef0"}},
-			{"--subnet-ids", nil, []string{"--subnet-ids", "subnet-0123456789abcdef0,subnet-0123456789abcdef1"}, map[string]string{"SubnetIds": "subnet-0123456789abcdef0,subnet-0123456789abcdef1"}},
-			{"--volume-size", nil, []string{"--volume-size", "50"}, map[string]string{"VolumeSize": "50"}},
-			{"--parameters", nil, []string{"--parameters"}, nil},
-			{"--cli-input-json", nil, []string{"--cli-input-json"}, nil},
+			{"--instance-type", nil, []string{"--instance-type", "m5.large"}, map[string]string{"InstanceType": "m5.large"}, false},
+			{"--image-id", nil, []string{"--image-id", "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-6.1-x86_64"}, map[string]string{"ImageParameter": "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-6.1-x86_64"}, false},
+			{"--key-name", nil, []string{"--key-name", "ops"}, map[string]string{"KeyName": "ops"}, false},
+			{"--ssh-cidr", nil, []string{"--ssh-cidr", "203.0.113.0/24"}, map[string]string{"SshCidr": "203.0.113.0/24"}, false},
+			{"--vpc-id", nil, []string{"--vpc-id", "vpc-0123456789abcdef0"}, map[string]string{"VpcId": "vpc-0123456789abcdef0"}, false},
+			{"--subnet-ids", nil, []string{"--subnet-ids", "subnet-0123456789abcdef0,subnet-0123456789abcdef1"}, map[string]string{"SubnetIds": "subnet-0123456789abcdef0,subnet-0123456789abcdef1"}, false},
+			{"--volume-size", nil, []string{"--volume-size", "50"}, map[string]string{"VolumeSize": "50"}, false},
+			{"--parameters", nil, []string{"--parameters"}, nil, false},
+			{"--cli-input-json", nil, []string{"--cli-input-json"}, nil, false},
 		}},
 	} {
 		name := strings.Join(cmd.command, " ")
@@ -128,6 +131,16 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 					if got, ok := after.values[k]; !ok || got != v {
 						t.Errorf("%s: %s = %q, want %q", strings.Join(c.args, " "), k, got, v)
 					}
+				}
+				if cmd.command[1] != "group" {
+					return
+				}
+				// render node-config takes the same flags.
+				nodeConfig := func(args []string) string {
+					return must(t, slices.Concat([]string{"render", "node-config"}, args[2:])...).stdout
+				}
+				if changed := nodeConfig(base) != nodeConfig(with); changed != c.node {
+					t.Errorf("%s changes the node configuration: %v, want %v", strings.Join(c.args, " "), changed, c.node)
 				}
 			})
 		}

@@ -216,6 +216,15 @@ s3://prod-bucket/join/groups/web/node-abc.sh   10
 		t.Errorf("table form:\n%s\nwant:\n%s", buf.String(), want)
 	}
 
+	d.Replaces = "ROLLBACK_COMPLETE"
+	buf.Reset()
+	if err := WriteDeployment(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "\nThe dead stack prod-web (ROLLBACK_COMPLETE) is deleted first.\n") {
+		t.Errorf("the table form does not say the dead stack is deleted first:\n%s", buf.String())
+	}
+
 	in := StackInputOf(r)
 	if in.StackName != "prod-web" || in.TemplateBody != "{}\n" || in.Capabilities != nil ||
 		len(in.Parameters) != 3 || in.Parameters[0] != (StackParameter{"BucketName", "prod-bucket"}) ||
