@@ -145,7 +145,7 @@ func (c *RenderGroupCmd) Run(app *App) error {
 // RenderNodeConfigCmd is `clusterctl render node-config -n GROUP -t TYPE
 // [-j CLUSTER]`. It takes every flag of render group, so an add-agents
 // command line can be rendered as it is; those that do not reach the
-// nodes' configuration (sizes, subnets, SSH, rolling update) are checked
+// nodes' configuration (sizes, subnets, SSH, key pair, rolling update) are checked
 // and leave it as it is.
 type RenderNodeConfigCmd struct {
 	spec.Group
