@@ -253,6 +253,15 @@ func TestRenderIsWhatAddAgentsDeploys(t *testing.T) {
 	if r := clusterctl(t, "add-agents", "-n", "web", "-t", "c5.large", "-j", "core", "--dry-run"); r.code != 1 || !strings.Contains(r.stderr, "already exists") {
 		t.Errorf("add-agents --dry-run of an existing group:\n%s", r)
 	}
+	for _, args := range [][]string{
+		{"add-agents", "-n", "api", "-t", "c5.large", "-j", "core", "-c", "5", "--max", "3", "--dry-run"},
+		{"render", "group", "-n", "api", "-t", "c5.large", "-j", "core", "-c", "5", "--max", "3"},
+		{"render", "node-config", "-n", "api", "-t", "c5.large", "-j", "core", "-c", "5", "--max", "3"},
+	} {
+		if r := clusterctl(t, args...); r.code != 2 || !strings.HasPrefix(r.stderr, "clusterctl: --max: ") || r.stdout != "" {
+			t.Errorf("%s:\n%s", strings.Join(args, " "), r)
+		}
+	}
 }
 
 // sameParameters compares deployed parameters with rendered ones as moto
