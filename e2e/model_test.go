@@ -40,15 +40,16 @@ func deployedStack(t *testing.T, c clients, name string) deployed {
 
 var helpFlag = regexp.MustCompile(`(?m)^\s+(?:-\w, )?(--[a-z][-a-z]*)`)
 
-// flagsOf lists a command's own flags, from its help (global flags left out).
-func flagsOf(t *testing.T, command string) []string {
+// flagsOf lists a command's own flags, from its help (global flags left
+// out); command is its words: "add-agents", or "render", "group".
+func flagsOf(t *testing.T, command ...string) []string {
 	t.Helper()
 	global := map[string]bool{}
 	for _, m := range helpFlag.FindAllStringSubmatch(must(t, "--help").stdout, -1) {
 		global[m[1]] = true
 	}
 	var out []string
-	for _, m := range helpFlag.FindAllStringSubmatch(must(t, command, "--help").stdout, -1) {
+	for _, m := range helpFlag.FindAllStringSubmatch(must(t, append(command, "--help")...).stdout, -1) {
 		if !global[m[1]] {
 			out = append(out, m[1])
 		}
@@ -97,6 +98,7 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 		{"--min-in-service", []string{"--min-in-service", "0"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--replace-failed", []string{"--replace-failed"}},
+		{"--dry-run", nil}, // creates nothing: TestDryRunsChangeNothing
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {

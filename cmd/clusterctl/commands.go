@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,7 +13,6 @@ import (
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
-	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
@@ -34,7 +32,7 @@ type CLI struct {
 	Describe    DescribeCmd    `cmd:"" help:"Show a cluster: core status, outputs, parameters, and its groups with their health."`
 	Events      EventsCmd      `cmd:"" help:"Print the stack events of a cluster's core or of one group."`
 	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operation in progress on a core or group and return its outcome."`
-	Render      RenderCmd      `cmd:"" help:"Print the CloudFormation template that would be deployed (no AWS access)."`
+	Render      RenderCmd      `cmd:"" help:"Print what would be deployed: a template, its parameters and tags, a node configuration."`
 	VersionCmd  VersionCmd     `cmd:"" name:"version" help:"Print the version."`
 	Completion  CompletionCmd  `cmd:"" help:"Print the shell completion script: source <(clusterctl completion bash)."`
 	Help        HelpCmd        `cmd:"" help:"Explain a command (clusterctl help update-group), or list them all."`
@@ -45,12 +43,20 @@ type CreateCoreCmd struct {
 	Name string `arg:"" help:"Cluster name (= core stack name)."`
 	spec.Core
 	NoRollback bool `name:"no-rollback" help:"Keep a failed stack for debugging."`
+	DryRun     bool `name:"dry-run" help:"Show what would be created (stack, template size, parameters, tags) and create nothing."`
 }
 
 func (c *CreateCoreCmd) Run(app *App) error {
 	out, svc, err := app.prepare(coreInput(c.Name, &c.Core))
 	if err != nil {
 		return err
+	}
+	if c.DryRun {
+		d, err := svc.PlanCore(app.Context(), c.Name, c.Core)
+		if err != nil {
+			return flagError(err, &c.Core)
+		}
+		return writeDryRun(app, out, d)
 	}
 	st, err := svc.CreateCore(app.Context(), c.Name, c.Core, cluster.CreateOptions{NoRollback: c.NoRollback})
 	if err != nil {
@@ -106,12 +112,20 @@ type AddAgentsCmd struct {
 	Cluster       string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster (core stack) to join."`
 	NoRollback    bool   `name:"no-rollback" help:"Keep a failed stack for debugging."`
 	ReplaceFailed bool   `name:"replace-failed" help:"Delete a dead stack of this group (rolled back or failed) and create it again."`
+	DryRun        bool   `name:"dry-run" help:"Show what would be created and uploaded (stack, template size, parameters, tags, node configuration) and change nothing."`
 }
 
 func (c *AddAgentsCmd) Run(app *App) error {
 	out, svc, err := app.prepare(groupInput(c.Cluster, "-j/--join", &c.Group))
 	if err != nil {
 		return err
+	}
+	if c.DryRun {
+		d, err := svc.PlanAgents(app.Context(), c.Cluster, c.Group, cluster.CreateOptions{NoRollback: c.NoRollback, ReplaceFailed: c.ReplaceFailed})
+		if err != nil {
+			return flagError(err, &c.Group)
+		}
+		return writeDryRun(app, out, d)
 	}
 	nodes, err := svc.AddAgents(app.Context(), c.Cluster, c.Group, cluster.CreateOptions{NoRollback: c.NoRollback, ReplaceFailed: c.ReplaceFailed})
 	if err != nil {
@@ -403,64 +417,6 @@ func writeResult(app *App, out *query.Output, v any, line string) error {
 		return err
 	}
 	return out.Write(app.IO.Out, v, nil)
-}
-
-// RenderCmd is `clusterctl render core|group`.
-type RenderCmd struct {
-	Core  RenderCoreCmd  `cmd:"" help:"Print the core template."`
-	Group RenderGroupCmd `cmd:"" help:"Print an agent group template."`
-}
-
-// RenderCoreCmd is `clusterctl render core`.
-type RenderCoreCmd struct {
-	Name string `arg:"" optional:"" default:"core" help:"Cluster name."`
-	spec.Core
-}
-
-func (c *RenderCoreCmd) Run(app *App) error {
-	out, err := app.Output()
-	if err != nil {
-		return err
-	}
-	if err := coreInput(c.Name, &c.Core); err != nil {
-		return err
-	}
-	r, err := render.Core(c.Name, c.Core, app.Version)
-	if err != nil {
-		return errs.AsUsage(err)
-	}
-	return writeTemplate(app, out, r.Template)
-}
-
-// RenderGroupCmd is `clusterctl render group -n GROUP -t TYPE`.
-type RenderGroupCmd struct {
-	spec.Group
-	Cluster string `short:"j" name:"join" default:"core" help:"Cluster name."`
-}
-
-func (c *RenderGroupCmd) Run(app *App) error {
-	out, err := app.Output()
-	if err != nil {
-		return err
-	}
-	if err := groupInput(c.Cluster, "-j/--join", &c.Group); err != nil {
-		return err
-	}
-	r, err := render.Group(c.Cluster, c.Group, render.Join{}, app.Version)
-	if err != nil {
-		return errs.AsUsage(err)
-	}
-	return writeTemplate(app, out, r.Template)
-}
-
-// writeTemplate prints a template byte for byte (it is JSON already), or
-// converted to YAML, or filtered by --query.
-func writeTemplate(app *App, out *query.Output, tpl []byte) error {
-	if out.TableForm() || (out.Format == "json" && app.Globals.Query == "") {
-		_, err := app.IO.Out.Write(tpl)
-		return err
-	}
-	return out.Write(app.IO.Out, json.RawMessage(tpl), nil)
 }
 
 // VersionCmd is `clusterctl version`.

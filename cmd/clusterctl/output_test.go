@@ -79,6 +79,7 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		{"wait", []string{"wait", "c1", "-n", "g1"}, false},
 		{"render core", []string{"render", "core", "c9"}, false},
 		{"render group", []string{"render", "group", "-n", "g9", "-t", "m7g.large"}, false},
+		{"render node-config", []string{"render", "node-config", "-n", "g9", "-t", "m7g.large", "-j", "c1"}, false},
 		{"version", []string{"version"}, false},
 		{"completion", []string{"completion", "bash"}, true},
 		{"help", []string{"help", "list-nodes"}, true},

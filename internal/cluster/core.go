@@ -33,6 +33,21 @@ type CreateOptions struct {
 // for it and returns it. The VPC and subnets left out are resolved from
 // the account (its default VPC, the VPC's subnets).
 func (s *Service) CreateCore(ctx context.Context, name string, core spec.Core, o CreateOptions) (*stacks.Stack, error) {
+	r, err := s.prepareCore(ctx, name, core)
+	if err != nil {
+		return nil, err
+	}
+	subnets := spec.SplitList(r.Parameters[names.ParamSubnetIDs])
+	s.printf("Creating core stack %s in %s (%s)\n", r.StackName, r.Parameters[names.ParamVpcID], query.Plural(len(subnets), "subnet"))
+	st, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback))
+	if err != nil {
+		return nil, explain(err, name, "")
+	}
+	return st, nil
+}
+
+// prepareCore is everything create-core does before it changes anything.
+func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) (*render.Rendered, error) {
 	if err := spec.CheckClusterName(name); err != nil {
 		return nil, err
 	}
@@ -55,12 +70,7 @@ func (s *Service) CreateCore(ctx context.Context, name string, core spec.Core, o
 	if err != nil {
 		return nil, errs.AsUsage(err)
 	}
-	s.printf("Creating core stack %s in %s (%s)\n", r.StackName, vpc, query.Plural(len(subnets), "subnet"))
-	st, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback))
-	if err != nil {
-		return nil, explain(err, name, "")
-	}
-	return st, nil
+	return r, nil
 }
 
 // DeleteCoreOptions are the delete-core flags.

@@ -17,46 +17,61 @@ import (
 // AddAgents creates group g of cluster joined to the core's current
 // outputs, waits, and returns the group's nodes.
 func (s *Service) AddAgents(ctx context.Context, cluster string, g spec.Group, o CreateOptions) ([]query.Node, error) {
-	if err := spec.CheckClusterName(cluster); err != nil {
-		return nil, err
-	}
-	if err := g.Complete(cluster); err != nil {
-		return nil, err
-	}
-	core, err := s.getCore(ctx, cluster)
+	r, dead, err := s.prepareAgents(ctx, cluster, g, o)
 	if err != nil {
 		return nil, err
 	}
-	if err := usable(core, "core"); err != nil {
-		return nil, err
-	}
-	name := names.GroupStack(cluster, g.Name)
-	existing, err := s.Stacks.Get(ctx, name)
-	switch {
-	case err == nil && o.ReplaceFailed && stacks.Classify(existing.Status) == stacks.FailedDead:
-		s.printf("Deleting dead group stack %s (%s) before creating it again\n", name, existing.Status)
-		if err := s.Stacks.Delete(ctx, name); err != nil {
+	if dead != nil {
+		s.printf("Deleting dead group stack %s (%s) before creating it again\n", dead.Name, dead.Status)
+		if err := s.Stacks.Delete(ctx, dead.Name); err != nil {
 			return nil, explain(err, cluster, g.Name)
 		}
-	case err == nil && stacks.Classify(existing.Status) == stacks.FailedDead:
-		return nil, refused("group %q of cluster %q exists but is dead (stack %s, %s)\n%s", g.Name, cluster, name, existing.Status, Advice(existing, RefOf(existing), nil))
-	case err == nil:
-		return nil, refused("group %q already exists in cluster %q (stack %s, status %s)", g.Name, cluster, name, existing.Status)
-	case !errors.Is(err, stacks.ErrNotFound):
-		return nil, err
-	}
-	r, err := renderJoined(core, g, s.Version)
-	if err != nil {
-		return nil, err
 	}
 	if err := s.uploadArtifacts(ctx, r.Parameters[names.OutputBucketName], r); err != nil {
 		return nil, err
 	}
-	s.printf("Creating group stack %s (%d x %s) in cluster %s\n", name, g.Desired(), g.InstanceType, cluster)
+	s.printf("Creating group stack %s (%d x %s) in cluster %s\n", r.StackName, g.Desired(), g.InstanceType, cluster)
 	if _, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback)); err != nil {
 		return nil, explain(err, cluster, g.Name)
 	}
 	return query.ListNodes(ctx, s.EC2, cluster, g.Name)
+}
+
+// prepareAgents is everything add-agents does before it changes anything:
+// the checks, the group rendered joined to the core, and the dead stack of
+// the group that ReplaceFailed deletes first (nil when there is none).
+func (s *Service) prepareAgents(ctx context.Context, cluster string, g spec.Group, o CreateOptions) (*render.Rendered, *stacks.Stack, error) {
+	if err := spec.CheckClusterName(cluster); err != nil {
+		return nil, nil, err
+	}
+	if err := g.Complete(cluster); err != nil {
+		return nil, nil, err
+	}
+	core, err := s.getCore(ctx, cluster)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := usable(core, "core"); err != nil {
+		return nil, nil, err
+	}
+	name := names.GroupStack(cluster, g.Name)
+	var dead *stacks.Stack
+	existing, err := s.Stacks.Get(ctx, name)
+	switch {
+	case err == nil && o.ReplaceFailed && stacks.Classify(existing.Status) == stacks.FailedDead:
+		dead = existing
+	case err == nil && stacks.Classify(existing.Status) == stacks.FailedDead:
+		return nil, nil, refused("group %q of cluster %q exists but is dead (stack %s, %s)\n%s", g.Name, cluster, name, existing.Status, Advice(existing, RefOf(existing), nil))
+	case err == nil:
+		return nil, nil, refused("group %q already exists in cluster %q (stack %s, status %s)", g.Name, cluster, name, existing.Status)
+	case !errors.Is(err, stacks.ErrNotFound):
+		return nil, nil, err
+	}
+	r, err := renderJoined(core, g, s.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, dead, nil
 }
 
 // renderJoined renders a group joined to the core's current outputs.
