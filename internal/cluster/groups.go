@@ -77,7 +77,13 @@ func (s *Service) prepareAgents(ctx context.Context, cluster string, g spec.Grou
 // renderJoined renders a group joined to the core's current outputs.
 func renderJoined(core *stacks.Stack, g spec.Group, version string) (*render.Rendered, error) {
 	join, err := render.JoinFromOutputs(core.Outputs)
-	if err != nil {
+	var ce *render.ContractError
+	switch {
+	case errors.As(err, &ce) && ce.Older():
+		return nil, refused("core %q has join contract %s, older than this clusterctl's %s: upgrade it in place with `clusterctl update-core %s` (its groups keep running)", core.Name, ce.Core, ce.Want, core.Name)
+	case errors.As(err, &ce):
+		return nil, refused("core %q has join contract %s, newer than this clusterctl's %s: use a newer clusterctl", core.Name, ce.Core, ce.Want)
+	case err != nil:
 		return nil, fmt.Errorf("reading the join contract of core %q: %w", core.Name, err)
 	}
 	r, err := render.Group(core.Name, g, join, version)
