@@ -45,11 +45,11 @@ const (
 // Cluster is a whole cluster: its core and its groups. The core stack is
 // named after the cluster, a group's stack <cluster>-<group>.
 type Cluster struct {
-	APIVersion string  `json:"apiVersion" yaml:"apiVersion"`
-	Kind       string  `json:"kind" yaml:"kind"`
-	Name       string  `json:"name" yaml:"name"`
-	Core       Core    `json:"core" yaml:"core"`
-	Groups     []Group `json:"groups,omitempty" yaml:"groups,omitempty"`
+	APIVersion string  `json:"apiVersion" yaml:"apiVersion" help:"File format: clusterctl/v1."`
+	Kind       string  `json:"kind" yaml:"kind" help:"Cluster."`
+	Name       string  `json:"name" yaml:"name" help:"Cluster name: the core stack's name."`
+	Core       Core    `json:"core" yaml:"core" help:"The control plane's settings; left out, every default."`
+	Groups     []Group `json:"groups,omitempty" yaml:"groups,omitempty" help:"Agent groups; one deployed but not listed here is kept, or deleted by apply --prune."`
 }
 
 // New returns the spec of cluster name with a default core and no groups.
@@ -142,6 +142,43 @@ func (g *Group) Default() {
 		g.Labels = nil
 	}
 	g.SubnetIDs = nilIfEmpty(g.SubnetIDs)
+}
+
+// Trim leaves out what Default would fill in again, in the core and in
+// every group: a spec read from a deployed cluster then says only what was
+// chosen (export writes it so), and a count edited in it moves the default
+// max along as on the command line. Default after Trim gives the same spec.
+func (c *Cluster) Trim() {
+	c.Core.Trim()
+	for i := range c.Groups {
+		c.Groups[i].Trim()
+	}
+}
+
+// Trim leaves out the core's settings at their default. The instance type
+// stays: it is the first thing a reader of the file asks.
+func (c *Core) Trim() {
+	if c.Volume() == DefaultCoreVolumeSize {
+		c.VolumeSize = nil
+	}
+}
+
+// Trim leaves out the group's settings at their default. The count stays:
+// it is the first thing a reader of the file asks, and the max's default
+// follows it.
+func (g *Group) Trim() {
+	if g.Count == nil {
+		g.Count = ptr(g.Desired())
+	}
+	if g.MaxSize() == g.Desired()+1 {
+		g.Max = nil
+	}
+	if g.MinSize() == DefaultMin {
+		g.Min = nil
+	}
+	if g.Volume() == DefaultVolumeSize {
+		g.VolumeSize = nil
+	}
 }
 
 // Desired is the group's desired capacity, defaulted.
