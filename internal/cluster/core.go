@@ -46,6 +46,14 @@ func (s *Service) CreateCore(ctx context.Context, name string, core spec.Core, o
 	case !errors.Is(err, stacks.ErrNotFound):
 		return nil, err
 	}
+	return s.createCore(ctx, name, core, o)
+}
+
+// createCore creates the core stack of cluster name (core completed and
+// checked, no stack of that name) and waits: how create-core and apply
+// create a core. The VPC and subnets left out are resolved from the
+// account.
+func (s *Service) createCore(ctx context.Context, name string, core spec.Core, o CreateOptions) (*stacks.Stack, error) {
 	vpc, subnets, err := s.resolveNetwork(ctx, core.VpcID, core.SubnetIDs)
 	if err != nil {
 		return nil, err

@@ -30,33 +30,45 @@ func (s *Service) AddAgents(ctx context.Context, cluster string, g spec.Group, o
 	if err := usable(core, "core"); err != nil {
 		return nil, err
 	}
+	if err := s.createGroup(ctx, core, g, o); err != nil {
+		return nil, err
+	}
+	return query.ListNodes(ctx, s.EC2, cluster, g.Name)
+}
+
+// createGroup creates group g (completed and checked) joined to the
+// core's current outputs and waits: how add-agents and apply create a
+// group. A stack of that name is refused unless it is dead and
+// o.ReplaceFailed, when it is deleted first.
+func (s *Service) createGroup(ctx context.Context, core *stacks.Stack, g spec.Group, o CreateOptions) error {
+	cluster := core.Name
 	name := names.GroupStack(cluster, g.Name)
 	existing, err := s.Stacks.Get(ctx, name)
 	switch {
 	case err == nil && o.ReplaceFailed && stacks.Classify(existing.Status) == stacks.FailedDead:
 		s.printf("Deleting dead group stack %s (%s) before creating it again\n", name, existing.Status)
 		if err := s.Stacks.Delete(ctx, name); err != nil {
-			return nil, explain(err, cluster, g.Name)
+			return explain(err, cluster, g.Name)
 		}
 	case err == nil && stacks.Classify(existing.Status) == stacks.FailedDead:
-		return nil, refused("group %q of cluster %q exists but is dead (stack %s, %s)\n%s", g.Name, cluster, name, existing.Status, Advice(existing, RefOf(existing), nil))
+		return refused("group %q of cluster %q exists but is dead (stack %s, %s)\n%s", g.Name, cluster, name, existing.Status, Advice(existing, RefOf(existing), nil))
 	case err == nil:
-		return nil, refused("group %q already exists in cluster %q (stack %s, status %s)", g.Name, cluster, name, existing.Status)
+		return refused("group %q already exists in cluster %q (stack %s, status %s)", g.Name, cluster, name, existing.Status)
 	case !errors.Is(err, stacks.ErrNotFound):
-		return nil, err
+		return err
 	}
 	r, err := renderJoined(core, g, s.Version)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := s.uploadArtifacts(ctx, r.Parameters[names.OutputBucketName], r); err != nil {
-		return nil, err
+		return err
 	}
 	s.printf("Creating group stack %s (%d x %s) in cluster %s\n", name, g.Desired(), g.InstanceType, cluster)
 	if _, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback)); err != nil {
-		return nil, explain(err, cluster, g.Name)
+		return explain(err, cluster, g.Name)
 	}
-	return query.ListNodes(ctx, s.EC2, cluster, g.Name)
+	return nil
 }
 
 // renderJoined renders a group joined to the core's current outputs.
@@ -124,44 +136,94 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if err := desired.Complete(o.Cluster); err != nil {
 		return nil, err
 	}
-	r, err := renderJoined(core, desired, s.Version)
+	ch, err := s.planUpdate(ctx, core, deployed, desired)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := s.planGroup(ctx, deployed, desired, r)
-	if err != nil {
-		return nil, err
-	}
-	if plan.unchanged {
-		return &UpdateResult{Plan: plan, NoOp: true}, nil
-	}
-	cs, err := s.Stacks.Plan(ctx, specFrom(r, false))
-	if err != nil {
-		return nil, explain(err, o.Cluster, o.Group)
-	}
-	res := &UpdateResult{Plan: plan}
-	if cs.Empty {
-		res.NoOp = true
+	res := &UpdateResult{Plan: ch.plan, NoOp: ch.noop()}
+	if res.NoOp {
 		return res, nil
 	}
-	plan.setChanges(cs.Changes)
 	if o.OnPlan != nil {
-		if err := o.OnPlan(plan); err != nil {
-			s.Stacks.Discard(ctx, cs)
+		if err := o.OnPlan(ch.plan); err != nil {
+			s.discard(ctx, ch)
 			return res, err
 		}
 	}
 	if o.DryRun {
-		return res, s.Stacks.Discard(ctx, cs)
+		return res, s.Stacks.Discard(ctx, ch.changeSet)
 	}
-	if err := s.uploadArtifacts(ctx, r.Parameters[names.OutputBucketName], r); err != nil {
+	if err := s.applyUpdate(ctx, ch); err != nil {
 		return res, err
-	}
-	if _, err := s.Stacks.Apply(ctx, cs); err != nil {
-		return res, explain(err, o.Cluster, o.Group)
 	}
 	res.Applied = true
 	return res, nil
+}
+
+// groupUpdate is an update of one group, planned and ready to apply or
+// discard: how update-group and apply update a group.
+type groupUpdate struct {
+	cluster, group string
+	plan           *Plan
+	rendered       *render.Rendered
+	changeSet      *stacks.Plan // nil when nothing changes
+}
+
+func (u *groupUpdate) noop() bool { return u.changeSet == nil }
+
+// planUpdate plans the update of a deployed group to desired (completed
+// and checked), joined to the core's current outputs: the settings that
+// change, and, unless the rendered stack equals the deployed one, a change
+// set with CloudFormation's resource actions.
+func (s *Service) planUpdate(ctx context.Context, core *stacks.Stack, deployed *ObservedGroup, desired spec.Group) (*groupUpdate, error) {
+	u := &groupUpdate{cluster: core.Name, group: desired.Name}
+	r, err := renderJoined(core, desired, s.Version)
+	if err != nil {
+		return nil, err
+	}
+	u.rendered = r
+	if u.plan, err = s.planGroup(ctx, deployed, desired, r); err != nil {
+		return nil, err
+	}
+	if u.plan.unchanged {
+		return u, nil
+	}
+	cs, err := s.Stacks.Plan(ctx, specFrom(r, false))
+	if err != nil {
+		return nil, explain(err, u.cluster, u.group)
+	}
+	if cs.Empty {
+		return u, nil
+	}
+	u.changeSet = cs
+	u.plan.setChanges(cs.Changes)
+	return u, nil
+}
+
+// applyUpdate uploads the new node configuration, then executes the
+// change set and waits.
+func (s *Service) applyUpdate(ctx context.Context, u *groupUpdate) error {
+	if u.noop() {
+		return nil
+	}
+	if err := s.uploadArtifacts(ctx, u.rendered.Parameters[names.OutputBucketName], u.rendered); err != nil {
+		return err
+	}
+	if _, err := s.Stacks.Apply(ctx, u.changeSet); err != nil {
+		return explain(err, u.cluster, u.group)
+	}
+	return nil
+}
+
+// discard deletes a planned update's change set, even when ctx is done (a
+// change set left behind clutters the stack); it is best effort.
+func (s *Service) discard(ctx context.Context, u *groupUpdate) {
+	if u == nil || u.noop() {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_ = s.Stacks.Discard(cctx, u.changeSet)
 }
 
 // deleteStack deletes one stack; with retainFailed a DELETE_FAILED stack is
@@ -190,7 +252,6 @@ func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) (*stacks.Out
 	if err := checkNames(o.Cluster, o.Group); err != nil {
 		return nil, err
 	}
-	name := names.GroupStack(o.Cluster, o.Group)
 	st, err := s.groupStack(ctx, o.Cluster, o.Group)
 	if err != nil {
 		return nil, err
@@ -198,18 +259,26 @@ func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) (*stacks.Out
 	if err := s.confirm(ctx, o.Yes, fmt.Sprintf("remove group %q of cluster %q (stack %s)", o.Group, o.Cluster, st.Name)); err != nil {
 		return nil, err
 	}
+	return s.removeGroup(ctx, o.Cluster, o.Group, o.RetainFailed)
+}
+
+// removeGroup deletes a group's stack and waits, then deletes the group's
+// node configurations from the cluster bucket: how remove-group and apply
+// --prune remove a group.
+func (s *Service) removeGroup(ctx context.Context, cluster, group string, retainFailed bool) (*stacks.Outcome, error) {
+	name := names.GroupStack(cluster, group)
 	start := time.Now()
-	if err := s.deleteStack(ctx, name, o.RetainFailed, o.Cluster, o.Group); err != nil {
+	if err := s.deleteStack(ctx, name, retainFailed, cluster, group); err != nil {
 		return nil, err
 	}
 	done := &stacks.Outcome{Stack: name, Status: "DELETE_COMPLETE", Duration: time.Since(start)}
 	// The group's node configurations are of no use without it.
-	core, err := s.Stacks.Get(ctx, o.Cluster)
+	core, err := s.Stacks.Get(ctx, cluster)
 	if err != nil || core.Outputs[names.OutputBucketName] == "" {
 		return done, nil // no core, or no bucket: nothing to clean
 	}
-	if _, err := s.emptyBucket(ctx, core.Outputs[names.OutputBucketName], names.GroupConfigPrefix(o.Group)); err != nil {
-		return nil, fmt.Errorf("removing node configuration of group %q: %w", o.Group, err)
+	if _, err := s.emptyBucket(ctx, core.Outputs[names.OutputBucketName], names.GroupConfigPrefix(group)); err != nil {
+		return nil, fmt.Errorf("removing node configuration of group %q: %w", group, err)
 	}
 	return done, nil
 }
