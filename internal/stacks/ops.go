@@ -394,6 +394,22 @@ func (m *Manager) deleteOne(ctx context.Context, name string, retain []string, r
 	return out, err
 }
 
+// Expect announces stacks about to be handled together (each by its own
+// call, in parallel), so that progress shows them all from the start,
+// waiting for their turn.
+func (m *Manager) Expect(names []string) { m.prog.expect(names) }
+
+// Say prints a message among the progress, where it cannot break a
+// redraw; it reports false, printing nothing, when there is no progress
+// (Options.Progress nil): the caller prints it.
+func (m *Manager) Say(text string) bool {
+	p, ok := m.prog.(*progress)
+	if ok {
+		p.say(text)
+	}
+	return ok
+}
+
 // DeleteMany deletes stacks in parallel, at most concurrency at a time,
 // with progress for all of them at once. It returns how each deletion
 // ended (in the order given) and every failure, joined.

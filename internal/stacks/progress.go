@@ -198,6 +198,25 @@ func (p *progress) end(o *op, status string) {
 	p.release()
 }
 
+// say prints a message where progress goes: as one more line in line
+// mode; on a terminal above the block, which is then drawn again below it
+// (a line printed under the block would break the next redraw).
+func (p *progress) say(text string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var b strings.Builder
+	if p.tty && p.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA\r\x1b[J", p.drawn)
+		p.drawn = 0
+	}
+	b.WriteString(text)
+	if !strings.HasSuffix(text, "\n") {
+		b.WriteString("\n")
+	}
+	_, _ = io.WriteString(p.w, b.String())
+	p.redraw()
+}
+
 // release forgets the block once every stack in it is finished, so the
 // next operation draws below whatever the caller printed meanwhile.
 func (p *progress) release() {
