@@ -51,6 +51,7 @@ type StackManager interface {
 	ContinueUpdateRollback(ctx context.Context, name string) (*stacks.Stack, error)
 	Template(ctx context.Context, name string) ([]byte, error)
 	Expect(names []string)
+	Skip(name, why string)
 	Say(text string) bool
 }
 
