@@ -19,6 +19,7 @@ require (
 	github.com/jotaen/kong-completion v0.0.4
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/posener/complete v1.2.3
+	golang.org/x/sync v0.24.0
 	golang.org/x/term v0.47.0
 	gopkg.in/yaml.v3 v3.0.1
 )
