@@ -119,7 +119,7 @@ func (s *Service) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, erro
 	p.Stacks = append(p.Stacks, s.planGroups(c, obs, o.Prune)...)
 	deletes := p.names(ActionDelete)
 	if len(deletes) > 0 && !o.DryRun && !o.Yes && !s.IO.InTTY {
-		return p, errs.Usage("refusing to delete %s without confirmation: pass --yes when not on a terminal", query.Plural(len(deletes), "group stack"))
+		return p, errs.Usage("refusing to delete %s (%s) without confirmation: pass --yes when not on a terminal", query.Plural(len(deletes), "group stack"), strings.Join(deletes, ", "))
 	}
 	if err := s.prepare(ctx, p, obs, parallel); err != nil {
 		s.discardAll(ctx, p)
@@ -197,7 +197,9 @@ func planCore(c spec.Cluster, obs *Observed) (*StackPlan, error) {
 	if len(want.SubnetIDs) == 0 && want.VpcID == deployed.VpcID {
 		want.SubnetIDs = deployed.SubnetIDs
 	}
-	sp.Settings = spec.Diff(deployed, want)
+	if d := spec.Diff(deployed, want); d != nil {
+		sp.Settings = d
+	}
 	if len(sp.Settings) == 0 {
 		sp.Action = ActionUnchanged
 		return sp, nil
