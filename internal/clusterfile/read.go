@@ -188,8 +188,9 @@ func (r *reader) mapping(n *yaml.Node, v reflect.Value, path string) error {
 }
 
 // hint suggests the known key meant: the same but for case, hyphens and
-// underscores (instance-type for instanceType), or one a typo or two away;
-// failing that, it lists the keys.
+// underscores (instance-type for instanceType), one a typo or two away,
+// or one that begins or ends with it (volume, type); failing that, it
+// lists the keys.
 func hint(key string, known []string) string {
 	norm := func(s string) string { return strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(s)) }
 	best, dist := "", 3
@@ -199,6 +200,11 @@ func hint(key string, known []string) string {
 		}
 		if d := distance(norm(key), norm(k)); d < dist {
 			best, dist = k, d
+		}
+	}
+	for _, k := range known {
+		if n := norm(key); best == "" && len(n) >= 4 && (strings.HasPrefix(norm(k), n) || strings.HasSuffix(norm(k), n)) {
+			best = k
 		}
 	}
 	if best != "" {
