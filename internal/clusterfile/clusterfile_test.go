@@ -3,6 +3,8 @@ package clusterfile
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -205,5 +207,32 @@ func TestSchema(t *testing.T) {
 	}
 	if strings.Contains(s.Defs["Group"].Properties["labels"].Description, "repeatable") {
 		t.Error("the labels' description speaks of flags")
+	}
+}
+
+// The examples shipped with clusterctl read, and the schema beside them
+// is the one clusterctl prints (after a change of the spec:
+// go run ./cmd/clusterctl schema > examples/clusterctl.schema.json).
+func TestExamples(t *testing.T) {
+	paths, err := filepath.Glob("../../examples/*.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Read(filepath.Base(p), b); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	want, err := Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("../../examples/clusterctl.schema.json")
+	if err != nil || string(got) != string(want) {
+		t.Errorf("examples/clusterctl.schema.json is not what clusterctl schema prints (%v): go run ./cmd/clusterctl schema > examples/clusterctl.schema.json", err)
 	}
 }
