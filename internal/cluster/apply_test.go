@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"reflect"
@@ -132,7 +133,21 @@ func TestApplyPrune(t *testing.T) {
 		t.Errorf("delete note %q", p.Stacks[2].Note)
 	}
 
-	p, err = e.s.Apply(t.Context(), ApplyOptions{Spec: file(group("a", 1)), Prune: true, Yes: true})
+	// On a terminal the plan is shown, then the question; no is no.
+	e.s.IO.InTTY = true
+	in := e.s.IO.In.(*bytes.Buffer)
+	in.WriteString("n\n")
+	shown := false
+	_, err = e.s.Apply(t.Context(), ApplyOptions{Spec: file(group("a", 2)), Prune: true, OnPlan: func(*ClusterPlan) error { shown = true; return nil }})
+	if !errors.Is(err, ErrRefused) || !shown {
+		t.Fatalf("prune answered no: %v (plan shown: %v)", err, shown)
+	}
+	if e.fake.Calls("ExecuteChangeSet")+e.fake.Calls("DeleteStack") != 0 || e.fake.Calls("DeleteChangeSet") != e.fake.Calls("CreateChangeSet") {
+		t.Errorf("prune answered no changed something: %d executes, %d deletes, %d of %d change sets deleted",
+			e.fake.Calls("ExecuteChangeSet"), e.fake.Calls("DeleteStack"), e.fake.Calls("DeleteChangeSet"), e.fake.Calls("CreateChangeSet"))
+	}
+	in.WriteString("y\n")
+	p, err = e.s.Apply(t.Context(), ApplyOptions{Spec: file(group("a", 1)), Prune: true})
 	if err != nil || !reflect.DeepEqual(results(p), map[string]string{"core-b": ResultDone}) {
 		t.Fatalf("prune: %v, %v", results(p), err)
 	}
