@@ -29,6 +29,9 @@ type CLI struct {
 	UpdateGroup UpdateGroupCmd `cmd:"" name:"update-group" help:"Change an agent group through a change set; unspecified values stay."`
 	RemoveGroup RemoveGroupCmd `cmd:"" name:"remove-group" help:"Delete one agent group's stack."`
 	DeleteCore  DeleteCoreCmd  `cmd:"" name:"delete-core" help:"Delete a cluster's core stack (refused while groups exist unless --cascade)."`
+	Apply       ApplyCmd       `cmd:"" help:"Make a cluster what a cluster file declares: plan, then create the core and create, update or (--prune) delete groups in parallel."`
+	Export      ExportCmd      `cmd:"" help:"Print the cluster file of a live cluster (YAML; -o json for JSON)."`
+	Schema      SchemaCmd      `cmd:"" help:"Print the JSON Schema of cluster files, for editors."`
 	Describe    DescribeCmd    `cmd:"" help:"Show a cluster: core status, outputs, parameters, and its groups with their health."`
 	Events      EventsCmd      `cmd:"" help:"Print the stack events of a cluster's core or of one group."`
 	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operation in progress on a core or group and return its outcome."`

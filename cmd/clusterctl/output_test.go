@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -61,6 +62,10 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		refuses     bool
 	}
 	same := func(args ...string) ([]string, []string) { return args, args }
+	clusterFile := filepath.Join(t.TempDir(), "c5.yaml")
+	if err := os.WriteFile(clusterFile, []byte("apiVersion: clusterctl/v1\nkind: Cluster\nname: c5\ngroups:\n  - name: g\n    instanceType: t3.small\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	rows := []row{
 		{command: "create-core", json: []string{"create-core", "c1"}, query: []string{"create-core", "c2"}},
 		{command: "add-agents", json: []string{"add-agents", "-n", "g1", "-t", "t3.small", "-j", "c1"}, query: []string{"add-agents", "-n", "g2", "-t", "t3.small", "-j", "c1"}},
@@ -81,6 +86,10 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		{"render group", []string{"render", "group", "-n", "g9", "-t", "m7g.large"}, false},
 		{"render node-config", []string{"render", "node-config", "-n", "g9", "-t", "m7g.large", "-j", "c1"}, false},
 		{"version", []string{"version"}, false},
+		// The first apply creates the cluster, the second finds no changes.
+		{"apply", []string{"apply", "-f", clusterFile}, false},
+		{"export", []string{"export", "c1"}, false},
+		{"schema", []string{"schema"}, false},
 		{"completion", []string{"completion", "bash"}, true},
 		{"help", []string{"help", "list-nodes"}, true},
 	} {

@@ -36,6 +36,10 @@ type Step struct {
 	Silent bool
 	// Outputs replace the stack's outputs.
 	Outputs map[string]string
+	// Hold, when set, keeps the step (and those after it) from happening
+	// until the channel is closed: the stack stays where the steps before
+	// left it, in progress, for as long as the test wants.
+	Hold <-chan struct{}
 }
 
 // Ev is a resource event in a script.
@@ -236,6 +240,34 @@ func (s *Server) start(st *stack, action, token string) {
 	}
 	st.run = &run{action: action, token: token, start: s.Clock.Now(), steps: steps}
 	s.advanceStack(st)
+	if n := s.running(); n > s.maxRunning {
+		s.maxRunning = n
+	}
+}
+
+func (s *Server) running() int {
+	n := 0
+	for _, st := range s.stacks {
+		if st.run != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Running returns how many stack operations are in progress now.
+func (s *Server) Running() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running()
+}
+
+// MaxRunning returns the most stack operations that were ever in
+// progress at once.
+func (s *Server) MaxRunning() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxRunning
 }
 
 // advance applies every due step of every running operation.
@@ -253,6 +285,13 @@ func (s *Server) advanceStack(st *stack) {
 	now := s.Clock.Now()
 	for r.next < len(r.steps) {
 		step := r.steps[r.next]
+		if step.Hold != nil {
+			select {
+			case <-step.Hold:
+			default:
+				return
+			}
+		}
 		at := r.start.Add(step.At)
 		if step.AfterReads > 0 {
 			if r.reads < step.AfterReads {

@@ -50,6 +50,9 @@ type StackManager interface {
 	Events(ctx context.Context, name string, follow bool, emit func([]stacks.Event)) error
 	ContinueUpdateRollback(ctx context.Context, name string) (*stacks.Stack, error)
 	Template(ctx context.Context, name string) ([]byte, error)
+	Expect(names []string)
+	Skip(name, why string)
+	Say(text string) bool
 }
 
 // SSMAPI resolves the SSM parameter behind a group's image.
@@ -104,8 +107,15 @@ func (s *Service) groupStacks(ctx context.Context, cluster string) ([]query.Grou
 	return query.ListGroups(ctx, s.CFN, s.ASG, cluster)
 }
 
+// printf says what the command does, among the live progress of the
+// stacks when there is some (a line printed under a redrawn block would
+// break it).
 func (s *Service) printf(format string, args ...any) {
-	fmt.Fprintf(s.IO.ErrOut, format, args...)
+	msg := fmt.Sprintf(format, args...)
+	if s.Stacks != nil && s.Stacks.Say(msg) {
+		return
+	}
+	fmt.Fprint(s.IO.ErrOut, msg)
 }
 
 // confirm asks before a destructive step. Without a terminal it needs --yes.

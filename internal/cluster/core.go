@@ -33,6 +33,12 @@ type CreateOptions struct {
 // for it and returns it. The VPC and subnets left out are resolved from
 // the account (its default VPC, the VPC's subnets).
 func (s *Service) CreateCore(ctx context.Context, name string, core spec.Core, o CreateOptions) (*stacks.Stack, error) {
+	return s.createCore(ctx, name, core, o)
+}
+
+// createCore is how create-core and apply create a core: prepare, then
+// create the stack and wait.
+func (s *Service) createCore(ctx context.Context, name string, core spec.Core, o CreateOptions) (*stacks.Stack, error) {
 	r, err := s.prepareCore(ctx, name, core)
 	if err != nil {
 		return nil, err

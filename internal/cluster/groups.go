@@ -21,18 +21,8 @@ func (s *Service) AddAgents(ctx context.Context, cluster string, g spec.Group, o
 	if err != nil {
 		return nil, err
 	}
-	if dead != nil {
-		s.printf("Deleting dead group stack %s (%s) before creating it again\n", dead.Name, dead.Status)
-		if err := s.Stacks.Delete(ctx, dead.Name); err != nil {
-			return nil, explain(err, cluster, g.Name)
-		}
-	}
-	if err := s.uploadArtifacts(ctx, r.Parameters[names.OutputBucketName], r); err != nil {
+	if err := s.deployGroup(ctx, cluster, g, r, dead, o); err != nil {
 		return nil, err
-	}
-	s.printf("Creating group stack %s (%d x %s) in cluster %s\n", r.StackName, g.Desired(), g.InstanceType, cluster)
-	if _, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback)); err != nil {
-		return nil, explain(err, cluster, g.Name)
 	}
 	return query.ListNodes(ctx, s.EC2, cluster, g.Name)
 }
@@ -54,6 +44,15 @@ func (s *Service) prepareAgents(ctx context.Context, cluster string, g spec.Grou
 	if err := usable(core, "core"); err != nil {
 		return nil, nil, err
 	}
+	return s.prepareNewGroup(ctx, core, g, o)
+}
+
+// prepareNewGroup checks that group g (completed and checked) may be created
+// in the cluster of core and renders it joined to the core's current
+// outputs. A stack of that name is refused unless it is dead and
+// o.ReplaceFailed: it is then returned, for deployGroup to delete first.
+func (s *Service) prepareNewGroup(ctx context.Context, core *stacks.Stack, g spec.Group, o CreateOptions) (*render.Rendered, *stacks.Stack, error) {
+	cluster := core.Name
 	name := names.GroupStack(cluster, g.Name)
 	var dead *stacks.Stack
 	existing, err := s.Stacks.Get(ctx, name)
@@ -72,6 +71,36 @@ func (s *Service) prepareAgents(ctx context.Context, cluster string, g spec.Grou
 		return nil, nil, err
 	}
 	return r, dead, nil
+}
+
+// createGroup creates group g (completed and checked) joined to the
+// core's current outputs and waits: how apply creates a group, with the
+// same steps as add-agents.
+func (s *Service) createGroup(ctx context.Context, core *stacks.Stack, g spec.Group, o CreateOptions) error {
+	r, dead, err := s.prepareNewGroup(ctx, core, g, o)
+	if err != nil {
+		return err
+	}
+	return s.deployGroup(ctx, core.Name, g, r, dead, o)
+}
+
+// deployGroup deletes the dead stack a prepared group replaces, uploads
+// its node configuration and creates its stack, waiting for it.
+func (s *Service) deployGroup(ctx context.Context, cluster string, g spec.Group, r *render.Rendered, dead *stacks.Stack, o CreateOptions) error {
+	if dead != nil {
+		s.printf("Deleting dead group stack %s (%s) before creating it again\n", dead.Name, dead.Status)
+		if err := s.Stacks.Delete(ctx, dead.Name); err != nil {
+			return explain(err, cluster, g.Name)
+		}
+	}
+	if err := s.uploadArtifacts(ctx, r.Parameters[names.OutputBucketName], r); err != nil {
+		return err
+	}
+	s.printf("Creating group stack %s (%d x %s) in cluster %s\n", r.StackName, g.Desired(), g.InstanceType, cluster)
+	if _, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback)); err != nil {
+		return explain(err, cluster, g.Name)
+	}
+	return nil
 }
 
 // renderJoined renders a group joined to the core's current outputs.
@@ -145,44 +174,94 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if err := desired.Complete(o.Cluster); err != nil {
 		return nil, err
 	}
-	r, err := renderJoined(core, desired, s.Version)
+	ch, err := s.planUpdate(ctx, core, deployed, desired)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := s.planGroup(ctx, deployed, desired, r)
-	if err != nil {
-		return nil, err
-	}
-	if plan.unchanged {
-		return &UpdateResult{Plan: plan, NoOp: true}, nil
-	}
-	cs, err := s.Stacks.Plan(ctx, specFrom(r, false))
-	if err != nil {
-		return nil, explain(err, o.Cluster, o.Group)
-	}
-	res := &UpdateResult{Plan: plan}
-	if cs.Empty {
-		res.NoOp = true
+	res := &UpdateResult{Plan: ch.plan, NoOp: ch.noop()}
+	if res.NoOp {
 		return res, nil
 	}
-	plan.setChanges(cs.Changes)
 	if o.OnPlan != nil {
-		if err := o.OnPlan(plan); err != nil {
-			s.Stacks.Discard(ctx, cs)
+		if err := o.OnPlan(ch.plan); err != nil {
+			s.discard(ctx, ch)
 			return res, err
 		}
 	}
 	if o.DryRun {
-		return res, s.Stacks.Discard(ctx, cs)
+		return res, s.Stacks.Discard(ctx, ch.changeSet)
 	}
-	if err := s.uploadArtifacts(ctx, r.Parameters[names.OutputBucketName], r); err != nil {
+	if err := s.applyUpdate(ctx, ch); err != nil {
 		return res, err
-	}
-	if _, err := s.Stacks.Apply(ctx, cs); err != nil {
-		return res, explain(err, o.Cluster, o.Group)
 	}
 	res.Applied = true
 	return res, nil
+}
+
+// groupUpdate is an update of one group, planned and ready to apply or
+// discard: how update-group and apply update a group.
+type groupUpdate struct {
+	cluster, group string
+	plan           *Plan
+	rendered       *render.Rendered
+	changeSet      *stacks.Plan // nil when nothing changes
+}
+
+func (u *groupUpdate) noop() bool { return u.changeSet == nil }
+
+// planUpdate plans the update of a deployed group to desired (completed
+// and checked), joined to the core's current outputs: the settings that
+// change, and, unless the rendered stack equals the deployed one, a change
+// set with CloudFormation's resource actions.
+func (s *Service) planUpdate(ctx context.Context, core *stacks.Stack, deployed *ObservedGroup, desired spec.Group) (*groupUpdate, error) {
+	u := &groupUpdate{cluster: core.Name, group: desired.Name}
+	r, err := renderJoined(core, desired, s.Version)
+	if err != nil {
+		return nil, err
+	}
+	u.rendered = r
+	if u.plan, err = s.planGroup(ctx, deployed, desired, r); err != nil {
+		return nil, err
+	}
+	if u.plan.unchanged {
+		return u, nil
+	}
+	cs, err := s.Stacks.Plan(ctx, specFrom(r, false))
+	if err != nil {
+		return nil, explain(err, u.cluster, u.group)
+	}
+	if cs.Empty {
+		return u, nil
+	}
+	u.changeSet = cs
+	u.plan.setChanges(cs.Changes)
+	return u, nil
+}
+
+// applyUpdate uploads the new node configuration, then executes the
+// change set and waits.
+func (s *Service) applyUpdate(ctx context.Context, u *groupUpdate) error {
+	if u.noop() {
+		return nil
+	}
+	if err := s.uploadArtifacts(ctx, u.rendered.Parameters[names.OutputBucketName], u.rendered); err != nil {
+		return err
+	}
+	if _, err := s.Stacks.Apply(ctx, u.changeSet); err != nil {
+		return explain(err, u.cluster, u.group)
+	}
+	return nil
+}
+
+// discard deletes a planned update's change set, even when ctx is done (a
+// change set left behind clutters the stack); it is best effort.
+func (s *Service) discard(ctx context.Context, u *groupUpdate) {
+	if u == nil || u.noop() {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_ = s.Stacks.Discard(cctx, u.changeSet)
 }
 
 // deleteStack deletes one stack; with retainFailed a DELETE_FAILED stack is
@@ -211,7 +290,6 @@ func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) (*stacks.Out
 	if err := checkNames(o.Cluster, o.Group); err != nil {
 		return nil, err
 	}
-	name := names.GroupStack(o.Cluster, o.Group)
 	st, err := s.groupStack(ctx, o.Cluster, o.Group)
 	if err != nil {
 		return nil, err
@@ -219,18 +297,26 @@ func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) (*stacks.Out
 	if err := s.confirm(ctx, o.Yes, fmt.Sprintf("remove group %q of cluster %q (stack %s)", o.Group, o.Cluster, st.Name)); err != nil {
 		return nil, err
 	}
+	return s.removeGroup(ctx, o.Cluster, o.Group, o.RetainFailed)
+}
+
+// removeGroup deletes a group's stack and waits, then deletes the group's
+// node configurations from the cluster bucket: how remove-group and apply
+// --prune remove a group.
+func (s *Service) removeGroup(ctx context.Context, cluster, group string, retainFailed bool) (*stacks.Outcome, error) {
+	name := names.GroupStack(cluster, group)
 	start := time.Now()
-	if err := s.deleteStack(ctx, name, o.RetainFailed, o.Cluster, o.Group); err != nil {
+	if err := s.deleteStack(ctx, name, retainFailed, cluster, group); err != nil {
 		return nil, err
 	}
 	done := &stacks.Outcome{Stack: name, Status: "DELETE_COMPLETE", Duration: time.Since(start)}
 	// The group's node configurations are of no use without it.
-	core, err := s.Stacks.Get(ctx, o.Cluster)
+	core, err := s.Stacks.Get(ctx, cluster)
 	if err != nil || core.Outputs[names.OutputBucketName] == "" {
 		return done, nil // no core, or no bucket: nothing to clean
 	}
-	if _, err := s.emptyBucket(ctx, core.Outputs[names.OutputBucketName], names.GroupConfigPrefix(o.Group)); err != nil {
-		return nil, fmt.Errorf("removing node configuration of group %q: %w", o.Group, err)
+	if _, err := s.emptyBucket(ctx, core.Outputs[names.OutputBucketName], names.GroupConfigPrefix(group)); err != nil {
+		return nil, fmt.Errorf("removing node configuration of group %q: %w", group, err)
 	}
 	return done, nil
 }

@@ -228,6 +228,9 @@ func fakeService(t *testing.T) *fakeEnv {
 	}}
 }
 
+// testCore is the core seeded in the fake, testJoin its outputs.
+var testCore = spec.Core{VpcID: "vpc-0123abcd", SubnetIDs: []string{"subnet-0aaa1111"}}
+
 var testJoin = render.Join{
 	ClusterName: "core", BucketName: "core-bucket", ManagersKey: names.ManagersKey,
 	ControlSecurityGroupId: "sg-0c0c0c0c", AgentSecurityGroupId: "sg-0a0a0a0a",
@@ -246,8 +249,12 @@ func (e *fakeEnv) seed(t *testing.T, groups ...spec.Group) {
 // when they were join, their image path resolved to ami.
 func (e *fakeEnv) seedWith(t *testing.T, core, join render.Join, ami string, groups ...spec.Group) {
 	t.Helper()
-	e.fake.Seed(cfnfake.Seed{Name: "core", Outputs: core.Outputs(),
-		Tags: map[string]string{names.TagCluster: "core", names.TagRole: names.RoleCore, names.TagGroup: names.GroupControl}})
+	// The core as create-core renders it, so that it reads back.
+	rc, err := render.Core("core", testCore, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.fake.Seed(cfnfake.Seed{Name: "core", Template: string(rc.Template), Params: rc.Parameters, Outputs: core.Outputs(), Tags: rc.Tags})
 	for _, g := range groups {
 		r, err := render.Group("core", g, join, "test")
 		if err != nil {

@@ -9,6 +9,8 @@
 //     (groups[1].rollingUpdate.maxBatch);
 //   - name/short/help (kong): its flag on create-core, add-agents,
 //     update-group and render;
+//   - file: its description in a cluster file's schema, where the
+//     flag's help does not fit;
 //   - cfn: the template parameter that carries its value; a setting without
 //     one is intent, recorded in the template's metadata (internal/render);
 //     cfn:"-" is neither (a group's name is its stack's).
@@ -46,11 +48,11 @@ const (
 // Cluster is a whole cluster: its core and its groups. The core stack is
 // named after the cluster, a group's stack <cluster>-<group>.
 type Cluster struct {
-	APIVersion string  `json:"apiVersion" yaml:"apiVersion"`
-	Kind       string  `json:"kind" yaml:"kind"`
-	Name       string  `json:"name" yaml:"name"`
-	Core       Core    `json:"core" yaml:"core"`
-	Groups     []Group `json:"groups,omitempty" yaml:"groups,omitempty"`
+	APIVersion string  `json:"apiVersion" yaml:"apiVersion" help:"File format: clusterctl/v1."`
+	Kind       string  `json:"kind" yaml:"kind" help:"Cluster."`
+	Name       string  `json:"name" yaml:"name" help:"Cluster name: the core stack's name."`
+	Core       Core    `json:"core" yaml:"core" help:"The control plane's settings; left out, every default."`
+	Groups     []Group `json:"groups,omitempty" yaml:"groups,omitempty" help:"Agent groups; one deployed but not listed here is kept, or deleted by apply --prune."`
 }
 
 // New returns the spec of cluster name with a default core and no groups.
@@ -77,7 +79,7 @@ type Core struct {
 	KeyName      string   `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair of the managers." cfn:"KeyName" unset:"none"`
 	SSHCIDR      string   `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to the managers from this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
 	VpcID        string   `json:"vpcId,omitempty" yaml:"vpcId,omitempty" name:"vpc-id" placeholder:"VPC" help:"VPC (default: the account's default VPC)." cfn:"VpcId" unset:"default"`
-	SubnetIDs    []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated; the managers are spread over their zones (default: the VPC's default subnets)." cfn:"SubnetIds" unset:"default"`
+	SubnetIDs    []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated; the managers are spread over their zones (default: the VPC's default subnets)." file:"Subnets; the managers are spread over their zones (default: the VPC's default subnets)." cfn:"SubnetIds" unset:"default"`
 	VolumeSize   *int     `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size of each manager in GiB (default 20)." cfn:"VolumeSize"`
 	Managers     *int     `json:"managers,omitempty" yaml:"managers,omitempty" name:"managers" placeholder:"N" help:"Number of swarm managers: 1, 3 or 5 (default 1; 3 keeps the swarm through the loss of one)." cfn:"Managers"`
 }
@@ -89,13 +91,13 @@ type Group struct {
 	Count         *int          `json:"count,omitempty" yaml:"count,omitempty" short:"c" name:"count" placeholder:"N" help:"Number of nodes, the desired capacity (default 1)." cfn:"DesiredCapacity"`
 	Min           *int          `json:"min,omitempty" yaml:"min,omitempty" name:"min" placeholder:"N" help:"Minimum size (default 0)." cfn:"MinSize"`
 	Max           *int          `json:"max,omitempty" yaml:"max,omitempty" name:"max" placeholder:"N" help:"Maximum size (default: the count + 1, room for a rolling update to keep capacity)." cfn:"MaxSize"`
-	Labels        Labels        `json:"labels,omitempty" yaml:"labels,omitempty" short:"m" name:"labels" placeholder:"KEY=VALUE,..." help:"Labels key=value[,key=value] (repeatable; on update-group they replace the previous set)." unset:"none"`
+	Labels        Labels        `json:"labels,omitempty" yaml:"labels,omitempty" short:"m" name:"labels" placeholder:"KEY=VALUE,..." help:"Labels key=value[,key=value] (repeatable; on update-group they replace the previous set)." file:"Labels, key: value: engine labels on the nodes and tags on their instances." unset:"none"`
 	ImageID       string        `json:"imageId,omitempty" yaml:"imageId,omitempty" name:"image-id" placeholder:"AMI|PATH" help:"AMI id or SSM parameter path (default: Amazon Linux 2023 for the type's architecture)." unset:"default"`
 	VolumeSize    *int          `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size in GiB (default 30)." cfn:"VolumeSize"`
-	SubnetIDs     []string      `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated (default: the core's)." unset:"the core's"`
+	SubnetIDs     []string      `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated (default: the core's)." file:"Subnets (default: the core's)." unset:"the core's"`
 	SSHCIDR       string        `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to the group's nodes from this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
 	KeyName       string        `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair of the group's nodes." cfn:"KeyName" unset:"none"`
-	RollingUpdate RollingUpdate `json:"rollingUpdate,omitzero" yaml:"rollingUpdate,omitempty" embed:""`
+	RollingUpdate RollingUpdate `json:"rollingUpdate,omitzero" yaml:"rollingUpdate,omitempty" embed:"" file:"How an update that changes the nodes replaces them."`
 }
 
 // RollingUpdate shapes how an update that changes the nodes replaces them.
@@ -149,6 +151,43 @@ func (g *Group) Default() {
 		g.Labels = nil
 	}
 	g.SubnetIDs = nilIfEmpty(g.SubnetIDs)
+}
+
+// Trim leaves out what Default would fill in again, in the core and in
+// every group: a spec read from a deployed cluster then says only what was
+// chosen (export writes it so), and a count edited in it moves the default
+// max along as on the command line. Default after Trim gives the same spec.
+func (c *Cluster) Trim() {
+	c.Core.Trim()
+	for i := range c.Groups {
+		c.Groups[i].Trim()
+	}
+}
+
+// Trim leaves out the core's settings at their default. The instance type
+// stays: it is the first thing a reader of the file asks.
+func (c *Core) Trim() {
+	if c.Volume() == DefaultCoreVolumeSize {
+		c.VolumeSize = nil
+	}
+}
+
+// Trim leaves out the group's settings at their default. The count stays:
+// it is the first thing a reader of the file asks, and the max's default
+// follows it.
+func (g *Group) Trim() {
+	if g.Count == nil {
+		g.Count = ptr(g.Desired())
+	}
+	if g.MaxSize() == g.Desired()+1 {
+		g.Max = nil
+	}
+	if g.MinSize() == DefaultMin {
+		g.Min = nil
+	}
+	if g.Volume() == DefaultVolumeSize {
+		g.VolumeSize = nil
+	}
 }
 
 // Desired is the group's desired capacity, defaulted.

@@ -396,6 +396,49 @@ func TestUpdate(t *testing.T) {
 	}
 }
 
+// Trim leaves out exactly what Default fills in again: defaulted values
+// go, chosen ones (and the count) stay, and Default restores the spec.
+func TestTrim(t *testing.T) {
+	tests := []struct {
+		name          string
+		in            Group
+		min, max, vol bool // still set after Trim
+		count         int
+	}{
+		{"all defaults", Group{}, false, false, false, 1},
+		{"max one above the count is the default", Group{Count: intp(3), Max: intp(4)}, false, false, false, 3},
+		{"max chosen", Group{Count: intp(3), Max: intp(3)}, false, true, false, 3},
+		{"min and volume chosen", Group{Count: intp(2), Min: intp(1), VolumeSize: intp(50)}, true, false, true, 2},
+		{"min 0 and volume 30 given are the defaults", Group{Min: intp(0), VolumeSize: intp(30)}, false, false, false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := tt.in
+			g.Name, g.InstanceType = "g", "m5.large"
+			g.Default()
+			want := g
+			g.Trim()
+			if (g.Min != nil) != tt.min || (g.Max != nil) != tt.max || (g.VolumeSize != nil) != tt.vol || g.Count == nil || *g.Count != tt.count {
+				t.Errorf("trimmed %+v", g)
+			}
+			g.Default()
+			if !reflect.DeepEqual(g, want) {
+				t.Errorf("Default after Trim: %+v, want %+v", g, want)
+			}
+		})
+	}
+	c := Cluster{Core: Core{VolumeSize: intp(DefaultCoreVolumeSize)}, Groups: []Group{{Count: intp(2), Max: intp(3)}}}
+	c.Trim()
+	if c.Core.VolumeSize != nil || c.Core.InstanceType != "" || c.Groups[0].Max != nil {
+		t.Errorf("trimmed cluster %+v", c)
+	}
+	c = Cluster{Core: Core{InstanceType: "m5.large", VolumeSize: intp(40)}}
+	c.Trim()
+	if *c.Core.VolumeSize != 40 || c.Core.InstanceType != "m5.large" {
+		t.Errorf("a chosen core trimmed: %+v", c.Core)
+	}
+}
+
 func TestDiff(t *testing.T) {
 	old := Group{Name: "g", InstanceType: "r3.large", Count: intp(2), Labels: Labels{"role": "web"}}
 	new := old

@@ -364,7 +364,7 @@ func (m *Manager) deleteOne(ctx context.Context, name string, retain []string, r
 	gone := Outcome{Stack: name, Status: "DELETE_COMPLETE"}
 	if err := m.prime(ctx, o); err != nil {
 		if errors.Is(err, ErrNotFound) {
-			m.prog.skip(name)
+			m.prog.skip(name, "gone")
 			return gone, nil
 		}
 		return Outcome{Stack: name}, err
@@ -394,6 +394,26 @@ func (m *Manager) deleteOne(ctx context.Context, name string, retain []string, r
 	return out, err
 }
 
+// Expect announces stacks about to be handled together (each by its own
+// call, in parallel), so that progress shows them all from the start,
+// waiting for their turn.
+func (m *Manager) Expect(names []string) { m.prog.expect(names) }
+
+// Skip says that a stack announced by Expect will not be handled after
+// all, and why ("not started").
+func (m *Manager) Skip(name, why string) { m.prog.skip(name, why) }
+
+// Say prints a message among the progress, where it cannot break a
+// redraw; it reports false, printing nothing, when there is no progress
+// (Options.Progress nil): the caller prints it.
+func (m *Manager) Say(text string) bool {
+	p, ok := m.prog.(*progress)
+	if ok {
+		p.say(text)
+	}
+	return ok
+}
+
 // DeleteMany deletes stacks in parallel, at most concurrency at a time,
 // with progress for all of them at once. It returns how each deletion
 // ended (in the order given) and every failure, joined.
@@ -419,7 +439,7 @@ func (m *Manager) DeleteMany(ctx context.Context, names []string, concurrency in
 	}
 	for i, name := range names {
 		if ctx.Err() != nil {
-			m.prog.skip(name)
+			m.prog.skip(name, "gone")
 			outcomes[i] = Outcome{Stack: name}
 			errList[i] = fmt.Errorf("deleting stack %q: not started: %w", name, ctx.Err())
 			continue
