@@ -105,54 +105,71 @@ func (s *Service) UpdateCore(ctx context.Context, o CoreUpdateOptions) (*UpdateR
 	if o.Desired != nil {
 		desired = o.Desired(deployed.Spec)
 	}
+	u, err := s.planCoreUpdate(ctx, deployed, desired)
+	if err != nil {
+		return nil, err
+	}
+	res := &UpdateResult{Plan: u.plan, NoOp: u.noop()}
+	if res.NoOp {
+		return res, nil
+	}
+	if o.OnPlan != nil {
+		if err := o.OnPlan(u.plan); err != nil {
+			s.discard(ctx, u)
+			return res, err
+		}
+	}
+	if o.DryRun {
+		return res, s.Stacks.Discard(ctx, u.changeSet)
+	}
+	if err := s.confirm(ctx, o.Yes, fmt.Sprintf("update the control plane of cluster %q", o.Cluster)); err != nil {
+		s.discard(ctx, u)
+		return res, err
+	}
+	if err := s.applyUpdate(ctx, u); err != nil {
+		return res, err
+	}
+	res.Applied = true
+	return res, nil
+}
+
+// planCoreUpdate plans the update of a deployed core to desired: the
+// settings that change, what becomes of the managers, and, unless the
+// rendered stack equals the deployed one, a change set. Apply it with
+// applyUpdate, or discard it. What the core cannot become is refused
+// (exit 2) before anything is planned.
+func (s *Service) planCoreUpdate(ctx context.Context, deployed *ObservedCore, desired spec.Core) (*groupUpdate, error) {
+	cluster := deployed.Stack.Name
 	if err := desired.Complete(); err != nil {
 		return nil, err
 	}
 	if err := checkCoreChange(deployed, desired); err != nil {
 		return nil, err
 	}
-	r, err := render.Core(o.Cluster, desired, s.Version)
+	r, err := render.Core(cluster, desired, s.Version)
 	if err != nil {
 		return nil, errs.AsUsage(err)
 	}
-	plan, err := s.planCore(ctx, deployed, desired, r)
-	if err != nil {
+	u := &groupUpdate{cluster: cluster, rendered: r}
+	if u.plan, err = s.planCore(ctx, deployed, desired, r); err != nil {
 		return nil, err
 	}
-	if plan.unchanged {
-		return &UpdateResult{Plan: plan, NoOp: true}, nil
+	if u.plan.unchanged {
+		return u, nil
 	}
-	if from, to := deployed.Spec.ManagerCount(), desired.ManagerCount(); from != to && plan.NodesReplaced > 0 && !deployed.Legacy() {
+	if from, to := deployed.Spec.ManagerCount(), desired.ManagerCount(); from != to && u.plan.NodesReplaced > 0 && !deployed.Legacy() {
 		return nil, managersError("changing the number of managers (%d → %d) and what they run at once would replace and add or remove managers in one rolling update: make the changes in two updates", from, to)
 	}
 	cs, err := s.Stacks.Plan(ctx, specFrom(r, false))
 	if err != nil {
-		return nil, explain(err, o.Cluster, "")
+		return nil, explain(err, cluster, "")
 	}
-	res := &UpdateResult{Plan: plan}
 	if cs.Empty {
-		res.NoOp = true
-		return res, nil
+		return u, nil
 	}
-	plan.setChanges(cs.Changes)
-	if o.OnPlan != nil {
-		if err := o.OnPlan(plan); err != nil {
-			s.Stacks.Discard(ctx, cs)
-			return res, err
-		}
-	}
-	if o.DryRun {
-		return res, s.Stacks.Discard(ctx, cs)
-	}
-	if err := s.confirm(ctx, o.Yes, fmt.Sprintf("update the control plane of cluster %q", o.Cluster)); err != nil {
-		s.Stacks.Discard(context.WithoutCancel(ctx), cs)
-		return res, err
-	}
-	if _, err := s.Stacks.Apply(ctx, cs); err != nil {
-		return res, explain(err, o.Cluster, "")
-	}
-	res.Applied = true
-	return res, nil
+	u.changeSet = cs
+	u.plan.setChanges(cs.Changes)
+	return u, nil
 }
 
 // checkCoreChange refuses what a core cannot become: another VPC (its

@@ -198,8 +198,9 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	return res, nil
 }
 
-// groupUpdate is an update of one group, planned and ready to apply or
-// discard: how update-group and apply update a group.
+// groupUpdate is an update of one group (or, group "", of the core),
+// planned and ready to apply or discard: how update-group, update-core
+// and apply update a stack.
 type groupUpdate struct {
 	cluster, group string
 	plan           *Plan
