@@ -331,6 +331,16 @@ func TestCoreContent(t *testing.T) {
 			if !tlsOnly {
 				t.Error("no bucket policy statement denying non-TLS access to bucket and objects")
 			}
+			checkJoinMaterialPolicy(t, res)
+
+			// Both roles are managed by Systems Manager (Session Manager
+			// instead of SSH).
+			for _, role := range []string{"ControlRole", "AgentRole"} {
+				arns := list(dig(res, role, "Properties", "ManagedPolicyArns"))
+				if len(arns) != 1 || dig(arns[0], "Fn::Sub") != "arn:${AWS::Partition}:iam::aws:policy/AmazonSSMManagedInstanceCore" {
+					t.Errorf("%s managed policies %v, want AmazonSSMManagedInstanceCore", role, arns)
+				}
+			}
 
 			// Agents may only read the join material.
 			for _, s := range list(dig(res, "AgentRole", "Properties", "Policies")) {
@@ -529,6 +539,11 @@ func checkNodeSecurity(t *testing.T, res map[string]any) {
 	if dig(data, "MetadataOptions", "HttpTokens") != "required" {
 		t.Error("IMDSv2 not required")
 	}
+	// One hop: a container on the node cannot reach the metadata service,
+	// so it cannot take the node's role.
+	if hop := dig(data, "MetadataOptions", "HttpPutResponseHopLimit"); hop != 1.0 {
+		t.Errorf("IMDS hop limit %v, want 1", hop)
+	}
 	bdms := list(data["BlockDeviceMappings"])
 	if len(bdms) == 0 {
 		t.Error("no block device mappings")
@@ -571,6 +586,36 @@ func checkNodeSecurity(t *testing.T, res map[string]any) {
 		if dig(res, id, "Properties", "CidrIp") != nil && c != "HasSshCidr" {
 			t.Errorf("%s opens a CIDR without condition HasSshCidr", id)
 		}
+	}
+}
+
+// checkJoinMaterialPolicy asserts that the bucket policy denies reading
+// the swarm's join material to every principal but the cluster's two
+// roles: an explicit deny in the bucket policy overrides whatever broad
+// read access (ReadOnlyAccess) an identity policy grants.
+func checkJoinMaterialPolicy(t *testing.T, res map[string]any) {
+	t.Helper()
+	var found []map[string]any
+	for _, p := range resourcesOfType(res, "AWS::S3::BucketPolicy") {
+		for _, s := range list(dig(p, "Properties", "PolicyDocument", "Statement")) {
+			if st := obj(s); dig(st, "Resource", "Fn::Sub") == "${Bucket.Arn}/"+SwarmPrefix+"/*" {
+				found = append(found, st)
+			}
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d bucket policy statements on the join material, want 1", len(found))
+	}
+	st := found[0]
+	if st["Effect"] != "Deny" || st["Principal"] != "*" || !jsonEqual(st["Action"], []any{"s3:GetObject", "s3:GetObjectVersion"}) {
+		t.Errorf("join material statement %v: want a deny of reading to every principal", st)
+	}
+	except := dig(st, "Condition", "ArnNotEquals", "aws:PrincipalArn")
+	if !jsonEqual(except, []any{
+		map[string]any{"Fn::GetAtt": []any{"ControlRole", "Arn"}},
+		map[string]any{"Fn::GetAtt": []any{"AgentRole", "Arn"}},
+	}) || len(obj(st["Condition"])) != 1 {
+		t.Errorf("join material readable by %v, want the control and agent roles only", st["Condition"])
 	}
 }
 
