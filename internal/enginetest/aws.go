@@ -31,7 +31,7 @@ type AWS struct {
 	mu         sync.Mutex
 	actions    map[string]*LifecycleAction // by token
 	calls      []Call
-	onComplete func(LifecycleAction)
+	onComplete map[string]func(LifecycleAction) // by instance
 }
 
 // Call is one request the endpoint received.
@@ -46,6 +46,9 @@ type LifecycleAction struct {
 	Token, Group, Hook, InstanceID string
 	Heartbeats                     int
 	Result                         string // "" while the instance waits; CONTINUE or ABANDON once completed
+	// Completions counts the calls to complete it, those refused because
+	// it was already completed included.
+	Completions int
 }
 
 func newAWS(gateway netip.Addr, motoURL string) (*AWS, error) {
@@ -57,7 +60,8 @@ func newAWS(gateway netip.Addr, motoURL string) (*AWS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("AWS endpoint: %w", err)
 	}
-	a := &AWS{URL: "http://" + ln.Addr().String(), proxy: httputil.NewSingleHostReverseProxy(target), actions: map[string]*LifecycleAction{}}
+	a := &AWS{URL: "http://" + ln.Addr().String(), proxy: httputil.NewSingleHostReverseProxy(target),
+		actions: map[string]*LifecycleAction{}, onComplete: map[string]func(LifecycleAction){}}
 	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
 	go a.srv.Serve(ln)
 	return a, nil
@@ -65,13 +69,17 @@ func newAWS(gateway netip.Addr, motoURL string) (*AWS, error) {
 
 func (a *AWS) close() { a.srv.Close() }
 
-// OnComplete sets f to run when a lifecycle action is completed, before
-// the caller gets its answer: the test sees the swarm as it is at that
-// moment. It is where a test plays the termination that follows.
-func (a *AWS) OnComplete(f func(LifecycleAction)) {
+// OnComplete sets f to run when the lifecycle action of instance is
+// completed, before the caller gets its answer: the test sees the swarm as
+// it is at that moment. A nil f removes it.
+func (a *AWS) OnComplete(instanceID string, f func(LifecycleAction)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.onComplete = f
+	if f == nil {
+		delete(a.onComplete, instanceID)
+		return
+	}
+	a.onComplete[instanceID] = f
 }
 
 // BeginLifecycleAction puts instance into group's termination hook and
@@ -153,6 +161,9 @@ func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (a *AWS) lifecycleAction(w http.ResponseWriter, action string, form url.Values) {
 	token, instance := form.Get("LifecycleActionToken"), form.Get("InstanceId")
 	a.mu.Lock()
+	if c := a.actions[token]; c != nil && action == "CompleteLifecycleAction" {
+		c.Completions++
+	}
 	var act *LifecycleAction
 	for _, c := range a.actions {
 		if c.Result == "" && c.Group == form.Get("AutoScalingGroupName") && c.Hook == form.Get("LifecycleHookName") &&
@@ -181,7 +192,7 @@ func (a *AWS) lifecycleAction(w http.ResponseWriter, action string, form url.Val
 		awsError(w, "ValidationError", "Invalid LifecycleActionResult "+result)
 		return
 	}
-	done, f := *act, a.onComplete
+	done, f := *act, a.onComplete[act.InstanceID]
 	done.Result = result
 	a.mu.Unlock()
 	if f != nil {

@@ -11,7 +11,8 @@
 // systemctl, which starts the node's Docker Engine (`dockerd` from Debian's
 // docker.io, in the node's namespace, with the daemon.json the script wrote)
 // and runs the systemd units the scripts install. Everything else is real:
-// bash, the AWS CLI, jq, curl, python3 and the docker CLI.
+// bash, the AWS CLI (given the lab's endpoint), jq, curl, python3 and the
+// docker CLI.
 //
 // Every network object carries the prefix "cce-<owner pid in base 36>-" and
 // every directory "clusterctl-enginetest-<owner pid>", so that a run

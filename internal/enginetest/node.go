@@ -189,8 +189,16 @@ fi
 exit 1
 `
 
+// awsShim is the real AWS CLI, given the lab's endpoint on its command
+// line: the AWS CLI v1 of Debian and pip ignores AWS_ENDPOINT_URL for SQS
+// (it names the regional queue.amazonaws.com endpoint itself).
+const awsShim = `#!/bin/bash
+exec '@AWS@' --endpoint-url "$AWS_ENDPOINT_URL" "$@"
+`
+
 func (n *Node) writeStandIns() error {
-	for name, body := range map[string]string{"dnf": recordShim, "cfn-signal": recordShim, "systemctl": systemctlShim} {
+	for name, body := range map[string]string{"dnf": recordShim, "cfn-signal": recordShim, "systemctl": systemctlShim, "aws": awsShim} {
+		body = strings.ReplaceAll(body, "@AWS@", n.lab.Tools.AWS)
 		body = strings.ReplaceAll(body, "@DIR@", n.dir)
 		if err := os.WriteFile(filepath.Join(n.bin, name), []byte(body), 0o755); err != nil {
 			return err
@@ -230,13 +238,19 @@ func (n *Node) Calls(program string) []string {
 
 // Docker runs the docker CLI against the node's engine.
 func (n *Node) Docker(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, n.lab.Tools.Docker, append([]string{"-H", "unix://" + n.sock}, args...)...)
-	cmd.Env = append(baseEnv(), "PATH="+os.Getenv("PATH"), "HOME="+filepath.Join(n.dir, "home"))
-	out, err := cmd.CombinedOutput()
+	out, err := n.DockerCommand(ctx, args...).CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("docker %s on %s: %w: %s", strings.Join(args, " "), n.Spec.Name, err, bytes.TrimSpace(out))
 	}
 	return string(out), nil
+}
+
+// DockerCommand returns the docker CLI against the node's engine, not
+// started: for commands that stream (docker events).
+func (n *Node) DockerCommand(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, n.lab.Tools.Docker, append([]string{"-H", "unix://" + n.sock}, args...)...)
+	cmd.Env = append(baseEnv(), "PATH="+os.Getenv("PATH"), "HOME="+filepath.Join(n.dir, "home"))
+	return cmd
 }
 
 // Run is one execution of a script on a node.
@@ -252,6 +266,12 @@ func (n *Node) Boot(name, script string) (*Run, error) {
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		return nil, err
 	}
+	return n.Exec(name, path)
+}
+
+// Exec runs an executable file of the node as Boot does, e.g. a script
+// that cloud-init runs on every boot.
+func (n *Node) Exec(name, path string) (*Run, error) {
 	out := &syncBuffer{}
 	p, err := n.spawn(name, out, n.env, path)
 	if err != nil {

@@ -157,7 +157,13 @@ func (n *Node) startUnit(ctx context.Context, name string, restart bool) error {
 	}
 	n.units[name] = u
 	n.mu.Unlock()
-	go u.supervise()
+	// Started when systemctl returns, as with Type=simple.
+	p, err := u.start()
+	if err != nil {
+		close(u.ended)
+		return err
+	}
+	go u.supervise(p)
 	return nil
 }
 
@@ -236,35 +242,39 @@ func (n *Node) readUnit(name string) (*unit, error) {
 	return u, nil
 }
 
-// supervise runs the unit's process, again after it ends when Restart=
-// says so, until the unit is stopped.
-func (u *unit) supervise() {
+// start starts the unit's process, unless the unit is stopping.
+func (u *unit) start() (*process, error) {
+	u.node.mu.Lock()
+	defer u.node.mu.Unlock()
+	if u.stopping || u.node.closed {
+		return nil, errors.New("stopped")
+	}
+	logf, err := os.OpenFile(u.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close() // the process has its own descriptor
+	fmt.Fprintf(logf, "=== %s started\n", time.Now().Format(time.TimeOnly))
+	p, err := u.node.spawn(u.name, logf, u.env, u.argv...)
+	if err != nil {
+		fmt.Fprintf(logf, "=== %v\n", err)
+		return nil, err
+	}
+	u.proc = p
+	u.starts++
+	return p, nil
+}
+
+// supervise waits for the unit's process p to end and starts it again when
+// Restart= says so, until the unit is stopped.
+func (u *unit) supervise(p *process) {
 	defer close(u.ended)
 	for {
-		u.node.mu.Lock()
-		if u.stopping || u.node.closed {
-			u.node.mu.Unlock()
-			return
-		}
-		logf, err := os.OpenFile(u.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			u.node.mu.Unlock()
-			return
-		}
-		fmt.Fprintf(logf, "=== %s started\n", time.Now().Format(time.TimeOnly))
-		p, err := u.node.spawn(u.name, logf, u.env, u.argv...)
-		if err != nil {
-			fmt.Fprintf(logf, "=== %v\n", err)
-			logf.Close()
-			u.node.mu.Unlock()
-			return
-		}
-		u.proc = p
-		u.starts++
-		u.node.mu.Unlock()
 		<-p.done
-		fmt.Fprintf(logf, "=== %s ended: %v\n", time.Now().Format(time.TimeOnly), p.err)
-		logf.Close()
+		if logf, err := os.OpenFile(u.log, os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+			fmt.Fprintf(logf, "=== %s ended: %v\n", time.Now().Format(time.TimeOnly), p.err)
+			logf.Close()
+		}
 		u.node.mu.Lock()
 		stop := u.stopping || u.node.closed || u.restart == "no" || (u.restart == "on-failure" && p.err == nil)
 		u.node.mu.Unlock()
@@ -272,6 +282,10 @@ func (u *unit) supervise() {
 			return
 		}
 		time.Sleep(u.restartSec)
+		var err error
+		if p, err = u.start(); err != nil {
+			return
+		}
 	}
 }
 
