@@ -5,12 +5,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/enginetest"
@@ -309,9 +312,17 @@ func (tc *testCluster) deployGroup(t *testing.T, name string, count int, labels 
 	return g
 }
 
-// Timing of the node services for tests; nothing sets these on a node.
+// Timing of the node services for tests (seconds); nothing sets these on
+// a node. Each AWS CLI call costs a good part of a second of CPU: the
+// loops poll no faster than the tests need.
 var fastNodes = []string{
-	"CLUSTERCTL_JOIN_TIMEOUT=120", "CLUSTERCTL_RETRY_MIN=1", "CLUSTERCTL_RETRY_MAX=2",
+	// agents
+	"CLUSTERCTL_JOIN_TIMEOUT=120", "CLUSTERCTL_RETRY_MIN=1", "CLUSTERCTL_RETRY_MAX=3",
+	"CLUSTERCTL_CHECK_INTERVAL=5", "CLUSTERCTL_REJOIN_AFTER=20",
+	// housekeeping
+	"CLUSTERCTL_POLL_WAIT=5", "CLUSTERCTL_IDLE=3", "CLUSTERCTL_STATUS_INTERVAL=5",
+	"CLUSTERCTL_DEAD_NODE_INTERVAL=3", "CLUSTERCTL_DEAD_NODE_GRACE=3",
+	"CLUSTERCTL_DRAIN_POLL=1", "CLUSTERCTL_HEARTBEAT_INTERVAL=3", "CLUSTERCTL_NOTICE_VISIBILITY=60",
 }
 
 // labNode makes the lab node of an instance.
@@ -442,11 +453,27 @@ type task struct {
 // serviceTasks returns the tasks of a service, as the manager m sees them.
 func serviceTasks(t *testing.T, m *enginetest.Node, service string) []task {
 	t.Helper()
-	ids := strings.Fields(dockerOn(t, m, "service", "ps", "-q", service))
-	if len(ids) == 0 {
-		return nil
+	tasks, err := tryServiceTasks(m, service)
+	if err != nil {
+		t.Fatal(err)
 	}
-	out := dockerOn(t, m, append([]string{"inspect", "--type", "task"}, ids...)...)
+	return tasks
+}
+
+func tryServiceTasks(m *enginetest.Node, service string) ([]task, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := m.Docker(ctx, "service", "ps", "-q", service)
+	if err != nil {
+		return nil, err
+	}
+	ids := strings.Fields(out)
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	if out, err = m.Docker(ctx, append([]string{"inspect", "--type", "task"}, ids...)...); err != nil {
+		return nil, err
+	}
 	var raw []struct {
 		ID           string
 		NodeID       string
@@ -454,13 +481,13 @@ func serviceTasks(t *testing.T, m *enginetest.Node, service string) []task {
 		Status       struct{ State string }
 	}
 	if err := json.Unmarshal([]byte(out), &raw); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var tasks []task
 	for _, r := range raw {
 		tasks = append(tasks, task{ID: r.ID, NodeID: r.NodeID, DesiredState: r.DesiredState, State: r.Status.State})
 	}
-	return tasks
+	return tasks, nil
 }
 
 // runningOn counts a service's running tasks per node.
@@ -479,8 +506,222 @@ func runningOn(tasks []task) map[string]int {
 func createService(t *testing.T, m *enginetest.Node, name string, replicas int, extra ...string) {
 	t.Helper()
 	args := []string{"service", "create", "--detach", "--name", name, "--replicas", fmt.Sprint(replicas),
-		"--no-resolve-image", "--network", "host", "--restart-delay", "1s"}
+		"--no-resolve-image", "--network", "host"}
 	args = append(args, extra...)
 	args = append(args, enginetest.Image, "sleep", "3600")
 	dockerOn(t, m, args...)
+}
+
+// bootControl starts the control node and waits for its signal, which must
+// be a success.
+func (tc *testCluster) bootControl(t *testing.T, env ...string) *enginetest.Node {
+	t.Helper()
+	n := labNode(t, "control", tc.control, false, env...)
+	boot(t, n, tc.controlUserData)
+	want := fmt.Sprintf("--exit-code 0 --reason control\\ node\\ ready --stack %s --resource ControlInstance --region %s", tc.name, region)
+	if calls := signalled(t, n, 2*time.Minute); !slices.Equal(calls, []string{want}) {
+		t.Fatalf("control node signals %q, want %q", calls, want)
+	}
+	return n
+}
+
+// bootAgent starts the agent of the group's instance i.
+func (g *testGroup) bootAgent(t *testing.T, i int, env ...string) *enginetest.Node {
+	t.Helper()
+	n := labNode(t, fmt.Sprintf("%s-%d", g.name, i), g.instances[i], true, env...)
+	boot(t, n, g.userData)
+	return n
+}
+
+// readyAgent waits for an agent's signal, which must be a success.
+func (g *testGroup) readyAgent(t *testing.T, n *enginetest.Node) {
+	t.Helper()
+	want := fmt.Sprintf("--exit-code 0 --reason agent\\ ready --stack %s --resource AutoScalingGroup --region %s", g.stack, region)
+	if calls := signalled(t, n, 2*time.Minute); !slices.Equal(calls, []string{want}) {
+		t.Fatalf("%s signals %q, want %q", n.Spec.Name, calls, want)
+	}
+}
+
+// startCluster deploys a core and a group of count instances, boots the
+// control node and the first agents instances, and waits until they are
+// all Ready in the swarm.
+func startCluster(t *testing.T, name string, count, agents int) (*testCluster, *testGroup, *enginetest.Node, []*enginetest.Node) {
+	t.Helper()
+	tc := deployCore(t, name)
+	g := tc.deployGroup(t, "g", count, render.Label{Key: "role", Value: "worker"})
+	control := tc.bootControl(t)
+	var nodes []*enginetest.Node
+	for i := 0; i < agents; i++ {
+		nodes = append(nodes, g.bootAgent(t, i))
+	}
+	for _, n := range nodes {
+		g.readyAgent(t, n)
+	}
+	eventually(t, time.Minute, "every node Ready in the swarm", func() (bool, string) {
+		nodes, err := trySwarmNodes(control)
+		if err != nil {
+			return false, err.Error()
+		}
+		ready := 0
+		for _, n := range nodes {
+			if n.Status.State == "ready" {
+				ready++
+			}
+		}
+		return ready == agents+1, fmt.Sprintf("%d of %d Ready", ready, agents+1)
+	})
+	return tc, g, control, nodes
+}
+
+// nodeOf returns the swarm node id of an instance, as the manager sees it.
+func nodeOf(t *testing.T, m *enginetest.Node, instanceID string) string {
+	t.Helper()
+	n := byInstance(swarmNodes(t, m), instanceID)
+	if n == nil {
+		t.Fatalf("instance %s has no swarm node", instanceID)
+	}
+	return n.ID
+}
+
+// terminate plays Auto Scaling starting to terminate an instance of a
+// group with the cluster's hook: the instance's target lifecycle state
+// becomes Terminated (n may be nil for an instance that never booted), the
+// instance waits in the hook, and the notice reaches the core's queue as
+// EventBridge delivers it. It returns the lifecycle action's token.
+func (tc *testCluster) terminate(t *testing.T, asg, instanceID string, n *enginetest.Node) string {
+	t.Helper()
+	token := lab.AWS.BeginLifecycleAction(asg, render.LifecycleHookName(tc.name), instanceID)
+	if n != nil {
+		n.SetMetadata("autoscaling/target-lifecycle-state", "Terminated")
+	}
+	act, _ := lab.AWS.Action(token)
+	tc.putNotice(t, enginetest.TerminationNotice(account, region, act))
+	return token
+}
+
+func (tc *testCluster) putNotice(t *testing.T, body string) {
+	t.Helper()
+	if tc.queue == "" {
+		t.Fatal("the core has no lifecycle queue")
+	}
+	if _, err := tc.c.sqs.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(tc.queue), MessageBody: aws.String(body)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// queueEmpty says whether the core's queue holds no notice, visible or not.
+func (tc *testCluster) queueEmpty(t *testing.T) (bool, string) {
+	t.Helper()
+	out, err := tc.c.sqs.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(tc.queue), AttributeNames: []sqstypes.QueueAttributeName{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := out.Attributes
+	return a["ApproximateNumberOfMessages"] == "0" && a["ApproximateNumberOfMessagesNotVisible"] == "0",
+		fmt.Sprintf("%s visible, %s being handled", a["ApproximateNumberOfMessages"], a["ApproximateNumberOfMessagesNotVisible"])
+}
+
+// completed waits until the lifecycle action with token is completed and
+// returns it.
+func completed(t *testing.T, token string, within time.Duration) enginetest.LifecycleAction {
+	t.Helper()
+	var act enginetest.LifecycleAction
+	eventually(t, within, "the lifecycle action is completed", func() (bool, string) {
+		act, _ = lab.AWS.Action(token)
+		return act.Result != "", "still waiting in the hook"
+	})
+	return act
+}
+
+// terminateInstance plays EC2 terminating an instance after its lifecycle
+// action: the node goes down at once, and moto records the instance as
+// terminated.
+func (tc *testCluster) terminateInstance(t *testing.T, n *enginetest.Node) {
+	t.Helper()
+	n.PowerOff()
+	if _, err := tc.c.ec2.TerminateInstances(context.Background(), &ec2.TerminateInstancesInput{InstanceIds: []string{n.Spec.InstanceID}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// nodeEvents records the swarm's node events as the manager m reports
+// them, from now until the test ends.
+type nodeEvents struct {
+	mu     sync.Mutex
+	events []nodeEvent
+}
+
+type nodeEvent struct {
+	Action string
+	Actor  struct {
+		ID         string
+		Attributes map[string]string
+	}
+}
+
+func watchNodeEvents(t *testing.T, m *enginetest.Node) *nodeEvents {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := m.DockerCommand(ctx, "events", "--filter", "type=node", "--format", "{{json .}}")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ev := &nodeEvents{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		dec := json.NewDecoder(out)
+		for {
+			var e nodeEvent
+			if dec.Decode(&e) != nil {
+				return
+			}
+			ev.mu.Lock()
+			ev.events = append(ev.events, e)
+			ev.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { cancel(); cmd.Wait(); <-done })
+	return ev
+}
+
+// of returns the events of one node: "drain" for an update to drain,
+// "update" for another update, "remove".
+func (ev *nodeEvents) of(id string) []string {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	var out []string
+	for _, e := range ev.events {
+		if e.Actor.ID != id {
+			continue
+		}
+		switch {
+		case e.Action == "update" && e.Actor.Attributes["availability.new"] == "drain":
+			out = append(out, "drain")
+		default:
+			out = append(out, e.Action)
+		}
+	}
+	return out
+}
+
+// getObject reads an object of the cluster bucket.
+func (tc *testCluster) getObject(t *testing.T, key string) ([]byte, string) {
+	t.Helper()
+	out, err := tc.c.s3.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(tc.bucket), Key: aws.String(key)})
+	if err != nil {
+		t.Fatalf("reading s3://%s/%s: %v", tc.bucket, key, err)
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, string(out.ServerSideEncryption)
 }

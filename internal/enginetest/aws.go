@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -62,6 +63,8 @@ func newAWS(gateway netip.Addr, motoURL string) (*AWS, error) {
 	}
 	a := &AWS{URL: "http://" + ln.Addr().String(), proxy: httputil.NewSingleHostReverseProxy(target),
 		actions: map[string]*LifecycleAction{}, onComplete: map[string]func(LifecycleAction){}}
+	// Nodes are killed in the middle of calls: not worth a log line.
+	a.proxy.ErrorLog = log.New(io.Discard, "", 0)
 	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
 	go a.srv.Serve(ln)
 	return a, nil

@@ -118,10 +118,14 @@ func GroupStackName(cluster, group string) string { return cluster + "-" + group
 
 var nameRE = regexp.MustCompile(`^[a-zA-Z][-a-zA-Z0-9]*$`)
 
-// coreData is what core.json.tmpl and control-userdata.sh.tmpl see.
+// coreData is what core.json.tmpl, control-userdata.sh.tmpl and
+// control.sh.tmpl see.
 type coreData struct {
 	Cluster, Version, ContractVersion string
 	JoinPrefix, SwarmPrefix           string
+	StatusKey, ManagersKey            string
+	InstanceIDLabel, HookName         string
+	Program                           string // the control node program, gzip and base64
 	UserData                          string
 }
 
@@ -131,6 +135,7 @@ type groupData struct {
 	Labels                                         []Label
 	LabelList                                      string // k=v,k=v or ""
 	NodeKey, NodeSHA256                            string // the node configuration in the bucket
+	HookName                                       string
 	UserData                                       string
 	Intent                                         Intent
 }
@@ -202,7 +207,9 @@ func renderCore(spec CoreSpec) (*Rendered, error) {
 		return nil, err
 	}
 
-	data := coreData{Cluster: spec.Cluster, Version: spec.Version, ContractVersion: ContractVersion, JoinPrefix: JoinPrefix, SwarmPrefix: SwarmPrefix}
+	data := coreData{Cluster: spec.Cluster, Version: spec.Version, ContractVersion: ContractVersion, JoinPrefix: JoinPrefix,
+		SwarmPrefix: SwarmPrefix, StatusKey: StatusKey, ManagersKey: ManagersKey, InstanceIDLabel: EngineLabelInstanceID,
+		HookName: LifecycleHookName(spec.Cluster)}
 	data.UserData, err = controlUserData(data)
 	if err != nil {
 		return nil, err
@@ -304,7 +311,8 @@ func renderGroup(spec GroupSpec) (*Rendered, error) {
 	data := groupData{
 		Cluster: spec.Cluster, Group: spec.Group, Name: name, Version: spec.Version,
 		ContractVersion: ContractVersion, Labels: spec.Labels, LabelList: labelList,
-		Intent: Intent{Labels: labelsTag, Image: imageTag, Subnets: subnetsTag, MaxBatch: spec.MaxBatch, MinInService: spec.MinInService},
+		Intent:   Intent{Labels: labelsTag, Image: imageTag, Subnets: subnetsTag, MaxBatch: spec.MaxBatch, MinInService: spec.MinInService},
+		HookName: LifecycleHookName(spec.Cluster),
 	}
 	engine, err := daemonJSON(spec.Group, spec.InstanceType, spec.Labels)
 	if err != nil {
@@ -313,7 +321,7 @@ func renderGroup(spec GroupSpec) (*Rendered, error) {
 	node, hash, err := agentNode(nodeData{
 		Cluster: spec.Cluster, Group: spec.Group, Bucket: spec.Join.BucketName, ControlIP: spec.Join.ControlPrivateIp,
 		ContractVersion: ContractVersion, InstanceType: spec.InstanceType, ImageParameter: imageParam, ImageID: imageID,
-		LabelList: labelList, DaemonJSON: engine, SwarmPrefix: SwarmPrefix,
+		LabelList: labelList, DaemonJSON: engine, SwarmPrefix: SwarmPrefix, StatusKey: StatusKey, ManagersKey: ManagersKey,
 	})
 	if err != nil {
 		return nil, err

@@ -106,6 +106,10 @@ func TestGolden(t *testing.T) {
 			if len(r.Artifacts) > 0 {
 				golden(t, v.name+".node.golden.sh", r.Artifacts[0].Body)
 			}
+			if v.core != nil {
+				// The control node program, as the node receives it.
+				golden(t, v.name+".control.golden.sh", []byte(embeddedProgram(t, resolvedUserData(t, r, "ControlLaunchTemplate"))))
+			}
 		})
 	}
 }
@@ -342,17 +346,18 @@ func TestCoreContent(t *testing.T) {
 				}
 			}
 
-			// Agents may only read the join material.
+			// Agents may only read the join material and the swarm's
+			// status.
 			for _, s := range list(dig(res, "AgentRole", "Properties", "Policies")) {
 				for _, st := range list(dig(s, "PolicyDocument", "Statement")) {
 					st := obj(st)
 					switch act := st["Action"]; act {
 					case "s3:GetObject":
-						if dig(st, "Resource", "Fn::Sub") != "${Bucket.Arn}/join/*" {
+						if r := dig(st, "Resource", "Fn::Sub"); r != "${Bucket.Arn}/join/*" && r != "${Bucket.Arn}/status/swarm.json" {
 							t.Errorf("agents read %v", st["Resource"])
 						}
 					case "s3:ListBucket":
-						if !jsonEqual(dig(st, "Condition", "StringLike", "s3:prefix"), []any{"join/*"}) {
+						if !jsonEqual(dig(st, "Condition", "StringLike", "s3:prefix"), []any{"join/*", "status/swarm.json"}) {
 							t.Errorf("agents list beyond join/: %v", st["Condition"])
 						}
 					default:

@@ -2,7 +2,9 @@ package render
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -24,15 +26,27 @@ import (
 // the nodes, and an identical render changes nothing.
 
 // Keys of the cluster bucket. IAM in core.json.tmpl follows them: the
-// control role writes SwarmPrefix, the agent role reads JoinPrefix only.
+// control role writes SwarmPrefix and StatusKey, the agent role reads
+// JoinPrefix and StatusKey only, and the bucket policy lets no other
+// principal read SwarmPrefix.
 const (
-	JoinPrefix       = "join"             // all the agents may read
-	SwarmPrefix      = "join/swarm"       // the control node's worker-token and ca.pem
-	NodeConfigPrefix = "join/groups"      // <group>/node-<sha256>.sh, uploaded by clusterctl
-	engineLabelGroup = "clusterctl.group" // engine labels set on every node
+	JoinPrefix       = "join"                    // all the agents may read
+	SwarmPrefix      = "join/swarm"              // the control node's worker-token, ca.pem and managers
+	ManagersKey      = SwarmPrefix + "/managers" // the managers' addresses, ip:port, one a line
+	NodeConfigPrefix = "join/groups"             // <group>/node-<sha256>.sh, uploaded by clusterctl
+	StatusKey        = "status/swarm.json"       // the swarm's status snapshot (docs/design.md)
+	engineLabelGroup = "clusterctl.group"        // engine labels set on every node
 	engineLabelType  = "clusterctl.instance-type"
-	reservedLabel    = "clusterctl." // engine label keys clusterctl sets itself
+	// EngineLabelInstanceID is the engine label by which the control node
+	// finds the swarm node of an instance; every node sets it at boot.
+	EngineLabelInstanceID = "clusterctl.instance-id"
+	reservedLabel         = "clusterctl." // engine label keys clusterctl sets itself
 )
+
+// LifecycleHookName is the name of the termination lifecycle hook of every
+// group of cluster; the core's event rule takes the notices of hooks of
+// this name (only) to the control node.
+func LifecycleHookName(cluster string) string { return "clusterctl-drain-" + cluster }
 
 // Artifact is an object that must be in the cluster bucket before the stack
 // is deployed.
@@ -59,12 +73,73 @@ type nodeData struct {
 	InstanceType, ImageParameter, ImageID              string
 	LabelList                                          string // k=v,k=v or ""
 	DaemonJSON                                         string // /etc/docker/daemon.json
-	SwarmPrefix                                        string
+	SwarmPrefix, StatusKey, ManagersKey                string
+	AgentService                                       string // the agent service program
 }
 
-// controlUserData renders the control node's user data.
+// controlUserData renders the control node's user data, with the control
+// node program in it compressed: user data is limited to 16 KiB.
 func controlUserData(data coreData) (string, error) {
+	prog, err := controlProgram(data)
+	if err != nil {
+		return "", err
+	}
+	if data.Program, err = gzipBase64(stripComments(prog)); err != nil {
+		return "", err
+	}
 	return script("core/*.tmpl", "control-userdata.sh.tmpl", data)
+}
+
+// controlProgram renders the control node program (boot steps and
+// housekeeping).
+func controlProgram(data coreData) (string, error) {
+	return script("core/*.tmpl", "control.sh.tmpl", data)
+}
+
+// stripComments drops the comment lines of a shell program after its
+// first comment block (which describes it), except shellcheck directives:
+// the program is embedded in the user data, whose size is limited, and its
+// source (templates/) has them. The programs have no here-documents, and a
+// comment line inside a multi-line string can only be a jq comment.
+func stripComments(prog string) string {
+	lines := strings.Split(prog, "\n")
+	out := make([]string, 0, len(lines))
+	header := true
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if header && !strings.HasPrefix(t, "#") {
+			header = false
+		}
+		if !header && strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "# shellcheck ") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+// gzipBase64 compresses s deterministically (no name, no time) and
+// encodes it in base64 lines of 76 characters.
+func gzipBase64(s string) (string, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return "", err
+	}
+	if _, err := zw.Write([]byte(s)); err != nil {
+		return "", err
+	}
+	if err := zw.Close(); err != nil {
+		return "", err
+	}
+	enc := base64.StdEncoding.EncodeToString(buf.Bytes())
+	var out strings.Builder
+	for len(enc) > 76 {
+		out.WriteString(enc[:76] + "\n")
+		enc = enc[76:]
+	}
+	out.WriteString(enc)
+	return out.String(), nil
 }
 
 // agentUserData renders the loader that fetches, verifies and runs a
@@ -73,8 +148,14 @@ func agentUserData(data groupData) (string, error) {
 	return script("workergroup/*.tmpl", "agent-userdata.sh.tmpl", data)
 }
 
-// agentNode renders a group's node configuration and its bucket key.
+// agentNode renders a group's node configuration, with the agent service
+// program in it, and its bucket key.
 func agentNode(data nodeData) (Artifact, string, error) {
+	svc, err := script("workergroup/*.tmpl", "agent-service.sh.tmpl", data)
+	if err != nil {
+		return Artifact{}, "", err
+	}
+	data.AgentService = strings.TrimSuffix(svc, "\n")
 	s, err := script("workergroup/*.tmpl", "agent-node.sh.tmpl", data)
 	if err != nil {
 		return Artifact{}, "", err
