@@ -144,6 +144,11 @@ const (
 	Backup = "swarm-backup.tar.gz"
 )
 
+// StatusKey is the bucket key of the swarm's status snapshot, which the
+// managers publish and list-nodes, list-groups and describe read (agents
+// may read it too: it tells them whether the swarm sees them).
+const StatusKey = "status/swarm.json"
+
 // ManagersKey is the bucket key of the managers' addresses: the value of
 // the core's OutputManagersKey.
 const ManagersKey = SwarmPrefix + "/" + Managers
@@ -173,6 +178,9 @@ func GroupConfigPrefix(group string) string { return NodeConfigPrefix + "/" + gr
 const (
 	EngineLabelGroup        = "clusterctl.group"
 	EngineLabelInstanceType = "clusterctl.instance-type"
+	// EngineLabelInstanceID is the engine label by which the managers find
+	// the swarm node of an instance; every node sets it at boot.
+	EngineLabelInstanceID = "clusterctl.instance-id"
 	// EngineLabelReserved prefixes the engine labels clusterctl sets; an
 	// operator's label may not start with it.
 	EngineLabelReserved = "clusterctl."
@@ -204,7 +212,9 @@ type Set struct {
 	JoinPrefix, SwarmPrefix, SwarmToken, SwarmCA, Managers, ManagersKey string
 	ControlPrefix, InitMarker, ManagerToken, Backup                     string
 
-	EngineLabelGroup, EngineLabelInstanceType string
+	EngineLabelGroup, EngineLabelInstanceType, EngineLabelInstanceID string
+
+	StatusKey string
 
 	MetadataKey string
 }
@@ -235,7 +245,9 @@ func Template() Set {
 		JoinPrefix: JoinPrefix, SwarmPrefix: SwarmPrefix, SwarmToken: SwarmToken, SwarmCA: SwarmCA, Managers: Managers, ManagersKey: ManagersKey,
 		ControlPrefix: ControlPrefix, InitMarker: InitMarker, ManagerToken: ManagerToken, Backup: Backup,
 
-		EngineLabelGroup: EngineLabelGroup, EngineLabelInstanceType: EngineLabelInstanceType,
+		EngineLabelGroup: EngineLabelGroup, EngineLabelInstanceType: EngineLabelInstanceType, EngineLabelInstanceID: EngineLabelInstanceID,
+
+		StatusKey: StatusKey,
 
 		MetadataKey: MetadataKey,
 	}

@@ -54,12 +54,14 @@ type Rendered struct {
 	Artifacts []Artifact
 }
 
-// coreData is what core.json.tmpl and control-userdata.sh.tmpl see.
+// coreData is what core.json.tmpl, control-userdata.sh.tmpl and
+// control.sh.tmpl see.
 type coreData struct {
 	N                                 names.Set
 	Cluster, Version, ContractVersion string
 	HookName                          string // the termination lifecycle hook of the managers
 	Metadata                          metadata
+	Program                           string // the control node program, gzip and base64
 	UserData                          string
 }
 
@@ -69,6 +71,7 @@ type groupData struct {
 	Cluster, Group, Name, Version, ContractVersion string
 	Labels                                         []label // sorted by key
 	NodeKey, NodeSHA256                            string  // the node configuration in the bucket
+	HookName                                       string
 	UserData                                       string
 	Metadata                                       metadata
 }
@@ -179,6 +182,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		N:       names.Template(),
 		Cluster: cluster, Group: g.Name, Name: name, Version: version,
 		ContractVersion: ContractVersion, Labels: labels, Metadata: meta,
+		HookName: names.LifecycleHook(cluster),
 	}
 	engine, err := daemonJSON(g.Name, g.InstanceType, labels)
 	if err != nil {

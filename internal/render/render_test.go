@@ -113,6 +113,10 @@ func TestGolden(t *testing.T) {
 			if len(r.Artifacts) > 0 {
 				golden(t, v.name+".node.golden.sh", r.Artifacts[0].Body)
 			}
+			if v.core != nil {
+				// The control node program, as the node receives it.
+				golden(t, v.name+".control.golden.sh", []byte(embeddedProgram(t, resolvedUserData(t, r, "ControlLaunchTemplate"))))
+			}
 		})
 	}
 }
@@ -348,18 +352,29 @@ func TestCoreContent(t *testing.T) {
 			if !tlsOnly {
 				t.Error("no bucket policy statement denying non-TLS access to bucket and objects")
 			}
+			checkJoinMaterialPolicy(t, res)
 
-			// Agents may only read the join material.
+			// Both roles are managed by Systems Manager (Session Manager
+			// instead of SSH).
+			for _, role := range []string{"ControlRole", "AgentRole"} {
+				arns := list(dig(res, role, "Properties", "ManagedPolicyArns"))
+				if len(arns) != 1 || dig(arns[0], "Fn::Sub") != "arn:${AWS::Partition}:iam::aws:policy/AmazonSSMManagedInstanceCore" {
+					t.Errorf("%s managed policies %v, want AmazonSSMManagedInstanceCore", role, arns)
+				}
+			}
+
+			// Agents may only read the join material and the swarm's
+			// status.
 			for _, s := range list(dig(res, "AgentRole", "Properties", "Policies")) {
 				for _, st := range list(dig(s, "PolicyDocument", "Statement")) {
 					st := obj(st)
 					switch act := st["Action"]; act {
 					case "s3:GetObject":
-						if dig(st, "Resource", "Fn::Sub") != "${Bucket.Arn}/join/*" {
+						if r := dig(st, "Resource", "Fn::Sub"); r != "${Bucket.Arn}/join/*" && r != "${Bucket.Arn}/status/swarm.json" {
 							t.Errorf("agents read %v", st["Resource"])
 						}
 					case "s3:ListBucket":
-						if !jsonEqual(dig(st, "Condition", "StringLike", "s3:prefix"), []any{"join/*"}) {
+						if !jsonEqual(dig(st, "Condition", "StringLike", "s3:prefix"), []any{"join/*", "status/swarm.json"}) {
 							t.Errorf("agents list beyond join/: %v", st["Condition"])
 						}
 					default:
@@ -610,6 +625,11 @@ func checkNodeSecurity(t *testing.T, res map[string]any) {
 	if dig(data, "MetadataOptions", "HttpTokens") != "required" {
 		t.Error("IMDSv2 not required")
 	}
+	// One hop: a container on the node cannot reach the metadata service,
+	// so it cannot take the node's role.
+	if hop := dig(data, "MetadataOptions", "HttpPutResponseHopLimit"); hop != 1.0 {
+		t.Errorf("IMDS hop limit %v, want 1", hop)
+	}
 	bdms := list(data["BlockDeviceMappings"])
 	if len(bdms) == 0 {
 		t.Error("no block device mappings")
@@ -652,6 +672,36 @@ func checkNodeSecurity(t *testing.T, res map[string]any) {
 		if dig(res, id, "Properties", "CidrIp") != nil && c != "HasSshCidr" {
 			t.Errorf("%s opens a CIDR without condition HasSshCidr", id)
 		}
+	}
+}
+
+// checkJoinMaterialPolicy asserts that the bucket policy denies reading
+// the swarm's join material to every principal but the cluster's two
+// roles: an explicit deny in the bucket policy overrides whatever broad
+// read access (ReadOnlyAccess) an identity policy grants.
+func checkJoinMaterialPolicy(t *testing.T, res map[string]any) {
+	t.Helper()
+	var found []map[string]any
+	for _, p := range resourcesOfType(res, "AWS::S3::BucketPolicy") {
+		for _, s := range list(dig(p, "Properties", "PolicyDocument", "Statement")) {
+			if st := obj(s); dig(st, "Resource", "Fn::Sub") == "${Bucket.Arn}/"+names.SwarmPrefix+"/*" {
+				found = append(found, st)
+			}
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d bucket policy statements on the join material, want 1", len(found))
+	}
+	st := found[0]
+	if st["Effect"] != "Deny" || st["Principal"] != "*" || !jsonEqual(st["Action"], []any{"s3:GetObject", "s3:GetObjectVersion"}) {
+		t.Errorf("join material statement %v: want a deny of reading to every principal", st)
+	}
+	except := dig(st, "Condition", "ArnNotEquals", "aws:PrincipalArn")
+	if !jsonEqual(except, []any{
+		map[string]any{"Fn::GetAtt": []any{"ControlRole", "Arn"}},
+		map[string]any{"Fn::GetAtt": []any{"AgentRole", "Arn"}},
+	}) || len(obj(st["Condition"])) != 1 {
+		t.Errorf("join material readable by %v, want the control and agent roles only", st["Condition"])
 	}
 }
 
