@@ -139,6 +139,10 @@ const (
 	InitMarker = "swarm-init"
 	// ManagerToken (under ControlPrefix) is the swarm's manager join token.
 	ManagerToken = "manager-token"
+	// ManagerAliases (under ControlPrefix) pairs the address by which the
+	// swarm knows a manager with the one it has, where they differ (a swarm
+	// restored onto another host): "known real", one a line.
+	ManagerAliases = "manager-aliases"
 	// Backup (under ControlPrefix) is the leader's latest backup of the
 	// swarm state, which a lone replacement manager restores.
 	Backup = "swarm-backup.tar.gz"
@@ -210,7 +214,7 @@ type Set struct {
 	ResourceBucket, ResourceManagerGroup, ResourceControlLaunchTemplate, ResourceAutoScalingGroup, ResourceLaunchTemplate string
 
 	JoinPrefix, SwarmPrefix, SwarmToken, SwarmCA, Managers, ManagersKey string
-	ControlPrefix, InitMarker, ManagerToken, Backup                     string
+	ControlPrefix, InitMarker, ManagerToken, ManagerAliases, Backup     string
 
 	EngineLabelGroup, EngineLabelInstanceType, EngineLabelInstanceID string
 
@@ -243,7 +247,7 @@ func Template() Set {
 		ResourceAutoScalingGroup: ResourceAutoScalingGroup, ResourceLaunchTemplate: ResourceLaunchTemplate,
 
 		JoinPrefix: JoinPrefix, SwarmPrefix: SwarmPrefix, SwarmToken: SwarmToken, SwarmCA: SwarmCA, Managers: Managers, ManagersKey: ManagersKey,
-		ControlPrefix: ControlPrefix, InitMarker: InitMarker, ManagerToken: ManagerToken, Backup: Backup,
+		ControlPrefix: ControlPrefix, InitMarker: InitMarker, ManagerToken: ManagerToken, ManagerAliases: ManagerAliases, Backup: Backup,
 
 		EngineLabelGroup: EngineLabelGroup, EngineLabelInstanceType: EngineLabelInstanceType, EngineLabelInstanceID: EngineLabelInstanceID,
 

@@ -56,7 +56,8 @@ func controlUserData(data coreData) (string, error) {
 	if data.Program, err = gzipBase64(stripComments(prog)); err != nil {
 		return "", err
 	}
-	return script("core/*.tmpl", "control-userdata.sh.tmpl", data)
+	ud, err := script("core/*.tmpl", "control-userdata.sh.tmpl", data)
+	return stripComments(ud), err
 }
 
 // controlProgram renders the control node program (boot steps and
@@ -65,18 +66,20 @@ func controlProgram(data coreData) (string, error) {
 	return script("core/*.tmpl", "control.sh.tmpl", data)
 }
 
-// stripComments drops the comment lines of a shell program after its
-// first comment block (which describes it), except shellcheck directives:
-// the program is embedded in the user data, whose size is limited, and its
-// source (templates/) has them. The programs have no here-documents, and a
-// comment line inside a multi-line string can only be a jq comment.
+// stripComments drops the comment lines of a shell program but its first
+// paragraph (up to an empty comment line: what the program is) and
+// shellcheck directives: the program is embedded in the user data, whose
+// size is limited, and its source (templates/) has them all. The programs
+// have no here-documents but of base64 text (no line of which starts with
+// #), and a comment line inside a multi-line string can only be a jq
+// comment.
 func stripComments(prog string) string {
 	lines := strings.Split(prog, "\n")
 	out := make([]string, 0, len(lines))
 	header := true
 	for _, l := range lines {
 		t := strings.TrimSpace(l)
-		if header && !strings.HasPrefix(t, "#") {
+		if header && (!strings.HasPrefix(t, "#") || t == "#") {
 			header = false
 		}
 		if !header && strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "# shellcheck ") {

@@ -1,38 +1,6 @@
 #!/bin/bash
 # clusterctl control node program of cluster arm. The user data
 # installs it as /usr/local/lib/clusterctl/control and runs its boot steps:
-#
-#   control install        install Docker with the engine labels, this
-#                          program's settings (/etc/clusterctl/node.env) and
-#                          the housekeeping service
-#   control init           initialise the swarm unless it is
-#   control publish        publish the swarm's join material now
-#   control start          start the housekeeping service
-#   control housekeeping   the housekeeping service (clusterctl-housekeeping)
-#
-# Housekeeping runs on every manager; only the swarm's leader acts, so there
-# is exactly one actor however many managers there are, and another takes
-# over when the leader is lost. The leader, in a loop:
-#
-# - publishes the join material (worker token, CA certificate, manager
-#   addresses) to s3://BUCKET/join/swarm/ whenever it changed (a new
-#   swarm, a rotated token, a manager more or less);
-# - publishes a status snapshot of the swarm to s3://BUCKET/status/swarm.json
-#   at least every 30 s;
-# - handles the termination notices of the cluster's Auto Scaling groups,
-#   which EventBridge puts on the core's queue: it finds the swarm node of
-#   the instance (engine label clusterctl.instance-id), sets it to drain, waits
-#   (bounded, heartbeating the lifecycle hook) until its tasks have stopped
-#   and its services' replicas run elsewhere, removes it from the swarm and
-#   completes the lifecycle action. A notice being handled is kept in
-#   /var/lib/clusterctl/housekeeping, so a restart resumes it;
-# - removes nodes that have been Down for a grace period and whose instance
-#   is terminated or gone, or that rejoined under another node id (a
-#   manager is demoted first).
-#
-# CLUSTERCTL_ROOT (a prefix for the files written), CLUSTERCTL_IMDS_URL and
-# the CLUSTERCTL_* timings below exist for tests; nothing sets them on a
-# node.
 # shellcheck disable=SC2153 # the settings come from /etc/clusterctl/node.env
 set -uo pipefail
 
@@ -41,7 +9,12 @@ imds_url=${CLUSTERCTL_IMDS_URL:-http://169.254.169.254}
 prefix=join/swarm
 status_key=status/swarm.json
 managers_key=join/swarm/managers
+init_key=control/swarm-init
+manager_token_key=control/manager-token
+aliases_key=control/manager-aliases
+backup_key=control/swarm-backup.tar.gz
 instance_label=clusterctl.instance-id
+swarm_port=2377
 state_dir=$root/var/lib/clusterctl/housekeeping
 poll_wait=${CLUSTERCTL_POLL_WAIT:-10}             # long poll of the queue, seconds
 idle=${CLUSTERCTL_IDLE:-10}                       # pause of a manager that is not the leader
@@ -52,6 +25,10 @@ drain_timeout=${CLUSTERCTL_DRAIN_TIMEOUT:-600}    # bound of a drain
 drain_poll=${CLUSTERCTL_DRAIN_POLL:-2}            # check of a drain
 heartbeat_every=${CLUSTERCTL_HEARTBEAT_INTERVAL:-60}
 visibility=${CLUSTERCTL_NOTICE_VISIBILITY:-300}   # a notice is hidden this long while handled
+join_timeout=${CLUSTERCTL_MANAGER_JOIN_TIMEOUT:-540} # to be a manager: below the stack's 10 minutes
+join_pause=${CLUSTERCTL_MANAGER_JOIN_PAUSE:-5}
+backup_every=${CLUSTERCTL_BACKUP_INTERVAL:-900}   # a lone manager's backup: at least every 15 minutes
+backup_spacing=${CLUSTERCTL_BACKUP_SPACING:-30}   # and after the members changed, this far apart at most
 
 log() { printf 'clusterctl: %s\n' "$*" >&2; }
 
@@ -163,31 +140,49 @@ tasks() {
 }
 
 publish_join_material() {
-  local force=${1:-} dir sum line
+  local force=${1:-} dir sum line self
   dir=$(mktemp -d) || return 1
   if ! docker swarm join-token -q worker >"$dir/worker-token" || ! docker swarm ca >"$dir/ca.pem" ||
-    ! nodes | jq -r '.[] | select(.Spec.Role == "manager" and .ManagerStatus.Reachability == "reachable") | .ManagerStatus.Addr' |
-    sort >"$dir/managers"; then
+    ! docker swarm join-token -q manager >"$dir/manager-token" ||
+    ! nodes >"$dir/nodes.json" || ! self=$(docker info --format '{{.Swarm.NodeID}}'); then
     rm -rf "$dir"
     return 1
   fi
+  jq -r --arg self "$self" --arg me "$CONTROL_PRIVATE_IP" --arg port "$swarm_port" '
+    .[] | select(.Spec.Role == "manager" and .ManagerStatus.Reachability == "reachable")
+    | (if .ID == $self then $me elif (.Status.Addr // "0.0.0.0") != "0.0.0.0" then .Status.Addr
+       else (.ManagerStatus.Addr | sub(":[0-9]+$"; "")) end) + ":" + $port' "$dir/nodes.json" | sort >"$dir/managers"
+  jq -r --arg self "$self" --arg me "$CONTROL_PRIVATE_IP" '
+    .[] | select(.Spec.Role == "manager" and .ManagerStatus != null)
+    | (.ManagerStatus.Addr | sub(":[0-9]+$"; "")) as $known
+    | (if .ID == $self then $me else (.Status.Addr // "0.0.0.0") end) as $real
+    | select($real != "0.0.0.0" and $known != $real) | $known + " " + $real' "$dir/nodes.json" | sort >"$dir/aliases"
   while read -r line; do
     if ! valid manager "$line"; then
       rm -rf "$dir"
       return 1
     fi
   done <"$dir/managers"
-  if ! valid token "$(cat "$dir/worker-token")" || ! ca_matches_token "$dir/worker-token" "$dir/ca.pem"; then
+  if ! valid token "$(cat "$dir/worker-token")" || ! valid token "$(cat "$dir/manager-token")" ||
+    ! ca_matches_token "$dir/worker-token" "$dir/ca.pem"; then
     log "the swarm's CA certificate does not match the digest in its join token"
     rm -rf "$dir"
     return 1
   fi
-  sum=$(cat "$dir/worker-token" "$dir/ca.pem" "$dir/managers" | sha256sum | cut -d' ' -f1)
+  while read -r line; do
+    if ! valid ipv4 "${line% *}" || ! valid ipv4 "${line#* }"; then
+      rm -rf "$dir"
+      return 1
+    fi
+  done <"$dir/aliases"
+  sum=$(cat "$dir/worker-token" "$dir/manager-token" "$dir/ca.pem" "$dir/managers" "$dir/aliases" | sha256sum | cut -d' ' -f1)
   if [ "$force" != force ] && [ "$(cat "$state_dir/published" 2>/dev/null)" = "$sum" ]; then
     rm -rf "$dir"
     return 0
   fi
   if put "$prefix/ca.pem" "$dir/ca.pem" application/x-pem-file &&
+    put "$manager_token_key" "$dir/manager-token" text/plain &&
+    put "$aliases_key" "$dir/aliases" text/plain &&
     put "$managers_key" "$dir/managers" text/plain &&
     put "$prefix/worker-token" "$dir/worker-token" text/plain; then
     install -d -m 0700 "$state_dir"
@@ -203,7 +198,7 @@ publish_join_material() {
 next_status=0
 
 publish_status() {
-  local now dir digest
+  local now dir digest backup
   now=$(date +%s)
   if [ "$now" -lt "$next_status" ]; then
     return 0
@@ -215,9 +210,13 @@ publish_status() {
     rm -rf "$dir"
     return 1
   fi
+  backup=
+  if [ -s "$state_dir/backup" ]; then
+    backup=$(date -u -d "@$(cat "$state_dir/backup")" +%Y-%m-%dT%H:%M:%SZ) || backup=
+  fi
   jq -n --slurpfile nodes "$dir/nodes.json" --slurpfile tasks "$dir/tasks.json" \
     --arg cluster "$CLUSTER_NAME" --arg time "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
-    --arg publisher "$INSTANCE_ID" --arg ilabel "$instance_label" --arg digest "$digest" '
+    --arg publisher "$INSTANCE_ID" --arg ilabel "$instance_label" --arg digest "$digest" --arg backup "$backup" '
     ($tasks[0] | unique_by(.ID) | map(select(.Status.State == "running" and .DesiredState == "running") | .NodeID)
       | group_by(.) | map({key: .[0], value: length}) | from_entries) as $running
     | {
@@ -226,6 +225,7 @@ publish_status() {
         time: $time,
         publisher: $publisher,
         caDigest: $digest,
+        lastBackup: (if $backup == "" then null else $backup end),
         nodes: [$nodes[0][] | {
           nodeId: .ID,
           instanceId: (.Description.Engine.Labels[$ilabel] // ""),
@@ -249,6 +249,58 @@ publish_status() {
   if [ "$rc" -eq 0 ]; then
     next_status=$((now + status_every))
   fi
+  return "$rc"
+}
+
+manager_count() {
+  local ids
+  ids=$(docker node ls --filter role=manager -q) || return 1
+  wc -w <<<"$ids"
+}
+
+members() {
+  nodes | jq -r '.[] | .ID + " " + .Spec.Role' | sort | sha256sum | cut -d' ' -f1
+}
+
+back_up() {
+  local force=${1:-} now count current last dir data pid rc
+  now=$(date +%s)
+  count=$(manager_count) || return 1
+  if [ "$count" -gt 1 ]; then
+    if [ -e "$state_dir/backup" ]; then
+      aws s3api delete-object --bucket "$BUCKET_NAME" --key "$backup_key" >/dev/null || return 1
+      rm -f "$state_dir/backup" "$state_dir/backup-members"
+      log "removed the backup of the swarm state: $count managers keep it"
+    fi
+    return 0
+  fi
+  current=$(members) || return 1
+  last=$(cat "$state_dir/backup" 2>/dev/null || echo 0)
+  if [ "$force" != force ] && [ "$now" -lt $((last + backup_every)) ] &&
+    { [ "$(cat "$state_dir/backup-members" 2>/dev/null)" = "$current" ] || [ "$now" -lt $((last + backup_spacing)) ]; }; then
+    return 0
+  fi
+  data=$(docker info --format '{{.DockerRootDir}}') || return 1
+  pid=$(cat "$root/var/run/docker.pid" 2>/dev/null)
+  if ! [[ $pid =~ ^[0-9]+$ ]] || ! kill -0 "$pid" 2>/dev/null; then
+    log "no engine process to pause for the backup"
+    return 1
+  fi
+  dir=$(mktemp -d) || return 1
+  kill -STOP "$pid" || { rm -rf "$dir"; return 1; }
+  tar -czf "$dir/swarm.tar.gz" -C "$data" swarm
+  rc=$?
+  kill -CONT "$pid"
+  if [ "$rc" -eq 0 ] && put "$backup_key" "$dir/swarm.tar.gz" application/gzip; then
+    install -d -m 0700 "$state_dir"
+    echo "$now" >"$state_dir/backup"
+    echo "$current" >"$state_dir/backup-members"
+    log "backed the swarm state up to s3://$BUCKET_NAME/$backup_key"
+  else
+    log "backing the swarm state up failed"
+    rc=1
+  fi
+  rm -rf "$dir"
   return "$rc"
 }
 
@@ -415,6 +467,24 @@ handle_notice() {
     return 0
   fi
 
+  if [ "$instance" = "$INSTANCE_ID" ]; then
+    local self count
+    self=$(docker info --format '{{.Swarm.NodeID}}') || return 1
+    count=$(manager_count) || return 1
+    if [ "$count" -gt 1 ]; then
+      docker node demote "$self" >/dev/null || return 1
+      log "this manager's instance $instance is terminating: demoted it; the next leader removes it"
+      aws sqs change-message-visibility --queue-url "$LIFECYCLE_QUEUE_URL" \
+        --receipt-handle "$(jq -r .receipt "$file")" --visibility-timeout 0 >/dev/null 2>&1 || true
+      rm -f "$file"
+      return 0
+    fi
+    log "the last manager's instance $instance is terminating: backing the swarm up for its replacement"
+    back_up force || return 1
+    complete_action || return 1
+    forget_notice "$file"
+    return 0
+  fi
   if [ "$(jq -r '.nodes == null' "$file")" = true ]; then
     local nodes_of services self
     self=$(docker info --format '{{.Swarm.NodeID}}') || return 1
@@ -488,6 +558,7 @@ housekeeping() {
   install -d -m 0700 "$state_dir" "$state_dir/notices"
   log "housekeeping of cluster $CLUSTER_NAME started"
   while true; do
+    apply_aliases || log "applying the managers' addresses failed"
     if ! leader; then
       sleep "$idle"
       continue
@@ -495,6 +566,7 @@ housekeeping() {
     publish_join_material || log "publishing the join material failed"
     publish_status || log "publishing the status snapshot failed"
     clean_dead_nodes || log "the dead-node check failed"
+    back_up || log "the backup of the swarm state failed"
     for f in "$state_dir/notices"/*.json; do
       if [ -e "$f" ]; then
         handle_notice "$f" || log "handling the notice in $f failed; trying again"
@@ -516,7 +588,7 @@ install_node() {
   if ! valid ipv4 "$ip" || ! valid instance-id "$instance_id" || ! valid instance-type "$instance_type"; then
     return 1
   fi
-  retry dnf install -y docker jq >/dev/null || return 1
+  retry dnf install -y docker jq iptables-nft >/dev/null || return 1
   install -d -m 0755 "$root/etc/docker" "$root/etc/clusterctl" "$root/etc/systemd/system" || return 1
   printf '{\n  "labels": ["clusterctl.group=control", "clusterctl.instance-type=%s", "%s=%s"]\n}\n' \
     "$instance_type" "$instance_label" "$instance_id" >"$root/etc/docker/daemon.json" || return 1
@@ -542,26 +614,227 @@ install_node() {
   systemctl daemon-reload && systemctl enable --now docker && wait_for_docker
 }
 
-init_swarm() {
-  local state
-  state=$(swarm_state) || return 1
-  case $state in
-    inactive)
-      docker swarm init --advertise-addr "$CONTROL_PRIVATE_IP" >/dev/null || return 1
-      log "initialised the swarm on $CONTROL_PRIVATE_IP"
-      ;;
-    active)
-      log "the swarm is already initialised"
-      ;;
-    *)
-      log "unexpected swarm state $state"
-      return 1
-      ;;
-  esac
-  if [ "$(docker info --format '{{.Swarm.ControlAvailable}}')" != true ]; then
-    log "this node is in a swarm but not its manager"
+get() {
+  if aws s3api get-object --bucket "$BUCKET_NAME" --key "$1" "$2" >"$2.meta" 2>"$2.err"; then
+    return 0
+  fi
+  if ! grep -q NoSuchKey "$2.err"; then
+    log "s3://$BUCKET_NAME/$1: $(tail -n 1 "$2.err")"
+  fi
+  rm -f "$2"
+  return 1
+}
+
+claim() {
+  local etag=${1:-} dir
+  local -a cond=(--if-none-match '*')
+  if [ -n "$etag" ]; then
+    cond=(--if-match "$etag")
+  fi
+  dir=$(mktemp -d) || return 1
+  jq -n --arg i "$INSTANCE_ID" --arg a "$CONTROL_PRIVATE_IP" --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+    '{instanceId: $i, address: $a, time: $t}' >"$dir/marker" || { rm -rf "$dir"; return 1; }
+  if aws s3api put-object --bucket "$BUCKET_NAME" --key "$init_key" --body "$dir/marker" --server-side-encryption AES256 \
+    --content-type application/json "${cond[@]}" >/dev/null 2>"$dir/err"; then
+    rm -rf "$dir"
+    return 0
+  fi
+  if ! grep -q PreconditionFailed "$dir/err"; then
+    log "writing s3://$BUCKET_NAME/$init_key: $(tail -n 1 "$dir/err")"
+  fi
+  rm -rf "$dir"
+  return 1
+}
+
+answers() {
+  # shellcheck disable=SC2016 # expanded by the inner shell, from its arguments
+  timeout 3 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null
+}
+
+alive() {
+  local out
+  if out=$(aws ec2 describe-instances --instance-ids "$1" --query 'Reservations[0].Instances[0].State.Name' --output text 2>&1); then
+    [ "$out" = pending ] || [ "$out" = running ]
+    return
+  fi
+  [[ $out != *InvalidInstanceID* ]]
+}
+
+stale_marker() {
+  local dir owner manager
+  dir=$(mktemp -d) || return 1
+  if ! get "$init_key" "$dir/marker"; then
+    rm -rf "$dir"
     return 1
   fi
+  owner=$(jq -r '.instanceId // ""' "$dir/marker" 2>/dev/null)
+  if [ "$owner" != "$INSTANCE_ID" ] && valid instance-id "$owner" 2>/dev/null; then
+    if get "$managers_key" "$dir/managers"; then
+      while read -r manager; do
+        if valid manager "$manager" && answers "${manager%:*}" "${manager##*:}"; then
+          rm -rf "$dir"
+          return 1
+        fi
+      done <"$dir/managers"
+    fi
+    if alive "$owner"; then
+      rm -rf "$dir"
+      return 1
+    fi
+    log "the swarm's managers are gone (the initialising instance $owner too): taking over"
+  fi
+  jq -r '.ETag' "$dir/marker.meta"
+  rm -rf "$dir"
+}
+
+apply_aliases() {
+  local dir known real rule
+  dir=$(mktemp -d) || return 1
+  if ! get "$aliases_key" "$dir/aliases"; then
+    rm -rf "$dir"
+    return 0
+  fi
+  while read -r known real; do
+    if ! valid ipv4 "$known" || ! valid ipv4 "$real"; then
+      continue
+    fi
+    iptables -t nat -S OUTPUT 2>/dev/null | grep -F -- "-d $known/32 " | grep -vF -- "--to-destination $real:$swarm_port" |
+      while read -r _ _ rule; do
+        # shellcheck disable=SC2086 # the rule's words, as iptables printed them
+        iptables -t nat -D OUTPUT $rule || true
+      done
+    if ! iptables -t nat -C OUTPUT -p tcp -d "$known" --dport "$swarm_port" -j DNAT --to-destination "$real:$swarm_port" 2>/dev/null; then
+      iptables -t nat -A OUTPUT -p tcp -d "$known" --dport "$swarm_port" -j DNAT --to-destination "$real:$swarm_port" &&
+        log "the swarm knows manager $real as $known: reaching it there"
+    fi
+  done <"$dir/aliases"
+  rm -rf "$dir"
+}
+
+joined_later() {
+  local n=0
+  while [ "$(swarm_state)" = pending ] && [ "$n" -lt 60 ]; do
+    sleep 2
+    n=$((n + 2))
+  done
+  [ "$(swarm_state)" = active ]
+}
+
+join_managers() {
+  local dir manager
+  dir=$(mktemp -d) || return 1
+  if ! get "$manager_token_key" "$dir/token" || ! valid token "$(cat "$dir/token")" || ! get "$managers_key" "$dir/managers"; then
+    rm -rf "$dir"
+    return 1
+  fi
+  while read -r manager; do
+    if ! valid manager "$manager" || [ "$manager" = "$CONTROL_PRIVATE_IP:$swarm_port" ]; then
+      continue
+    fi
+    if docker swarm join --token "$(cat "$dir/token")" --advertise-addr "$CONTROL_PRIVATE_IP" "$manager" >/dev/null 2>"$dir/err" ||
+      joined_later; then
+      log "joined the swarm at $manager as a manager"
+      rm -rf "$dir"
+      return 0
+    fi
+    log "joining the swarm at $manager: $(tail -n 1 "$dir/err")"
+    docker swarm leave --force >/dev/null 2>&1 || true
+  done <"$dir/managers"
+  rm -rf "$dir"
+  return 1
+}
+
+restore_swarm() {
+  local data
+  if tar -tzf "$1" | grep -qv '^swarm\(/\|$\)'; then
+    log "refusing the backup s3://$BUCKET_NAME/$backup_key: not only a swarm directory"
+    return 1
+  fi
+  data=$(docker info --format '{{.DockerRootDir}}') || return 1
+  systemctl stop docker || return 1
+  rm -rf "${data:?}/swarm"
+  tar -xzf "$1" -C "$data" || return 1
+  systemctl start docker && wait_for_docker || return 1
+  docker swarm init --force-new-cluster --advertise-addr "$CONTROL_PRIVATE_IP" >/dev/null || return 1
+  systemctl restart docker && wait_for_docker || return 1
+  log "restored the swarm from s3://$BUCKET_NAME/$backup_key on $CONTROL_PRIVATE_IP"
+}
+
+initialise() {
+  local dir rc=0
+  dir=$(mktemp -d) || return 1
+  if get "$backup_key" "$dir/swarm.tar.gz"; then
+    restore_swarm "$dir/swarm.tar.gz" || rc=1
+  elif docker swarm init --advertise-addr "$CONTROL_PRIVATE_IP" >/dev/null; then
+    log "initialised the swarm on $CONTROL_PRIVATE_IP"
+  else
+    rc=1
+  fi
+  rm -rf "$dir"
+  return "$rc"
+}
+
+init_swarm() {
+  local state deadline etag
+  state=$(swarm_state) || return 1
+  if [ "$state" = active ]; then
+    if [ "$(docker info --format '{{.Swarm.ControlAvailable}}')" != true ]; then
+      log "this node is in a swarm but not one of its managers"
+      return 1
+    fi
+    log "already a manager of the swarm"
+    apply_aliases || true
+    return 0
+  fi
+  deadline=$((SECONDS + join_timeout))
+  while true; do
+    if [ "$(swarm_state)" = pending ]; then
+      docker swarm leave --force >/dev/null 2>&1 || true
+    fi
+    if claim; then
+      initialise
+      return
+    fi
+    apply_aliases || true
+    if join_managers; then
+      return 0
+    fi
+    if etag=$(stale_marker) && claim "$etag"; then
+      initialise
+      return
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      log "not a manager of the swarm within $join_timeout s"
+      return 1
+    fi
+    sleep "$join_pause"
+  done
+}
+
+retry_publish() {
+  local deadline=$((SECONDS + join_timeout))
+  until publish_join_material force; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      return 1
+    fi
+    sleep 2
+  done
+}
+
+wait_reachable() {
+  local deadline=$((SECONDS + join_timeout)) reachability=
+  while true; do
+    reachability=$(docker node inspect self 2>/dev/null | jq -r '.[0].ManagerStatus.Reachability // ""')
+    if [ "$reachability" = reachable ]; then
+      log "a Reachable manager of the swarm"
+      return 0
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      log "not a Reachable manager within $join_timeout s (${reachability:-no manager status})"
+      return 1
+    fi
+    sleep 1
+  done
 }
 
 settings() {
@@ -575,11 +848,12 @@ settings() {
 case ${1:-} in
   install) install_node ;;
   init) settings && init_swarm ;;
-  publish) settings && publish_join_material force ;;
+  ready) settings && wait_reachable ;;
+  publish) settings && retry_publish ;;
   start) settings && systemctl enable --now clusterctl-housekeeping.service ;;
   housekeeping) settings && housekeeping ;;
   *)
-    log "usage: control install|init|publish|start|housekeeping"
+    log "usage: control install|init|publish|start|ready|housekeeping"
     exit 2
     ;;
 esac
