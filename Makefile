@@ -18,7 +18,7 @@ demo: build
 # Everything CI runs: formatting, vet, shell scripts, then every test
 # (templates through cfn-lint, scripts through shellcheck, end to end on moto).
 test: lint
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -26,7 +26,7 @@ lint:
 	shellcheck $(SCRIPTS)
 
 unit:
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v /e2e)
+	$(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v /e2e)
 
 e2e:
 	$(GO) test -count=1 ./e2e/

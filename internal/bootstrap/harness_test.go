@@ -429,11 +429,11 @@ func swarmNodes(t *testing.T, m *enginetest.Node) []swarmNode {
 func trySwarmNodes(m *enginetest.Node) ([]swarmNode, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ids, err := m.Docker(ctx, "node", "ls", "-q")
+	ids, err := docker(ctx, m, "node", "ls", "-q")
 	if err != nil {
 		return nil, err
 	}
-	out, err := m.Docker(ctx, append([]string{"node", "inspect"}, strings.Fields(ids)...)...)
+	out, err := docker(ctx, m, append([]string{"node", "inspect"}, strings.Fields(ids)...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -458,11 +458,24 @@ func dockerOn(t *testing.T, n *enginetest.Node, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	out, err := n.Docker(ctx, args...)
+	out, err := docker(ctx, n, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(out)
+}
+
+// docker runs docker on a node. A lone manager's engine stops for a moment
+// while the swarm is backed up: a command then waits for it, as an
+// operator's would, until ctx is done.
+func docker(ctx context.Context, n *enginetest.Node, args ...string) (string, error) {
+	for {
+		out, err := n.Docker(ctx, args...)
+		if err == nil || !strings.Contains(err.Error(), "Cannot connect to the Docker daemon") || ctx.Err() != nil {
+			return out, err
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // task is one task of a service as `docker service ps` shows it.
@@ -483,7 +496,7 @@ func serviceTasks(t *testing.T, m *enginetest.Node, service string) []task {
 func tryServiceTasks(m *enginetest.Node, service string) ([]task, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := m.Docker(ctx, "service", "ps", "-q", service)
+	out, err := docker(ctx, m, "service", "ps", "-q", service)
 	if err != nil {
 		return nil, err
 	}
@@ -491,7 +504,7 @@ func tryServiceTasks(m *enginetest.Node, service string) ([]task, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	if out, err = m.Docker(ctx, append([]string{"inspect", "--type", "task"}, ids...)...); err != nil {
+	if out, err = docker(ctx, m, append([]string{"inspect", "--type", "task"}, ids...)...); err != nil {
 		return nil, err
 	}
 	var raw []struct {

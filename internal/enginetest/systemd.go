@@ -339,7 +339,9 @@ func (n *Node) startEngine(ctx context.Context) error {
 	args = append(args,
 		"--data-root", filepath.Join(n.dir, "docker"),
 		"--exec-root", filepath.Join(n.dir, "exec"),
-		"--pidfile", filepath.Join(n.dir, "docker.pid"),
+		// Where a node's engine has it (below the node's root), for the
+		// scripts that pause the engine.
+		"--pidfile", filepath.Join(n.root, "var/run/docker.pid"),
 		"--host", "unix://"+n.sock,
 		"--iptables=false")
 	// There is no registry here: swarm tasks use the image the engine has

@@ -1,0 +1,414 @@
+package bootstrap
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/clusterctl/clusterctl/internal/enginetest"
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/spec"
+)
+
+// Three managers started at once form one swarm: exactly one initialises
+// it (the one that wrote the initialisation marker), the others join as
+// managers; each signals once it is a Reachable manager. The manager token
+// is published where only the managers' role may read it.
+func TestManagersFormOneSwarm(t *testing.T) {
+	t.Parallel()
+	tc := deployManagers(t, "trio", 3)
+	runs := map[*enginetest.Node]*enginetest.Run{}
+	var managers []*enginetest.Node
+	for _, i := range tc.managers {
+		n := labNode(t, "manager-"+i.id[2:8], i, true)
+		runs[n] = boot(t, n, tc.controlUserData)
+		managers = append(managers, n)
+	}
+	initialised := 0
+	for _, n := range managers {
+		tc.readyManager(t, n)
+		if _, out := wait(t, runs[n]); strings.Contains(out, "clusterctl: initialised the swarm") {
+			initialised++
+		}
+	}
+	if initialised != 1 {
+		t.Errorf("%d managers initialised the swarm, want exactly 1", initialised)
+	}
+	q := quorum(t, managers)
+	if q.managers != 3 || q.reachable != 3 || q.leaders != 1 {
+		t.Errorf("swarm managers %+v, want 3 reachable, one leader", q)
+	}
+	for _, n := range managers[1:] {
+		if id := dockerOn(t, n, "info", "--format", "{{.Swarm.Cluster.ID}}"); id != dockerOn(t, managers[0], "info", "--format", "{{.Swarm.Cluster.ID}}") {
+			t.Errorf("%s is in swarm %s, not the first manager's", n.Spec.Name, id)
+		}
+	}
+	marker, _ := tc.getObject(t, names.ControlKey(names.InitMarker))
+	var m struct{ InstanceID string }
+	if err := json.Unmarshal(marker, &m); err != nil || !slices.ContainsFunc(tc.managers, func(i instance) bool { return i.id == m.InstanceID }) {
+		t.Errorf("initialisation marker %s: %v", marker, err)
+	}
+	token, sse := tc.getObject(t, names.ControlKey(names.ManagerToken))
+	if strings.TrimSpace(string(token)) != dockerOn(t, managers[0], "swarm", "join-token", "-q", "manager") || sse != "AES256" {
+		t.Errorf("published manager token %q (encryption %q)", token, sse)
+	}
+	eventually(t, time.Minute, "the three managers are published", func() (bool, string) {
+		b, err := tc.tryObject(names.ManagersKey)
+		return err == nil && strings.Count(string(b), ":2377\n") == 3, string(b)
+	})
+}
+
+// A manager killed, its instance terminated, is replaced: the Auto Scaling
+// group launches another, which joins as a manager; the dead one is demoted
+// and removed; a replicated service on the agents runs on throughout.
+func TestManagerLost(t *testing.T) {
+	t.Parallel()
+	tc := deployManagers(t, "lose", 3)
+	g := tc.deployGroup(t, "g", 2, spec.Labels{"role": "worker"})
+	managers := tc.bootManagers(t)
+	for i := range g.instances {
+		g.readyAgent(t, g.bootAgent(t, i))
+	}
+	createService(t, managers[0], "web", 2, "--constraint", "engine.labels.clusterctl.group==g")
+	running := func(m *enginetest.Node) func() (bool, string) {
+		return func() (bool, string) {
+			tasks, err := tryServiceTasks(m, "web")
+			if err != nil {
+				return false, err.Error()
+			}
+			n := 0
+			for _, c := range runningOn(tasks) {
+				n += c
+			}
+			return n == 2, fmt.Sprintf("%d of 2 replicas running", n)
+		}
+	}
+	eventually(t, 2*time.Minute, "the service runs", running(managers[0]))
+
+	// The leader dies: the harshest case.
+	lost := leaderOf(t, managers)
+	alive := slices.DeleteFunc(slices.Clone(managers), func(n *enginetest.Node) bool { return n == lost })
+	tc.terminateInstance(t, lost)
+	q := quorum(t, alive)
+	if q.managers != 3 || q.reachable != 2 {
+		t.Errorf("after losing one: %+v, want 2 of 3 reachable", q)
+	}
+	if ok, detail := running(alive[0])(); !ok {
+		t.Errorf("the service after losing a manager: %s", detail)
+	}
+
+	// The Auto Scaling group replaces it (moto launches another instance).
+	newcomer := tc.replacement(t, managers)
+	n := tc.bootManager(t, newcomer)
+	tc.readyManager(t, n)
+	alive = append(alive, n)
+	eventually(t, 2*time.Minute, "the dead manager is demoted and removed", func() (bool, string) {
+		nodes, err := trySwarmNodes(alive[0])
+		if err != nil {
+			return false, err.Error()
+		}
+		if byInstance(nodes, lost.Spec.InstanceID) != nil {
+			return false, "still in the swarm"
+		}
+		return true, ""
+	})
+	if q := quorum(t, alive); q.managers != 3 || q.reachable != 3 || q.leaders != 1 {
+		t.Errorf("after the replacement: %+v, want 3 reachable managers", q)
+	}
+	if nm := byInstance(swarmNodes(t, alive[0]), newcomer.id); nm == nil || nm.Spec.Role != "manager" {
+		t.Errorf("the newcomer is %+v, want a manager", nm)
+	}
+	if ok, detail := running(alive[0])(); !ok {
+		t.Errorf("the service after the replacement: %s", detail)
+	}
+}
+
+// A rolling replacement of all three managers, played in the order the
+// Auto Scaling group's rolling update goes (a new manager, its signal once
+// it is Reachable, then an old one through the termination hook), never
+// leaves the swarm without its quorum: checked between every step.
+func TestRollingReplacementKeepsQuorum(t *testing.T) {
+	t.Parallel()
+	tc := deployManagers(t, "roll", 3)
+	g := tc.deployGroup(t, "g", 1, nil)
+	managers := tc.bootManagers(t)
+	g.readyAgent(t, g.bootAgent(t, 0))
+	createService(t, managers[0], "web", 1, "--constraint", "engine.labels.clusterctl.group==g")
+	check := func(step string, live []*enginetest.Node, want int) {
+		t.Helper()
+		q := quorum(t, live)
+		if q.reachable <= q.managers/2 || q.leaders != 1 || q.managers != want {
+			t.Fatalf("%s: %+v, want %d managers with a majority reachable and one leader", step, q, want)
+		}
+	}
+	live := slices.Clone(managers)
+	check("before", live, 3)
+	// The group picks which manager goes first by its own rules, blind to
+	// the swarm's leadership: the leader first, the hardest case (it hands
+	// its notice over to the next leader).
+	leader := leaderOf(t, managers)
+	order := append([]*enginetest.Node{leader}, slices.DeleteFunc(slices.Clone(managers), func(n *enginetest.Node) bool { return n == leader })...)
+	for _, old := range order {
+		// MaxBatchSize 1, MinInstancesInService = managers: one more first.
+		i := tc.scaleManagers(t, +1)
+		n := tc.bootManager(t, i)
+		tc.readyManager(t, n) // the signal CloudFormation waits for
+		if r := byInstance(swarmNodes(t, n), i.id); r == nil || r.ManagerStatus == nil || r.ManagerStatus.Reachability != "reachable" {
+			t.Fatalf("%s signalled before it was a Reachable manager: %+v", n.Spec.Name, r)
+		}
+		live = append(live, n)
+		check("new manager "+i.id+" in", live, 4)
+
+		// Then the old one: through the hook, demoted and removed first.
+		token := tc.terminate(t, tc.managerGroup, old.Spec.InstanceID, old)
+		act := completed(t, token, 3*time.Minute)
+		if act.Result != "CONTINUE" {
+			t.Fatalf("lifecycle action of %s: %+v", old.Spec.Name, act)
+		}
+		if old == leader && !strings.Contains(old.Logs(), "is terminating: demoted it; the next leader removes it") {
+			t.Errorf("the leader did not hand its own termination over:\n%s", old.Logs())
+		}
+		live = slices.DeleteFunc(live, func(n *enginetest.Node) bool { return n == old })
+		if nodes := swarmNodes(t, leaderOf(t, live)); byInstance(nodes, old.Spec.InstanceID) != nil {
+			t.Fatalf("%s is still in the swarm when its lifecycle action completes", old.Spec.Name)
+		}
+		check("old manager "+old.Spec.InstanceID+" out", live, 3)
+		old.PowerOff()
+		tc.shrinkManagers(t, old.Spec.InstanceID)
+		check("old manager "+old.Spec.InstanceID+" terminated", live, 3)
+	}
+	eventually(t, time.Minute, "the service runs", func() (bool, string) {
+		tasks, err := tryServiceTasks(live[0], "web")
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(runningOn(tasks)) == 1, fmt.Sprint(runningOn(tasks))
+	})
+}
+
+// A single manager backs the swarm state up; its replacement, finding the
+// initialisation marker of a terminated instance and no manager that
+// answers, takes over and restores the backup: services, secrets and
+// networks survive, and the agents rejoin on their own.
+func TestSingleManagerRestored(t *testing.T) {
+	t.Parallel()
+	tc := deployCore(t, "lone")
+	g := tc.deployGroup(t, "g", 2, spec.Labels{"role": "worker"})
+	fast := "CLUSTERCTL_BACKUP_INTERVAL=10"
+	manager := tc.bootControl(t, fast)
+	for i := range g.instances {
+		g.readyAgent(t, g.bootAgent(t, i))
+	}
+	dockerOn(t, manager, "network", "create", "--driver", "overlay", "--attachable", "backend")
+	dockerOn(t, manager, "secret", "create", "token", "/etc/hostname")
+	dockerOn(t, manager, "service", "create", "--detach", "--name", "web", "--replicas", "2", "--no-resolve-image", "--network", "host",
+		"--constraint", "engine.labels.clusterctl.group==g", enginetest.Image, "sleep", "3600")
+	created := time.Now()
+	eventually(t, 2*time.Minute, "a backup newer than the service", func() (bool, string) {
+		var st struct{ LastBackup *time.Time }
+		body, err := tc.tryObject(names.StatusKey)
+		if err != nil || json.Unmarshal(body, &st) != nil || st.LastBackup == nil {
+			return false, fmt.Sprintf("status %s", body)
+		}
+		return st.LastBackup.After(created.Add(time.Second)), st.LastBackup.String()
+	})
+	if _, sse := tc.getObject(t, names.ControlKey(names.Backup)); sse != "AES256" {
+		t.Errorf("backup encryption %q", sse)
+	}
+
+	tc.terminateInstance(t, manager)
+	newcomer := tc.replacement(t, []*enginetest.Node{manager})
+	n := tc.bootManager(t, newcomer, fast)
+	tc.readyManager(t, n)
+	if out := dockerOn(t, n, "service", "ls", "--format", "{{.Name}}"); out != "web" {
+		t.Errorf("services after the restore: %q", out)
+	}
+	if out := dockerOn(t, n, "secret", "ls", "--format", "{{.Name}}"); out != "token" {
+		t.Errorf("secrets after the restore: %q", out)
+	}
+	if out := dockerOn(t, n, "network", "ls", "--filter", "name=backend", "--format", "{{.Name}}"); out != "backend" {
+		t.Errorf("networks after the restore: %q", out)
+	}
+	eventually(t, 3*time.Minute, "the agents rejoin and run the service", func() (bool, string) {
+		nodes, err := trySwarmNodes(n)
+		if err != nil {
+			return false, err.Error()
+		}
+		ready := 0
+		for _, i := range g.instances {
+			for _, sn := range nodes {
+				if sn.Description.Engine.Labels[names.EngineLabelInstanceID] == i.id && sn.Status.State == "ready" {
+					ready++
+				}
+			}
+		}
+		tasks, err := tryServiceTasks(n, "web")
+		if err != nil {
+			return false, err.Error()
+		}
+		running := 0
+		for _, c := range runningOn(tasks) {
+			running += c
+		}
+		return ready == 2 && running == 2, fmt.Sprintf("%d agents Ready, %d replicas running", ready, running)
+	})
+
+	// The restored swarm takes managers again (1 → 3).
+	var more []*enginetest.Node
+	for range 2 {
+		more = append(more, tc.bootManager(t, tc.scaleManagers(t, +1), fast))
+	}
+	for _, m := range more {
+		tc.readyManager(t, m)
+	}
+	live := append([]*enginetest.Node{n}, more...)
+	eventually(t, 2*time.Minute, "three reachable managers", func() (bool, string) {
+		q := quorum(t, live)
+		return q.managers == 3 && q.reachable == 3 && q.leaders == 1, fmt.Sprintf("%+v", q)
+	})
+}
+
+// swarmQuorum is what a swarm's managers say of themselves.
+type swarmQuorum struct{ managers, reachable, leaders int }
+
+// quorum asks the first of the live managers that answers, and fails the
+// test when none can list the swarm's nodes (no quorum) for half a minute
+// (an election, when the leader was lost or demoted itself, takes seconds).
+func quorum(t *testing.T, live []*enginetest.Node) swarmQuorum {
+	t.Helper()
+	var last error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if q, err := tryQuorum(live); err == nil {
+			return q
+		} else {
+			last = err
+		}
+	}
+	t.Fatalf("no manager lists the swarm (quorum lost?): %v", last)
+	return swarmQuorum{}
+}
+
+func tryQuorum(live []*enginetest.Node) (swarmQuorum, error) {
+	var last error
+	for _, m := range live {
+		nodes, err := trySwarmNodes(m)
+		if err != nil {
+			last = err
+			continue
+		}
+		var q swarmQuorum
+		for _, n := range nodes {
+			if n.Spec.Role != "manager" || n.ManagerStatus == nil {
+				continue
+			}
+			q.managers++
+			if n.ManagerStatus.Reachability == "reachable" {
+				q.reachable++
+			}
+			if n.ManagerStatus.Leader {
+				q.leaders++
+			}
+		}
+		return q, nil
+	}
+	return swarmQuorum{}, last
+}
+
+// leaderOf returns the live manager that leads the swarm.
+func leaderOf(t *testing.T, live []*enginetest.Node) *enginetest.Node {
+	t.Helper()
+	var leader *enginetest.Node
+	eventually(t, time.Minute, "a leader", func() (bool, string) {
+		for _, m := range live {
+			if out, err := m.Docker(context.Background(), "node", "inspect", "self", "--format", "{{.ManagerStatus.Leader}}"); err == nil && strings.TrimSpace(out) == "true" {
+				leader = m
+				return true, ""
+			}
+		}
+		return false, "none of the live managers leads"
+	})
+	return leader
+}
+
+// bootManagers boots every manager of the cluster at once and waits until
+// each signalled.
+func (tc *testCluster) bootManagers(t *testing.T, env ...string) []*enginetest.Node {
+	t.Helper()
+	var out []*enginetest.Node
+	for _, i := range tc.managers {
+		out = append(out, tc.bootManager(t, i, env...))
+	}
+	for _, n := range out {
+		tc.readyManager(t, n)
+	}
+	return out
+}
+
+// replacement waits for the instance the managers' Auto Scaling group
+// launched in place of a terminated one (moto replaces it) and returns it.
+func (tc *testCluster) replacement(t *testing.T, known []*enginetest.Node) instance {
+	t.Helper()
+	var found instance
+	eventually(t, time.Minute, "the Auto Scaling group launches a replacement", func() (bool, string) {
+		for _, i := range groupInstances(t, tc.c, tc.managerGroup) {
+			if !slices.ContainsFunc(known, func(n *enginetest.Node) bool { return n.Spec.InstanceID == i.id }) {
+				found = i
+				return true, ""
+			}
+		}
+		return false, "no new instance"
+	})
+	return found
+}
+
+// scaleManagers plays the rolling update adding a manager: the group's
+// desired capacity grows by one; it returns the new instance.
+func (tc *testCluster) scaleManagers(t *testing.T, by int32) instance {
+	t.Helper()
+	ctx := context.Background()
+	before := groupInstances(t, tc.c, tc.managerGroup)
+	if _, err := tc.c.asg.SetDesiredCapacity(ctx, &autoscaling.SetDesiredCapacityInput{
+		AutoScalingGroupName: aws.String(tc.managerGroup), DesiredCapacity: aws.Int32(int32(len(before)) + by),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range groupInstances(t, tc.c, tc.managerGroup) {
+		if !slices.ContainsFunc(before, func(b instance) bool { return b.id == i.id }) {
+			return i
+		}
+	}
+	t.Fatal("no instance launched")
+	return instance{}
+}
+
+// shrinkManagers plays the rolling update terminating a manager whose
+// lifecycle action completed: out of the group, its desired capacity back
+// down.
+func (tc *testCluster) shrinkManagers(t *testing.T, id string) {
+	t.Helper()
+	_, err := tc.c.asg.TerminateInstanceInAutoScalingGroup(context.Background(), &autoscaling.TerminateInstanceInAutoScalingGroupInput{
+		InstanceId: aws.String(id), ShouldDecrementDesiredCapacity: aws.Bool(true),
+	})
+	if err != nil && !strings.Contains(err.Error(), "not found") && !strings.Contains(err.Error(), "InvalidInstanceID") {
+		t.Fatal(err)
+	}
+}
+
+// tryObject reads an object of the cluster bucket.
+func (tc *testCluster) tryObject(key string) ([]byte, error) {
+	out, err := tc.c.s3.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(tc.bucket), Key: aws.String(key)})
+	if err != nil {
+		return nil, err
+	}
+	defer out.Body.Close()
+	return io.ReadAll(out.Body)
+}
