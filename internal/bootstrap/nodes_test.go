@@ -46,7 +46,7 @@ func agentGroup(t *testing.T, c *s3.Client, bucket string) (*render.Rendered, st
 	t.Helper()
 	two, one, three := 2, 1, 3
 	r, err := render.Group("prod", spec.Group{
-		Name: "g", InstanceType: "m7g.large", Count: &two, Min: &one, Max: &three,
+		Name: "g", InstanceType: spec.InstanceTypes{"m7g.large"}, Count: &two, Min: &one, Max: &three,
 		Labels: spec.Labels{"role": "worker", "tier": "memory"},
 	}, render.Join{
 		ClusterName: "prod", BucketName: bucket, ControlPrivateIp: controlIP,

@@ -58,6 +58,11 @@ const (
 	ParamMaxSize               = "MaxSize"
 	ParamMaxBatchSize          = "MaxBatchSize"
 	ParamMinInstancesInService = "MinInstancesInService"
+	// A spot group's purchase mix; the template of a group without spot
+	// declares none of them.
+	ParamOnDemandBaseCapacity   = "OnDemandBaseCapacity"
+	ParamOnDemandPercentage     = "OnDemandPercentageAboveBaseCapacity"
+	ParamSpotAllocationStrategy = "SpotAllocationStrategy"
 )
 
 // Outputs of the core stack. The join contract is public: a group stack
@@ -147,6 +152,7 @@ type Set struct {
 	ParamInstanceType, ParamVolumeSize, ParamImageParameter, ParamImageID, ParamKeyName, ParamSSHCIDR string
 	ParamVpcID, ParamSubnetIDs, ParamDesiredCapacity, ParamMinSize, ParamMaxSize                      string
 	ParamMaxBatchSize, ParamMinInstancesInService                                                     string
+	ParamOnDemandBaseCapacity, ParamOnDemandPercentage, ParamSpotAllocationStrategy                   string
 
 	OutputClusterName, OutputBucketName, OutputControlPrivateIP, OutputControlSecurityGroupID string
 	OutputAgentSecurityGroupID, OutputAgentInstanceProfile, OutputVpcID, OutputSubnetIDs      string
@@ -173,6 +179,8 @@ func Template() Set {
 		ParamImageID: ParamImageID, ParamKeyName: ParamKeyName, ParamSSHCIDR: ParamSSHCIDR, ParamVpcID: ParamVpcID,
 		ParamSubnetIDs: ParamSubnetIDs, ParamDesiredCapacity: ParamDesiredCapacity, ParamMinSize: ParamMinSize,
 		ParamMaxSize: ParamMaxSize, ParamMaxBatchSize: ParamMaxBatchSize, ParamMinInstancesInService: ParamMinInstancesInService,
+		ParamOnDemandBaseCapacity: ParamOnDemandBaseCapacity, ParamOnDemandPercentage: ParamOnDemandPercentage,
+		ParamSpotAllocationStrategy: ParamSpotAllocationStrategy,
 
 		OutputClusterName: OutputClusterName, OutputBucketName: OutputBucketName, OutputControlPrivateIP: OutputControlPrivateIP,
 		OutputControlSecurityGroupID: OutputControlSecurityGroupID, OutputAgentSecurityGroupID: OutputAgentSecurityGroupID,

@@ -2,34 +2,18 @@ package render
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
 const al2023Prefix = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-"
 
-var familyRE = regexp.MustCompile(`^([a-z]+)([0-9]+)([a-z-]*)$`)
-
 // DefaultImageParameter is the public SSM parameter of the region's current
-// Amazon Linux 2023 AMI for the architecture of instanceType: arm64 for
-// Graviton families (a1 and every family whose attributes after the
-// generation contain "g": m7g, c7gn, r8g, t4g, x2gd, im4gn, is4gen, g5g...),
-// x86_64 otherwise.
+// Amazon Linux 2023 AMI for the architecture of instanceType as its family
+// tells it (spec.Architecture).
 func DefaultImageParameter(instanceType string) string {
-	return al2023Prefix + arch(instanceType)
-}
-
-func arch(instanceType string) string {
-	family, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(instanceType)), ".")
-	if family == "a1" {
-		return "arm64"
-	}
-	// family = prefix letters, generation, attributes (g4dn: g, 4, dn).
-	// The prefix "g" means GPU, not Graviton, so only the attributes count.
-	if m := familyRE.FindStringSubmatch(family); m != nil && strings.Contains(m[3], "g") {
-		return "arm64"
-	}
-	return "x86_64"
+	return al2023Prefix + spec.Architecture(instanceType)
 }
 
 // imageParameters turns the operator's image choice (validated by

@@ -145,8 +145,8 @@ func TestNodeConfigArtifact(t *testing.T) {
 			j := v.join
 			for _, want := range []string{
 				"bucket=" + shellQuote(j.BucketName), "control_ip=" + shellQuote(j.ControlPrivateIp),
-				"cluster=" + shellQuote(v.cluster), "instance_type=" + shellQuote(v.group.InstanceType),
-				`"clusterctl.group=` + v.group.Name + `"`, `"clusterctl.instance-type=` + v.group.InstanceType + `"`,
+				"cluster=" + shellQuote(v.cluster), "instance_type=" + shellQuote(v.group.InstanceType.String()),
+				`"clusterctl.group=` + v.group.Name + `"`, `"clusterctl.instance-type=` + v.group.InstanceType.First() + `"`,
 			} {
 				if !strings.Contains(node, want) {
 					t.Errorf("node configuration lacks %s", want)
@@ -197,7 +197,8 @@ func TestNodeConfigHash(t *testing.T) {
 		"bucket":        func(s *input) { s.join.BucketName = "other-bucket" },
 		"image":         func(s *input) { s.g.ImageID = "ami-0fedcba9876543210" },
 		"default image": func(s *input) { s.g.ImageID = "" },
-		"instance type": func(s *input) { s.g.InstanceType = "r7g.xlarge" },
+		"instance type": func(s *input) { s.g.InstanceType = spec.InstanceTypes{"r7g.xlarge"} },
+		"second type":   func(s *input) { s.g.InstanceType = append(s.g.InstanceType, "r6g.large") },
 	} {
 		r, h := render(f)
 		if h == h0 {
