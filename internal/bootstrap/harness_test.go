@@ -69,7 +69,7 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
-func s3Client(t *testing.T) *s3.Client {
+func awsConfig(t *testing.T) aws.Config {
 	t.Helper()
 	cfg, err := config.LoadDefaultConfig(context.Background(),
 		config.WithRegion(region),
@@ -78,7 +78,12 @@ func s3Client(t *testing.T) *s3.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+	return cfg
+}
+
+func s3Client(t *testing.T) *s3.Client {
+	t.Helper()
+	return s3.NewFromConfig(awsConfig(t), func(o *s3.Options) {
 		o.UsePathStyle = true
 		o.DisableLogOutputChecksumValidationSkipped = true
 	})
@@ -183,7 +188,10 @@ func (s *swarm) write(t *testing.T, name, body string) {
 type node struct {
 	root, bin, state string
 	imds             *metadata
-	env              []string
+	// meta is what the instance metadata serves (path under meta-data/ →
+	// value); a test may change it before it starts a script.
+	meta map[string]string
+	env  []string
 }
 
 func newNode(t *testing.T, sw *swarm, ip, instanceType string, env ...string) *node {
@@ -195,7 +203,11 @@ func newNode(t *testing.T, sw *swarm, ip, instanceType string, env ...string) *n
 			t.Fatal(err)
 		}
 	}
-	n.imds = newMetadata(t, map[string]string{"local-ipv4": ip, "instance-type": instanceType, "instance-id": "i-0" + strings.ReplaceAll(ip, ".", "")})
+	n.meta = map[string]string{
+		"local-ipv4": ip, "instance-type": instanceType, "instance-id": "i-0" + strings.ReplaceAll(ip, ".", ""),
+		"instance-life-cycle": "on-demand", "placement/availability-zone": region + "a",
+	}
+	n.imds = newMetadata(t, n.meta)
 	shims := map[string]string{
 		"docker":     dockerShim,
 		"dnf":        recordShim,

@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,8 @@ import (
 	"github.com/clusterctl/clusterctl/internal/spec"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/clusterctl/clusterctl/internal/cluster"
@@ -205,7 +208,9 @@ func TestAgentWaitsThenJoins(t *testing.T) {
     "role=worker",
     "tier=memory",
     "clusterctl.group=g",
-    "clusterctl.instance-type=m7g.large"
+    "clusterctl.instance-type=m7g.large",
+    "clusterctl.lifecycle=on-demand",
+    "clusterctl.zone=us-east-1a"
   ]
 }
 `
@@ -338,6 +343,101 @@ func TestAgentChecksStackParameters(t *testing.T) {
 	}
 	wantCalls(t, agent, "docker")
 	if calls := agent.calls(t, "cfn-signal"); len(calls) != 1 || !strings.HasPrefix(calls[0], "--exit-code 1 ") {
+		t.Errorf("signals %v, want one failure", calls)
+	}
+}
+
+// A node labels itself with what it really is, from its instance metadata
+// (in a mixed group: one of the types, spot or on-demand, one of the
+// zones), in daemon.json and on its instance's tags.
+func TestAgentLabelsWhatItIs(t *testing.T) {
+	c := s3Client(t)
+	ec := ec2.NewFromConfig(awsConfig(t))
+	ctx := context.Background()
+	bucket := newBucket(t, c)
+	sw := newSwarm(t)
+	control := newNode(t, sw, controlIP, "t3.medium")
+	if code, out := control.exec(t, control.script(t, "user-data", controlScript(t, bucket))); code != 0 {
+		t.Fatalf("control script exited %d:\n%s", code, out)
+	}
+	// The group asks for m7g.large first; EC2 launched an m6g.large on spot.
+	images, err := ec.DescribeImages(ctx, &ec2.DescribeImagesInput{})
+	if err != nil || len(images.Images) == 0 {
+		t.Fatalf("moto's images: %v", err)
+	}
+	run, err := ec.RunInstances(ctx, &ec2.RunInstancesInput{
+		ImageId: images.Images[0].ImageId, InstanceType: ec2types.InstanceTypeM6gLarge, MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
+		InstanceMarketOptions: &ec2types.InstanceMarketOptionsRequest{MarketType: ec2types.MarketTypeSpot},
+		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: []ec2types.Tag{
+			{Key: aws.String(names.TagCluster), Value: aws.String("prod")}, {Key: aws.String(names.TagGroup), Value: aws.String("g")},
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := aws.ToString(run.Instances[0].InstanceId)
+
+	_, ud := agentGroup(t, c, bucket)
+	agent := newNode(t, sw, agentIP, "m6g.large", fastAgent("30")...)
+	agent.meta["instance-id"], agent.meta["instance-life-cycle"], agent.meta["placement/availability-zone"] = id, "spot", "us-east-1c"
+	if code, out := agent.exec(t, agent.script(t, "user-data", ud)); code != 0 {
+		t.Fatalf("agent exited %d:\n%s", code, out)
+	}
+	daemon := agent.file(t, "etc/docker/daemon.json")
+	var engine struct{ Labels []string }
+	if err := json.Unmarshal([]byte(daemon), &engine); err != nil {
+		t.Fatalf("daemon.json is not JSON: %v\n%s", err, daemon)
+	}
+	for _, want := range []string{"clusterctl.instance-type=m6g.large", "clusterctl.lifecycle=spot", "clusterctl.zone=us-east-1c", "clusterctl.group=g"} {
+		if !slices.Contains(engine.Labels, want) {
+			t.Errorf("engine labels %q lack %s", engine.Labels, want)
+		}
+	}
+	if env := agent.file(t, "etc/clusterctl/node.env"); !strings.Contains(env, "INSTANCE_TYPE=m6g.large\n") || !strings.Contains(env, "INSTANCE_TYPES=m7g.large\n") || !strings.Contains(env, "LIFECYCLE=spot\n") {
+		t.Errorf("node.env:\n%s", env)
+	}
+	out, err := ec.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := map[string]string{}
+	for _, tg := range out.Reservations[0].Instances[0].Tags {
+		tags[aws.ToString(tg.Key)] = aws.ToString(tg.Value)
+	}
+	for k, v := range map[string]string{names.TagInstanceType: "m6g.large", names.TagLifecycle: "spot", names.TagZone: "us-east-1c"} {
+		if tags[k] != v {
+			t.Errorf("instance tag %s = %q, want %q (tags %v)", k, tags[k], v, tags)
+		}
+	}
+}
+
+// A node whose tags cannot be set (a core whose agent role predates the
+// permission) joins all the same; metadata of an unexpected shape never
+// reaches daemon.json or a tag.
+func TestAgentIdentity(t *testing.T) {
+	c := s3Client(t)
+	bucket := newBucket(t, c)
+	sw := newSwarm(t)
+	control := newNode(t, sw, controlIP, "t3.medium")
+	if code, out := control.exec(t, control.script(t, "user-data", controlScript(t, bucket))); code != 0 {
+		t.Fatalf("control script exited %d:\n%s", code, out)
+	}
+	_, ud := agentGroup(t, c, bucket)
+
+	untagged := newNode(t, sw, agentIP, "m7g.large", fastAgent("30")...)
+	code, out := untagged.exec(t, untagged.script(t, "user-data", ud))
+	if code != 0 || !strings.Contains(out, "could not tag instance "+untagged.meta["instance-id"]+", carrying on without the tags") {
+		t.Errorf("agent without tagging exited %d:\n%s", code, out)
+	}
+
+	odd := newNode(t, sw, "10.0.2.21", "m7g.large", fastAgent("30")...)
+	odd.meta["instance-life-cycle"] = `spot","x=1`
+	code, out = odd.exec(t, odd.script(t, "user-data", ud))
+	if code == 0 || !strings.Contains(out, `unexpected value in the instance metadata: 'spot","x=1'`) {
+		t.Fatalf("agent with odd metadata exited %d:\n%s", code, out)
+	}
+	wantCalls(t, odd, "docker")
+	if calls := odd.calls(t, "cfn-signal"); len(calls) != 1 || !strings.HasPrefix(calls[0], "--exit-code 1 ") {
 		t.Errorf("signals %v, want one failure", calls)
 	}
 }

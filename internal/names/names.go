@@ -25,6 +25,12 @@ const (
 	TagLabels  = "clusterctl:labels"
 	TagImage   = "clusterctl:image"
 	TagSubnets = "clusterctl:subnets"
+	// TagInstanceType, TagLifecycle and TagZone are on agent instances
+	// only, put there by the node itself: what it really is, from its
+	// instance metadata (the same as its engine labels below).
+	TagInstanceType = "clusterctl:instance-type"
+	TagLifecycle    = "clusterctl:lifecycle"
+	TagZone         = "clusterctl:zone"
 	// TagLabelPrefix prefixes one instance tag per label: clusterctl:label:<key>.
 	TagLabelPrefix = "clusterctl:label:"
 	// TagName is EC2's display name.
@@ -132,6 +138,11 @@ func GroupConfigPrefix(group string) string { return NodeConfigPrefix + "/" + gr
 const (
 	EngineLabelGroup        = "clusterctl.group"
 	EngineLabelInstanceType = "clusterctl.instance-type"
+	// EngineLabelLifecycle is spot or on-demand, EngineLabelZone the
+	// availability zone: what the node really is, from its instance
+	// metadata (in a mixed group, the instance type is too).
+	EngineLabelLifecycle = "clusterctl.lifecycle"
+	EngineLabelZone      = "clusterctl.zone"
 	// EngineLabelReserved prefixes the engine labels clusterctl sets; an
 	// operator's label may not start with it.
 	EngineLabelReserved = "clusterctl."
@@ -147,6 +158,7 @@ func GroupStack(cluster, group string) string { return cluster + "-" + group }
 // Set is every name, for the templates: {{.N.ParamInstanceType}}.
 type Set struct {
 	TagCluster, TagRole, TagGroup, TagVersion, TagLabelPrefix, TagName string
+	TagInstanceType, TagLifecycle, TagZone                             string
 	RoleCore, RoleAgents, GroupControl                                 string
 
 	ParamInstanceType, ParamVolumeSize, ParamImageParameter, ParamImageID, ParamKeyName, ParamSSHCIDR string
@@ -163,7 +175,7 @@ type Set struct {
 
 	JoinPrefix, SwarmPrefix, SwarmToken, SwarmCA string
 
-	EngineLabelGroup, EngineLabelInstanceType string
+	EngineLabelGroup, EngineLabelInstanceType, EngineLabelLifecycle, EngineLabelZone string
 
 	MetadataKey string
 }
@@ -173,6 +185,7 @@ func Template() Set {
 	return Set{
 		TagCluster: TagCluster, TagRole: TagRole, TagGroup: TagGroup, TagVersion: TagVersion,
 		TagLabelPrefix: TagLabelPrefix, TagName: TagName,
+		TagInstanceType: TagInstanceType, TagLifecycle: TagLifecycle, TagZone: TagZone,
 		RoleCore: RoleCore, RoleAgents: RoleAgents, GroupControl: GroupControl,
 
 		ParamInstanceType: ParamInstanceType, ParamVolumeSize: ParamVolumeSize, ParamImageParameter: ParamImageParameter,
@@ -195,6 +208,7 @@ func Template() Set {
 		JoinPrefix: JoinPrefix, SwarmPrefix: SwarmPrefix, SwarmToken: SwarmToken, SwarmCA: SwarmCA,
 
 		EngineLabelGroup: EngineLabelGroup, EngineLabelInstanceType: EngineLabelInstanceType,
+		EngineLabelLifecycle: EngineLabelLifecycle, EngineLabelZone: EngineLabelZone,
 
 		MetadataKey: MetadataKey,
 	}

@@ -145,8 +145,11 @@ func TestNodeConfigArtifact(t *testing.T) {
 			j := v.join
 			for _, want := range []string{
 				"bucket=" + shellQuote(j.BucketName), "control_ip=" + shellQuote(j.ControlPrivateIp),
-				"cluster=" + shellQuote(v.cluster), "instance_type=" + shellQuote(v.group.InstanceType.String()),
-				`"clusterctl.group=` + v.group.Name + `"`, `"clusterctl.instance-type=` + v.group.InstanceType.First() + `"`,
+				"cluster=" + shellQuote(v.cluster), "instance_types=" + shellQuote(v.group.InstanceType.String()),
+				`"clusterctl.group=` + v.group.Name + `"`,
+				// What the node is comes from its instance metadata.
+				`"clusterctl.instance-type=$node_type"`, `"clusterctl.lifecycle=$node_lifecycle"`, `"clusterctl.zone=$node_zone"`,
+				"node_lifecycle=$(imds instance-life-cycle)",
 			} {
 				if !strings.Contains(node, want) {
 					t.Errorf("node configuration lacks %s", want)

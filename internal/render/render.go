@@ -179,14 +179,14 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		ContractVersion: ContractVersion, Labels: labels, Metadata: meta,
 		Mixed: g.Mixed(), Spot: g.Spot, InstanceTypes: g.InstanceType, SpotAllocations: spec.SpotAllocations(),
 	}
-	engine, err := daemonJSON(g.Name, g.InstanceType.First(), labels)
+	engine, err := engineLabels(g.Name, labels)
 	if err != nil {
 		return nil, err
 	}
 	node, hash, err := agentNode(nodeData{
 		Cluster: cluster, Group: g.Name, Bucket: join.BucketName, ControlIP: join.ControlPrivateIp,
-		ContractVersion: ContractVersion, InstanceType: g.InstanceType.String(), ImageParameter: imageParam, ImageID: imageID,
-		LabelList: labelList, DaemonJSON: engine, N: names.Template(),
+		ContractVersion: ContractVersion, InstanceTypes: g.InstanceType.String(), ImageParameter: imageParam, ImageID: imageID,
+		LabelList: labelList, EngineLabels: engine, N: names.Template(),
 	})
 	if err != nil {
 		return nil, err

@@ -348,7 +348,9 @@ func TestCoreContent(t *testing.T) {
 				t.Error("no bucket policy statement denying non-TLS access to bucket and objects")
 			}
 
-			// Agents may only read the join material.
+			// Agents may only read the join material, and tag the
+			// cluster's instances with what they are.
+			tags := 0
 			for _, s := range list(dig(res, "AgentRole", "Properties", "Policies")) {
 				for _, st := range list(dig(s, "PolicyDocument", "Statement")) {
 					st := obj(st)
@@ -361,10 +363,21 @@ func TestCoreContent(t *testing.T) {
 						if !jsonEqual(dig(st, "Condition", "StringLike", "s3:prefix"), []any{"join/*"}) {
 							t.Errorf("agents list beyond join/: %v", st["Condition"])
 						}
+					case "ec2:CreateTags":
+						tags++
+						if dig(st, "Resource", "Fn::Sub") != "arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:instance/*" ||
+							dig(st, "Condition", "StringEquals", "aws:ResourceTag/"+names.TagCluster) != v.cluster ||
+							!jsonEqual(dig(st, "Condition", "ForAllValues:StringEquals", "aws:TagKeys"), []any{names.TagInstanceType, names.TagLifecycle, names.TagZone}) ||
+							len(obj(st["Condition"])) != 2 {
+							t.Errorf("agents tag beyond their cluster's instances and what a node is: %v", st)
+						}
 					default:
 						t.Errorf("agents may %v", act)
 					}
 				}
+			}
+			if tags != 1 {
+				t.Errorf("%d statements let agents tag their instances, want 1", tags)
 			}
 
 			inst := obj(res["ControlInstance"])

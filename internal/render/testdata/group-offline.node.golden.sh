@@ -6,10 +6,12 @@
 # hash and runs it as root. It holds everything an agent is configured with,
 # so that hash changes whenever the configuration does.
 #
-# It installs Docker, sets the engine labels, waits (with a bounded backoff,
-# for the control node may still be starting) until the control node has
-# published the swarm's join material, checks the CA certificate against the
-# token and joins the swarm as a worker.
+# It installs Docker, sets the engine labels (the group's, and what the node
+# really is from its instance metadata: instance type, spot or on-demand,
+# zone; also as instance tags), waits (with a bounded backoff, for the
+# control node may still be starting) until the control node has published
+# the swarm's join material, checks the CA certificate against the token and
+# joins the swarm as a worker.
 #
 # CLUSTERCTL_IMDS_URL, CLUSTERCTL_ROOT (a prefix for the files written) and
 # the waiting times CLUSTERCTL_JOIN_TIMEOUT, CLUSTERCTL_RETRY_MIN and
@@ -22,25 +24,26 @@ group='c5-agents'
 bucket=''
 control_ip=''
 contract_version='1'
-instance_type='c5.xlarge'
+instance_types='c5.xlarge'
 image_parameter='/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64'
 image_id=''
 labels=''
 join_prefix='join/swarm'
 swarm_port=2377
 
-# daemon_json prints the engine configuration: the group's labels, and
-# clusterctl.group and clusterctl.instance-type for placement constraints
-# such as engine.labels.clusterctl.group==c5-agents.
+# daemon_json prints the engine configuration: the group's labels and
+# clusterctl.group, then what this node really is (from its instance
+# metadata, checked by identify), for placement constraints such as
+# engine.labels.clusterctl.group==c5-agents or
+# engine.labels.clusterctl.lifecycle==on-demand.
 daemon_json() {
   cat <<'CLUSTERCTL_DAEMON_JSON'
 {
   "labels": [
     "clusterctl.group=c5-agents",
-    "clusterctl.instance-type=c5.xlarge"
-  ]
-}
 CLUSTERCTL_DAEMON_JSON
+  printf '    "%s",\n' "clusterctl.instance-type=$node_type" "clusterctl.lifecycle=$node_lifecycle"
+  printf '    "%s"\n  ]\n}\n' "clusterctl.zone=$node_zone"
 }
 
 imds_url=${CLUSTERCTL_IMDS_URL:-http://169.254.169.254}
@@ -121,6 +124,37 @@ check_stack() {
   fi
 }
 
+# identify reads what this node really is from its instance metadata: in a
+# mixed group the type is one of several, spot or on-demand, in any of the
+# group's zones. The values go into daemon.json and instance tags, so their
+# shape is checked first.
+identify() {
+  instance_id=$(imds instance-id)
+  node_type=$(imds instance-type)
+  node_lifecycle=$(imds instance-life-cycle)
+  node_zone=$(imds placement/availability-zone)
+  local v
+  for v in "$instance_id" "$node_type" "$node_lifecycle" "$node_zone"; do
+    if ! [[ $v =~ ^[a-z0-9][a-z0-9.-]*$ ]]; then
+      log "unexpected value in the instance metadata: '$v'"
+      return 1
+    fi
+  done
+}
+
+# tag_instance puts what the node is on its instance's tags too, for
+# operators and cost reports. The core's agent role allows exactly these
+# tags on the cluster's instances; a node of a core that does not allow
+# them yet runs without them.
+tag_instance() {
+  if ! aws ec2 create-tags --resources "$instance_id" --tags \
+    "Key=clusterctl:instance-type,Value=$node_type" \
+    "Key=clusterctl:lifecycle,Value=$node_lifecycle" \
+    "Key=clusterctl:zone,Value=$node_zone" 2>"$work/tags.err"; then
+    log "could not tag instance $instance_id, carrying on without the tags: $(tail -n 1 "$work/tags.err")"
+  fi
+}
+
 # fetch copies one object of the join material to a file.
 fetch() {
   if ! aws s3api get-object --bucket "$bucket" --key "$join_prefix/$1" "$work/$1" >/dev/null 2>"$work/s3.err"; then
@@ -150,6 +184,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 ip=$(imds local-ipv4)
+identify
+tag_instance
 
 # Docker first: it installs while the control node may still be starting.
 retry dnf install -y docker >/dev/null
@@ -162,7 +198,11 @@ printf '%s=%q\n' \
   NODE_ROLE agents \
   NODE_GROUP "$group" \
   NODE_LABELS "$labels" \
-  INSTANCE_TYPE "$instance_type" \
+  INSTANCE_TYPES "$instance_types" \
+  INSTANCE_ID "$instance_id" \
+  INSTANCE_TYPE "$node_type" \
+  LIFECYCLE "$node_lifecycle" \
+  ZONE "$node_zone" \
   IMAGE_PARAMETER "$image_parameter" \
   IMAGE_ID "$image_id" \
   BUCKET_NAME "$bucket" \
@@ -191,4 +231,4 @@ done
 if [ -e "$work/ca.pem" ]; then
   install -m 0644 "$work/ca.pem" "$root/etc/clusterctl/swarm-ca.pem"
 fi
-log "joined the swarm at $control_ip:$swarm_port as a worker of group $group ($instance_type)"
+log "joined the swarm at $control_ip:$swarm_port as a worker of group $group ($node_type, $node_lifecycle, $node_zone)"
