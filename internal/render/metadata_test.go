@@ -1,6 +1,7 @@
 package render
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -36,6 +37,26 @@ func TestReadBack(t *testing.T) {
 				t.Errorf("ReadGroup = %+v, %v\nwant %+v", got, err, want)
 			}
 		})
+	}
+}
+
+// A parameter the template no longer declares says nothing: the spot mix
+// some implementations keep reporting after spot was turned off.
+func TestReadGroupIgnoresStaleParameters(t *testing.T) {
+	g := *variants()[3].group
+	r, err := Group("prod", g, testJoin, testVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := maps.Clone(r.Parameters)
+	params[names.ParamOnDemandBaseCapacity], params[names.ParamOnDemandPercentage], params[names.ParamSpotAllocationStrategy] = "1", "20", "lowest-price"
+	got, err := ReadGroup(g.Name, Deployed{Template: r.Template, Parameters: params, Tags: r.Tags})
+	g.Default()
+	if err != nil || !reflect.DeepEqual(got, g) {
+		t.Errorf("ReadGroup = %+v, %v\nwant %+v", got, err, g)
+	}
+	if err := got.Check("prod"); err != nil {
+		t.Errorf("read back a group that does not check: %v", err)
 	}
 }
 
