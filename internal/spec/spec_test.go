@@ -168,7 +168,7 @@ func TestValidateGroup(t *testing.T) {
 		{"negative max", func(g *Group) { g.Count, g.Min, g.Max = intp(0), intp(0), intp(-1) }, "", "max", "max -1 is negative"},
 		{"min above count", func(g *Group) { g.Min = intp(4) }, "", "min", "min 4 is above count 3"},
 		{"count above max", func(g *Group) { g.Max = intp(2) }, "", "max", "count 3 is above max 2"},
-		{"too many labels", func(g *Group) { g.Labels = manyLabels(MaxLabels + 1) }, "", "labels", "41 given, at most 40"},
+		{"too many labels", func(g *Group) { g.Labels = manyLabels(MaxLabels + 1) }, "", "labels", "38 given, at most 37"},
 		{"label key", func(g *Group) { g.Labels = Labels{"a b": "c"} }, "", "labels", `invalid label key "a b"`},
 		{"label value injection", func(g *Group) { g.Labels = Labels{"role": "$(reboot)"} }, "", "labels", `invalid label value "$(reboot)"`},
 		{"label value quotes", func(g *Group) { g.Labels = Labels{"role": "'x'"} }, "", "labels", "invalid label value"},

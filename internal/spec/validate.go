@@ -19,9 +19,10 @@ const (
 	MaxStackName = 128
 	// MaxLabels keeps instances and Auto Scaling groups under EC2's 50
 	// tags: besides one tag per label each carries Name, the 4 ownership
-	// tags and the 3 other group stack tags CloudFormation propagates,
-	// which leaves 42; 2 stay free for the operator's own stack tags.
-	MaxLabels = 40
+	// tags and the 3 other group stack tags CloudFormation propagates, and
+	// an agent instance the 3 tags its node puts there (type, lifecycle,
+	// zone), which leaves 39; 2 stay free for the operator's own stack tags.
+	MaxLabels = 37
 	// MaxLabelChars bounds a label's key and its value.
 	MaxLabelChars = 63
 	// MaxLabelsChars is CloudFormation's limit on a tag value, which the
