@@ -67,6 +67,16 @@ func agentGroup(t *testing.T, c *s3.Client, bucket string) (*render.Rendered, st
 	return r, userData(t, r, "LaunchTemplate", map[string]string{"AWS::StackName": r.StackName, "AWS::Region": region})
 }
 
+// runControl runs the control node's user data to its end: the swarm is
+// initialised and its join material published in bucket.
+func runControl(t *testing.T, sw *swarm, bucket string) {
+	t.Helper()
+	control := newNode(t, sw, controlIP, "t3.medium")
+	if code, out := control.exec(t, control.script(t, "user-data", controlScript(t, bucket))); code != 0 {
+		t.Fatalf("control script exited %d:\n%s", code, out)
+	}
+}
+
 // fastAgent makes an agent wait seconds at most, polling every second.
 func fastAgent(timeout string) []string {
 	return []string{"CLUSTERCTL_JOIN_TIMEOUT=" + timeout, "CLUSTERCTL_RETRY_MIN=1", "CLUSTERCTL_RETRY_MAX=1"}
@@ -189,10 +199,7 @@ func TestAgentWaitsThenJoins(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	control := newNode(t, sw, controlIP, "t3.medium")
-	if code, out := control.exec(t, control.script(t, "user-data", controlScript(t, bucket))); code != 0 {
-		t.Fatalf("control script exited %d:\n%s", code, out)
-	}
+	runControl(t, sw, bucket)
 	code, out := run.wait(t)
 	if code != 0 {
 		t.Fatalf("agent exited %d:\n%s", code, out)
@@ -280,10 +287,7 @@ func TestAgentRefusesBadJoinMaterial(t *testing.T) {
 			c := s3Client(t)
 			bucket := newBucket(t, c)
 			sw := newSwarm(t)
-			control := newNode(t, sw, controlIP, "t3.medium")
-			if code, out := control.exec(t, control.script(t, "user-data", controlScript(t, bucket))); code != 0 {
-				t.Fatalf("control script exited %d:\n%s", code, out)
-			}
+			runControl(t, sw, bucket)
 			tc.tamper(t, c, bucket, sw)
 			_, ud := agentGroup(t, c, bucket)
 			agent := newNode(t, sw, agentIP, "m7g.large", fastAgent("3")...)
@@ -356,10 +360,7 @@ func TestAgentLabelsWhatItIs(t *testing.T) {
 	ctx := context.Background()
 	bucket := newBucket(t, c)
 	sw := newSwarm(t)
-	control := newNode(t, sw, controlIP, "t3.medium")
-	if code, out := control.exec(t, control.script(t, "user-data", controlScript(t, bucket))); code != 0 {
-		t.Fatalf("control script exited %d:\n%s", code, out)
-	}
+	runControl(t, sw, bucket)
 	// The group asks for m7g.large first; EC2 launched an m6g.large on spot.
 	images, err := ec.DescribeImages(ctx, &ec2.DescribeImagesInput{})
 	if err != nil || len(images.Images) == 0 {
@@ -418,10 +419,7 @@ func TestAgentIdentity(t *testing.T) {
 	c := s3Client(t)
 	bucket := newBucket(t, c)
 	sw := newSwarm(t)
-	control := newNode(t, sw, controlIP, "t3.medium")
-	if code, out := control.exec(t, control.script(t, "user-data", controlScript(t, bucket))); code != 0 {
-		t.Fatalf("control script exited %d:\n%s", code, out)
-	}
+	runControl(t, sw, bucket)
 	_, ud := agentGroup(t, c, bucket)
 
 	untagged := newNode(t, sw, agentIP, "m7g.large", fastAgent("30")...)
