@@ -20,8 +20,14 @@ import (
 // has been waiting a while, and returns what it did.
 func runInterrupted(t *testing.T, url string, after time.Duration, args ...string) result {
 	t.Helper()
+	return runInterruptedEnv(t, append(env(), "AWS_ENDPOINT_URL="+url), after, args...)
+}
+
+// runInterruptedEnv is runInterrupted with the whole environment given.
+func runInterruptedEnv(t *testing.T, environ []string, after time.Duration, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
+	cmd.Env = environ
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {
@@ -110,10 +116,15 @@ func TestInterruptAndReattach(t *testing.T) {
 		t.Errorf("wait output:\n%s", out.String())
 	}
 
-	// Once the stack is gone there is nothing to re-attach to.
+	// Once the stack is gone, wait still reports the deletion's outcome.
 	r = clusterctlAt(t, fake.URL, "wait", "core", "-n", "g")
-	if r.code != 1 || !strings.Contains(r.stderr, `group "g" not found`) {
+	if r.code != 0 || !strings.Contains(r.stderr, "core-g: DELETE_COMPLETE") {
 		t.Errorf("wait on a deleted group:\n%s", r)
+	}
+	// A group that never existed is not found.
+	r = clusterctlAt(t, fake.URL, "wait", "core", "-n", "nosuch")
+	if r.code != 1 || !strings.Contains(r.stderr, `group "nosuch" not found`) {
+		t.Errorf("wait on a group that never existed:\n%s", r)
 	}
 }
 

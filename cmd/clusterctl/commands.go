@@ -23,7 +23,7 @@ type CLI struct {
 	DeleteCore  DeleteCoreCmd  `cmd:"" name:"delete-core" help:"Delete a cluster's core stack (refused while groups exist unless --cascade)."`
 	Describe    DescribeCmd    `cmd:"" help:"Show a cluster: core status, outputs, parameters, and its groups with their health."`
 	Events      EventsCmd      `cmd:"" help:"Print the stack events of a cluster's core or of one group."`
-	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operation in progress on a core or group and return its outcome."`
+	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operations in progress on a cluster (core and busy groups) or one group, deletions included, and return their outcome."`
 	Render      RenderCmd      `cmd:"" help:"Print the CloudFormation template that would be deployed (no AWS access)."`
 	VersionCmd  VersionCmd     `cmd:"" name:"version" help:"Print the version."`
 }
@@ -316,12 +316,13 @@ func (c *WaitCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	st, err := svc.Wait(app.Context(), c.Cluster, c.Group)
-	if err != nil {
-		return err
+	sts, err := svc.Wait(app.Context(), c.Cluster, c.Group)
+	for _, st := range sts {
+		if st != nil {
+			fmt.Fprintf(app.IO.ErrOut, "%s: %s\n", st.Name, st.Status)
+		}
 	}
-	fmt.Fprintf(app.IO.ErrOut, "%s: %s\n", st.Name, st.Status)
-	return nil
+	return err
 }
 
 // RenderCmd is `clusterctl render core|group`.

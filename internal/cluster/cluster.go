@@ -45,9 +45,12 @@ type StackManager interface {
 	DeleteMany(ctx context.Context, names []string, concurrency int) error
 	DeleteRetaining(ctx context.Context, name string, retain []string) error
 	Wait(ctx context.Context, name string) (*stacks.Stack, error)
+	WaitMany(ctx context.Context, names []string) ([]*stacks.Stack, error)
 	Events(ctx context.Context, name string, follow bool, w io.Writer) error
 	ContinueUpdateRollback(ctx context.Context, name string) (*stacks.Stack, error)
 	Template(ctx context.Context, name string) ([]byte, error)
+	Resource(ctx context.Context, stack, logicalID string) (*stacks.Resource, error)
+	Revision(ctx context.Context, name string) (string, error)
 }
 
 // SSMAPI resolves the SSM parameter behind a group's image.

@@ -117,9 +117,20 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) error {
 	if len(groups) > 0 && !o.Cascade {
 		return refused("cluster %q still has %d group(s): %s; remove them first or pass --cascade", o.Name, len(groups), strings.Join(names, ", "))
 	}
+	bucket, err := s.coreBucket(ctx, core)
+	if err != nil {
+		return err
+	}
 	question := fmt.Sprintf("delete cluster %q", o.Name)
 	if len(groups) > 0 {
 		question += fmt.Sprintf(" and its groups %s", strings.Join(names, ", "))
+	}
+	if bucket != "" && !o.Yes {
+		n, err := s.countVersions(ctx, bucket)
+		if err != nil {
+			return err
+		}
+		question += fmt.Sprintf(", emptying its bucket %s (%d object versions)", bucket, n)
 	}
 	if err := s.confirm(o.Yes, question); err != nil {
 		return err
@@ -131,10 +142,11 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) error {
 		}
 		s.printf("Deleting %d group stack(s): %s\n", len(stackNames), strings.Join(stackNames, ", "))
 		if err := s.Stacks.DeleteMany(ctx, stackNames, 4); err != nil {
-			return withReattach(fmt.Errorf("deleting groups of %q: %w", o.Name, err), o.Name, "")
+			// The groups' deletions carry on; the core's has not started.
+			return withHint(fmt.Errorf("deleting groups of %q: %w", o.Name, err), "finish with: clusterctl delete-core "+o.Name+" --cascade")
 		}
 	}
-	if bucket := core.Outputs["BucketName"]; bucket != "" {
+	if bucket != "" {
 		n, err := s.emptyBucket(ctx, bucket, "")
 		if err != nil {
 			return err
@@ -142,6 +154,53 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) error {
 		s.printf("Emptied bucket %s (%d object versions)\n", bucket, n)
 	}
 	return s.deleteStack(ctx, o.Name, o.RetainFailed, o.Name, "")
+}
+
+// bucketResource is the logical ID of the cluster bucket in the core template.
+const bucketResource = "Bucket"
+
+// coreBucket is the bucket the core stack owns: the physical ID of its own
+// Bucket resource, never the BucketName output alone, which anyone allowed
+// to update the stack can point at another bucket. An output that names
+// another bucket is refused: something is wrong, and neither bucket is
+// touched. "" when the core owns no bucket (it was never created).
+func (s *Service) coreBucket(ctx context.Context, core *stacks.Stack) (string, error) {
+	bucket := ""
+	r, err := s.Stacks.Resource(ctx, core.Name, bucketResource)
+	switch {
+	case errors.Is(err, stacks.ErrNoResource):
+	case err != nil:
+		return "", err
+	default:
+		bucket = r.PhysicalID
+	}
+	if out := core.Outputs["BucketName"]; out != "" && out != bucket {
+		owned := "owns no bucket"
+		if bucket != "" {
+			owned = fmt.Sprintf("owns bucket %s", bucket)
+		}
+		return "", refused("core %q: its BucketName output names bucket %s, but the stack %s: refusing to touch either; restore the output or inspect the stack with the AWS CLI", core.Name, out, owned)
+	}
+	return bucket, nil
+}
+
+// countVersions counts the object versions and delete markers in a bucket
+// (what emptying it deletes).
+func (s *Service) countVersions(ctx context.Context, bucket string) (int, error) {
+	n := 0
+	p := s3.NewListObjectVersionsPaginator(s.S3, &s3.ListObjectVersionsInput{Bucket: aws.String(bucket)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			var nsb *s3types.NoSuchBucket
+			if errors.As(err, &nsb) {
+				return n, nil
+			}
+			return n, fmt.Errorf("listing bucket %q: %w", bucket, err)
+		}
+		n += len(page.Versions) + len(page.DeleteMarkers)
+	}
+	return n, nil
 }
 
 // emptyBucket deletes every object version and delete marker under prefix
@@ -203,12 +262,17 @@ func withReattach(err error, cluster, group string) error {
 	if group != "" {
 		cmd += " -n " + group
 	}
+	return withHint(err, "re-attach with: "+cmd)
+}
+
+// withHint adds, to an interrupted or timed-out wait, what to run next.
+func withHint(err error, hint string) error {
 	// The stack manager's error already says that CloudFormation carries on.
 	switch {
 	case errors.Is(err, context.Canceled):
-		return &errs.InterruptedError{Err: err, Hint: "re-attach with: " + cmd}
+		return &errs.InterruptedError{Err: err, Hint: hint}
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%w\nre-attach with: %s", err, cmd)
+		return fmt.Errorf("%w\n%s", err, hint)
 	}
 	return err
 }

@@ -175,6 +175,12 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 		return nil, err
 	}
 	name := render.GroupStackName(o.Cluster, o.Group)
+	// The revision first: a change after it, even between the reads below,
+	// stops the update before it reverts that change.
+	revision, err := s.Stacks.Revision(ctx, name)
+	if err != nil && !errors.Is(err, stacks.ErrNotFound) {
+		return nil, err
+	}
 	prev, err := s.Stacks.Get(ctx, name)
 	if errors.Is(err, stacks.ErrNotFound) {
 		return nil, refused("group %q not found in cluster %q (no stack %s)", o.Group, o.Cluster, name)
@@ -204,6 +210,7 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 		return nil, err
 	}
 	stackSpec := specFrom(r, false)
+	stackSpec.Revision = revision
 	same, err := s.unchanged(ctx, prev, deployed, r)
 	if err != nil {
 		return nil, err
@@ -407,12 +414,17 @@ func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) error {
 	if err := s.deleteStack(ctx, name, o.RetainFailed, o.Cluster, o.Group); err != nil {
 		return err
 	}
-	// The group's node configurations are of no use without it.
+	// The group's node configurations are of no use without it. They are
+	// removed from the bucket the core owns, whatever its output says.
 	core, err := s.Stacks.Get(ctx, o.Cluster)
-	if err != nil || core.Outputs["BucketName"] == "" {
-		return nil // no core, or no bucket: nothing to clean
+	if err != nil {
+		return nil // no core: nothing to clean
 	}
-	if _, err := s.emptyBucket(ctx, core.Outputs["BucketName"], render.GroupConfigPrefix(o.Group)); err != nil {
+	bucket, err := s.coreBucket(ctx, core)
+	if err != nil || bucket == "" {
+		return err
+	}
+	if _, err := s.emptyBucket(ctx, bucket, render.GroupConfigPrefix(o.Group)); err != nil {
 		return fmt.Errorf("removing node configuration of group %q: %w", o.Group, err)
 	}
 	return nil
