@@ -24,6 +24,7 @@ type CLI struct {
 	Describe    DescribeCmd    `cmd:"" help:"Show a cluster: core status, outputs, parameters, and its groups with their health."`
 	Events      EventsCmd      `cmd:"" help:"Print the stack events of a cluster's core or of one group."`
 	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operations in progress on a cluster (core and busy groups) or one group, deletions included, and return their outcome."`
+	Unlock      UnlockCmd      `cmd:"" help:"Break a lease left by a run that died, by its id."`
 	Render      RenderCmd      `cmd:"" help:"Print the CloudFormation template that would be deployed (no AWS access)."`
 	VersionCmd  VersionCmd     `cmd:"" name:"version" help:"Print the version."`
 }

@@ -156,6 +156,20 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) error {
 	return s.deleteStack(ctx, o.Name, o.RetainFailed, o.Name, "")
 }
 
+// Bucket is the cluster bucket: the one the core stack owns (see
+// coreBucket). It holds node configurations and the leases.
+func (s *Service) Bucket(ctx context.Context, cluster string) (string, error) {
+	core, err := s.getCore(ctx, cluster)
+	if err != nil {
+		return "", err
+	}
+	bucket, err := s.coreBucket(ctx, core)
+	if err == nil && bucket == "" {
+		return "", refused("cluster %q has no bucket (core stack %s)", cluster, core.Status)
+	}
+	return bucket, err
+}
+
 // bucketResource is the logical ID of the cluster bucket in the core template.
 const bucketResource = "Bucket"
 

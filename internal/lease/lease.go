@@ -88,14 +88,25 @@ func (s Scope) Key() string {
 	return coreKey
 }
 
+// String names the scope within its cluster: `group "g"`, "the core",
+// "the whole cluster".
 func (s Scope) String() string {
 	switch s.Kind {
 	case KindGroup:
 		return fmt.Sprintf("group %q", s.Group)
 	case KindCluster:
-		return "the cluster"
+		return "the whole cluster"
 	}
 	return "the core"
+}
+
+// Of names the scope with its cluster: `group "g" of cluster "c"`, `the
+// core of cluster "c"`, `cluster "c"`.
+func (s Scope) Of(cluster string) string {
+	if s.Kind == KindCluster {
+		return fmt.Sprintf("cluster %q", cluster)
+	}
+	return fmt.Sprintf("%s of cluster %q", s, cluster)
 }
 
 var groupRE = regexp.MustCompile(`^[a-zA-Z][-a-zA-Z0-9]*$`)
@@ -209,10 +220,10 @@ type HeldError struct {
 func (e *HeldError) Error() string {
 	held := e.Holder.Scope()
 	var b strings.Builder
-	if held == e.Wanted || e.Wanted.Kind != KindGroup && held.Kind != KindGroup {
-		fmt.Fprintf(&b, "%s of cluster %q is locked by %s", e.Wanted, e.Cluster, e.Holder.describe())
+	if held.Key() == e.Wanted.Key() {
+		fmt.Fprintf(&b, "%s is locked by %s", e.Wanted.Of(e.Cluster), e.Holder.describe())
 	} else {
-		fmt.Fprintf(&b, "cannot lock %s of cluster %q: %s is locked by %s", e.Wanted, e.Cluster, held, e.Holder.describe())
+		fmt.Fprintf(&b, "cannot lock %s: %s is locked by %s", e.Wanted.Of(e.Cluster), held, e.Holder.describe())
 	}
 	fmt.Fprintf(&b, "; wait for it to finish, or break the lease with: clusterctl unlock %s", e.Cluster)
 	if held.Kind == KindGroup {
@@ -237,7 +248,7 @@ type LostError struct {
 }
 
 func (e *LostError) Error() string {
-	return fmt.Sprintf("lost the lease on %s of cluster %q (lease %s): %s; stopped", e.Scope, e.Cluster, e.ID, e.Reason)
+	return fmt.Sprintf("lost the lease on %s (lease %s): %s; stopped", e.Scope.Of(e.Cluster), e.ID, e.Reason)
 }
 
 func (e *LostError) Is(target error) bool { return target == ErrLost }

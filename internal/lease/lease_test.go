@@ -370,7 +370,7 @@ func TestClusterAndGroupConflicts(t *testing.T) {
 	if !errors.As(err, &held) || held.Holder.ID != g.Record().ID {
 		t.Fatalf("cluster lease beside a group lease = %v", err)
 	}
-	for _, want := range []string{`cannot lock the cluster of cluster "core": group "g" is locked by`, "`add-agents -n g -j core`", "--group g --id " + g.Record().ID} {
+	for _, want := range []string{`cannot lock cluster "core": group "g" is locked by`, "`add-agents -n g -j core`", "--group g --id " + g.Record().ID} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("message does not say %q:\n%s", want, err)
 		}
@@ -385,7 +385,7 @@ func TestClusterAndGroupConflicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = manager(bucket, "add-agents -n h -j core").Acquire(t.Context(), Group("h"))
-	if !errors.As(err, &held) || held.Holder.Kind != KindCluster || !strings.Contains(err.Error(), "cannot lock group \"h\" of cluster \"core\": the cluster is locked by `delete-core core --cascade`") ||
+	if !errors.As(err, &held) || held.Holder.Kind != KindCluster || !strings.Contains(err.Error(), "cannot lock group \"h\" of cluster \"core\": the whole cluster is locked by `delete-core core --cascade`") ||
 		!strings.Contains(err.Error(), "clusterctl unlock core --id "+c.Record().ID) {
 		t.Errorf("group lease during delete-core = %v", err)
 	}
@@ -528,7 +528,7 @@ func TestScopes(t *testing.T) {
 		key, name string
 	}{
 		{Core(), "locks/core", "the core"},
-		{Cluster(), "locks/core", "the cluster"},
+		{Cluster(), "locks/core", "the whole cluster"},
 		{Group("r3-agents"), "locks/groups/r3-agents", `group "r3-agents"`},
 	} {
 		if tt.s.Key() != tt.key || tt.s.String() != tt.name || tt.s.validate() != nil {

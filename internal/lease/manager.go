@@ -200,7 +200,7 @@ func (m *Manager) Acquire(ctx context.Context, s Scope) (*Lease, error) {
 	key := s.Key()
 	for round := 0; ; round++ {
 		if round == maxRounds {
-			return nil, fmt.Errorf("taking the lease on %s of cluster %q: other runs keep taking it", s, m.o.Cluster)
+			return nil, fmt.Errorf("taking the lease on %s: other runs keep taking it", s.Of(m.o.Cluster))
 		}
 		etag, ver, err := m.write(ctx, key, rec, "")
 		if err == nil {
@@ -208,7 +208,7 @@ func (m *Manager) Acquire(ctx context.Context, s Scope) (*Lease, error) {
 			break
 		}
 		if !isPrecondition(err) {
-			return nil, fmt.Errorf("taking the lease on %s of cluster %q: %w", s, m.o.Cluster, err)
+			return nil, fmt.Errorf("taking the lease on %s: %w", s.Of(m.o.Cluster), err)
 		}
 		cur, err := m.read(ctx, key)
 		if errors.Is(err, errNone) {
@@ -226,7 +226,7 @@ func (m *Manager) Acquire(ctx context.Context, s Scope) (*Lease, error) {
 			break
 		}
 		if !isPrecondition(err) && !isMissing(err) {
-			return nil, fmt.Errorf("taking over the expired lease on %s of cluster %q: %w", s, m.o.Cluster, err)
+			return nil, fmt.Errorf("taking over the expired lease on %s: %w", s.Of(m.o.Cluster), err)
 		}
 		// Another run took it over, or it was released: look again.
 	}
@@ -347,13 +347,13 @@ func (m *Manager) Break(ctx context.Context, s Scope, id string) (*Record, error
 	}
 	cur, err := m.read(ctx, s.Key())
 	if errors.Is(err, errNone) {
-		return nil, fmt.Errorf("%s of cluster %q holds no lease: nothing to break: %w", s, m.o.Cluster, ErrNotHeld)
+		return nil, fmt.Errorf("%s holds no lease: nothing to break: %w", s.Of(m.o.Cluster), ErrNotHeld)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if cur.ID != id {
-		return nil, fmt.Errorf("the lease on %s of cluster %q is %s, not %s: nothing broken: %w", s, m.o.Cluster, cur.describe(), id, ErrNotHeld)
+		return nil, fmt.Errorf("the lease on %s is %s, not %s: nothing broken: %w", s.Of(m.o.Cluster), cur.describe(), id, ErrNotHeld)
 	}
 	if cur.VersionID != "" {
 		// Exactly the version read and the older ones: a lease taken since
@@ -362,10 +362,10 @@ func (m *Manager) Break(ctx context.Context, s Scope, id string) (*Record, error
 	}
 	_, err = m.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(m.bucket), Key: aws.String(s.Key()), IfMatch: aws.String(cur.ETag)})
 	if isPrecondition(err) {
-		return nil, fmt.Errorf("the lease on %s of cluster %q changed while breaking it: nothing broken: %w", s, m.o.Cluster, ErrNotHeld)
+		return nil, fmt.Errorf("the lease on %s changed while breaking it: nothing broken: %w", s.Of(m.o.Cluster), ErrNotHeld)
 	}
 	if err != nil && !isMissing(err) {
-		return nil, fmt.Errorf("breaking the lease on %s of cluster %q: %w", s, m.o.Cluster, err)
+		return nil, fmt.Errorf("breaking the lease on %s: %w", s.Of(m.o.Cluster), err)
 	}
 	return &cur.Record, nil
 }
@@ -480,7 +480,7 @@ func (l *Lease) Renew(ctx context.Context) error {
 		return l.lostErr
 	}
 	if err != nil {
-		return fmt.Errorf("renewing the lease on %s of cluster %q: %w", l.scope, l.m.o.Cluster, err)
+		return fmt.Errorf("renewing the lease on %s: %w", l.scope.Of(l.m.o.Cluster), err)
 	}
 	l.rec, l.etag, l.renewed = rec, etag, now
 	l.versions = append(l.versions, ver)
@@ -549,7 +549,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	}
 	_, err := l.m.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(l.m.bucket), Key: aws.String(l.scope.Key()), IfMatch: aws.String(l.etag)})
 	if err != nil && !isPrecondition(err) && !isMissing(err) {
-		return fmt.Errorf("releasing the lease on %s of cluster %q: %w", l.scope, l.m.o.Cluster, err)
+		return fmt.Errorf("releasing the lease on %s: %w", l.scope.Of(l.m.o.Cluster), err)
 	}
 	return nil
 }
