@@ -15,13 +15,17 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
+	"github.com/clusterctl/clusterctl/internal/preflight"
 	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
-// EC2API is what the commands need from EC2: network discovery and nodes.
+// EC2API is what the commands need from EC2: network discovery, nodes and
+// pre-flight checks.
 type EC2API interface {
 	query.EC2API
+	preflight.EC2API
 	DescribeVpcs(ctx context.Context, in *ec2.DescribeVpcsInput, opts ...func(*ec2.Options)) (*ec2.DescribeVpcsOutput, error)
 	DescribeSubnets(ctx context.Context, in *ec2.DescribeSubnetsInput, opts ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
 }
@@ -68,6 +72,27 @@ type Service struct {
 	SSM     SSMAPI
 	IO      *iostreams.IO
 	Version string
+}
+
+// preflightGroup checks a group's settings against the account before
+// anything is uploaded or created: subnets the operator named must all
+// offer the type; the core's, taken by default, at least one of them.
+func (s *Service) preflightGroup(ctx context.Context, core *stacks.Stack, spec render.GroupSpec) error {
+	subnets, rule := spec.SubnetIDs, preflight.EveryZone
+	if len(subnets) == 0 {
+		subnets, rule = splitList(core.Outputs["SubnetIds"]), preflight.SomeZone
+	}
+	rep, err := preflight.Check(ctx, s.EC2, s.SSM, preflight.Request{
+		InstanceTypes: []string{spec.InstanceType}, Image: spec.ImageID,
+		SubnetIDs: subnets, VpcID: core.Outputs["VpcId"], Zones: rule,
+	})
+	if err != nil {
+		return err
+	}
+	for _, g := range rep.Unoffered {
+		s.printf("Note: %s: the group's nodes launch in its other zones\n", g)
+	}
+	return nil
 }
 
 // ErrRefused marks an operation refused because of the state it met

@@ -13,6 +13,7 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/preflight"
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 	"github.com/clusterctl/clusterctl/internal/validate"
@@ -74,6 +75,9 @@ func (s *Service) CreateCore(ctx context.Context, o CoreOptions) (*stacks.Stack,
 	if err != nil {
 		return nil, err
 	}
+	if err := s.preflightCore(ctx, o, vpc, subnets); err != nil {
+		return nil, err
+	}
 	o.VpcID, o.SubnetIDs = vpc, subnets
 	r, err := render.Core(o.Spec(s.Version))
 	if err != nil {
@@ -85,6 +89,26 @@ func (s *Service) CreateCore(ctx context.Context, o CoreOptions) (*stacks.Stack,
 		return nil, withReattach(err, o.Name, "")
 	}
 	return st, nil
+}
+
+// preflightCore checks the core's settings against the account before the
+// stack is created. The control node runs in the first subnet, so its
+// zone must offer the type; the others are for groups, which launch
+// where their types are offered.
+func (s *Service) preflightCore(ctx context.Context, o CoreOptions, vpc string, subnets []string) error {
+	rep, err := preflight.Check(ctx, s.EC2, s.SSM, preflight.Request{
+		InstanceTypes: []string{o.InstanceType}, Image: o.ImageID, KeyName: o.KeyName,
+		SubnetIDs: subnets, VpcID: vpc, Zones: preflight.SomeZone,
+	})
+	if err != nil {
+		return err
+	}
+	for _, g := range rep.Unoffered {
+		if slices.Contains(g.Subnets, subnets[0]) {
+			return errs.Usage("pre-flight: instance type %s is not offered in %s, the zone of subnet %s where the control node runs: pass --subnet-ids starting with a subnet of another zone", o.InstanceType, g.Zone, subnets[0])
+		}
+	}
+	return nil
 }
 
 // DeleteCoreOptions are the delete-core flags.

@@ -95,6 +95,9 @@ func (s *Service) AddAgents(ctx context.Context, o GroupOptions) ([]query.Node, 
 	case !errors.Is(err, stacks.ErrNotFound):
 		return nil, err
 	}
+	if err := s.preflightGroup(ctx, core, spec); err != nil {
+		return nil, err
+	}
 	r, err := renderJoined(core, spec)
 	if err != nil {
 		return nil, err
@@ -203,6 +206,9 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	}
 	spec, err := mergeGroupSpec(prev, readIntent(deployed, prev.Tags), o, s.Version)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.preflightGroup(ctx, core, spec); err != nil {
 		return nil, err
 	}
 	r, err := renderJoined(core, spec)
