@@ -180,6 +180,13 @@ func TestAcquireHeldRelease(t *testing.T) {
 				t.Fatalf("core lease beside a group lease: %v", err)
 			}
 
+			ver := st.VersionID
+			if !l.Owns("locks/groups/g", ver) || l.Owns("locks/groups/h", ver) || other.Owns("locks/groups/g", ver) {
+				t.Errorf("Owns(locks/groups/g, %q) is wrong", ver)
+			}
+			if versioned && l.Owns("locks/groups/g", "some-other-version") {
+				t.Error("Owns a version it did not write")
+			}
 			for _, x := range []*Lease{l, other, core} {
 				if err := x.Release(t.Context()); err != nil {
 					t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -424,6 +425,25 @@ func (l *Lease) Record() Record {
 
 // Scope is what the lease covers.
 func (l *Lease) Scope() Scope { return l.scope }
+
+// Owns reports whether an object version of the bucket is one this lease
+// wrote (version "" or "null" in a bucket without versioning: the key).
+// delete-core empties the bucket except what its lease owns, deletes the
+// core stack, then releases the lease: the lease keeps other runs out
+// until the core is DELETE_IN_PROGRESS, and is gone before CloudFormation
+// deletes the bucket.
+func (l *Lease) Owns(key, version string) bool {
+	if key != l.scope.Key() {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v := version
+	if v == "null" {
+		v = ""
+	}
+	return slices.Contains(l.versions, v)
+}
 
 // Lost is closed when the lease is lost.
 func (l *Lease) Lost() <-chan struct{} { return l.lost }
