@@ -100,20 +100,12 @@ func TestInterruptAndReattach(t *testing.T) {
 
 	// Re-attach while the delete goes on; CloudFormation finishes meanwhile
 	// and wait returns with the outcome.
-	cmd := exec.Command(binary, "wait", "core", "-n", "g")
-	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+fake.URL)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	out, err := runWhileAdvancing(t, append(env(), "AWS_ENDPOINT_URL="+fake.URL), fake, time.Hour, "wait", "core", "-n", "g")
+	if err != nil {
+		t.Errorf("wait while the delete finished: %v\n%s", err, out)
 	}
-	time.Sleep(time.Second)
-	fake.Clock.Advance(time.Hour)
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("wait while the delete finished: %v\n%s", err, out.String())
-	}
-	if !strings.Contains(out.String(), "DELETE_COMPLETE") {
-		t.Errorf("wait output:\n%s", out.String())
+	if !strings.Contains(out, "DELETE_COMPLETE") {
+		t.Errorf("wait output:\n%s", out)
 	}
 
 	// Once the stack is gone, wait still reports the deletion's outcome.
@@ -158,6 +150,24 @@ func TestWaitReportsRootCause(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "ROLLBACK_COMPLETE") || !strings.Contains(r.stderr, "remove-group -n g -j core") {
 		t.Errorf("update-group on a dead group:\n%s", r)
 	}
+}
+
+// runWhileAdvancing starts the binary, lets it begin waiting, moves the
+// fake's clock by d (the operation it waits on ends), and returns its
+// combined output once it exits.
+func runWhileAdvancing(t *testing.T, environ []string, fake *cfnfake.Server, d time.Duration, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = environ
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	fake.Clock.Advance(d)
+	err := cmd.Wait()
+	return out.String(), err
 }
 
 func createInput(name, cluster, group string) *cloudformation.CreateStackInput {

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -27,22 +25,6 @@ func TestInterruptedCascadeResumes(t *testing.T) {
 		cfnfake.Step{At: time.Hour, Status: "DELETE_COMPLETE"})
 	// CloudFormation is the scripted fake; every other service is moto.
 	environ := append(env(), "AWS_ENDPOINT_URL_CLOUDFORMATION="+fake.URL)
-	run := func(args ...string) result {
-		t.Helper()
-		cmd := exec.Command(binary, args...)
-		cmd.Env = environ
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return result{code: code, stdout: out.String(), stderr: errOut.String()}
-	}
-
 	r := runInterruptedEnv(t, environ, 1500*time.Millisecond, "delete-core", "core", "--cascade", "--yes")
 	if r.code != 130 || !strings.Contains(r.stderr, "finish with: clusterctl delete-core core --cascade") {
 		t.Errorf("interrupted cascade:\n%s", r)
@@ -52,31 +34,23 @@ func TestInterruptedCascadeResumes(t *testing.T) {
 	}
 
 	// wait follows the group's deletion, not just the core's old status.
-	cmd := exec.Command(binary, "wait", "core")
-	cmd.Env = environ
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(time.Second)
-	fake.Clock.Advance(time.Hour)
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("wait core: %v\n%s", err, out.String())
+	out, err := runWhileAdvancing(t, environ, fake, time.Hour, "wait", "core")
+	if err != nil {
+		t.Errorf("wait core: %v\n%s", err, out)
 	}
 	for _, want := range []string{"core-g: DELETE_COMPLETE", "core: CREATE_COMPLETE"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("wait core does not report %q:\n%s", want, out.String())
+		if !strings.Contains(out, want) {
+			t.Errorf("wait core does not report %q:\n%s", want, out)
 		}
 	}
 
 	// The re-run finishes the job (the fake's clock stands still for the
 	// binary, so the core's deletion is scripted to take no time).
 	fake.Script("core", cfnfake.Delete, cfnfake.Step{Status: "DELETE_IN_PROGRESS"}, cfnfake.Step{Status: "DELETE_COMPLETE"})
-	if r := run("delete-core", "core", "--cascade", "--yes", "-q"); r.code != 0 {
+	if r := clusterctlEnv(t, environ, "delete-core", "core", "--cascade", "--yes", "-q"); r.code != 0 {
 		t.Fatalf("re-run of delete-core:\n%s", r)
 	}
-	if r := run("wait", "core"); r.code != 0 || !strings.Contains(r.stderr, "core: DELETE_COMPLETE") {
+	if r := clusterctlEnv(t, environ, "wait", "core"); r.code != 0 || !strings.Contains(r.stderr, "core: DELETE_COMPLETE") {
 		t.Errorf("wait on the deleted cluster:\n%s", r)
 	}
 }

@@ -272,15 +272,7 @@ func (s *Server) listStackResources(x *xw, form url.Values) *apiError {
 	from, _ := strconv.Atoi(form.Get("NextToken"))
 	to := min(len(st.resources), from+pageSize(s.ResourcePageSize))
 	page := st.resources[min(from, len(st.resources)):to]
-	x.list("StackResourceSummaries", len(page), func(i int) {
-		r := page[i]
-		x.leaf("LogicalResourceId", r.logical)
-		x.opt("PhysicalResourceId", r.physical)
-		x.leaf("ResourceType", r.typ)
-		x.time("LastUpdatedTimestamp", r.updated)
-		x.leaf("ResourceStatus", r.status)
-		x.opt("ResourceStatusReason", r.reason)
-	})
+	x.list("StackResourceSummaries", len(page), func(i int) { writeResource(x, page[i]) })
 	if to < len(st.resources) {
 		x.leaf("NextToken", strconv.Itoa(to))
 	}
@@ -300,14 +292,19 @@ func (s *Server) describeStackResource(x *xw, form url.Values) *apiError {
 	x.open("StackResourceDetail")
 	x.leaf("StackName", st.name)
 	x.leaf("StackId", st.id)
+	writeResource(x, r)
+	x.close("StackResourceDetail")
+	return nil
+}
+
+// writeResource writes the fields a resource summary and detail share.
+func writeResource(x *xw, r *resource) {
 	x.leaf("LogicalResourceId", r.logical)
 	x.opt("PhysicalResourceId", r.physical)
 	x.leaf("ResourceType", r.typ)
 	x.time("LastUpdatedTimestamp", r.updated)
 	x.leaf("ResourceStatus", r.status)
 	x.opt("ResourceStatusReason", r.reason)
-	x.close("StackResourceDetail")
-	return nil
 }
 
 // listStacks lists stack summaries, deleted stacks included (as

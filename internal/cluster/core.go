@@ -226,25 +226,41 @@ func (s *Service) coreBucket(ctx context.Context, core *stacks.Stack) (string, e
 // (what emptying it deletes).
 func (s *Service) countVersions(ctx context.Context, bucket string) (int, error) {
 	n := 0
-	p := s3.NewListObjectVersionsPaginator(s.S3, &s3.ListObjectVersionsInput{Bucket: aws.String(bucket)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			var nsb *s3types.NoSuchBucket
-			if errors.As(err, &nsb) {
-				return n, nil
-			}
-			return n, fmt.Errorf("listing bucket %q: %w", bucket, err)
-		}
-		n += len(page.Versions) + len(page.DeleteMarkers)
-	}
-	return n, nil
+	err := s.eachVersionPage(ctx, bucket, "", func(ids []s3types.ObjectIdentifier) error {
+		n += len(ids)
+		return nil
+	})
+	return n, err
 }
 
 // emptyBucket deletes every object version and delete marker under prefix
 // ("" for the whole bucket).
 func (s *Service) emptyBucket(ctx context.Context, bucket, prefix string) (int, error) {
 	deleted := 0
+	err := s.eachVersionPage(ctx, bucket, prefix, func(ids []s3types.ObjectIdentifier) error {
+		// A page holds at most 1000 entries of each kind; DeleteObjects takes 1000.
+		for len(ids) > 0 {
+			n := min(len(ids), 1000)
+			out, err := s.S3.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &s3types.Delete{Objects: ids[:n], Quiet: aws.Bool(true)}})
+			if err != nil {
+				return fmt.Errorf("emptying bucket %q: %w", bucket, err)
+			}
+			if len(out.Errors) > 0 {
+				e := out.Errors[0]
+				return fmt.Errorf("emptying bucket %q: %s: %s", bucket, aws.ToString(e.Key), aws.ToString(e.Message))
+			}
+			deleted += n
+			ids = ids[n:]
+		}
+		return nil
+	})
+	return deleted, err
+}
+
+// eachVersionPage calls fn with the object versions and delete markers of
+// each page of the bucket's listing under prefix. A bucket that is gone
+// has none.
+func (s *Service) eachVersionPage(ctx context.Context, bucket, prefix string, fn func([]s3types.ObjectIdentifier) error) error {
 	in := &s3.ListObjectVersionsInput{Bucket: aws.String(bucket)}
 	if prefix != "" {
 		in.Prefix = aws.String(prefix)
@@ -255,9 +271,9 @@ func (s *Service) emptyBucket(ctx context.Context, bucket, prefix string) (int, 
 		if err != nil {
 			var nsb *s3types.NoSuchBucket
 			if errors.As(err, &nsb) {
-				return deleted, nil
+				return nil
 			}
-			return deleted, fmt.Errorf("listing bucket %q: %w", bucket, err)
+			return fmt.Errorf("listing bucket %q: %w", bucket, err)
 		}
 		var ids []s3types.ObjectIdentifier
 		for _, v := range page.Versions {
@@ -266,22 +282,11 @@ func (s *Service) emptyBucket(ctx context.Context, bucket, prefix string) (int, 
 		for _, m := range page.DeleteMarkers {
 			ids = append(ids, s3types.ObjectIdentifier{Key: m.Key, VersionId: m.VersionId})
 		}
-		// A page holds at most 1000 entries of each kind; DeleteObjects takes 1000.
-		for len(ids) > 0 {
-			n := min(len(ids), 1000)
-			out, err := s.S3.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &s3types.Delete{Objects: ids[:n], Quiet: aws.Bool(true)}})
-			if err != nil {
-				return deleted, fmt.Errorf("emptying bucket %q: %w", bucket, err)
-			}
-			if len(out.Errors) > 0 {
-				e := out.Errors[0]
-				return deleted, fmt.Errorf("emptying bucket %q: %s: %s", bucket, aws.ToString(e.Key), aws.ToString(e.Message))
-			}
-			deleted += n
-			ids = ids[n:]
+		if err := fn(ids); err != nil {
+			return err
 		}
 	}
-	return deleted, nil
+	return nil
 }
 
 // specFrom turns a rendered template into a stack spec.
