@@ -26,6 +26,8 @@ func TestRun(t *testing.T) {
 		{[]string{"list-nodes", "--query", "{"}, 2, "", "clusterctl: invalid --query", false},
 		{[]string{"render", "group", "-n", "g", "-t", "r3.large", "-c", "3", "--max", "2"}, 2, "", "count 3 is above max 2", false},
 		{[]string{"update-group", "-n", "g", "-j", "core", "--continue-rollback", "-c", "2"}, 2, "", "--continue-rollback takes no other changes", false},
+		{[]string{"unlock", "core", "--id", "nope"}, 2, "", "invalid lease id \"nope\"", false},
+		{[]string{"unlock", "core", "--group", "g_1", "--id", "0123456789ab"}, 2, "", "invalid group name", false},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
