@@ -99,8 +99,14 @@ func clusterctl(t *testing.T, args ...string) result {
 // clusterctlAt runs the binary against another endpoint.
 func clusterctlAt(t *testing.T, url string, args ...string) result {
 	t.Helper()
+	return clusterctlEnv(t, append(env(), "AWS_ENDPOINT_URL="+url), args...)
+}
+
+// clusterctlEnv runs the binary with the whole environment given.
+func clusterctlEnv(t *testing.T, environ []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
+	cmd.Env = environ
 	return runCommand(t, cmd)
 }
 

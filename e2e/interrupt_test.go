@@ -21,8 +21,14 @@ import (
 // has been waiting a while, and returns what it did.
 func runInterrupted(t *testing.T, url string, after time.Duration, args ...string) result {
 	t.Helper()
+	return runInterruptedEnv(t, append(env(), "AWS_ENDPOINT_URL="+url), after, args...)
+}
+
+// runInterruptedEnv is runInterrupted with the whole environment given.
+func runInterruptedEnv(t *testing.T, environ []string, after time.Duration, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
+	cmd.Env = environ
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {
@@ -107,26 +113,23 @@ func TestInterruptAndReattach(t *testing.T) {
 
 	// Re-attach while the delete goes on; CloudFormation finishes meanwhile
 	// and wait returns with the outcome.
-	cmd := exec.Command(binary, "wait", "core", "-n", "g")
-	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+fake.URL)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	out, err := runWhileAdvancing(t, append(env(), "AWS_ENDPOINT_URL="+fake.URL), fake, time.Hour, "wait", "core", "-n", "g")
+	if err != nil {
+		t.Errorf("wait while the delete finished: %v\n%s", err, out)
 	}
-	time.Sleep(time.Second)
-	fake.Clock.Advance(time.Hour)
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("wait while the delete finished: %v\n%s", err, out.String())
-	}
-	if !strings.Contains(out.String(), "DELETE_COMPLETE") {
-		t.Errorf("wait output:\n%s", out.String())
+	if !strings.Contains(out, "DELETE_COMPLETE") {
+		t.Errorf("wait output:\n%s", out)
 	}
 
-	// Once the stack is gone there is nothing to re-attach to.
+	// Once the stack is gone, wait still reports the deletion's outcome.
 	r = clusterctlAt(t, fake.URL, "wait", "core", "-n", "g")
-	if r.code != 1 || !strings.Contains(r.stderr, `group "g" not found`) {
+	if r.code != 0 || !strings.Contains(r.stdout, "core-g: DELETE_COMPLETE") {
 		t.Errorf("wait on a deleted group:\n%s", r)
+	}
+	// A group that never existed is not found.
+	r = clusterctlAt(t, fake.URL, "wait", "core", "-n", "nosuch")
+	if r.code != 1 || !strings.Contains(r.stderr, `group "nosuch" not found`) {
+		t.Errorf("wait on a group that never existed:\n%s", r)
 	}
 }
 
@@ -170,6 +173,24 @@ func noRawContextError(t *testing.T, r result) {
 			t.Errorf("%q reached the user:\n%s", raw, r.stderr)
 		}
 	}
+}
+
+// runWhileAdvancing starts the binary, lets it begin waiting, moves the
+// fake's clock by d (the operation it waits on ends), and returns its
+// combined output once it exits.
+func runWhileAdvancing(t *testing.T, environ []string, fake *cfnfake.Server, d time.Duration, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = environ
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	fake.Clock.Advance(d)
+	err := cmd.Wait()
+	return out.String(), err
 }
 
 func createInput(name, cluster, group string) *cloudformation.CreateStackInput {

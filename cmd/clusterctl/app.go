@@ -49,6 +49,7 @@ type App struct {
 	out *query.Output
 	svc *cluster.Service
 	rec *awsx.Recorder
+	s3  *s3.Client // the whole client, for packages that need more than the Service's view
 }
 
 func newApp(ctx context.Context, ios *iostreams.IO, g *Globals) *App {
@@ -129,12 +130,13 @@ func (a *App) Service() (*cluster.Service, error) {
 		progress = nil
 	}
 	mgr := stacks.NewManager(cfn, stacks.Options{RunID: a.RunID, Progress: progress, TTY: a.IO.ErrTTY, Color: a.IO.Color})
+	a.s3 = s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = awsx.CustomEndpoint(cfg) })
 	a.svc = &cluster.Service{
 		Stacks:  mgr,
 		CFN:     cfn,
 		EC2:     ec2.NewFromConfig(cfg),
 		ASG:     autoscaling.NewFromConfig(cfg),
-		S3:      s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = awsx.CustomEndpoint(cfg) }),
+		S3:      a.s3,
 		SSM:     ssm.NewFromConfig(cfg),
 		IO:      a.IO,
 		Version: a.Version,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -32,7 +33,8 @@ type CLI struct {
 	DeleteCore  DeleteCoreCmd  `cmd:"" name:"delete-core" help:"Delete a cluster's core stack (refused while groups exist unless --cascade)."`
 	Describe    DescribeCmd    `cmd:"" help:"Show a cluster: core status, outputs, parameters, and its groups with their health."`
 	Events      EventsCmd      `cmd:"" help:"Print the stack events of a cluster's core or of one group."`
-	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operation in progress on a core or group and return its outcome."`
+	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operations in progress on a cluster (core and busy groups) or one group, deletions included, and return their outcome."`
+	Unlock      UnlockCmd      `cmd:"" help:"Break a lease left by a run that died, by its id."`
 	Render      RenderCmd      `cmd:"" help:"Print the CloudFormation template that would be deployed (no AWS access)."`
 	VersionCmd  VersionCmd     `cmd:"" name:"version" help:"Print the version."`
 	Completion  CompletionCmd  `cmd:"" help:"Print the shell completion script: source <(clusterctl completion bash)."`
@@ -313,22 +315,41 @@ func (c *WaitCmd) Run(app *App) error {
 		return err
 	}
 	start := time.Now()
-	st, err := svc.Wait(app.Context(), c.Cluster, c.Group)
-	if st == nil {
+	sts, err := svc.Wait(app.Context(), c.Cluster, c.Group)
+	var outcomes []stacks.Outcome
+	for _, st := range sts {
+		if st != nil {
+			outcomes = append(outcomes, stacks.Outcome{Stack: st.Name, Status: st.Status, Duration: time.Since(start)})
+		}
+	}
+	if len(outcomes) == 0 {
 		return err
 	}
-	r := query.ResultFrom(stacks.Outcome{Stack: st.Name, Status: st.Status, Duration: time.Since(start)})
+	// One group: its result. The cluster: the core's (last) with the
+	// groups it waited for, as delete-core reports them.
+	var v any
+	var lines []string
+	if c.Group != "" {
+		r := query.ResultFrom(outcomes[0])
+		v, lines = r, []string{r.String()}
+	} else {
+		d := query.DeletionFrom(outcomes[len(outcomes)-1], outcomes[:len(outcomes)-1])
+		for _, g := range d.Groups {
+			lines = append(lines, g.String())
+		}
+		v, lines = d, append(lines, d.Result.String())
+	}
 	if err != nil {
 		// A failed outcome is still an outcome: scripts get the object,
 		// the error says why and the exit code is 1.
 		if !out.TableForm() {
-			if werr := out.Write(app.IO.Out, r, nil); werr != nil {
+			if werr := out.Write(app.IO.Out, v, nil); werr != nil {
 				return werr
 			}
 		}
 		return err
 	}
-	return writeResult(app, out, r, r.String())
+	return writeResult(app, out, v, strings.Join(lines, "\n"))
 }
 
 // writeResult prints how a stack operation ended: the object under -o

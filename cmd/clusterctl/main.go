@@ -13,6 +13,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/clusterctl/clusterctl/internal/awsx"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
 )
@@ -72,8 +73,13 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 	err = kctx.Run(app)
 	app.finish()
 	if err != nil {
+		code := errs.ExitCode(err)
+		if e, ok := awsx.Unreachable(err); ok {
+			// The endpoint is the whole story; the SDK's wrapping is noise.
+			err = e
+		}
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", errs.Message(err))
-		return errs.ExitCode(err)
+		return code
 	}
 	return errs.ExitOK
 }

@@ -159,16 +159,22 @@ func (c cmds) wait() string {
 // the operation CloudFormation carries on with; for each stack that ended
 // failed, the command that recovers it.
 func explain(err error, cluster, group string) error {
+	return explainResume(err, "re-attach with: "+cmds{Ref{Cluster: cluster, Group: group}}.wait())
+}
+
+// explainResume is explain with the hint for a stopped wait given: where
+// re-attaching would not finish the command's work (a cascade whose core
+// deletion has not started), the hint names the command that does.
+func explainResume(err error, hint string) error {
 	if err == nil {
 		return nil
 	}
-	cmd := cmds{Ref{Cluster: cluster, Group: group}}.wait()
 	// The stack manager's error already says that CloudFormation carries on.
 	switch {
 	case errors.Is(err, context.Canceled):
-		return &errs.InterruptedError{Err: err, Hint: "re-attach with: " + cmd}
+		return &errs.InterruptedError{Err: err, Hint: hint}
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%w\nre-attach with: %s", err, cmd)
+		return fmt.Errorf("%w\n%s", err, hint)
 	}
 	var advice []string
 	for _, oe := range operationErrors(err) {

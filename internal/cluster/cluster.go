@@ -17,13 +17,18 @@ import (
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/preflight"
 	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
-// EC2API is what the commands need from EC2: network discovery and nodes.
+// EC2API is what the commands need from EC2: network discovery, nodes and
+// pre-flight checks.
 type EC2API interface {
 	query.EC2API
+	preflight.EC2API
 	DescribeVpcs(ctx context.Context, in *ec2.DescribeVpcsInput, opts ...func(*ec2.Options)) (*ec2.DescribeVpcsOutput, error)
 	DescribeSubnets(ctx context.Context, in *ec2.DescribeSubnetsInput, opts ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
 }
@@ -47,9 +52,12 @@ type StackManager interface {
 	DeleteMany(ctx context.Context, names []string, concurrency int) ([]stacks.Outcome, error)
 	DeleteRetaining(ctx context.Context, name string, retain []string) error
 	Wait(ctx context.Context, name string) (*stacks.Stack, error)
+	WaitMany(ctx context.Context, names []string) ([]*stacks.Stack, error)
 	Events(ctx context.Context, name string, follow bool, emit func([]stacks.Event)) error
 	ContinueUpdateRollback(ctx context.Context, name string) (*stacks.Stack, error)
 	Template(ctx context.Context, name string) ([]byte, error)
+	Resource(ctx context.Context, stack, logicalID string) (*stacks.Resource, error)
+	Revision(ctx context.Context, name string) (string, error)
 }
 
 // SSMAPI resolves the SSM parameter behind a group's image.
@@ -67,6 +75,27 @@ type Service struct {
 	SSM     SSMAPI
 	IO      *iostreams.IO
 	Version string
+}
+
+// preflightGroup checks a group's settings against the account before
+// anything is uploaded or created: subnets the operator named must all
+// offer the type; the core's, taken by default, at least one of them.
+func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.Group) error {
+	subnets, rule := g.SubnetIDs, preflight.EveryZone
+	if len(subnets) == 0 {
+		subnets, rule = join.SubnetIds, preflight.SomeZone
+	}
+	rep, err := preflight.Check(ctx, s.EC2, s.SSM, preflight.Request{
+		InstanceTypes: []string{g.InstanceType}, Image: g.ImageID, KeyName: g.KeyName,
+		SubnetIDs: subnets, VpcID: join.VpcId, Zones: rule,
+	})
+	if err != nil {
+		return err
+	}
+	for _, g := range rep.Unoffered {
+		s.printf("Note: %s: the group's nodes launch in its other zones\n", g)
+	}
+	return nil
 }
 
 // ErrRefused marks an operation refused because of the state it met

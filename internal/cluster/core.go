@@ -15,6 +15,7 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/preflight"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
@@ -50,6 +51,9 @@ func (s *Service) CreateCore(ctx context.Context, name string, core spec.Core, o
 	if err != nil {
 		return nil, err
 	}
+	if err := s.preflightCore(ctx, core, vpc, subnets); err != nil {
+		return nil, err
+	}
 	core.VpcID, core.SubnetIDs = vpc, subnets
 	r, err := render.Core(name, core, s.Version)
 	if err != nil {
@@ -61,6 +65,26 @@ func (s *Service) CreateCore(ctx context.Context, name string, core spec.Core, o
 		return nil, explain(err, name, "")
 	}
 	return st, nil
+}
+
+// preflightCore checks the core's settings against the account before the
+// stack is created. The control node runs in the first subnet, so its
+// zone must offer the type; the others are for groups, which launch
+// where their types are offered.
+func (s *Service) preflightCore(ctx context.Context, core spec.Core, vpc string, subnets []string) error {
+	rep, err := preflight.Check(ctx, s.EC2, s.SSM, preflight.Request{
+		InstanceTypes: []string{core.InstanceType}, Image: core.ImageID, KeyName: core.KeyName,
+		SubnetIDs: subnets, VpcID: vpc, Zones: preflight.SomeZone,
+	})
+	if err != nil {
+		return err
+	}
+	for _, g := range rep.Unoffered {
+		if slices.Contains(g.Subnets, subnets[0]) {
+			return errs.Usage("pre-flight: instance type %s is not offered in %s, the zone of subnet %s where the control node runs: pass --subnet-ids starting with a subnet of another zone", core.InstanceType, g.Zone, subnets[0])
+		}
+	}
+	return nil
 }
 
 // DeleteCoreOptions are the delete-core flags.
@@ -100,9 +124,20 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 	if len(groups) > 0 && !o.Cascade {
 		return nil, refused("cluster %q still has %s: %s; remove them first or pass --cascade", o.Name, query.Plural(len(groups), "group"), strings.Join(groupNames, ", "))
 	}
+	bucket, err := s.coreBucket(ctx, core)
+	if err != nil {
+		return nil, err
+	}
 	question := fmt.Sprintf("delete cluster %q", o.Name)
 	if len(groups) > 0 {
 		question += fmt.Sprintf(" and its groups %s", strings.Join(groupNames, ", "))
+	}
+	if bucket != "" && !o.Yes {
+		n, err := s.countVersions(ctx, bucket)
+		if err != nil {
+			return nil, err
+		}
+		question += fmt.Sprintf(", emptying its bucket %s (%s)", bucket, query.Plural(n, "object version"))
 	}
 	if err := s.confirm(ctx, o.Yes, question); err != nil {
 		return nil, err
@@ -116,12 +151,13 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 		s.printf("Deleting %s: %s\n", query.Plural(len(stackNames), "group stack"), strings.Join(stackNames, ", "))
 		outcomes, err := s.Stacks.DeleteMany(ctx, stackNames, 4)
 		if err != nil {
-			return nil, explain(fmt.Errorf("deleting groups of %q: %w", o.Name, err), o.Name, "")
+			// The groups' deletions carry on; the core's has not started.
+			return nil, explainResume(fmt.Errorf("deleting groups of %q: %w", o.Name, err), "finish with: clusterctl delete-core "+o.Name+" --cascade")
 		}
 		done.Groups = outcomes
 	}
 	start := time.Now()
-	if bucket := core.Outputs[names.OutputBucketName]; bucket != "" {
+	if bucket != "" {
 		n, err := s.emptyBucket(ctx, bucket, "")
 		if err != nil {
 			return nil, err
@@ -135,10 +171,84 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 	return done, nil
 }
 
+// Bucket is the cluster bucket: the one the core stack owns (see
+// coreBucket). It holds node configurations and the leases.
+func (s *Service) Bucket(ctx context.Context, cluster string) (string, error) {
+	core, err := s.getCore(ctx, cluster)
+	if err != nil {
+		return "", err
+	}
+	bucket, err := s.coreBucket(ctx, core)
+	if err == nil && bucket == "" {
+		return "", refused("cluster %q has no bucket (core stack %s)", cluster, core.Status)
+	}
+	return bucket, err
+}
+
+// coreBucket is the bucket the core stack owns: the physical ID of its own
+// Bucket resource, never the BucketName output alone, which anyone allowed
+// to update the stack can point at another bucket. An output that names
+// another bucket is refused: something is wrong, and neither bucket is
+// touched. "" when the core owns no bucket (it was never created).
+func (s *Service) coreBucket(ctx context.Context, core *stacks.Stack) (string, error) {
+	bucket := ""
+	r, err := s.Stacks.Resource(ctx, core.Name, names.ResourceBucket)
+	switch {
+	case errors.Is(err, stacks.ErrNoResource):
+	case err != nil:
+		return "", err
+	default:
+		bucket = r.PhysicalID
+	}
+	if out := core.Outputs[names.OutputBucketName]; out != "" && out != bucket {
+		owned := "owns no bucket"
+		if bucket != "" {
+			owned = fmt.Sprintf("owns bucket %s", bucket)
+		}
+		return "", refused("core %q: its BucketName output names bucket %s, but the stack %s: refusing to touch either; restore the output or inspect the stack with the AWS CLI", core.Name, out, owned)
+	}
+	return bucket, nil
+}
+
+// countVersions counts the object versions and delete markers in a bucket
+// (what emptying it deletes).
+func (s *Service) countVersions(ctx context.Context, bucket string) (int, error) {
+	n := 0
+	err := s.eachVersionPage(ctx, bucket, "", func(ids []s3types.ObjectIdentifier) error {
+		n += len(ids)
+		return nil
+	})
+	return n, err
+}
+
 // emptyBucket deletes every object version and delete marker under prefix
 // ("" for the whole bucket).
 func (s *Service) emptyBucket(ctx context.Context, bucket, prefix string) (int, error) {
 	deleted := 0
+	err := s.eachVersionPage(ctx, bucket, prefix, func(ids []s3types.ObjectIdentifier) error {
+		// A page holds at most 1000 entries of each kind; DeleteObjects takes 1000.
+		for len(ids) > 0 {
+			n := min(len(ids), 1000)
+			out, err := s.S3.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &s3types.Delete{Objects: ids[:n], Quiet: aws.Bool(true)}})
+			if err != nil {
+				return fmt.Errorf("emptying bucket %q: %w", bucket, err)
+			}
+			if len(out.Errors) > 0 {
+				e := out.Errors[0]
+				return fmt.Errorf("emptying bucket %q: %s: %s", bucket, aws.ToString(e.Key), aws.ToString(e.Message))
+			}
+			deleted += n
+			ids = ids[n:]
+		}
+		return nil
+	})
+	return deleted, err
+}
+
+// eachVersionPage calls fn with the object versions and delete markers of
+// each page of the bucket's listing under prefix. A bucket that is gone
+// has none.
+func (s *Service) eachVersionPage(ctx context.Context, bucket, prefix string, fn func([]s3types.ObjectIdentifier) error) error {
 	in := &s3.ListObjectVersionsInput{Bucket: aws.String(bucket)}
 	if prefix != "" {
 		in.Prefix = aws.String(prefix)
@@ -149,9 +259,9 @@ func (s *Service) emptyBucket(ctx context.Context, bucket, prefix string) (int, 
 		if err != nil {
 			var nsb *s3types.NoSuchBucket
 			if errors.As(err, &nsb) {
-				return deleted, nil
+				return nil
 			}
-			return deleted, fmt.Errorf("listing bucket %q: %w", bucket, err)
+			return fmt.Errorf("listing bucket %q: %w", bucket, err)
 		}
 		var ids []s3types.ObjectIdentifier
 		for _, v := range page.Versions {
@@ -160,22 +270,11 @@ func (s *Service) emptyBucket(ctx context.Context, bucket, prefix string) (int, 
 		for _, m := range page.DeleteMarkers {
 			ids = append(ids, s3types.ObjectIdentifier{Key: m.Key, VersionId: m.VersionId})
 		}
-		// A page holds at most 1000 entries of each kind; DeleteObjects takes 1000.
-		for len(ids) > 0 {
-			n := min(len(ids), 1000)
-			out, err := s.S3.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &s3types.Delete{Objects: ids[:n], Quiet: aws.Bool(true)}})
-			if err != nil {
-				return deleted, fmt.Errorf("emptying bucket %q: %w", bucket, err)
-			}
-			if len(out.Errors) > 0 {
-				e := out.Errors[0]
-				return deleted, fmt.Errorf("emptying bucket %q: %s: %s", bucket, aws.ToString(e.Key), aws.ToString(e.Message))
-			}
-			deleted += n
-			ids = ids[n:]
+		if err := fn(ids); err != nil {
+			return err
 		}
 	}
-	return deleted, nil
+	return nil
 }
 
 // specFrom turns a rendered template into a stack spec.

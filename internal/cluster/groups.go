@@ -45,7 +45,7 @@ func (s *Service) AddAgents(ctx context.Context, cluster string, g spec.Group, o
 	case !errors.Is(err, stacks.ErrNotFound):
 		return nil, err
 	}
-	r, err := renderJoined(core, g, s.Version)
+	r, err := s.renderChecked(ctx, core, g)
 	if err != nil {
 		return nil, err
 	}
@@ -59,13 +59,18 @@ func (s *Service) AddAgents(ctx context.Context, cluster string, g spec.Group, o
 	return query.ListNodes(ctx, s.EC2, cluster, g.Name)
 }
 
-// renderJoined renders a group joined to the core's current outputs.
-func renderJoined(core *stacks.Stack, g spec.Group, version string) (*render.Rendered, error) {
+// renderChecked renders a group joined to the core's current outputs,
+// after checking its settings against the account (pre-flight): nothing is
+// uploaded or created for a group that cannot launch.
+func (s *Service) renderChecked(ctx context.Context, core *stacks.Stack, g spec.Group) (*render.Rendered, error) {
 	join, err := render.JoinFromOutputs(core.Outputs)
 	if err != nil {
 		return nil, fmt.Errorf("reading the join contract of core %q: %w", core.Name, err)
 	}
-	r, err := render.Group(core.Name, g, join, version)
+	if err := s.preflightGroup(ctx, join, g); err != nil {
+		return nil, err
+	}
+	r, err := render.Group(core.Name, g, join, s.Version)
 	if err != nil {
 		return nil, errs.AsUsage(err)
 	}
@@ -102,6 +107,12 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if err != nil {
 		return nil, err
 	}
+	// The revision first: a change after it, even between the reads below,
+	// stops the update before it reverts that change.
+	revision, err := s.Stacks.Revision(ctx, names.GroupStack(o.Cluster, o.Group))
+	if err != nil && !errors.Is(err, stacks.ErrNotFound) {
+		return nil, err
+	}
 	st, err := s.groupStack(ctx, o.Cluster, o.Group)
 	if err != nil {
 		return nil, err
@@ -124,7 +135,7 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if err := desired.Complete(o.Cluster); err != nil {
 		return nil, err
 	}
-	r, err := renderJoined(core, desired, s.Version)
+	r, err := s.renderChecked(ctx, core, desired)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +146,9 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if plan.unchanged {
 		return &UpdateResult{Plan: plan, NoOp: true}, nil
 	}
-	cs, err := s.Stacks.Plan(ctx, specFrom(r, false))
+	stackSpec := specFrom(r, false)
+	stackSpec.Revision = revision
+	cs, err := s.Stacks.Plan(ctx, stackSpec)
 	if err != nil {
 		return nil, explain(err, o.Cluster, o.Group)
 	}
@@ -203,12 +216,17 @@ func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) (*stacks.Out
 		return nil, err
 	}
 	done := &stacks.Outcome{Stack: name, Status: "DELETE_COMPLETE", Duration: time.Since(start)}
-	// The group's node configurations are of no use without it.
+	// The group's node configurations are of no use without it. They are
+	// removed from the bucket the core owns, whatever its output says.
 	core, err := s.Stacks.Get(ctx, o.Cluster)
-	if err != nil || core.Outputs[names.OutputBucketName] == "" {
-		return done, nil // no core, or no bucket: nothing to clean
+	if err != nil {
+		return done, nil // no core: nothing to clean
 	}
-	if _, err := s.emptyBucket(ctx, core.Outputs[names.OutputBucketName], names.GroupConfigPrefix(o.Group)); err != nil {
+	bucket, err := s.coreBucket(ctx, core)
+	if err != nil || bucket == "" {
+		return done, err
+	}
+	if _, err := s.emptyBucket(ctx, bucket, names.GroupConfigPrefix(o.Group)); err != nil {
 		return nil, fmt.Errorf("removing node configuration of group %q: %w", o.Group, err)
 	}
 	return done, nil

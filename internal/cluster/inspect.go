@@ -70,16 +70,38 @@ func usable(st *stacks.Stack, what string) error {
 }
 
 // Wait re-attaches to whatever operation is in progress on the core or a
-// group, and returns with that operation's outcome.
-func (s *Service) Wait(ctx context.Context, cluster, group string) (*stacks.Stack, error) {
+// group, and returns with that operation's outcome; a deletion that has
+// finished (the stack is gone) is reported as DELETE_COMPLETE. For the
+// cluster (group ""), it waits for the core and for every group with an
+// operation in progress, so an interrupted `delete-core --cascade` is
+// followed to the end of its group deletions. The stacks come back groups
+// first, the core last.
+func (s *Service) Wait(ctx context.Context, cluster, group string) ([]*stacks.Stack, error) {
 	if err := checkAnyNames(cluster, group); err != nil {
 		return nil, err
 	}
-	st, err := s.Stacks.Wait(ctx, stackName(cluster, group))
-	if err != nil {
-		return st, explain(notFound(err, cluster, group), cluster, group)
+	if group != "" {
+		st, err := s.Stacks.Wait(ctx, stackName(cluster, group))
+		if err != nil {
+			return []*stacks.Stack{st}, explain(notFound(err, cluster, group), cluster, group)
+		}
+		return []*stacks.Stack{st}, nil
 	}
-	return st, nil
+	groups, err := s.groupStacks(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	var busy []string
+	for _, g := range groups {
+		if stacks.Classify(g.Status) == stacks.InProgress {
+			busy = append(busy, g.Stack)
+		}
+	}
+	sts, err := s.Stacks.WaitMany(ctx, append(busy, cluster))
+	if err != nil {
+		return sts, explain(notFound(err, cluster, ""), cluster, "")
+	}
+	return sts, nil
 }
 
 // Events passes the events of the core or a group to emit, oldest first;

@@ -20,6 +20,7 @@ import (
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
@@ -220,6 +221,7 @@ func fakeService(t *testing.T) *fakeEnv {
 	return &fakeEnv{fake: fake, s3: mem, s: &Service{
 		Stacks:  stacks.NewManager(fake.Client(), stacks.Options{RunID: "test", Clock: fake.Clock}),
 		CFN:     fake.Client(),
+		EC2:     memEC2{},
 		ASG:     memASG{},
 		S3:      mem,
 		SSM:     memSSM{},
@@ -247,7 +249,8 @@ func (e *fakeEnv) seed(t *testing.T, groups ...spec.Group) {
 func (e *fakeEnv) seedWith(t *testing.T, core, join render.Join, ami string, groups ...spec.Group) {
 	t.Helper()
 	e.fake.Seed(cfnfake.Seed{Name: "core", Outputs: core.Outputs(),
-		Tags: map[string]string{names.TagCluster: "core", names.TagRole: names.RoleCore, names.TagGroup: names.GroupControl}})
+		Tags:      map[string]string{names.TagCluster: "core", names.TagRole: names.RoleCore, names.TagGroup: names.GroupControl},
+		Resources: []cfnfake.Resource{{LogicalID: names.ResourceBucket, Type: "AWS::S3::Bucket", PhysicalID: core.BucketName}}})
 	for _, g := range groups {
 		r, err := render.Group("core", g, join, "test")
 		if err != nil {
@@ -368,6 +371,58 @@ type memSSM struct{}
 
 func (memSSM) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ ...func(*ssm.Options)) (*ssm.GetParameterOutput, error) {
 	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Name: in.Name, Value: aws.String(memAMI)}}, nil
+}
+
+// memEC2 answers pre-flight: every subnet is in testJoin's VPC, every
+// key pair, instance type and image exists (x86_64), every type is
+// offered. It has no instances.
+type memEC2 struct{}
+
+func (memEC2) DescribeInstances(context.Context, *ec2.DescribeInstancesInput, ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error) {
+	return &ec2.DescribeInstancesOutput{}, nil
+}
+
+func (memEC2) DescribeVpcs(context.Context, *ec2.DescribeVpcsInput, ...func(*ec2.Options)) (*ec2.DescribeVpcsOutput, error) {
+	return &ec2.DescribeVpcsOutput{Vpcs: []ec2types.Vpc{{VpcId: aws.String(testJoin.VpcId)}}}, nil
+}
+
+func (memEC2) DescribeSubnets(_ context.Context, in *ec2.DescribeSubnetsInput, _ ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error) {
+	var out ec2.DescribeSubnetsOutput
+	for _, f := range in.Filters {
+		if aws.ToString(f.Name) == "subnet-id" {
+			for _, id := range f.Values {
+				out.Subnets = append(out.Subnets, ec2types.Subnet{SubnetId: aws.String(id), VpcId: aws.String(testJoin.VpcId), AvailabilityZone: aws.String("us-east-1a")})
+			}
+		}
+	}
+	return &out, nil
+}
+
+func (memEC2) DescribeKeyPairs(_ context.Context, in *ec2.DescribeKeyPairsInput, _ ...func(*ec2.Options)) (*ec2.DescribeKeyPairsOutput, error) {
+	return &ec2.DescribeKeyPairsOutput{KeyPairs: []ec2types.KeyPairInfo{{KeyName: aws.String(in.Filters[0].Values[0])}}}, nil
+}
+
+func (memEC2) DescribeInstanceTypes(_ context.Context, in *ec2.DescribeInstanceTypesInput, _ ...func(*ec2.Options)) (*ec2.DescribeInstanceTypesOutput, error) {
+	var out ec2.DescribeInstanceTypesOutput
+	for _, t := range in.Filters[0].Values {
+		out.InstanceTypes = append(out.InstanceTypes, ec2types.InstanceTypeInfo{InstanceType: ec2types.InstanceType(t),
+			ProcessorInfo: &ec2types.ProcessorInfo{SupportedArchitectures: []ec2types.ArchitectureType{ec2types.ArchitectureTypeX8664}}})
+	}
+	return &out, nil
+}
+
+func (memEC2) DescribeInstanceTypeOfferings(_ context.Context, in *ec2.DescribeInstanceTypeOfferingsInput, _ ...func(*ec2.Options)) (*ec2.DescribeInstanceTypeOfferingsOutput, error) {
+	var out ec2.DescribeInstanceTypeOfferingsOutput
+	for _, t := range in.Filters[0].Values {
+		for _, z := range in.Filters[1].Values {
+			out.InstanceTypeOfferings = append(out.InstanceTypeOfferings, ec2types.InstanceTypeOffering{InstanceType: ec2types.InstanceType(t), Location: aws.String(z)})
+		}
+	}
+	return &out, nil
+}
+
+func (memEC2) DescribeImages(_ context.Context, in *ec2.DescribeImagesInput, _ ...func(*ec2.Options)) (*ec2.DescribeImagesOutput, error) {
+	return &ec2.DescribeImagesOutput{Images: []ec2types.Image{{ImageId: aws.String(in.ImageIds[0]), State: ec2types.ImageStateAvailable, Architecture: ec2types.ArchitectureValuesX8664}}}, nil
 }
 
 // memASG has one Auto Scaling group of 2 nodes for every group asked for

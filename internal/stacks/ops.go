@@ -70,6 +70,37 @@ func (m *Manager) Resources(ctx context.Context, name string) ([]Resource, error
 	return out, nil
 }
 
+// ErrNoResource: the stack has no resource of that logical ID.
+var ErrNoResource = errors.New("no such resource")
+
+// Resource returns one resource of a stack by its logical ID — its
+// physical ID is what the stack really owns, whatever its outputs say.
+// errors.Is(err, ErrNoResource) when the stack has no such resource, and
+// ErrNotFound when there is no such stack.
+func (m *Manager) Resource(ctx context.Context, stack, logicalID string) (*Resource, error) {
+	out, err := m.api.DescribeStackResource(ctx, &cloudformation.DescribeStackResourceInput{
+		StackName: aws.String(stack), LogicalResourceId: aws.String(logicalID),
+	})
+	if err != nil {
+		var ae smithy.APIError
+		if errors.As(err, &ae) && ae.ErrorCode() == "ValidationError" && strings.Contains(ae.ErrorMessage(), "Resource "+logicalID+" does not exist") {
+			return nil, fmt.Errorf("stack %q: resource %s: %w", stack, logicalID, ErrNoResource)
+		}
+		if isNotFound(err) {
+			return nil, newNotFound(stack, err)
+		}
+		return nil, fmt.Errorf("describing resource %s of stack %q: %w", logicalID, stack, err)
+	}
+	d := out.StackResourceDetail
+	if d == nil {
+		return nil, fmt.Errorf("stack %q: resource %s: %w", stack, logicalID, ErrNoResource)
+	}
+	return &Resource{
+		LogicalID: aws.ToString(d.LogicalResourceId), PhysicalID: aws.ToString(d.PhysicalResourceId),
+		ResourceType: aws.ToString(d.ResourceType), Status: string(d.ResourceStatus), Reason: aws.ToString(d.ResourceStatusReason),
+	}, nil
+}
+
 // Failed keeps the resources whose status is a failure.
 func Failed(rs []Resource) []Resource {
 	var out []Resource
@@ -182,6 +213,19 @@ func (m *Manager) Plan(ctx context.Context, spec Spec) (*Plan, error) {
 	if err := checkSpec(spec, false); err != nil {
 		return nil, err
 	}
+	// The revision the plan is based on: the caller's, checked now, or
+	// the current one, for Apply to check.
+	latest, err := m.latest(ctx, spec.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRevision(spec.Name, spec.Revision, latest); err != nil {
+		return nil, err
+	}
+	revision := spec.Revision
+	if revision == "" && latest != nil {
+		revision = latest.ID
+	}
 	tok := m.token("changeset")
 	in := &cloudformation.CreateChangeSetInput{
 		StackName:     aws.String(spec.Name),
@@ -207,7 +251,7 @@ func (m *Manager) Plan(ctx context.Context, spec Spec) (*Plan, error) {
 		// failing it (moto: "No updates are to be performed.").
 		var ae smithy.APIError
 		if errors.As(err, &ae) && ae.ErrorCode() == "ValidationError" && noChanges(ae.ErrorMessage()) {
-			return &Plan{Stack: spec.Name, ChangeSetName: aws.ToString(in.ChangeSetName), Empty: true, DisableRollback: spec.DisableRollback}, nil
+			return &Plan{Stack: spec.Name, ChangeSetName: aws.ToString(in.ChangeSetName), Empty: true, DisableRollback: spec.DisableRollback, Revision: revision}, nil
 		}
 		return nil, fmt.Errorf("creating change set for stack %q: %w", spec.Name, err)
 	}
@@ -216,6 +260,7 @@ func (m *Manager) Plan(ctx context.Context, spec Spec) (*Plan, error) {
 		ChangeSetName:   aws.ToString(in.ChangeSetName),
 		ChangeSetID:     aws.ToString(out.Id),
 		DisableRollback: spec.DisableRollback,
+		Revision:        revision,
 	}
 	ready, err := m.awaitChangeSet(ctx, plan)
 	if err != nil {
@@ -313,7 +358,8 @@ func (m *Manager) Discard(ctx context.Context, plan *Plan) error {
 
 // Apply executes the plan's change set and waits with live progress. An
 // empty plan just returns the stack. A failed update returns the stack and
-// an *OperationError.
+// an *OperationError. A stack changed since the plan's revision is not
+// updated: the change set is deleted and the error is a *ChangedError.
 func (m *Manager) Apply(ctx context.Context, plan *Plan) (*Stack, error) {
 	if plan == nil {
 		return nil, errs.Usage("no plan to apply")
@@ -323,7 +369,12 @@ func (m *Manager) Apply(ctx context.Context, plan *Plan) (*Stack, error) {
 	}
 	tok := m.token("update")
 	o := m.newOp(plan.Stack, "update", tok)
-	if err := m.prime(ctx, o); err != nil {
+	latest, err := m.prime(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRevision(plan.Stack, plan.Revision, latest); err != nil {
+		m.cleanupChangeSet(ctx, plan)
 		return nil, err
 	}
 	in := &cloudformation.ExecuteChangeSetInput{
@@ -362,7 +413,7 @@ func (m *Manager) deleteOne(ctx context.Context, name string, retain []string, r
 	tok := m.token("delete")
 	o := m.newOp(name, "delete", tok)
 	gone := Outcome{Stack: name, Status: "DELETE_COMPLETE"}
-	if err := m.prime(ctx, o); err != nil {
+	if _, err := m.prime(ctx, o); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			m.prog.skip(name)
 			return gone, nil
@@ -442,7 +493,7 @@ func (m *Manager) ContinueUpdateRollback(ctx context.Context, name string) (*Sta
 func (m *Manager) ContinueUpdateRollbackSkipping(ctx context.Context, name string, skip []string) (*Stack, error) {
 	tok := m.token("rollback")
 	o := m.newOp(name, "continue-rollback", tok)
-	if err := m.prime(ctx, o); err != nil {
+	if _, err := m.prime(ctx, o); err != nil {
 		return nil, err
 	}
 	in := &cloudformation.ContinueUpdateRollbackInput{StackName: aws.String(o.id), ClientRequestToken: aws.String(tok)}
