@@ -24,7 +24,10 @@
 // Expiry is judged by S3's clock, not the reader's: a lease is expired when
 // its object's Last-Modified is more than its TTL older than the Date of
 // the response that read it. Taking over an expired lease is conditional
-// on the ETag read, so of two runs taking over, one wins.
+// on the ETag read, so of two runs taking over, one wins. A lease whose
+// holder ran on this host as a process that no longer exists (killed,
+// crashed) is stale at once: re-running an interrupted command on the same
+// machine does not wait for the TTL.
 //
 // In a versioned bucket every write is a version; a lease deletes exactly
 // the versions it wrote (and, once it holds the key, the stale versions
@@ -129,7 +132,9 @@ type Record struct {
 	ID      string    `json:"id"`   // names the lease for unlock --id
 	Kind    Kind      `json:"kind"` // core, cluster or group
 	Group   string    `json:"group,omitempty"`
-	Holder  string    `json:"holder"`  // user@host (pid N)
+	Holder  string    `json:"holder"` // user@host (pid N)
+	Host    string    `json:"host,omitempty"`
+	PID     int       `json:"pid,omitempty"`
 	Command string    `json:"command"` // the command line, e.g. "update-group -n g -j core"
 	RunID   string    `json:"runId"`   // the run's id (its ClientRequestTokens carry it)
 	Caller  string    `json:"caller"`  // the AWS principal (STS caller ARN)
@@ -181,6 +186,10 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 type Options struct {
 	Cluster string // the cluster's name, for messages
 	Holder  string // default DefaultHolder()
+	// Host and PID identify the holding process, so that a run on the same
+	// host can tell that it is gone (default: this host and process).
+	Host    string
+	PID     int
 	Command string // the command line being run
 	RunID   string
 	Caller  string        // the AWS principal, from CallerARN
@@ -194,11 +203,15 @@ func DefaultHolder() string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		name = u.Username
 	}
+	return fmt.Sprintf("%s@%s (pid %d)", name, hostname(), os.Getpid())
+}
+
+func hostname() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
-		host = "unknown-host"
+		return "unknown-host"
 	}
-	return fmt.Sprintf("%s@%s (pid %d)", name, host, os.Getpid())
+	return host
 }
 
 func newID() string {

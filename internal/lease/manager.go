@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -57,6 +58,12 @@ type Manager struct {
 func New(api S3API, bucket string, o Options) *Manager {
 	if o.Holder == "" {
 		o.Holder = DefaultHolder()
+	}
+	if o.Host == "" {
+		o.Host = hostname()
+	}
+	if o.PID == 0 {
+		o.PID = os.Getpid()
 	}
 	if o.TTL <= 0 {
 		o.TTL = DefaultTTL
@@ -117,13 +124,22 @@ func (m *Manager) read(ctx context.Context, key string) (*Status, error) {
 			st.ServerTime = t
 		}
 	}
-	if !st.ServerTime.IsZero() && !st.LastModified.IsZero() {
+	switch {
+	case m.holderGone(st.Record):
+		st.Expired = true
+	case !st.ServerTime.IsZero() && !st.LastModified.IsZero():
 		// Both have a resolution of a second: one more second of grace.
 		st.Expired = st.ServerTime.Sub(st.LastModified) > st.ttl()+time.Second
-	} else {
+	default:
 		st.Expired = m.o.Clock.Now().After(st.Expires)
 	}
 	return st, nil
+}
+
+// holderGone tells whether the lease was taken by a process of this host
+// that no longer runs: it will never renew or release it.
+func (m *Manager) holderGone(r Record) bool {
+	return r.Host != "" && r.Host == m.o.Host && r.PID > 0 && r.PID != m.o.PID && !processAlive(r.PID)
 }
 
 // quietChecksums: a lease object is small JSON whose ETag is checked; an
@@ -194,7 +210,8 @@ func (m *Manager) Acquire(ctx context.Context, s Scope) (*Lease, error) {
 	// renewal always defeats a takeover based on what it replaced.
 	now := m.o.Clock.Now().UTC()
 	rec := Record{
-		ID: newID(), Kind: s.Kind, Group: s.Group, Holder: m.o.Holder, Command: m.o.Command, RunID: m.o.RunID, Caller: m.o.Caller,
+		ID: newID(), Kind: s.Kind, Group: s.Group, Holder: m.o.Holder, Host: m.o.Host, PID: m.o.PID,
+		Command: m.o.Command, RunID: m.o.RunID, Caller: m.o.Caller,
 		Started: now, Renewed: now, Expires: now.Add(m.o.TTL), TTLSeconds: int(m.o.TTL / time.Second),
 	}
 	l := &Lease{m: m, scope: s, rec: rec, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
