@@ -92,6 +92,7 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 		{"--volume-size", []string{"--volume-size", "40"}},
 		{"--subnet-ids", []string{"--subnet-ids", aws.ToString(subnets.Subnets[1].SubnetId)}},
 		{"--ssh-cidr", []string{"--ssh-cidr", "203.0.113.0/24"}},
+		{"--allow-ssh-from-anywhere", []string{"--ssh-cidr", "0.0.0.0/0", "--allow-ssh-from-anywhere"}},
 		{"--key-name", []string{"--key-name", "ops"}},
 		{"--max-batch", []string{"--max-batch", "2"}},
 		{"--min-in-service", []string{"--min-in-service", "0"}},
