@@ -76,29 +76,21 @@ var ErrNoResource = errors.New("no such resource")
 // Resource returns one resource of a stack by its logical ID — its
 // physical ID is what the stack really owns, whatever its outputs say.
 // errors.Is(err, ErrNoResource) when the stack has no such resource, and
-// ErrNotFound when there is no such stack.
+// ErrNotFound when there is no such stack. It lists the stack's resources
+// rather than describing the one: a stack holds a handful, and not every
+// implementation describes one resource reliably (moto fails on stacks
+// with resources it does not model).
 func (m *Manager) Resource(ctx context.Context, stack, logicalID string) (*Resource, error) {
-	out, err := m.api.DescribeStackResource(ctx, &cloudformation.DescribeStackResourceInput{
-		StackName: aws.String(stack), LogicalResourceId: aws.String(logicalID),
-	})
+	rs, err := m.Resources(ctx, stack)
 	if err != nil {
-		var ae smithy.APIError
-		if errors.As(err, &ae) && ae.ErrorCode() == "ValidationError" && strings.Contains(ae.ErrorMessage(), "Resource "+logicalID+" does not exist") {
-			return nil, fmt.Errorf("stack %q: resource %s: %w", stack, logicalID, ErrNoResource)
-		}
-		if isNotFound(err) {
-			return nil, newNotFound(stack, err)
-		}
-		return nil, fmt.Errorf("describing resource %s of stack %q: %w", logicalID, stack, err)
+		return nil, err
 	}
-	d := out.StackResourceDetail
-	if d == nil {
-		return nil, fmt.Errorf("stack %q: resource %s: %w", stack, logicalID, ErrNoResource)
+	for _, r := range rs {
+		if r.LogicalID == logicalID {
+			return &r, nil
+		}
 	}
-	return &Resource{
-		LogicalID: aws.ToString(d.LogicalResourceId), PhysicalID: aws.ToString(d.PhysicalResourceId),
-		ResourceType: aws.ToString(d.ResourceType), Status: string(d.ResourceStatus), Reason: aws.ToString(d.ResourceStatusReason),
-	}, nil
+	return nil, fmt.Errorf("stack %q: resource %s: %w", stack, logicalID, ErrNoResource)
 }
 
 // Failed keeps the resources whose status is a failure.
@@ -396,20 +388,29 @@ func (m *Manager) Apply(ctx context.Context, plan *Plan) (*Stack, error) {
 // Delete deletes the stack and waits. A stack that does not exist is
 // already deleted: success.
 func (m *Manager) Delete(ctx context.Context, name string) error {
-	_, err := m.deleteOne(ctx, name, nil, false)
+	_, err := m.deleteOne(ctx, name, nil, false, nil)
 	return err
+}
+
+// DeleteStarted deletes the stack like Delete (like DeleteRetaining with
+// every resource that failed to delete when retainFailed), calling started
+// once CloudFormation has accepted the deletion and before waiting for it
+// (not when there is no stack to delete): for what must hold until the
+// deletion is under way and be undone before it gets far.
+func (m *Manager) DeleteStarted(ctx context.Context, name string, retainFailed bool, started func()) (Outcome, error) {
+	return m.deleteOne(ctx, name, nil, retainFailed, started)
 }
 
 // DeleteRetaining recovers a DELETE_FAILED stack: it deletes the stack,
 // keeping the resources in retain (nil: every resource that failed to
 // delete) for the operator to remove.
 func (m *Manager) DeleteRetaining(ctx context.Context, name string, retain []string) error {
-	_, err := m.deleteOne(ctx, name, retain, true)
+	_, err := m.deleteOne(ctx, name, retain, true, nil)
 	return err
 }
 
 // deleteOne deletes a stack and waits, reporting how it ended.
-func (m *Manager) deleteOne(ctx context.Context, name string, retain []string, retaining bool) (Outcome, error) {
+func (m *Manager) deleteOne(ctx context.Context, name string, retain []string, retaining bool, started func()) (Outcome, error) {
 	tok := m.token("delete")
 	o := m.newOp(name, "delete", tok)
 	gone := Outcome{Stack: name, Status: "DELETE_COMPLETE"}
@@ -435,6 +436,9 @@ func (m *Manager) deleteOne(ctx context.Context, name string, retain []string, r
 	}
 	if _, err := m.api.DeleteStack(ctx, in); err != nil {
 		return Outcome{Stack: name}, fmt.Errorf("deleting stack %q: %w", name, err)
+	}
+	if started != nil {
+		started()
 	}
 	m.prog.begin(o)
 	st, err := m.await(ctx, o)
@@ -464,7 +468,7 @@ func (m *Manager) DeleteMany(ctx context.Context, names []string, concurrency in
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				outcomes[i], errList[i] = m.deleteOne(ctx, names[i], nil, false)
+				outcomes[i], errList[i] = m.deleteOne(ctx, names[i], nil, false, nil)
 			}
 		}()
 	}
