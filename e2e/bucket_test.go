@@ -18,6 +18,17 @@ import (
 // template would; the stack's own bucket stays.
 func repointOutput(t *testing.T, c clients, stack, bucket string) {
 	t.Helper()
+	editOutputs(t, c, stack, func(outs map[string]any) { outs["BucketName"].(map[string]any)["Value"] = bucket })
+	if out := outputs(describeStack(t, c, stack)); out["BucketName"] != bucket {
+		t.Fatalf("BucketName output is %q after the update, want %q", out["BucketName"], bucket)
+	}
+}
+
+// editOutputs updates a stack with its template's outputs edited by edit,
+// its parameters and everything else as they are: a change made outside
+// clusterctl.
+func editOutputs(t *testing.T, c clients, stack string, edit func(outputs map[string]any)) {
+	t.Helper()
 	ctx := context.Background()
 	got, err := c.cfn.GetTemplate(ctx, &cloudformation.GetTemplateInput{StackName: aws.String(stack)})
 	if err != nil {
@@ -27,7 +38,7 @@ func repointOutput(t *testing.T, c clients, stack, bucket string) {
 	if err := json.Unmarshal([]byte(aws.ToString(got.TemplateBody)), &tpl); err != nil {
 		t.Fatal(err)
 	}
-	tpl["Outputs"].(map[string]any)["BucketName"].(map[string]any)["Value"] = bucket
+	edit(tpl["Outputs"].(map[string]any))
 	body, _ := json.Marshal(tpl)
 	st := describeStack(t, c, stack)
 	in := &cloudformation.UpdateStackInput{
@@ -38,10 +49,7 @@ func repointOutput(t *testing.T, c clients, stack, bucket string) {
 		in.Parameters = append(in.Parameters, cfntypes.Parameter{ParameterKey: p.ParameterKey, UsePreviousValue: aws.Bool(true)})
 	}
 	if _, err := c.cfn.UpdateStack(ctx, in); err != nil {
-		t.Fatalf("updating the core's output: %v", err)
-	}
-	if out := outputs(describeStack(t, c, stack)); out["BucketName"] != bucket {
-		t.Fatalf("BucketName output is %q after the update, want %q", out["BucketName"], bucket)
+		t.Fatalf("editing the outputs of %s: %v", stack, err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/clusterctl/clusterctl/internal/cfnfake"
 )
@@ -60,7 +62,7 @@ func runInterruptedEnv(t *testing.T, environ []string, after time.Duration, args
 // re-attaches and returns the operation's outcome.
 func TestInterruptAndReattach(t *testing.T) {
 	fake := cfnfake.New(t)
-	fake.Seed(cfnfake.Seed{Name: "core", Tags: map[string]string{"clusterctl:cluster": "core", "clusterctl:role": "core", "clusterctl:group": "control"}})
+	environ := seedFakeCore(t, fake, "core")
 	fake.Seed(cfnfake.Seed{
 		Name: "core-g", Tags: map[string]string{"clusterctl:cluster": "core", "clusterctl:role": "agents", "clusterctl:group": "g"},
 		Resources: []cfnfake.Resource{{LogicalID: "AutoScalingGroup", Type: "AWS::AutoScaling::AutoScalingGroup"}},
@@ -71,11 +73,13 @@ func TestInterruptAndReattach(t *testing.T) {
 		cfnfake.Step{At: time.Hour, Status: "DELETE_COMPLETE", Events: []cfnfake.Ev{{LogicalID: "AutoScalingGroup", Type: "AWS::AutoScaling::AutoScalingGroup", Status: "DELETE_COMPLETE"}}},
 	)
 
-	r := runInterrupted(t, fake.URL, 1500*time.Millisecond, "remove-group", "-n", "g", "-j", "core", "--yes")
+	r := runInterruptedEnv(t, environ, 1500*time.Millisecond, "remove-group", "-n", "g", "-j", "core", "--yes")
 	if r.code != 130 {
 		t.Errorf("exit %d, want 130\n%s", r.code, r)
 	}
-	for _, want := range []string{"(DELETE_IN_PROGRESS): interrupted; CloudFormation carries on", "clusterctl wait core -n g"} {
+	// What finishes the job is remove-group itself: it cleans up after
+	// the deletion.
+	for _, want := range []string{"(DELETE_IN_PROGRESS): interrupted; CloudFormation carries on", "finish with: clusterctl remove-group -n g -j core"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("message does not say %q:\n%s", want, r.stderr)
 		}
@@ -137,7 +141,7 @@ func TestInterruptAndReattach(t *testing.T) {
 // rolls back exits 1 with the root cause and what to do next.
 func TestWaitReportsRootCause(t *testing.T) {
 	fake := cfnfake.New(t)
-	fake.Seed(cfnfake.Seed{Name: "core", Tags: map[string]string{"clusterctl:cluster": "core", "clusterctl:role": "core", "clusterctl:group": "control"}})
+	environ := seedFakeCore(t, fake, "core")
 	client := fake.Client()
 	asg := cfnfake.Res{LogicalID: "AutoScalingGroup", Type: "AWS::AutoScaling::AutoScalingGroup"}
 	lt := cfnfake.Res{LogicalID: "LaunchTemplate", Type: "AWS::EC2::LaunchTemplate"}
@@ -159,7 +163,7 @@ func TestWaitReportsRootCause(t *testing.T) {
 		t.Errorf("first line reports the cancellation noise, not the root cause:\n%s", r.stderr)
 	}
 	// add-agents on the dead group refuses and names the way out.
-	r = clusterctlAt(t, fake.URL, "update-group", "-n", "g", "-j", "core", "-c", "3")
+	r = clusterctlEnv(t, environ, "update-group", "-n", "g", "-j", "core", "-c", "3")
 	if r.code != 1 || !strings.Contains(r.stderr, "ROLLBACK_COMPLETE") || !strings.Contains(r.stderr, "remove-group -n g -j core") {
 		t.Errorf("update-group on a dead group:\n%s", r)
 	}
@@ -191,6 +195,22 @@ func runWhileAdvancing(t *testing.T, environ []string, fake *cfnfake.Server, d t
 	fake.Clock.Advance(d)
 	err := cmd.Wait()
 	return out.String(), err
+}
+
+// seedFakeCore seeds the core of cluster into the CloudFormation fake with
+// its bucket on moto, where the leases live, and returns the environment
+// of a run that speaks to the fake for CloudFormation and to moto for the
+// rest.
+func seedFakeCore(t *testing.T, fake *cfnfake.Server, cluster string) []string {
+	t.Helper()
+	bucket := fmt.Sprintf("%s-bucket-%d", strings.ToLower(cluster), time.Now().UnixNano())
+	if _, err := newClients(t).s3.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatal(err)
+	}
+	fake.Seed(cfnfake.Seed{Name: cluster,
+		Tags:      map[string]string{"clusterctl:cluster": cluster, "clusterctl:role": "core", "clusterctl:group": "control"},
+		Resources: []cfnfake.Resource{{LogicalID: "Bucket", Type: "AWS::S3::Bucket", PhysicalID: bucket}}})
+	return append(env(), "AWS_ENDPOINT_URL_CLOUDFORMATION="+fake.URL)
 }
 
 func createInput(name, cluster, group string) *cloudformation.CreateStackInput {

@@ -1,10 +1,18 @@
 package e2e
 
 import (
+	"bytes"
+	"errors"
+	"net/http"
+	"os/exec"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/clusterctl/clusterctl/internal/cfnfake"
 )
 
@@ -52,5 +60,85 @@ func TestInterruptedCascadeResumes(t *testing.T) {
 	}
 	if r := clusterctlEnv(t, environ, "wait", "core"); r.code != 0 || !strings.Contains(r.stdout, "core: DELETE_COMPLETE") {
 		t.Errorf("wait on the deleted cluster:\n%s", r)
+	}
+}
+
+// runKilled runs the binary through a proxy that kills it (kill -9) once
+// the call matched was answered: the run dies with its lease held and its
+// work half done.
+func runKilled(t *testing.T, match func(*http.Request, string) bool, args ...string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	p := newRaceProxy(t, &raceProxy{match: match, after: true, hold: func() { cmd.Process.Kill() }})
+	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+p.URL)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("clusterctl %s was not killed: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+}
+
+// remove-group killed right after DeleteStack leaves the group's node
+// configuration and its lease behind. Run again, it takes the dead run's
+// lease over, cleans up and exits 0 saying the group was already
+// removed; a group that never was is still not found.
+func TestRemoveGroupKilledAfterDeleteStack(t *testing.T) {
+	resetMoto(t)
+	c := newClients(t)
+	must(t, "create-core", "core", "-q")
+	must(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-q")
+	bucket := outputs(describeStack(t, c, "core"))["BucketName"]
+
+	runKilled(t, call("DeleteStack", "core-g"), "remove-group", "-n", "g", "-j", "core", "--yes", "-q")
+	if left := c.stackNames(t); !sameSet(left, []string{"core"}) {
+		t.Fatalf("stacks after the killed run: %v", left)
+	}
+	if n, l := objectsUnder(t, c, bucket, "join/groups/g/"), objectsUnder(t, c, bucket, "locks/"); n != 1 || l != 1 {
+		t.Fatalf("after the killed run: %d node configurations, %d leases; want the 1 and 1 it left", n, l)
+	}
+
+	r := must(t, "remove-group", "-n", "g", "-j", "core", "--yes")
+	if !strings.Contains(r.stdout, "Group g of cluster core was already removed (core-g: DELETE_COMPLETE); cleaned up after it") {
+		t.Errorf("re-run of remove-group:\n%s", r)
+	}
+	if n, l := objectsUnder(t, c, bucket, "join/groups/g/"), objectsUnder(t, c, bucket, "locks/"); n != 0 || l != 0 {
+		t.Errorf("after the re-run: %d node configurations, %d leases left", n, l)
+	}
+	if r := clusterctl(t, "remove-group", "-n", "nosuch", "-j", "core", "--yes"); r.code != 1 || !strings.Contains(r.stderr, `group "nosuch" not found`) {
+		t.Errorf("remove-group of a group that never was:\n%s", r)
+	}
+}
+
+// delete-core --cascade killed after it deleted a group: run again, it
+// takes the dead run's lease over and finishes the job.
+func TestDeleteCoreKilledDuringCascade(t *testing.T) {
+	resetMoto(t)
+	c := newClients(t)
+	must(t, "create-core", "core", "-q")
+	must(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-q")
+	must(t, "add-agents", "-n", "h", "-t", "t3.small", "-j", "core", "-q")
+	bucket := outputs(describeStack(t, c, "core"))["BucketName"]
+
+	runKilled(t, call("DeleteStack", "core-g"), "delete-core", "core", "--cascade", "--yes", "-q")
+	if left := c.stackNames(t); !slices.Contains(left, "core") {
+		t.Fatalf("stacks after the killed run: %v, want the core still there", left)
+	}
+	if l := objectsUnder(t, c, bucket, "locks/"); l != 1 {
+		t.Fatalf("%d leases after the killed run, want the 1 it left", l)
+	}
+	r := must(t, "delete-core", "core", "--cascade", "--yes")
+	if !strings.Contains(r.stdout, "Deleted cluster core") {
+		t.Errorf("re-run of delete-core:\n%s", r)
+	}
+	if left := c.stackNames(t); len(left) != 0 {
+		t.Errorf("stacks left: %v", left)
+	}
+	if _, err := c.s3.HeadBucket(t.Context(), &s3.HeadBucketInput{Bucket: aws.String(bucket)}); err == nil {
+		t.Errorf("bucket %s left", bucket)
+	}
+	if r := must(t, "delete-core", "core", "--cascade", "--yes"); !strings.Contains(r.stdout, "Cluster core was already deleted (core: DELETE_COMPLETE)") {
+		t.Errorf("delete-core of a deleted cluster:\n%s", r)
 	}
 }

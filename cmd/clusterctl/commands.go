@@ -115,9 +115,14 @@ func (c *ListGroupsCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	groups, err := svc.ListGroups(app.Context(), c.Cluster)
+	groups, conflicts, err := svc.ListGroups(app.Context(), c.Cluster)
 	if err != nil {
 		return err
+	}
+	// Stacks that carry a cluster's tags under another name are not its
+	// groups: said apart, so the listing stays what scripts expect.
+	for _, cf := range conflicts {
+		fmt.Fprintf(app.IO.ErrOut, "clusterctl: conflict: %s\n", cf)
 	}
 	return out.Write(app.IO.Out, groups, func(wide bool) query.Table { return query.GroupsTable(groups, wide) })
 }
@@ -175,9 +180,14 @@ func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
 	if err != nil {
 		return flagError(err, &c.Group)
 	}
+	for _, r := range res.Repaired {
+		fmt.Fprintf(app.IO.ErrOut, "Repaired %s: %s\n", stack, r)
+	}
 	switch {
 	case res.NoOp:
 		fmt.Fprintf(app.IO.ErrOut, "No changes: %s already matches the requested configuration\n", stack)
+	case len(res.Repaired) > 0 && !res.Applied && !c.DryRun:
+		fmt.Fprintf(app.IO.ErrOut, "No setting changed; %s is whole again\n", stack)
 	case res.Applied:
 		fmt.Fprintf(app.IO.ErrOut, "Updated %s\n", stack)
 	default:
@@ -186,7 +196,10 @@ func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
 	if table {
 		return nil
 	}
-	v := updateView{Plan: res.Plan, NoChanges: res.NoOp, Applied: res.Applied}
+	v := updateView{Plan: res.Plan, NoChanges: res.NoOp, Applied: res.Applied, Repaired: res.Repaired}
+	if v.Repaired == nil {
+		v.Repaired = []string{}
+	}
 	if v.Plan == nil {
 		v.Plan = &cluster.Plan{Stack: stack, Settings: []spec.Change{}, Changes: []cluster.ResourceChange{}}
 	}
@@ -197,8 +210,9 @@ func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
 // became of it.
 type updateView struct {
 	*cluster.Plan
-	NoChanges bool `json:"noChanges"`
-	Applied   bool `json:"applied"`
+	NoChanges bool     `json:"noChanges"`
+	Applied   bool     `json:"applied"`
+	Repaired  []string `json:"repaired"`
 }
 
 // RemoveGroupCmd is `clusterctl remove-group -n GROUP -j CLUSTER`.
@@ -218,7 +232,10 @@ func (c *RemoveGroupCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	r := query.ResultFrom(*done)
+	r := query.ResultFrom(done.Outcome)
+	if done.AlreadyRemoved {
+		return writeResult(app, out, r, fmt.Sprintf("Group %s of cluster %s was already removed (%s: %s); cleaned up after it", c.Group, c.Cluster, r.Stack, r.Status))
+	}
 	return writeResult(app, out, r, fmt.Sprintf("Removed group %s of cluster %s (%s)", c.Group, c.Cluster, r))
 }
 
@@ -240,6 +257,9 @@ func (c *DeleteCoreCmd) Run(app *App) error {
 		return err
 	}
 	d := query.DeletionFrom(done.Outcome, done.Groups)
+	if done.AlreadyDeleted {
+		return writeResult(app, out, d, fmt.Sprintf("Cluster %s was already deleted (%s: %s)", c.Name, d.Stack, d.Status))
+	}
 	line := fmt.Sprintf("Deleted cluster %s (%s", c.Name, d.Result)
 	if n := len(d.Groups); n > 0 {
 		line += fmt.Sprintf("; %s before it", query.Plural(n, "group stack"))

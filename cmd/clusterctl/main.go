@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", oneLine(err.Error()))
 		return errs.ExitCode(err)
 	}
-	app := newApp(ctx, ios, &cli.Globals)
+	app := newApp(ctx, ios, &cli.Globals, args)
 	err = kctx.Run(app)
 	app.finish()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
@@ -215,3 +216,11 @@ type advisedError struct {
 
 func (e *advisedError) Error() string { return e.err.Error() + "\n" + e.advice }
 func (e *advisedError) Unwrap() error { return e.err }
+
+// recreateAdvice says how to create a group again that cannot be repaired
+// in place, with the settings it was deployed with.
+func recreateAdvice(cluster string, g spec.Group) string {
+	c := cmds{Ref{Cluster: cluster, Group: g.Name}}
+	return fmt.Sprintf("Re-create it: `%s`, then `clusterctl add-agents %s %s`.",
+		c.remove("--yes"), c.sel(), strings.Join(spec.Args(g), " "))
+}

@@ -39,7 +39,7 @@ func TestDeleteCorePromptNamesBucketAndCount(t *testing.T) {
 	if !strings.Contains(errOut.String(), want) {
 		t.Errorf("prompt:\n%s\nwant %q", errOut, want)
 	}
-	if n, err := svc.countVersions(ctx, bucket); err != nil || n != 3 {
+	if n, err := svc.countVersions(ctx, bucket, ""); err != nil || n != 3 {
 		t.Errorf("bucket holds %d versions after declining (%v), want 3", n, err)
 	}
 	if _, err := svc.Stacks.Get(ctx, "core"); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
@@ -15,7 +16,9 @@ import (
 )
 
 // AddAgents creates group g of cluster joined to the core's current
-// outputs, waits, and returns the group's nodes.
+// outputs, waits, and returns the group's nodes. It holds the group's
+// lease from before it reads anything it decides from until the stack is
+// created.
 func (s *Service) AddAgents(ctx context.Context, cluster string, g spec.Group, o CreateOptions) ([]query.Node, error) {
 	if err := spec.CheckClusterName(cluster); err != nil {
 		return nil, err
@@ -23,12 +26,19 @@ func (s *Service) AddAgents(ctx context.Context, cluster string, g spec.Group, o
 	if err := g.Complete(cluster); err != nil {
 		return nil, err
 	}
-	core, err := s.getCore(ctx, cluster)
+	err := s.withLease(ctx, cluster, lease.Group(g.Name), func(ctx context.Context, in leased) error {
+		return s.addAgents(ctx, in, g, o)
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := usable(core, "core"); err != nil {
-		return nil, err
+	return query.ListNodes(ctx, s.EC2, cluster, g.Name)
+}
+
+func (s *Service) addAgents(ctx context.Context, in leased, g spec.Group, o CreateOptions) error {
+	cluster := in.core.Name
+	if err := usable(in.core, "core"); err != nil {
+		return err
 	}
 	name := names.GroupStack(cluster, g.Name)
 	existing, err := s.Stacks.Get(ctx, name)
@@ -36,27 +46,35 @@ func (s *Service) AddAgents(ctx context.Context, cluster string, g spec.Group, o
 	case err == nil && o.ReplaceFailed && stacks.Classify(existing.Status) == stacks.FailedDead:
 		s.printf("Deleting dead group stack %s (%s) before creating it again\n", name, existing.Status)
 		if err := s.Stacks.Delete(ctx, name); err != nil {
-			return nil, explain(err, cluster, g.Name)
+			return explain(err, cluster, g.Name)
 		}
 	case err == nil && stacks.Classify(existing.Status) == stacks.FailedDead:
-		return nil, refused("group %q of cluster %q exists but is dead (stack %s, %s)\n%s", g.Name, cluster, name, existing.Status, Advice(existing, RefOf(existing), nil))
+		return refused("group %q of cluster %q exists but is dead (stack %s, %s)\n%s", g.Name, cluster, name, existing.Status, Advice(existing, RefOf(existing), nil))
 	case err == nil:
-		return nil, refused("group %q already exists in cluster %q (stack %s, status %s)", g.Name, cluster, name, existing.Status)
+		return refused("group %q already exists in cluster %q (stack %s, status %s)", g.Name, cluster, name, existing.Status)
 	case !errors.Is(err, stacks.ErrNotFound):
-		return nil, err
+		return err
 	}
-	r, err := s.renderChecked(ctx, core, g)
+	r, err := s.renderChecked(ctx, in.core, g)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := s.uploadArtifacts(ctx, r.Parameters[names.OutputBucketName], r); err != nil {
-		return nil, err
+	// Whatever an earlier group of that name left in the bucket is of no
+	// use: no stack of the name exists.
+	if err := s.pruneNodeConfigs(ctx, in.bucket, g.Name, nil); err != nil {
+		return err
+	}
+	if err := s.sweepNodeConfigs(ctx, in.leases, in.bucket, cluster, g.Name); err != nil {
+		return err
+	}
+	if err := s.uploadArtifacts(ctx, in.bucket, r); err != nil {
+		return err
 	}
 	s.printf("Creating group stack %s (%d x %s) in cluster %s\n", name, g.Desired(), g.InstanceType, cluster)
 	if _, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback)); err != nil {
-		return nil, explain(err, cluster, g.Name)
+		return explain(err, cluster, g.Name)
 	}
-	return query.ListNodes(ctx, s.EC2, cluster, g.Name)
+	return nil
 }
 
 // renderChecked renders a group joined to the core's current outputs,
@@ -65,7 +83,7 @@ func (s *Service) AddAgents(ctx context.Context, cluster string, g spec.Group, o
 func (s *Service) renderChecked(ctx context.Context, core *stacks.Stack, g spec.Group) (*render.Rendered, error) {
 	join, err := render.JoinFromOutputs(core.Outputs)
 	if err != nil {
-		return nil, fmt.Errorf("reading the join contract of core %q: %w", core.Name, err)
+		return nil, refused("core %q cannot be joined: %v (changed outside clusterctl?): refusing to use it; see `clusterctl describe %s`", core.Name, err, core.Name)
 	}
 	if err := s.preflightGroup(ctx, join, g); err != nil {
 		return nil, err
@@ -93,22 +111,40 @@ type UpdateResult struct {
 	Plan    *Plan
 	NoOp    bool // nothing would change
 	Applied bool
+	// Repaired lists what was missing from the deployed group and was put
+	// back (a node configuration deleted from the bucket).
+	Repaired []string
 }
 
 // UpdateGroup reads the group back as deployed, takes the desired group
 // from it, renders that joined to the core's current outputs and applies
 // the difference through a change set. It touches neither the core nor any
-// other group.
+// other group. It holds the group's lease while it reads, plans and
+// applies; a dry run changes nothing and takes none.
 func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResult, error) {
 	if err := checkNames(o.Cluster, o.Group); err != nil {
 		return nil, err
 	}
-	core, err := s.getCore(ctx, o.Cluster)
-	if err != nil {
-		return nil, err
+	var res *UpdateResult
+	update := func(ctx context.Context, in leased) (err error) {
+		res, err = s.updateGroup(ctx, in, o)
+		return err
 	}
-	// The revision first: a change after it, even between the reads below,
-	// stops the update before it reverts that change.
+	if o.DryRun {
+		in, err := s.unleased(ctx, o.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		return res, update(ctx, in)
+	}
+	err := s.withLease(ctx, o.Cluster, lease.Group(o.Group), update)
+	return res, err
+}
+
+func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (*UpdateResult, error) {
+	// The revision first: a change after it, even between the reads below
+	// (by a tool that takes no lease), stops the update before it reverts
+	// that change.
 	revision, err := s.Stacks.Revision(ctx, names.GroupStack(o.Cluster, o.Group))
 	if err != nil && !errors.Is(err, stacks.ErrNotFound) {
 		return nil, err
@@ -120,12 +156,18 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if err := usable(st, "group"); err != nil {
 		return nil, err
 	}
-	if err := usable(core, "core"); err != nil {
+	if err := usable(in.core, "core"); err != nil {
 		return nil, err
 	}
 	deployed, err := s.observeGroup(ctx, o.Group, st)
 	if err != nil {
 		return nil, err
+	}
+	if deployed.Nodes < 0 {
+		// No stack update brings back a resource deleted behind
+		// CloudFormation's back.
+		return nil, refused("group %q of cluster %q has no Auto Scaling group (deleted outside CloudFormation): an update cannot bring it back\n%s",
+			o.Group, o.Cluster, recreateAdvice(o.Cluster, deployed.Spec))
 	}
 	desired := deployed.Spec
 	if o.Desired != nil {
@@ -135,7 +177,7 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if err := desired.Complete(o.Cluster); err != nil {
 		return nil, err
 	}
-	r, err := s.renderChecked(ctx, core, desired)
+	r, err := s.renderChecked(ctx, in.core, desired)
 	if err != nil {
 		return nil, err
 	}
@@ -143,8 +185,18 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if err != nil {
 		return nil, err
 	}
+	res := &UpdateResult{Plan: plan}
+	if !o.DryRun {
+		if err := s.pruneNodeConfigs(ctx, in.bucket, o.Group, st); err != nil {
+			return nil, err
+		}
+		if err := s.sweepNodeConfigs(ctx, in.leases, in.bucket, o.Cluster, o.Group); err != nil {
+			return nil, err
+		}
+	}
 	if plan.unchanged {
-		return &UpdateResult{Plan: plan, NoOp: true}, nil
+		res.NoOp = true
+		return res, s.repairGroup(ctx, in.bucket, r, o.DryRun, res)
 	}
 	stackSpec := specFrom(r, false)
 	stackSpec.Revision = revision
@@ -152,10 +204,9 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if err != nil {
 		return nil, explain(err, o.Cluster, o.Group)
 	}
-	res := &UpdateResult{Plan: plan}
 	if cs.Empty {
 		res.NoOp = true
-		return res, nil
+		return res, s.repairGroup(ctx, in.bucket, r, o.DryRun, res)
 	}
 	plan.setChanges(cs.Changes)
 	if o.OnPlan != nil {
@@ -167,7 +218,7 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if o.DryRun {
 		return res, s.Stacks.Discard(ctx, cs)
 	}
-	if err := s.uploadArtifacts(ctx, r.Parameters[names.OutputBucketName], r); err != nil {
+	if err := s.uploadArtifacts(ctx, in.bucket, r); err != nil {
 		return res, err
 	}
 	if _, err := s.Stacks.Apply(ctx, cs); err != nil {
@@ -177,15 +228,41 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	return res, nil
 }
 
+// repairGroup puts back what an unchanged group lacks: its node
+// configuration, when it was deleted from the bucket (every node the group
+// launches would fail to start). A dry run only says so.
+func (s *Service) repairGroup(ctx context.Context, bucket string, r *render.Rendered, dryRun bool, res *UpdateResult) error {
+	for _, a := range r.Artifacts {
+		ok, err := s.objectExists(ctx, bucket, a.Key)
+		if err != nil || ok {
+			return err
+		}
+		what := fmt.Sprintf("node configuration s3://%s/%s", bucket, a.Key)
+		if dryRun {
+			res.Repaired = append(res.Repaired, what+" is missing (would be uploaded again)")
+			continue
+		}
+		if err := s.uploadArtifacts(ctx, bucket, &render.Rendered{Artifacts: []render.Artifact{a}}); err != nil {
+			return err
+		}
+		res.Repaired = append(res.Repaired, "uploaded the missing "+what+" again")
+	}
+	if len(res.Repaired) > 0 {
+		res.NoOp = false
+	}
+	return nil
+}
+
 // deleteStack deletes one stack; with retainFailed a DELETE_FAILED stack is
-// deleted keeping the resources that failed to delete.
-func (s *Service) deleteStack(ctx context.Context, name string, retainFailed bool, cluster, group string) error {
+// deleted keeping the resources that failed to delete. resume is what to
+// run when the wait is stopped.
+func (s *Service) deleteStack(ctx context.Context, name string, retainFailed bool, resume string) error {
 	if retainFailed {
 		s.printf("Deleting stack %s, keeping the resources that failed to delete\n", name)
-		return explain(s.Stacks.DeleteRetaining(ctx, name, nil), cluster, group)
+		return explainResume(s.Stacks.DeleteRetaining(ctx, name, nil), resume)
 	}
 	s.printf("Deleting stack %s\n", name)
-	return explain(s.Stacks.Delete(ctx, name), cluster, group)
+	return explainResume(s.Stacks.Delete(ctx, name), resume)
 }
 
 // RemoveOptions are the remove-group flags.
@@ -197,37 +274,88 @@ type RemoveOptions struct {
 	RetainFailed bool
 }
 
-// RemoveGroup deletes exactly one group's stack and reports how the
-// deletion ended.
-func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) (*stacks.Outcome, error) {
+// GroupRemoval is how remove-group ended.
+type GroupRemoval struct {
+	stacks.Outcome
+	// AlreadyRemoved: the stack was deleted before this run (by an
+	// interrupted remove-group); this run only cleaned up after it.
+	AlreadyRemoved bool
+}
+
+// RemoveGroup deletes exactly one group's stack, then the group's node
+// configurations, holding the group's lease. Re-run after an interruption
+// it converges: a stack being deleted is followed to its end, one already
+// deleted is cleaned up after.
+func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) (*GroupRemoval, error) {
 	if err := checkNames(o.Cluster, o.Group); err != nil {
 		return nil, err
 	}
 	name := names.GroupStack(o.Cluster, o.Group)
+	// Read first for the question; what is done is decided under the lease.
 	st, err := s.groupStack(ctx, o.Cluster, o.Group)
-	if err != nil {
+	gone := errors.Is(err, stacks.ErrNotFound)
+	if err != nil && !gone {
 		return nil, err
 	}
-	if err := s.confirm(ctx, o.Yes, fmt.Sprintf("remove group %q of cluster %q (stack %s)", o.Group, o.Cluster, st.Name)); err != nil {
-		return nil, err
+	if !gone && st.Status != "DELETE_IN_PROGRESS" {
+		if err := s.confirm(ctx, o.Yes, fmt.Sprintf("remove group %q of cluster %q (stack %s)", o.Group, o.Cluster, st.Name)); err != nil {
+			return nil, err
+		}
 	}
+	var done *GroupRemoval
+	err = s.withLease(ctx, o.Cluster, lease.Group(o.Group), func(ctx context.Context, in leased) (err error) {
+		done, err = s.removeGroup(ctx, in, o)
+		return err
+	})
+	if errors.Is(err, errNoCore) && !gone {
+		// No core, no bucket: nothing to hold a lease in or to clean.
+		start := time.Now()
+		if err := s.deleteStack(ctx, name, o.RetainFailed, s.resumeRemove(o)); err != nil {
+			return nil, err
+		}
+		return &GroupRemoval{Outcome: stacks.Outcome{Stack: name, Status: "DELETE_COMPLETE", Duration: time.Since(start)}}, nil
+	}
+	return done, err
+}
+
+func (s *Service) removeGroup(ctx context.Context, in leased, o RemoveOptions) (*GroupRemoval, error) {
+	name := names.GroupStack(o.Cluster, o.Group)
 	start := time.Now()
-	if err := s.deleteStack(ctx, name, o.RetainFailed, o.Cluster, o.Group); err != nil {
+	done := &GroupRemoval{Outcome: stacks.Outcome{Stack: name, Status: "DELETE_COMPLETE"}}
+	st, err := s.groupStack(ctx, o.Cluster, o.Group)
+	switch {
+	case errors.Is(err, stacks.ErrNotFound):
+		// Deleted before this run: clean up after it, if there is anything
+		// to clean or it was a group that existed.
+		prev, err := s.Stacks.LastDeleted(ctx, name)
+		if err != nil && !errors.Is(err, stacks.ErrNotFound) {
+			return nil, err
+		}
+		n, err := s.countVersions(ctx, in.bucket, names.GroupConfigPrefix(o.Group))
+		if err != nil {
+			return nil, err
+		}
+		if prev == nil && n == 0 {
+			return nil, notFound(stacks.ErrNotFound, o.Cluster, o.Group)
+		}
+		done.AlreadyRemoved = true
+	case err != nil:
+		return nil, err
+	default:
+		if err := s.deleteStack(ctx, st.Name, o.RetainFailed, s.resumeRemove(o)); err != nil {
+			return nil, err
+		}
+	}
+	done.Duration = time.Since(start)
+	// The group's node configurations are of no use without it.
+	if err := s.pruneNodeConfigs(ctx, in.bucket, o.Group, nil); err != nil {
 		return nil, err
 	}
-	done := &stacks.Outcome{Stack: name, Status: "DELETE_COMPLETE", Duration: time.Since(start)}
-	// The group's node configurations are of no use without it. They are
-	// removed from the bucket the core owns, whatever its output says.
-	core, err := s.Stacks.Get(ctx, o.Cluster)
-	if err != nil {
-		return done, nil // no core: nothing to clean
-	}
-	bucket, err := s.coreBucket(ctx, core)
-	if err != nil || bucket == "" {
-		return done, err
-	}
-	if _, err := s.emptyBucket(ctx, bucket, names.GroupConfigPrefix(o.Group)); err != nil {
-		return nil, fmt.Errorf("removing node configuration of group %q: %w", o.Group, err)
-	}
-	return done, nil
+	return done, s.sweepNodeConfigs(ctx, in.leases, in.bucket, o.Cluster, o.Group)
+}
+
+// resumeRemove says what finishes a remove-group whose wait was stopped:
+// running it again (the node configurations are removed after the stack).
+func (s *Service) resumeRemove(o RemoveOptions) string {
+	return fmt.Sprintf("finish with: clusterctl remove-group -n %s -j %s (it waits for the deletion, then cleans up)", o.Group, o.Cluster)
 }

@@ -3,8 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 
 	"github.com/clusterctl/clusterctl/internal/names"
 
@@ -51,9 +49,9 @@ func notFound(err error, cluster, group string) error {
 		return err
 	}
 	if group == "" {
-		return refused("cluster %q not found: no core stack of that name", cluster)
+		return refusedFor(errors.Join(err, errNoCore), "cluster %q not found: no core stack of that name", cluster)
 	}
-	return refused("group %q not found in cluster %q (no stack %s)", group, cluster, stackName(cluster, group))
+	return refusedFor(err, "group %q not found in cluster %q (no stack %s)", group, cluster, stackName(cluster, group))
 }
 
 // usable refuses to build on a stack that is failed, stuck or busy, naming
@@ -87,7 +85,7 @@ func (s *Service) Wait(ctx context.Context, cluster, group string) ([]*stacks.St
 		}
 		return []*stacks.Stack{st}, nil
 	}
-	groups, err := s.groupStacks(ctx, cluster)
+	groups, _, err := s.groupStacks(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -145,13 +143,14 @@ func (s *Service) ListNodes(ctx context.Context, cluster, group string) ([]query
 }
 
 // ListGroups lists the agent groups of a cluster (every cluster when
-// cluster is ""); none for a named cluster is checked as ListNodes does.
-func (s *Service) ListGroups(ctx context.Context, cluster string) ([]query.Group, error) {
-	groups, err := query.ListGroups(ctx, s.CFN, s.ASG, cluster)
+// cluster is ""), and the stacks that carry their tags under other names
+// (conflicts); none for a named cluster is checked as ListNodes does.
+func (s *Service) ListGroups(ctx context.Context, cluster string) ([]query.Group, []query.Conflict, error) {
+	groups, conflicts, err := s.groupStacks(ctx, cluster)
 	if err != nil || len(groups) > 0 || cluster == "" {
-		return groups, err
+		return groups, conflicts, err
 	}
-	return groups, s.checkExists(ctx, cluster, "")
+	return groups, conflicts, s.checkExists(ctx, cluster, "")
 }
 
 // checkExists refuses a cluster without its core stack, and a group (other
@@ -169,117 +168,6 @@ func (s *Service) checkExists(ctx context.Context, cluster, group string) error 
 	}
 	if st.Tags[names.TagCluster] != cluster || st.Tags[names.TagRole] != names.RoleAgents {
 		return refused("group %q not found in cluster %q (stack %s is not one of its groups)", group, cluster, st.Name)
-	}
-	return nil
-}
-
-// Description is what `describe` shows of a cluster.
-type Description struct {
-	Cluster    string            `json:"cluster"`
-	Stack      string            `json:"stack"`
-	Status     string            `json:"status"`
-	Health     string            `json:"health"`
-	Advice     string            `json:"advice,omitempty"`
-	Outputs    map[string]string `json:"outputs"`
-	Parameters map[string]string `json:"parameters"`
-	Groups     []GroupHealth     `json:"groups"`
-}
-
-// GroupHealth is a group as `describe` shows it.
-type GroupHealth struct {
-	query.Group
-	Health string `json:"health"`
-	Advice string `json:"advice,omitempty"`
-}
-
-// Describe reads a cluster's core (outputs, parameters, status) and its
-// groups with their status and health.
-func (s *Service) Describe(ctx context.Context, cluster string) (*Description, error) {
-	if err := checkAnyNames(cluster, ""); err != nil {
-		return nil, err
-	}
-	core, err := s.getCore(ctx, cluster)
-	if err != nil {
-		return nil, err
-	}
-	groups, err := s.groupStacks(ctx, cluster)
-	if err != nil {
-		return nil, err
-	}
-	d := &Description{
-		Cluster: cluster, Stack: core.Name, Status: core.Status, Health: Health(core.Status, true),
-		Outputs: core.Outputs, Parameters: core.Parameters, Groups: []GroupHealth{},
-	}
-	if !stacks.Classify(core.Status).OK() {
-		d.Advice = Advice(core, Ref{Cluster: cluster}, nil)
-	}
-	for _, g := range groups {
-		h := GroupHealth{Group: g, Health: Health(g.Status, g.Joined)}
-		if !stacks.Classify(g.Status).OK() {
-			st := &stacks.Stack{Name: g.Stack, Status: g.Status}
-			h.Advice = Advice(st, Ref{Cluster: cluster, Group: g.Group}, nil)
-		}
-		d.Groups = append(d.Groups, h)
-	}
-	return d, nil
-}
-
-// Health is a one-word verdict on a stack status; a group that is not
-// joined to the core's current outputs is "stale" even when its stack is
-// fine.
-func Health(status string, joined bool) string {
-	switch c := stacks.Classify(status); c {
-	case stacks.Done:
-		if !joined {
-			return "stale"
-		}
-		return "healthy"
-	case stacks.InProgress:
-		return "busy"
-	case stacks.FailedUsable:
-		return "degraded"
-	case stacks.FailedDead:
-		return "dead"
-	case stacks.Stuck:
-		return "stuck"
-	}
-	return "unknown"
-}
-
-// WriteDescription prints a description for a terminal.
-func WriteDescription(w io.Writer, d *Description) error {
-	fmt.Fprintf(w, "Cluster:  %s\nStack:    %s\nStatus:   %s (%s)\n", d.Cluster, d.Stack, d.Status, d.Health)
-	if d.Advice != "" {
-		fmt.Fprintf(w, "Advice:   %s\n", d.Advice)
-	}
-	fmt.Fprintln(w, "\nOutputs:")
-	if err := query.WriteTable(w, query.KVTable(d.Outputs, "OUTPUT", "VALUE")); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "\nParameters:")
-	if err := query.WriteTable(w, query.KVTable(d.Parameters, "PARAMETER", "VALUE")); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "\nGroups:")
-	if len(d.Groups) == 0 {
-		_, err := fmt.Fprintln(w, "(none)")
-		return err
-	}
-	t := query.Table{Header: []string{"GROUP", "STATUS", "HEALTH", "TYPE", "DESIRED", "RUNNING", "JOINED"}}
-	for _, g := range d.Groups {
-		joined := "yes"
-		if !g.Joined {
-			joined = "no"
-		}
-		t.Rows = append(t.Rows, []string{g.Group.Group, g.Status, g.Health, g.InstanceType, fmt.Sprint(g.Desired), fmt.Sprint(g.Running), joined})
-	}
-	if err := query.WriteTable(w, t); err != nil {
-		return err
-	}
-	for _, g := range d.Groups {
-		if g.Advice != "" {
-			fmt.Fprintf(w, "%s: %s\n", g.Group.Group, g.Advice)
-		}
 	}
 	return nil
 }

@@ -3,8 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"reflect"
 	"slices"
@@ -24,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/clusterctl/clusterctl/internal/cfnfake"
 	"github.com/clusterctl/clusterctl/internal/errs"
@@ -58,6 +57,26 @@ func TestMain(m *testing.M) {
 // moto_server fails the test: these tests never skip.
 func motoService(t *testing.T) *Service {
 	t.Helper()
+	cfg := motoConfig(t)
+	cfn := cloudformation.NewFromConfig(cfg)
+	ios, _, _, _ := iostreams.Test()
+	return &Service{
+		Stacks:  stacks.NewManager(cfn, stacks.Options{RunID: "test"}),
+		CFN:     cfn,
+		EC2:     ec2.NewFromConfig(cfg),
+		ASG:     autoscaling.NewFromConfig(cfg),
+		S3:      s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }),
+		SSM:     ssm.NewFromConfig(cfg),
+		STS:     sts.NewFromConfig(cfg),
+		IO:      ios,
+		Version: "test",
+		Run:     Run{Command: "test", ID: "test"},
+	}
+}
+
+// motoConfig is an AWS configuration for a fresh moto account.
+func motoConfig(t *testing.T) aws.Config {
+	t.Helper()
 	moto.once.Do(func() { moto.srv, moto.err = motoserver.Start(nil) })
 	if moto.err != nil {
 		t.Fatal(moto.err)
@@ -73,18 +92,7 @@ func motoService(t *testing.T) *Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfn := cloudformation.NewFromConfig(cfg)
-	ios, _, _, _ := iostreams.Test()
-	return &Service{
-		Stacks:  stacks.NewManager(cfn, stacks.Options{RunID: "test"}),
-		CFN:     cfn,
-		EC2:     ec2.NewFromConfig(cfg),
-		ASG:     autoscaling.NewFromConfig(cfg),
-		S3:      s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }),
-		SSM:     ssm.NewFromConfig(cfg),
-		IO:      ios,
-		Version: "test",
-	}
+	return cfg
 }
 
 func intp(n int) *int { return &n }
@@ -210,20 +218,26 @@ func TestOrchestrationOnMoto(t *testing.T) {
 type fakeEnv struct {
 	fake *cfnfake.Server
 	s    *Service
-	s3   *memS3
+	s3   *recS3
 }
 
+// fakeService is a Service on the CloudFormation fake, with S3 on moto
+// (the cluster bucket, testJoin's, exists there) and in-memory stand-ins
+// for the rest.
 func fakeService(t *testing.T) *fakeEnv {
 	t.Helper()
 	fake := cfnfake.New(t)
 	ios, _, _, _ := iostreams.Test()
-	mem := &memS3{}
-	return &fakeEnv{fake: fake, s3: mem, s: &Service{
+	rec := &recS3{Client: s3.NewFromConfig(motoConfig(t), func(o *s3.Options) { o.UsePathStyle = true })}
+	if _, err := rec.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(testJoin.BucketName)}); err != nil {
+		t.Fatal(err)
+	}
+	return &fakeEnv{fake: fake, s3: rec, s: &Service{
 		Stacks:  stacks.NewManager(fake.Client(), stacks.Options{RunID: "test", Clock: fake.Clock}),
 		CFN:     fake.Client(),
 		EC2:     memEC2{},
 		ASG:     memASG{},
-		S3:      mem,
+		S3:      rec,
 		SSM:     memSSM{},
 		IO:      ios,
 		Version: "test",
@@ -254,6 +268,9 @@ func (e *fakeEnv) seedWith(t *testing.T, core, join render.Join, ami string, gro
 	for _, g := range groups {
 		r, err := render.Group("core", g, join, "test")
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := UploadArtifacts(t.Context(), e.s3.Client, join.BucketName, r.Artifacts); err != nil {
 			t.Fatal(err)
 		}
 		params := r.Parameters
@@ -292,8 +309,8 @@ func TestUpdateRollbackExplained(t *testing.T) {
 	if res == nil || res.Plan == nil || res.Plan.NodesReplaced != 2 {
 		t.Errorf("plan %+v", res)
 	}
-	if len(e.s3.puts) != 1 || !strings.HasPrefix(e.s3.puts[0], names.GroupConfigPrefix("g")) {
-		t.Errorf("uploads %v, want the new node configuration", e.s3.puts)
+	if puts := e.s3.configPuts(); len(puts) != 1 || !strings.HasPrefix(puts[0], names.GroupConfigPrefix("g")) {
+		t.Errorf("uploads %v, want the new node configuration", puts)
 	}
 	if n := len(e.fake.Log("ExecuteChangeSet")); n != 1 {
 		t.Errorf("ExecuteChangeSet called %d times", n)
@@ -312,8 +329,8 @@ func TestUpdateNothingCreatesNoChangeSet(t *testing.T) {
 	if err != nil || !res.NoOp {
 		t.Fatalf("flagless update: %+v, %v", res, err)
 	}
-	if n := len(e.fake.Log("CreateChangeSet")); n != 0 || len(e.s3.puts) != 0 {
-		t.Errorf("%d change sets, %d uploads", n, len(e.s3.puts))
+	if n := len(e.fake.Log("CreateChangeSet")); n != 0 || len(e.s3.configPuts()) != 0 {
+		t.Errorf("%d change sets, %d uploads", n, len(e.s3.configPuts()))
 	}
 }
 
@@ -336,7 +353,7 @@ func TestPlanFollowsCoreAndImage(t *testing.T) {
 	if !reflect.DeepEqual(res.Plan.Settings, want) || res.Plan.NodesReplaced != 2 || len(res.Plan.Changes) == 0 {
 		t.Errorf("plan %+v\nwant settings %+v, 2 nodes replaced", res.Plan, want)
 	}
-	if len(e.s3.puts) != 0 || len(e.fake.Log("ExecuteChangeSet")) != 0 {
+	if len(e.s3.configPuts()) != 0 || len(e.fake.Log("ExecuteChangeSet")) != 0 {
 		t.Error("a dry run uploaded or executed")
 	}
 }
@@ -421,6 +438,12 @@ func (memEC2) DescribeInstanceTypeOfferings(_ context.Context, in *ec2.DescribeI
 	return &out, nil
 }
 
+// DescribeLaunchTemplateVersions: the fake's stacks have no real launch
+// templates.
+func (memEC2) DescribeLaunchTemplateVersions(context.Context, *ec2.DescribeLaunchTemplateVersionsInput, ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplateVersionsOutput, error) {
+	return &ec2.DescribeLaunchTemplateVersionsOutput{}, nil
+}
+
 func (memEC2) DescribeImages(_ context.Context, in *ec2.DescribeImagesInput, _ ...func(*ec2.Options)) (*ec2.DescribeImagesOutput, error) {
 	return &ec2.DescribeImagesOutput{Images: []ec2types.Image{{ImageId: aws.String(in.ImageIds[0]), State: ec2types.ImageStateAvailable, Architecture: ec2types.ArchitectureValuesX8664}}}, nil
 }
@@ -440,25 +463,29 @@ func (memASG) DescribeAutoScalingGroups(_ context.Context, in *autoscaling.Descr
 	return &out, nil
 }
 
-type memS3 struct {
+// recS3 is moto's S3, recording the keys put.
+type recS3 struct {
+	*s3.Client
 	mu   sync.Mutex
 	puts []string
 }
 
-func (m *memS3) PutObject(_ context.Context, in *s3.PutObjectInput, _ ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
-	if _, err := io.ReadAll(in.Body); err != nil {
-		return nil, err
+func (r *recS3) PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
+	r.mu.Lock()
+	r.puts = append(r.puts, aws.ToString(in.Key))
+	r.mu.Unlock()
+	return r.Client.PutObject(ctx, in, opts...)
+}
+
+// configPuts are the node configurations put (not the leases).
+func (r *recS3) configPuts() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, k := range r.puts {
+		if strings.HasPrefix(k, names.NodeConfigPrefix+"/") {
+			out = append(out, k)
+		}
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.puts = append(m.puts, aws.ToString(in.Key))
-	return &s3.PutObjectOutput{}, nil
-}
-
-func (m *memS3) ListObjectVersions(context.Context, *s3.ListObjectVersionsInput, ...func(*s3.Options)) (*s3.ListObjectVersionsOutput, error) {
-	return &s3.ListObjectVersionsOutput{}, nil
-}
-
-func (m *memS3) DeleteObjects(_ context.Context, in *s3.DeleteObjectsInput, _ ...func(*s3.Options)) (*s3.DeleteObjectsOutput, error) {
-	return nil, fmt.Errorf("memS3: unexpected DeleteObjects of %d objects", len(in.Delete.Objects))
+	return out
 }
