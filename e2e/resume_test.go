@@ -142,3 +142,57 @@ func TestDeleteCoreKilledDuringCascade(t *testing.T) {
 		t.Errorf("delete-core of a deleted cluster:\n%s", r)
 	}
 }
+
+// keysUnder lists the object keys under a prefix of a bucket.
+func keysUnder(t *testing.T, c clients, bucket, prefix string) []string {
+	t.Helper()
+	out, err := c.s3.ListObjectsV2(t.Context(), &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range out.Contents {
+		keys = append(keys, aws.ToString(o.Key))
+	}
+	return keys
+}
+
+// Node configurations that no launch template version of a live group
+// keeps (the current and the previous one, which a rollback needs) are
+// removed by the next command on the group; those of a group that has no
+// stack (a remove-group killed before it cleaned up) by the next command
+// on the cluster.
+func TestUnusedNodeConfigsRemoved(t *testing.T) {
+	resetMoto(t)
+	c := newClients(t)
+	must(t, "create-core", "core", "-q")
+	bucket := outputs(describeStack(t, c, "core"))["BucketName"]
+	must(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-q")
+	first := keysUnder(t, c, bucket, "join/groups/g/")
+	must(t, "update-group", "-n", "g", "-j", "core", "-t", "t3.medium", "-q")
+	must(t, "update-group", "-n", "g", "-j", "core", "-t", "t3.large", "-q")
+	if keys := keysUnder(t, c, bucket, "join/groups/g/"); len(first) != 1 || len(keys) != 3 {
+		t.Fatalf("node configurations after two updates: %v (the first %v), want 3", keys, first)
+	}
+	// A group that has no stack left its node configuration behind.
+	ghost := "join/groups/ghost/node-" + strings.Repeat("0", 64) + ".sh"
+	if _, err := c.s3.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(ghost), Body: strings.NewReader("#!/bin/sh\n")}); err != nil {
+		t.Fatal(err)
+	}
+
+	r := must(t, "update-group", "-n", "g", "-j", "core", "-c", "2")
+	keys := keysUnder(t, c, bucket, "join/groups/g/")
+	if len(keys) != 2 || slices.Contains(keys, first[0]) {
+		t.Errorf("node configurations of g: %v, want the current and the previous one, not %s", keys, first[0])
+	}
+	if !strings.Contains(r.stderr, "Removed 1 node configuration no launch template of group g uses") ||
+		!strings.Contains(r.stderr, "Removed 1 node configuration no launch template of group ghost uses") {
+		t.Errorf("update-group does not say what it removed:\n%s", r.stderr)
+	}
+	if left := keysUnder(t, c, bucket, "join/groups/ghost/"); len(left) != 0 {
+		t.Errorf("node configuration of a group with no stack left: %v", left)
+	}
+	if n := objectsUnder(t, c, bucket, "locks/"); n != 0 {
+		t.Errorf("%d leases left", n)
+	}
+}

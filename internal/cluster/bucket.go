@@ -15,7 +15,8 @@ import (
 )
 
 // Bucket is the cluster bucket: the one the core stack owns (see
-// coreBucket). It holds node configurations and the leases.
+// coreBucket). It holds node configurations and the leases; a core without
+// one (rolled back) is refused with what to do about it.
 func (s *Service) Bucket(ctx context.Context, cluster string) (string, error) {
 	core, err := s.getCore(ctx, cluster)
 	if err != nil {
@@ -23,7 +24,11 @@ func (s *Service) Bucket(ctx context.Context, cluster string) (string, error) {
 	}
 	bucket, err := s.coreBucket(ctx, core)
 	if err == nil && bucket == "" {
-		return "", refused("cluster %q has no bucket (core stack %s)", cluster, core.Status)
+		msg := fmt.Sprintf("cluster %q has no bucket (core stack %s)", cluster, core.Status)
+		if a := Advice(core, Ref{Cluster: cluster}, nil); a != "" {
+			msg += "\n" + a
+		}
+		return "", refused("%s", msg)
 	}
 	return bucket, err
 }
@@ -93,28 +98,32 @@ func (s *Service) deleteVersions(ctx context.Context, bucket, prefix string, kee
 		if keep != nil {
 			ids = slices.DeleteFunc(ids, func(id s3types.ObjectIdentifier) bool { return keep(aws.ToString(id.Key), aws.ToString(id.VersionId)) })
 		}
-		for _, id := range ids {
-			if k := aws.ToString(id.Key); !slices.Contains(keys, k) {
+		for _, k := range distinctKeys(ids) {
+			if !slices.Contains(keys, k) {
 				keys = append(keys, k)
 			}
 		}
-		// A page holds at most 1000 entries of each kind; DeleteObjects takes 1000.
-		for len(ids) > 0 {
-			n := min(len(ids), 1000)
-			out, err := s.S3.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &s3types.Delete{Objects: ids[:n], Quiet: aws.Bool(true)}})
-			if err != nil {
-				return fmt.Errorf("emptying bucket %q: %w", bucket, err)
-			}
-			if len(out.Errors) > 0 {
-				e := out.Errors[0]
-				return fmt.Errorf("emptying bucket %q: %s: %s", bucket, aws.ToString(e.Key), aws.ToString(e.Message))
-			}
-			deleted += n
-			ids = ids[n:]
-		}
-		return nil
+		deleted += len(ids)
+		return s.deleteIdentifiers(ctx, bucket, ids)
 	})
 	return deleted, keys, err
+}
+
+// deleteIdentifiers deletes object versions, 1000 a call.
+func (s *Service) deleteIdentifiers(ctx context.Context, bucket string, ids []s3types.ObjectIdentifier) error {
+	for len(ids) > 0 {
+		n := min(len(ids), 1000)
+		out, err := s.S3.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &s3types.Delete{Objects: ids[:n], Quiet: aws.Bool(true)}})
+		if err != nil {
+			return fmt.Errorf("emptying bucket %q: %w", bucket, err)
+		}
+		if len(out.Errors) > 0 {
+			e := out.Errors[0]
+			return fmt.Errorf("emptying bucket %q: %s: %s", bucket, aws.ToString(e.Key), aws.ToString(e.Message))
+		}
+		ids = ids[n:]
+	}
+	return nil
 }
 
 // eachVersionPage calls fn with the object versions and delete markers of

@@ -61,10 +61,7 @@ func (s *Service) addAgents(ctx context.Context, in leased, g spec.Group, o Crea
 	}
 	// Whatever an earlier group of that name left in the bucket is of no
 	// use: no stack of the name exists.
-	if err := s.pruneNodeConfigs(ctx, in.bucket, g.Name, nil); err != nil {
-		return err
-	}
-	if err := s.sweepNodeConfigs(ctx, in.leases, in.bucket, cluster, g.Name); err != nil {
+	if _, err := s.tidyNodeConfigs(ctx, in, g.Name, nil); err != nil {
 		return err
 	}
 	if err := s.uploadArtifacts(ctx, in.bucket, r); err != nil {
@@ -186,17 +183,15 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 		return nil, err
 	}
 	res := &UpdateResult{Plan: plan}
+	var configs nodeConfigs // nil in a dry run: nothing tidied, nothing known
 	if !o.DryRun {
-		if err := s.pruneNodeConfigs(ctx, in.bucket, o.Group, st); err != nil {
-			return nil, err
-		}
-		if err := s.sweepNodeConfigs(ctx, in.leases, in.bucket, o.Cluster, o.Group); err != nil {
+		if configs, err = s.tidyNodeConfigs(ctx, in, o.Group, st); err != nil {
 			return nil, err
 		}
 	}
 	if plan.unchanged {
 		res.NoOp = true
-		return res, s.repairGroup(ctx, in.bucket, r, o.DryRun, res)
+		return res, s.repairGroup(ctx, in.bucket, o.Group, r, configs, res)
 	}
 	stackSpec := specFrom(r, false)
 	stackSpec.Revision = revision
@@ -206,7 +201,7 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 	}
 	if cs.Empty {
 		res.NoOp = true
-		return res, s.repairGroup(ctx, in.bucket, r, o.DryRun, res)
+		return res, s.repairGroup(ctx, in.bucket, o.Group, r, configs, res)
 	}
 	plan.setChanges(cs.Changes)
 	if o.OnPlan != nil {
@@ -230,12 +225,20 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 
 // repairGroup puts back what an unchanged group lacks: its node
 // configuration, when it was deleted from the bucket (every node the group
-// launches would fail to start). A dry run only says so.
-func (s *Service) repairGroup(ctx context.Context, bucket string, r *render.Rendered, dryRun bool, res *UpdateResult) error {
+// launches would fail to start), as the listing configs shows (nil: a dry
+// run, which only looks and says).
+func (s *Service) repairGroup(ctx context.Context, bucket, group string, r *render.Rendered, configs nodeConfigs, res *UpdateResult) error {
+	dryRun := configs == nil
 	for _, a := range r.Artifacts {
-		ok, err := s.objectExists(ctx, bucket, a.Key)
-		if err != nil || ok {
-			return err
+		ok := configs.has(group, a.Key)
+		if dryRun {
+			var err error
+			if ok, err = s.objectExists(ctx, bucket, a.Key); err != nil {
+				return err
+			}
+		}
+		if ok {
+			continue
 		}
 		what := fmt.Sprintf("node configuration s3://%s/%s", bucket, a.Key)
 		if dryRun {
@@ -331,11 +334,11 @@ func (s *Service) removeGroup(ctx context.Context, in leased, o RemoveOptions) (
 		if err != nil && !errors.Is(err, stacks.ErrNotFound) {
 			return nil, err
 		}
-		n, err := s.countVersions(ctx, in.bucket, names.GroupConfigPrefix(o.Group))
+		left, err := s.listNodeConfigs(ctx, in.bucket, names.GroupConfigPrefix(o.Group))
 		if err != nil {
 			return nil, err
 		}
-		if prev == nil && n == 0 {
+		if prev == nil && len(left[o.Group]) == 0 {
 			return nil, notFound(stacks.ErrNotFound, o.Cluster, o.Group)
 		}
 		done.AlreadyRemoved = true
@@ -348,10 +351,8 @@ func (s *Service) removeGroup(ctx context.Context, in leased, o RemoveOptions) (
 	}
 	done.Duration = time.Since(start)
 	// The group's node configurations are of no use without it.
-	if err := s.pruneNodeConfigs(ctx, in.bucket, o.Group, nil); err != nil {
-		return nil, err
-	}
-	return done, s.sweepNodeConfigs(ctx, in.leases, in.bucket, o.Cluster, o.Group)
+	_, err = s.tidyNodeConfigs(ctx, in, o.Group, nil)
+	return done, err
 }
 
 // resumeRemove says what finishes a remove-group whose wait was stopped:

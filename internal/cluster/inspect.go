@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/names"
 
 	"github.com/clusterctl/clusterctl/internal/query"
@@ -112,22 +113,31 @@ func (s *Service) Events(ctx context.Context, cluster, group string, follow bool
 }
 
 // ContinueRollback continues a group's failed update rollback
-// (UPDATE_ROLLBACK_FAILED) and waits for it.
+// (UPDATE_ROLLBACK_FAILED) and waits for it, holding the group's lease
+// (the core's for the core stack, group "").
 func (s *Service) ContinueRollback(ctx context.Context, cluster, group string) (*stacks.Stack, error) {
 	if err := checkAnyNames(cluster, group); err != nil {
 		return nil, err
 	}
+	scope := lease.Core()
+	if group != "" {
+		scope = lease.Group(group)
+	}
 	name := stackName(cluster, group)
-	st, err := s.Stacks.Get(ctx, name)
-	if err != nil {
-		return nil, notFound(err, cluster, group)
-	}
-	if st.Status != "UPDATE_ROLLBACK_FAILED" {
-		return nil, refused("stack %s is %s, not UPDATE_ROLLBACK_FAILED: there is no rollback to continue", name, st.Status)
-	}
-	s.printf("Continuing the update rollback of %s\n", name)
-	st, err = s.Stacks.ContinueUpdateRollback(ctx, name)
-	return st, explain(err, cluster, group)
+	var st *stacks.Stack
+	err := s.withLease(ctx, cluster, scope, func(ctx context.Context, _ leased) (err error) {
+		st, err = s.Stacks.Get(ctx, name)
+		if err != nil {
+			return notFound(err, cluster, group)
+		}
+		if st.Status != "UPDATE_ROLLBACK_FAILED" {
+			return refused("stack %s is %s, not UPDATE_ROLLBACK_FAILED: there is no rollback to continue", name, st.Status)
+		}
+		s.printf("Continuing the update rollback of %s\n", name)
+		st, err = s.Stacks.ContinueUpdateRollback(ctx, name)
+		return explain(err, cluster, group)
+	})
+	return st, err
 }
 
 // ListNodes lists the nodes of a cluster (every cluster when cluster is

@@ -148,68 +148,129 @@ func configKeys(v ec2types.LaunchTemplateVersion) []string {
 	return nodeConfigKeyRE.FindAllString(string(ud), -1)
 }
 
-// pruneNodeConfigs removes the node configurations of group that no
-// launch template version of its stack st (nil: there is none) keeps.
-// A stack with an operation in progress is left alone: its templates are
-// moving.
-func (s *Service) pruneNodeConfigs(ctx context.Context, bucket, group string, st *stacks.Stack) error {
-	if st != nil && stacks.Classify(st.Status) == stacks.InProgress {
+// nodeConfigs are the node configuration versions in the cluster bucket,
+// by group.
+type nodeConfigs map[string][]s3types.ObjectIdentifier
+
+// listNodeConfigs lists the node configurations under prefix (a group's,
+// or every group's: names.NodeConfigPrefix + "/").
+func (s *Service) listNodeConfigs(ctx context.Context, bucket, prefix string) (nodeConfigs, error) {
+	all := nodeConfigs{}
+	err := s.eachVersionPage(ctx, bucket, prefix, func(ids []s3types.ObjectIdentifier) error {
+		for _, id := range ids {
+			rest := strings.TrimPrefix(aws.ToString(id.Key), names.NodeConfigPrefix+"/")
+			if g, _, ok := strings.Cut(rest, "/"); ok {
+				all[g] = append(all[g], id)
+			}
+		}
 		return nil
+	})
+	return all, err
+}
+
+// has tells whether the listing holds key of group.
+func (c nodeConfigs) has(group, key string) bool {
+	return slices.ContainsFunc(c[group], func(id s3types.ObjectIdentifier) bool { return aws.ToString(id.Key) == key })
+}
+
+// tidyNodeConfigs removes, from one listing of the bucket, the node
+// configurations of group that its stack st (nil: none) no longer uses,
+// and those of the cluster's groups that have no stack. It returns the
+// listing. The caller holds group's lease.
+func (s *Service) tidyNodeConfigs(ctx context.Context, in leased, group string, st *stacks.Stack) (nodeConfigs, error) {
+	all, err := s.listNodeConfigs(ctx, in.bucket, names.NodeConfigPrefix+"/")
+	if err != nil {
+		return nil, err
+	}
+	if all[group], err = s.pruneNodeConfigs(ctx, in.bucket, group, st, all[group]); err != nil {
+		return nil, err
+	}
+	return all, s.sweepNodeConfigs(ctx, in, group, all)
+}
+
+// pruneNodeConfigs removes the node configurations of group (versions,
+// as listed) that no launch template version of its stack st (nil: there
+// is none) keeps, and returns those left. A stack with an operation in
+// progress is left alone: its templates are moving.
+func (s *Service) pruneNodeConfigs(ctx context.Context, bucket, group string, st *stacks.Stack, versions []s3types.ObjectIdentifier) ([]s3types.ObjectIdentifier, error) {
+	if len(versions) == 0 || st != nil && stacks.Classify(st.Status) == stacks.InProgress {
+		return versions, nil
 	}
 	refs, known, err := s.referencedConfigs(ctx, st)
 	if err != nil || !known {
-		return err
+		return versions, err
 	}
-	_, keys, err := s.deleteVersions(ctx, bucket, names.GroupConfigPrefix(group), func(key, _ string) bool { return refs[key] })
-	if err != nil {
-		return fmt.Errorf("removing unused node configurations of group %q: %w", group, err)
+	used := func(id s3types.ObjectIdentifier) bool { return refs[aws.ToString(id.Key)] }
+	unused := slices.DeleteFunc(slices.Clone(versions), used)
+	if err := s.deleteIdentifiers(ctx, bucket, unused); err != nil {
+		return nil, fmt.Errorf("removing unused node configurations of group %q: %w", group, err)
 	}
-	if len(keys) > 0 {
-		s.printf("Removed %s no launch template of group %s uses\n", query.Plural(len(keys), "node configuration"), group)
+	if n := len(distinctKeys(unused)); n > 0 {
+		s.printf("Removed %s no launch template of group %s uses\n", query.Plural(n, "node configuration"), group)
 	}
-	return nil
+	return slices.DeleteFunc(slices.Clone(versions), func(id s3types.ObjectIdentifier) bool { return !used(id) }), nil
 }
 
 // sweepNodeConfigs removes the node configurations of the cluster's
 // groups that have no stack any more (a remove-group that was killed
-// before it cleaned up, and never re-run), each under its group's lease:
-// a group that another run is creating is left alone. own is the group
-// the caller holds the lease of and prunes itself.
-func (s *Service) sweepNodeConfigs(ctx context.Context, leases *lease.Manager, bucket, cluster, own string) error {
-	out, err := s.S3.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(names.NodeConfigPrefix + "/"), Delimiter: aws.String("/")})
-	if err != nil {
-		return fmt.Errorf("listing node configurations: %w", err)
-	}
+// before it cleaned up, and never re-run), each under its group's lease
+// and listed again under it: a group that another run is creating is left
+// alone. own is the group the caller holds the lease of.
+func (s *Service) sweepNodeConfigs(ctx context.Context, in leased, own string, all nodeConfigs) error {
+	cluster := in.core.Name
 	var others []string
-	for _, p := range out.CommonPrefixes {
-		g := strings.TrimSuffix(strings.TrimPrefix(aws.ToString(p.Prefix), names.NodeConfigPrefix+"/"), "/")
+	for g := range all {
 		if g != own && spec.CheckGroupName(cluster, g) == nil {
 			others = append(others, g)
 		}
 	}
-	if len(others) == 0 {
+	if len(others) == 0 || in.leases == nil {
 		return nil
 	}
 	live, err := query.ListNames(ctx, s.CFN)
 	if err != nil {
 		return err
 	}
+	slices.Sort(others)
 	for _, g := range others {
 		if slices.Contains(live.Groups[cluster], g) {
 			continue
 		}
-		l, err := leases.Acquire(ctx, lease.Group(g))
-		if errors.Is(err, lease.ErrHeld) {
-			continue // another run works on that group
-		}
-		if err != nil {
-			return err
-		}
-		err = s.pruneNodeConfigs(ctx, bucket, g, nil)
-		l.Release(ctx)
-		if err != nil {
+		if err := s.sweepGroup(ctx, in, g); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// sweepGroup removes the node configurations of group, which had no stack,
+// under its lease.
+func (s *Service) sweepGroup(ctx context.Context, in leased, group string) error {
+	l, err := in.leases.Acquire(ctx, lease.Group(group))
+	if errors.Is(err, lease.ErrHeld) {
+		return nil // another run works on that group
+	}
+	if err != nil {
+		return err
+	}
+	defer l.Release(ctx)
+	if _, err := s.Stacks.Get(ctx, names.GroupStack(in.core.Name, group)); !errors.Is(err, stacks.ErrNotFound) {
+		return err // created meanwhile: its own commands tidy it
+	}
+	mine, err := s.listNodeConfigs(ctx, in.bucket, names.GroupConfigPrefix(group))
+	if err != nil {
+		return err
+	}
+	_, err = s.pruneNodeConfigs(ctx, in.bucket, group, nil, mine[group])
+	return err
+}
+
+func distinctKeys(ids []s3types.ObjectIdentifier) []string {
+	var keys []string
+	for _, id := range ids {
+		if k := aws.ToString(id.Key); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/cfnfake"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
+	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/motoserver"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/render"
@@ -488,4 +489,30 @@ func (r *recS3) configPuts() []string {
 		}
 	}
 	return out
+}
+
+// Continuing a failed rollback changes the group: it holds the group's
+// lease, and is refused while another run holds it.
+func TestContinueRollbackHoldsTheGroupLease(t *testing.T) {
+	e := fakeService(t)
+	e.seed(t)
+	e.fake.Seed(cfnfake.Seed{Name: "core-g", Status: "UPDATE_ROLLBACK_FAILED",
+		Tags: map[string]string{names.TagCluster: "core", names.TagRole: names.RoleAgents, names.TagGroup: "g"}})
+	other := lease.New(e.s3.Client, testJoin.BucketName, lease.Options{Cluster: "core", Holder: "bob@ci (pid 1)", Command: "update-group -n g -j core -c 3"})
+	l, err := other.Acquire(t.Context(), lease.Group("g"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.s.ContinueRollback(t.Context(), "core", "g")
+	if !errors.Is(err, lease.ErrHeld) || !strings.Contains(err.Error(), "`update-group -n g -j core -c 3`") {
+		t.Errorf("ContinueRollback under another run's lease = %v", err)
+	}
+	if n := len(e.fake.Log("ContinueUpdateRollback")); n != 0 {
+		t.Errorf("ContinueUpdateRollback called %d times under another run's lease", n)
+	}
+	l.Release(t.Context())
+	st, err := e.s.ContinueRollback(t.Context(), "core", "g")
+	if err != nil || st.Status != "UPDATE_ROLLBACK_COMPLETE" {
+		t.Errorf("ContinueRollback = %+v, %v", st, err)
+	}
 }
