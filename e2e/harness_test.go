@@ -126,6 +126,19 @@ func runCommand(t *testing.T, cmd *exec.Cmd) result {
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 
+// newCluster starts from an empty account with cluster core and groups
+// of one t3.small node each, and returns the clients and the core's bucket.
+func newCluster(t *testing.T, groups ...string) (clients, string) {
+	t.Helper()
+	resetMoto(t)
+	c := newClients(t)
+	must(t, "create-core", "core", "-q")
+	for _, g := range groups {
+		must(t, "add-agents", "-n", g, "-t", "t3.small", "-j", "core", "-q")
+	}
+	return c, outputs(describeStack(t, c, "core"))["BucketName"]
+}
+
 // must runs clusterctl and fails the test unless it exits 0.
 func must(t *testing.T, args ...string) result {
 	t.Helper()

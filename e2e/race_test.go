@@ -147,10 +147,7 @@ func TestUpdateGroupDoesNotRevertAConcurrentUpdate(t *testing.T) {
 // behind. And the other way round: delete-core landing while add-agents
 // creates a group is refused, and the group is created.
 func TestAddAgentsDuringCascade(t *testing.T) {
-	resetMoto(t)
-	c := newClients(t)
-	must(t, "create-core", "core", "-q")
-	must(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-q")
+	c, _ := newCluster(t, "g")
 
 	var add result
 	p := newRaceProxy(t, &raceProxy{match: call("DeleteStack", "core-g")})
@@ -187,11 +184,7 @@ func TestAddAgentsDuringCascade(t *testing.T) {
 // while the removal runs, and once the removal is done the group is added
 // again with its node configuration in place.
 func TestRemoveGroupRacingReAdd(t *testing.T) {
-	resetMoto(t)
-	c := newClients(t)
-	must(t, "create-core", "core", "-q")
-	must(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-q")
-	bucket := outputs(describeStack(t, c, "core"))["BucketName"]
+	c, bucket := newCluster(t, "g")
 
 	var add result
 	p := newRaceProxy(t, &raceProxy{match: call("DeleteStack", "core-g"), after: true})

@@ -85,11 +85,7 @@ func runKilled(t *testing.T, match func(*http.Request, string) bool, args ...str
 // lease over, cleans up and exits 0 saying the group was already
 // removed; a group that never was is still not found.
 func TestRemoveGroupKilledAfterDeleteStack(t *testing.T) {
-	resetMoto(t)
-	c := newClients(t)
-	must(t, "create-core", "core", "-q")
-	must(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-q")
-	bucket := outputs(describeStack(t, c, "core"))["BucketName"]
+	c, bucket := newCluster(t, "g")
 
 	runKilled(t, call("DeleteStack", "core-g"), "remove-group", "-n", "g", "-j", "core", "--yes", "-q")
 	if left := c.stackNames(t); !sameSet(left, []string{"core"}) {
@@ -114,12 +110,7 @@ func TestRemoveGroupKilledAfterDeleteStack(t *testing.T) {
 // delete-core --cascade killed after it deleted a group: run again, it
 // takes the dead run's lease over and finishes the job.
 func TestDeleteCoreKilledDuringCascade(t *testing.T) {
-	resetMoto(t)
-	c := newClients(t)
-	must(t, "create-core", "core", "-q")
-	must(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-q")
-	must(t, "add-agents", "-n", "h", "-t", "t3.small", "-j", "core", "-q")
-	bucket := outputs(describeStack(t, c, "core"))["BucketName"]
+	c, bucket := newCluster(t, "g", "h")
 
 	runKilled(t, call("DeleteStack", "core-g"), "delete-core", "core", "--cascade", "--yes", "-q")
 	if left := c.stackNames(t); !slices.Contains(left, "core") {
