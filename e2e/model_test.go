@@ -89,10 +89,11 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 		{"--max", []string{"--max", "4"}},
 		{"--labels", []string{"-m", "role=web,tier=front", "-m", "zone=b"}},
 		{"--image-id", []string{"--image-id", aws.ToString(images.Images[0].ImageId)}},
-		{"--image-id", []string{"--image-id", "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"}},
+		{"--image-id", []string{"--image-id", "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"}}, // a path, given
 		{"--volume-size", []string{"--volume-size", "40"}},
 		{"--subnet-ids", []string{"--subnet-ids", aws.ToString(subnets.Subnets[1].SubnetId)}},
 		{"--ssh-cidr", []string{"--ssh-cidr", "203.0.113.0/24"}},
+		{"--allow-ssh-from-anywhere", []string{"--ssh-cidr", "0.0.0.0/0", "--allow-ssh-from-anywhere"}},
 		{"--key-name", []string{"--key-name", "ops"}},
 		{"--max-batch", []string{"--max-batch", "2"}},
 		{"--min-in-service", []string{"--min-in-service", "0"}},

@@ -21,6 +21,9 @@ type motoWorld struct {
 	ami     string
 	vpc     string
 	subnets []string
+	// offered are the subnets whose zone offers the types the tests use
+	// (moto's us-east-1e, like the real one, offers neither t3 nor r5).
+	offered []string
 }
 
 func newMotoWorld(t *testing.T, s *Service) motoWorld {
@@ -45,8 +48,12 @@ func newMotoWorld(t *testing.T, s *Service) motoWorld {
 	w := motoWorld{ami: aws.ToString(images.Images[0].ImageId), vpc: aws.ToString(vpcs.Vpcs[0].VpcId)}
 	for _, sn := range subnets.Subnets {
 		w.subnets = append(w.subnets, aws.ToString(sn.SubnetId))
+		if aws.ToString(sn.AvailabilityZone) != "us-east-1e" {
+			w.offered = append(w.offered, aws.ToString(sn.SubnetId))
+		}
 	}
 	slices.Sort(w.subnets)
+	slices.Sort(w.offered)
 	return w
 }
 
@@ -99,6 +106,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"vpcId", spec.Core{VpcID: w.vpc}},
 		{"subnetIds", spec.Core{SubnetIDs: w.subnets[1:]}},
 		{"volumeSize", spec.Core{VolumeSize: intp(25)}},
+		{"allowSshFromAnywhere", spec.Core{SSHCIDR: "0.0.0.0/0", AllowSSHFromAnywhere: true}},
 	}
 	groupCases := []struct {
 		setting string
@@ -112,9 +120,10 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"max", spec.Group{Count: intp(2), Max: intp(3)}}, // the default: left out of the file
 		{"labels", spec.Group{Labels: spec.Labels{"role": "web", "tier": "front/1"}}},
 		{"imageId", spec.Group{ImageID: w.ami}},
-		{"imageId", spec.Group{ImageID: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"}},
+		{"imageId", spec.Group{InstanceType: "m7g.large", ImageID: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"}},
+		{"allowSshFromAnywhere", spec.Group{SSHCIDR: "0.0.0.0/0", AllowSSHFromAnywhere: true}},
 		{"volumeSize", spec.Group{VolumeSize: intp(40)}},
-		{"subnetIds", spec.Group{SubnetIDs: w.subnets[:1]}},
+		{"subnetIds", spec.Group{SubnetIDs: w.offered[:1]}},
 		{"sshCidr", spec.Group{SSHCIDR: "198.51.100.0/24"}},
 		{"keyName", spec.Group{KeyName: "ops"}},
 		{"rollingUpdate.maxBatch", spec.Group{Count: intp(3), RollingUpdate: spec.RollingUpdate{MaxBatch: intp(2)}}},
@@ -191,7 +200,7 @@ groups:
     volumeSize: 50
     subnetIds: [%s]
 `
-	want, err := clusterfile.Read("prod.yaml", fmt.Appendf(nil, text, w.subnets[0]))
+	want, err := clusterfile.Read("prod.yaml", fmt.Appendf(nil, text, w.offered[0]))
 	if err != nil {
 		t.Fatal(err)
 	}

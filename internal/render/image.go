@@ -15,9 +15,17 @@ var familyRE = regexp.MustCompile(`^([a-z]+)([0-9]+)([a-z-]*)$`)
 // Graviton families (a1 and every family whose attributes after the
 // generation contain "g": m7g, c7gn, r8g, t4g, x2gd, im4gn, is4gen, g5g...),
 // x86_64 otherwise.
+//
+// The architecture is guessed from the name, which is all an offline
+// render has; when AWS is reachable, ask EC2 (preflight.Architecture) and
+// use ImageParameterFor.
 func DefaultImageParameter(instanceType string) string {
-	return al2023Prefix + arch(instanceType)
+	return ImageParameterFor(arch(instanceType))
 }
+
+// ImageParameterFor is the public SSM parameter of the region's current
+// Amazon Linux 2023 AMI for an architecture as EC2 names it (x86_64, arm64).
+func ImageParameterFor(arch string) string { return al2023Prefix + arch }
 
 func arch(instanceType string) string {
 	family, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(instanceType)), ".")

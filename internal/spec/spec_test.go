@@ -76,7 +76,7 @@ func validGroup() Group {
 		Name: "r3-agents", InstanceType: "r3.large", Count: intp(3), Min: intp(1), Max: intp(5),
 		Labels: Labels{"role": "worker", "tier": "memory/hot"}, ImageID: "ami-0123456789abcdef0", VolumeSize: intp(50),
 		SubnetIDs: []string{"subnet-0aaa1111", "subnet-0bbb2222"}, SSHCIDR: "203.0.113.0/24", KeyName: "ops key",
-		RollingUpdate: RollingUpdate{MaxBatch: intp(2), MinInService: intp(1)},
+		AllowSSHFromAnywhere: true, RollingUpdate: RollingUpdate{MaxBatch: intp(2), MinInService: intp(1)},
 	}
 }
 
@@ -137,6 +137,9 @@ func TestValidateGroup(t *testing.T) {
 		{"ssh garbage", func(g *Group) { g.SSHCIDR = "everywhere" }, "", "sshCidr", "invalid CIDR"},
 		{"ssh ipv6", func(g *Group) { g.SSHCIDR = "2001:db8::/32" }, "", "sshCidr", "expected an IPv4"},
 		{"ssh address only", func(g *Group) { g.SSHCIDR = "203.0.113.7" }, "", "sshCidr", "invalid CIDR"},
+		{"ssh from anywhere", func(g *Group) { g.SSHCIDR, g.AllowSSHFromAnywhere = "0.0.0.0/0", false }, "", "sshCidr", "SSH from anywhere (0.0.0.0/0) is refused"},
+		{"ssh from anywhere, IPv6", func(g *Group) { g.SSHCIDR, g.AllowSSHFromAnywhere = "::/0", false }, "", "sshCidr", "SSH from anywhere (::/0) is refused"},
+		{"ssh from anywhere, allowed but IPv6", func(g *Group) { g.SSHCIDR, g.AllowSSHFromAnywhere = "::/0", true }, "", "sshCidr", "expected an IPv4"},
 		{"key name quote", func(g *Group) { g.KeyName = "ops'" }, "", "keyName", "invalid key name"},
 		{"key name newline", func(g *Group) { g.KeyName = "ops\nx" }, "", "keyName", "invalid key name"},
 		{"key name too long", func(g *Group) { g.KeyName = strings.Repeat("k", 256) }, "", "keyName", "invalid key name"},
@@ -181,7 +184,11 @@ func TestCheckGiven(t *testing.T) {
 		{Group{Labels: Labels{"a b": "c"}}, []string{"labels"}, "invalid label key"},
 		{Group{Count: intp(-1)}, []string{"count"}, "count -1 is negative"},
 		{Group{Count: intp(5), Max: intp(3)}, []string{"count", "max"}, "count 5 is above max 3"},
-		{Group{SSHCIDR: "::/0"}, []string{"sshCidr"}, "IPv4"},
+		{Group{SSHCIDR: "2001:db8::/32"}, []string{"sshCidr"}, "IPv4"},
+		{Group{SSHCIDR: "0.0.0.0/0"}, []string{"sshCidr", "allowSshFromAnywhere"}, "SSH from anywhere"},
+		{Group{SSHCIDR: "0.0.0.0/0", AllowSSHFromAnywhere: true}, []string{"sshCidr", "allowSshFromAnywhere"}, ""},
+		// The deployed group may allow it: checked once it is read.
+		{Group{SSHCIDR: "0.0.0.0/0"}, []string{"sshCidr"}, ""},
 		{Group{RollingUpdate: RollingUpdate{MaxBatch: intp(0)}}, []string{"rollingUpdate.maxBatch"}, "at least 1"},
 		// Unknown until the deployed count and max are read.
 		{Group{Min: intp(5)}, []string{"min"}, ""},
@@ -211,7 +218,9 @@ func TestValidateCore(t *testing.T) {
 		{"image", func(c *Core) { c.ImageID = "my-image" }, "imageId", "invalid image id"},
 		{"key name", func(c *Core) { c.KeyName = "a`b" }, "keyName", "invalid key name"},
 		{"ssh", func(c *Core) { c.SSHCIDR = "10.0.0.1/8" }, "sshCidr", "host bits set"},
-		{"ssh ipv6", func(c *Core) { c.SSHCIDR = "::/0" }, "sshCidr", "IPv4"},
+		{"ssh ipv6", func(c *Core) { c.SSHCIDR = "2001:db8::/32" }, "sshCidr", "IPv4"},
+		{"ssh from anywhere", func(c *Core) { c.SSHCIDR = "0.0.0.0/0" }, "sshCidr", "SSH from anywhere (0.0.0.0/0) is refused"},
+		{"ssh from anywhere, IPv6", func(c *Core) { c.SSHCIDR = "::/0" }, "sshCidr", "SSH from anywhere (::/0) is refused"},
 		{"vpc", func(c *Core) { c.VpcID = "vpc-x" }, "vpcId", "invalid VPC id"},
 		{"subnet", func(c *Core) { c.SubnetIDs = []string{"sn-1"} }, "subnetIds", "invalid subnet id"},
 		{"volume", func(c *Core) { c.VolumeSize = intp(7) }, "volumeSize", "invalid volume size 7"},
@@ -647,9 +656,12 @@ func TestValueShapes(t *testing.T) {
 		"image": {func(v string) error { return checkImage("i", v) },
 			[]string{"", "ami-12345678", "ami-0123456789abcdef0", "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"},
 			[]string{"ami-xyz", "al2023", "/path with space", "ami-123", "ami-0123456789ABCDEF0"}},
-		"ssh cidr": {func(v string) error { return checkSSHCIDR("s", v) },
-			[]string{"", "203.0.113.0/24", "198.51.100.7/32", "0.0.0.0/0"},
-			[]string{"10.0.0.0", "10.0.0.0/33", "300.0.0.0/8", " 10.0.0.0/8", "2001:db8::/32"}},
+		"ssh cidr": {func(v string) error { return errors.Join(checkSSHCIDR("s", v), checkSSHAnywhere("s", v, false)) },
+			[]string{"", "203.0.113.0/24", "198.51.100.7/32", "0.0.0.0/1"},
+			[]string{"10.0.0.0", "10.0.0.0/33", "300.0.0.0/8", " 10.0.0.0/8", "2001:db8::/32", "0.0.0.0/0", "::/0"}},
+		"ssh cidr from anywhere allowed": {func(v string) error { return errors.Join(checkSSHCIDR("s", v), checkSSHAnywhere("s", v, true)) },
+			[]string{"0.0.0.0/0", "203.0.113.0/24"},
+			[]string{"::/0", "10.0.0.0/0"}},
 		"cluster name": {CheckClusterName,
 			[]string{"core", "Core9", "a-b", "a" + strings.Repeat("b", 127)},
 			[]string{"", "9core", "-core", "core_1", "co re", "a" + strings.Repeat("b", 128)}},
@@ -679,5 +691,24 @@ func TestValueShapes(t *testing.T) {
 				t.Errorf("%s %q accepted", name, v)
 			}
 		}
+	}
+}
+
+// Args gives back every setting that is set, as flags a shell reads as
+// they are, and parsing them back gives the same group.
+func TestArgs(t *testing.T) {
+	g := validGroup()
+	got := strings.Join(Args(g), " ")
+	want := "--instance-type r3.large --count 3 --min 1 --max 5 --labels role=worker,tier=memory/hot --image-id ami-0123456789abcdef0 " +
+		"--volume-size 50 --subnet-ids subnet-0aaa1111,subnet-0bbb2222 --ssh-cidr 203.0.113.0/24 --key-name 'ops key' --allow-ssh-from-anywhere " +
+		"--max-batch 2 --min-in-service 1"
+	if got != want {
+		t.Errorf("Args =\n%s\nwant\n%s", got, want)
+	}
+	if got := Args(Group{Name: "g", KeyName: "it's"}); !slices.Equal(got, []string{"--key-name", `'it'\''s'`}) {
+		t.Errorf("Args quoting = %q", got)
+	}
+	if got := Args(Core{}); len(got) != 0 {
+		t.Errorf("Args of nothing set = %q", got)
 	}
 }
