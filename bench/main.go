@@ -46,6 +46,11 @@ type options struct {
 	cliWaitReps   int
 	coldReps      int
 	checkpoints   []int
+	// apply: a file of applyGroups groups of applyNodes nodes, every stack
+	// held in progress for applyT; applySerial adds the bash way.
+	applyGroups, applyNodes int
+	applyT                  time.Duration
+	applySerial, applyOnly  bool
 }
 
 func main() {
@@ -71,6 +76,11 @@ func run(ctx context.Context) int {
 	flag.IntVar(&o.waitReps, "wait-reps", 5, "repetitions of clusterctl's completion-detection measurement")
 	flag.IntVar(&o.cliWaitReps, "cli-wait-reps", 2, "repetitions of the AWS CLI waiter's (about 30 s each; 0: only state its documented delay)")
 	flag.IntVar(&o.coldReps, "cold-reps", 50, "runs of clusterctl's version command for the cold start")
+	flag.IntVar(&o.applyGroups, "apply-groups", 10, "groups in the cluster file of the apply measurement (0: no apply measurement)")
+	flag.IntVar(&o.applyNodes, "apply-nodes", 2, "nodes per group in the apply measurement")
+	flag.DurationVar(&o.applyT, "apply-t", 20*time.Second, "how long every stack of the apply measurement takes to complete (the proxy holds it in progress)")
+	flag.BoolVar(&o.applySerial, "apply-serial", true, "in the apply measurement, also create the groups one after another the bash way (about 30 s each: the AWS CLI waiter)")
+	flag.BoolVar(&o.applyOnly, "apply-only", false, "run the apply measurement alone")
 	flag.StringVar(&checkpoints, "checkpoints", "", "group counts at which list-nodes is measured (default: 1, half when 10 or more, all)")
 	flag.Parse()
 	if large || os.Getenv("BENCH_LARGE") == "1" {
@@ -143,6 +153,7 @@ type bench struct {
 	maxRet          time.Duration
 	runs            int // tool runs so far, to name their logs
 	coldMedian      time.Duration
+	applyRun        *applyRun
 	notes           []string
 }
 
@@ -232,6 +243,13 @@ func (b *bench) run() error {
 	b.cold = table{header: []string{"measurement", "tool", "median", "p90", "range", "peak RSS"}}
 	b.mem = table{header: []string{"measurement", "tool", "peak RSS"}}
 
+	if b.o.applyOnly {
+		if err := b.apply(); err != nil {
+			return err
+		}
+		b.report(loadBefore)
+		return nil
+	}
 	b.progress("create-core %s", clusterName)
 	if _, err := b.exec(nil, b.o.bin, "create-core", clusterName, "-q"); err != nil {
 		return err
@@ -254,6 +272,11 @@ func (b *bench) run() error {
 	}
 	if err := b.completion(); err != nil {
 		return err
+	}
+	if b.o.applyGroups > 0 {
+		if err := b.apply(); err != nil {
+			return err
+		}
 	}
 	if err := b.coldStart(); err != nil {
 		return err
@@ -715,16 +738,20 @@ func toolVersion(name string, args ...string) string {
 }
 
 func (b *bench) report(loadBefore string) {
-	fmt.Printf("clusterctl benchmark: %d groups × %d nodes, %d repetitions (list-nodes), %s\n\n", b.o.groups, b.o.nodes, b.o.reps, time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	if b.o.applyOnly {
+		fmt.Printf("clusterctl benchmark: apply alone, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	} else {
+		fmt.Printf("clusterctl benchmark: %d groups × %d nodes, %d repetitions (list-nodes), %s\n\n", b.o.groups, b.o.nodes, b.o.reps, time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	}
 	fmt.Printf("- machine: %d cores, %s/%s, load average %s at start, %s at end\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, loadBefore, loadavg())
 	fmt.Printf("- %s; moto %s; %s; %s\n", toolVersion("go", "version"), toolVersion("python3", "-c", "import moto; print(moto.__version__)"), toolVersion("aws", "--version"), toolVersion("jq", "--version"))
 	fmt.Printf("- command: go run ./bench %s\n\n", strings.Join(os.Args[1:], " "))
-	fmt.Print(b.main.String())
-	fmt.Println()
-	fmt.Print(b.cold.String())
-	fmt.Println()
-	fmt.Print(b.mem.String())
-	fmt.Println()
+	for _, t := range []*table{&b.main, &b.cold, &b.mem} {
+		if len(t.rows) > 0 {
+			fmt.Print(t.String())
+			fmt.Println()
+		}
+	}
 	for _, n := range b.notes {
 		fmt.Println("- " + n)
 	}
@@ -754,10 +781,13 @@ func (b *bench) report(loadBefore string) {
 		}
 		fmt.Printf("- list-nodes makes at most ceil(nodes/1000) calls, all DescribeInstances: %s (%s)\n", metOrNot(b.listCallsOK), strings.TrimSuffix(strings.TrimSpace(b.listCallsNote), ";"))
 	}
-	if b.o.waitReps > 0 {
+	if b.o.waitReps > 0 && !b.o.applyOnly {
 		fmt.Printf("- completion noticed within 2 s: %s (worst %s; worst return %s)\n", metOrNot(b.maxLag <= 2*time.Second), fmtDur(b.maxLag), fmtDur(b.maxRet))
 	}
-	fmt.Printf("- cold start under 20 ms: %s (median %s)\n", metOrNot(b.coldMedian < 20*time.Millisecond), fmtDur(b.coldMedian))
+	b.applyTargets()
+	if b.coldMedian > 0 {
+		fmt.Printf("- cold start under 20 ms: %s (median %s)\n", metOrNot(b.coldMedian < 20*time.Millisecond), fmtDur(b.coldMedian))
+	}
 	fmt.Printf("\nbench: done in %s\n", time.Since(b.started).Round(time.Second))
 }
 

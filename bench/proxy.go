@@ -19,10 +19,11 @@ import (
 
 // proxy sits on loopback between the tools and moto. It names every request
 // (service:Action) so calls can be counted per operation for every tool
-// alike, and it can hold one stack "in progress": moto completes stacks
+// alike, and it can hold stacks "in progress": moto completes stacks
 // synchronously, so to measure how soon a tool notices that CloudFormation
-// has finished, the proxy makes the stack look CREATE_IN_PROGRESS until a
-// moment T it chooses, then lets the truth through.
+// has finished (or how long creating several takes when each takes a
+// while), the proxy makes a new stack look CREATE_IN_PROGRESS until a
+// moment T after its CreateStack, then lets the truth through.
 type proxy struct {
 	url string
 	srv *http.Server
@@ -33,20 +34,31 @@ type proxy struct {
 	hold *hold
 }
 
-// hold makes stack look in progress until d after its CreateStack returned.
+// hold makes each stack it covers look in progress until d after its
+// CreateStack returned: one stack by name, or every stack whose name
+// starts with a prefix.
 type hold struct {
-	stack string
-	d     time.Duration
-	t     time.Time // zero until CreateStack has returned
-	// seen is when the first truthful status read of the stack after T
-	// went back to the tool: when it noticed.
-	seen time.Time
+	stack  string // a name, or with prefix the start of names
+	prefix bool
+	d      time.Duration
+	t      map[string]time.Time // per stack, T; none until CreateStack has returned
+	// seen is, per stack, when the first truthful status read of it after
+	// T went back to the tool: when it noticed.
+	seen map[string]time.Time
+}
+
+func (h *hold) covers(stack string) bool {
+	if h.prefix {
+		return strings.HasPrefix(stack, h.stack)
+	}
+	return stack == h.stack
 }
 
 type opKey struct{}
 
 type reqInfo struct {
 	service, action string
+	stack           string // StackName of a CreateStack
 }
 
 func startProxy(target string) (*proxy, error) {
@@ -93,7 +105,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		info.action = t[strings.LastIndexByte(t, '.')+1:]
 	case strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded"):
 		if v, err := url.ParseQuery(string(body)); err == nil {
-			info.action = v.Get("Action")
+			info.action, info.stack = v.Get("Action"), v.Get("StackName")
 		}
 	}
 	if info.action == "" {
@@ -144,15 +156,31 @@ func (p *proxy) since(mark int) map[string]int {
 // tells T (zero if the stack was never created through the proxy) and when
 // the tool first read the truth after T.
 func (p *proxy) holdStack(stack string, d time.Duration) func() (t, seen time.Time) {
-	h := &hold{stack: stack, d: d}
+	release := p.holdStacks(&hold{stack: stack, d: d})
+	return func() (time.Time, time.Time) {
+		h := release()
+		return h.t[stack], h.seen[stack]
+	}
+}
+
+// holdPrefix starts holding every stack whose name starts with prefix,
+// each until d after its own CreateStack; the returned func stops holding
+// and tells each held stack's T.
+func (p *proxy) holdPrefix(prefix string, d time.Duration) func() map[string]time.Time {
+	release := p.holdStacks(&hold{stack: prefix, prefix: true, d: d})
+	return func() map[string]time.Time { return release().t }
+}
+
+func (p *proxy) holdStacks(h *hold) func() *hold {
+	h.t, h.seen = map[string]time.Time{}, map[string]time.Time{}
 	p.mu.Lock()
 	p.hold = h
 	p.mu.Unlock()
-	return func() (time.Time, time.Time) {
+	return func() *hold {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.hold = nil
-		return h.t, h.seen
+		return h
 	}
 }
 
@@ -164,15 +192,13 @@ func (p *proxy) modify(resp *http.Response) error {
 	now := time.Now()
 	p.mu.Lock()
 	h := p.hold
-	var stack string
-	if h != nil {
-		stack = h.stack
-		if info.action == "CreateStack" && resp.StatusCode == http.StatusOK && h.t.IsZero() {
-			h.t = now.Add(h.d)
+	if h != nil && info.action == "CreateStack" && resp.StatusCode == http.StatusOK && h.covers(info.stack) {
+		if _, ok := h.t[info.stack]; !ok {
+			h.t[info.stack] = now.Add(h.d)
 		}
 	}
 	p.mu.Unlock()
-	if stack == "" || (info.action != "DescribeStacks" && info.action != "DescribeStackEvents") {
+	if h == nil || (info.action != "DescribeStacks" && info.action != "DescribeStackEvents") {
 		return nil
 	}
 	body, err := io.ReadAll(resp.Body)
@@ -180,24 +206,25 @@ func (p *proxy) modify(resp *http.Response) error {
 	if err != nil {
 		return err
 	}
+	// The stacks still held, and the first truthful read of each after
+	// its T.
+	var held []string
 	p.mu.Lock()
-	if !h.t.IsZero() && !now.Before(h.t) {
-		// T has passed: the truth goes through, and the first read of it
-		// is when the tool noticed.
-		if h.seen.IsZero() && bytes.Contains(body, []byte("<StackName>"+stack+"</StackName>")) {
-			h.seen = time.Now()
+	for stack, t := range h.t {
+		switch {
+		case now.Before(t):
+			held = append(held, stack)
+		case h.seen[stack].IsZero() && bytes.Contains(body, []byte("<StackName>"+stack+"</StackName>")):
+			h.seen[stack] = time.Now()
 		}
-		stack = ""
 	}
 	p.mu.Unlock()
-	if stack == "" {
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-		return nil
-	}
-	if info.action == "DescribeStacks" {
-		body = holdStatus(body, stack)
-	} else {
-		body = dropFinalEvents(body, stack)
+	for _, stack := range held {
+		if info.action == "DescribeStacks" {
+			body = holdStatus(body, stack)
+		} else {
+			body = dropFinalEvents(body, stack)
+		}
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))

@@ -42,15 +42,16 @@ func deployedStack(t *testing.T, c clients, name string) deployed {
 // "--[no-]spot" (a negatable flag, named --spot here).
 var helpFlag = regexp.MustCompile(`(?m)^\s+(?:-\w, )?--(?:\[no-\])?([a-z][-a-z]*)`)
 
-// flagsOf lists a command's own flags, from its help (global flags left out).
-func flagsOf(t *testing.T, command string) []string {
+// flagsOf lists a command's own flags, from its help (global flags left
+// out); command is its words: "add-agents", or "render", "group".
+func flagsOf(t *testing.T, command ...string) []string {
 	t.Helper()
 	global := map[string]bool{}
 	for _, m := range helpFlag.FindAllStringSubmatch(must(t, "--help").stdout, -1) {
 		global["--"+m[1]] = true
 	}
 	var out []string
-	for _, m := range helpFlag.FindAllStringSubmatch(must(t, command, "--help").stdout, -1) {
+	for _, m := range helpFlag.FindAllStringSubmatch(must(t, append(command, "--help")...).stdout, -1) {
 		if !global["--"+m[1]] {
 			out = append(out, "--"+m[1])
 		}
@@ -83,7 +84,7 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 		args []string
 	}{
 		{"--name", nil}, // every case names the group, its type and its cluster
-		{"--instance-type", []string{"-t", "t3a.small,t2.small"}}, // several types: a mixed group
+		{"--instance-type", []string{"-t", "t3.small,t3a.small,t2.small"}}, // several types: a mixed group
 		{"--spot", []string{"--spot"}},
 		{"--on-demand-base", []string{"--spot", "--on-demand-base", "1"}},
 		{"--on-demand-percent", []string{"--spot", "--on-demand-percent", "30"}},
@@ -94,15 +95,17 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 		{"--max", []string{"--max", "4"}},
 		{"--labels", []string{"-m", "role=web,tier=front", "-m", "zone=b"}},
 		{"--image-id", []string{"--image-id", aws.ToString(images.Images[0].ImageId)}},
-		{"--image-id", []string{"--image-id", "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"}},
+		{"--image-id", []string{"--image-id", "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"}}, // a path, given
 		{"--volume-size", []string{"--volume-size", "40"}},
 		{"--subnet-ids", []string{"--subnet-ids", aws.ToString(subnets.Subnets[1].SubnetId)}},
 		{"--ssh-cidr", []string{"--ssh-cidr", "203.0.113.0/24"}},
+		{"--allow-ssh-from-anywhere", []string{"--ssh-cidr", "0.0.0.0/0", "--allow-ssh-from-anywhere"}},
 		{"--key-name", []string{"--key-name", "ops"}},
 		{"--max-batch", []string{"--max-batch", "2"}},
 		{"--min-in-service", []string{"--min-in-service", "0"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--replace-failed", []string{"--replace-failed"}},
+		{"--dry-run", nil}, // creates nothing: TestDryRunsChangeNothing
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {

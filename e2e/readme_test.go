@@ -121,6 +121,10 @@ func TestReadmeExamples(t *testing.T) {
 	}
 	resetMoto(t)
 	dir := t.TempDir()
+	// Examples refer to examples/ as a reader in a checkout would.
+	if err := os.CopyFS(filepath.Join(dir, "examples"), os.DirFS("../examples")); err != nil {
+		t.Fatal(err)
+	}
 	shellEnv := append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv(), "HOME="+dir)
 	for _, ex := range examples {
 		cmd := exec.Command("bash", "-c", ex.command)

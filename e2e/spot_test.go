@@ -139,7 +139,7 @@ func TestSpotMixedGroup(t *testing.T) {
 
 	// Without spot, every node is on-demand again: the mix is gone.
 	r = must(t, "update-group", "-n", "spot", "-j", "core", "--no-spot")
-	if !regexp.MustCompile(`(?m)^spot\s+true → \(off\)$`).MatchString(r.stdout) || !regexp.MustCompile(`(?m)^onDemandPercent\s+50 → 100$`).MatchString(r.stdout) {
+	if !regexp.MustCompile(`(?m)^spot\s+true → \(off\)$`).MatchString(r.stdout) || !regexp.MustCompile(`(?m)^onDemandPercent\s+50 → \(all on-demand\)$`).MatchString(r.stdout) {
 		t.Errorf("plan of --no-spot:\n%s", r.stdout)
 	}
 	g := decode[[]mixedGroup](t, must(t, "list-groups", "-j", "core", "-o", "json"))[0]
@@ -182,7 +182,8 @@ func sameGroup(a, b mixedGroup) bool {
 }
 
 // Types of more than one architecture are refused before anything is
-// created or uploaded, naming the odd one out; so is a mix without spot.
+// created or uploaded, naming the odd one out, offline and as EC2 says; so
+// are types not offered where the group runs, and a mix without spot.
 func TestMixedGroupRefusals(t *testing.T) {
 	resetMoto(t)
 	c := newClients(t)
@@ -199,12 +200,33 @@ func TestMixedGroupRefusals(t *testing.T) {
 	}{
 		{[]string{"-t", "m5.large,m6g.large,m5a.large"}, "-t/--instance-type: instance types of more than one architecture: m6g.large is arm64, the others x86_64"},
 		{[]string{"-t", "m5.large,m5.large"}, "instance type m5.large given twice"},
-		{[]string{"-t", "m5.large", "--on-demand-percent", "50"}, "--on-demand-percent: applies to spot groups only: add --spot"},
+		{[]string{"-t", "m5.large", "--on-demand-percent", "50"}, "--on-demand-percent: applies to spot groups only (without spot"},
 		{[]string{"-t", "m5.large", "--spot", "--on-demand-percent", "101"}, "--on-demand-percent: invalid on-demand percentage 101"},
 		{[]string{"-t", "m5.large", "--spot", "--spot-allocation", "cheapest"}, `--spot-allocation: invalid spot allocation strategy "cheapest"`},
 	} {
 		r := clusterctl(t, append([]string{"add-agents", "-n", "mix", "-j", "core", "-q"}, tt.args...)...)
 		if r.code != 2 || !strings.HasPrefix(r.stderr, "clusterctl: ") || !strings.Contains(r.stderr, tt.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("%v: want exit 2 with %q\n%s", tt.args, tt.want, r)
+		}
+	}
+	// Asked of EC2 before anything is uploaded: the architectures (mac2.metal
+	// is arm64_mac, which its name does not tell), and every type offered in
+	// the zones of the subnets given (m5.large is not in us-east-1e).
+	zoneE, err := c.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{
+		{Name: aws.String("availability-zone"), Values: []string{"us-east-1e"}}, {Name: aws.String("default-for-az"), Values: []string{"true"}},
+	}})
+	if err != nil || len(zoneE.Subnets) == 0 {
+		t.Fatalf("moto's subnet in us-east-1e: %v", err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-t", "m5.large,mac2.metal"}, "pre-flight: instance types must share one architecture: mac2.metal is arm64_mac"},
+		{[]string{"-t", "t2.small,m5.large", "--subnet-ids", aws.ToString(zoneE.Subnets[0].SubnetId)}, "pre-flight: instance type m5.large is not offered in any of the subnets' zones (us-east-1e)"},
+	} {
+		r := clusterctl(t, append([]string{"add-agents", "-n", "mix", "-j", "core", "-q"}, tt.args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, tt.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("%v: want exit 2 with %q\n%s", tt.args, tt.want, r)
 		}
 	}

@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -14,7 +14,6 @@ import (
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
-	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
@@ -30,10 +29,14 @@ type CLI struct {
 	UpdateGroup UpdateGroupCmd `cmd:"" name:"update-group" help:"Change an agent group through a change set; unspecified values stay."`
 	RemoveGroup RemoveGroupCmd `cmd:"" name:"remove-group" help:"Delete one agent group's stack."`
 	DeleteCore  DeleteCoreCmd  `cmd:"" name:"delete-core" help:"Delete a cluster's core stack (refused while groups exist unless --cascade)."`
+	Apply       ApplyCmd       `cmd:"" help:"Make a cluster what a cluster file declares: plan, then create the core and create, update or (--prune) delete groups in parallel."`
+	Export      ExportCmd      `cmd:"" help:"Print the cluster file of a live cluster (YAML; -o json for JSON)."`
+	Schema      SchemaCmd      `cmd:"" help:"Print the JSON Schema of cluster files, for editors."`
 	Describe    DescribeCmd    `cmd:"" help:"Show a cluster: core status, outputs, parameters, and its groups with their health."`
 	Events      EventsCmd      `cmd:"" help:"Print the stack events of a cluster's core or of one group."`
-	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operation in progress on a core or group and return its outcome."`
-	Render      RenderCmd      `cmd:"" help:"Print the CloudFormation template that would be deployed (no AWS access)."`
+	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operations in progress on a cluster (core and busy groups) or one group, deletions included, and return their outcome."`
+	Unlock      UnlockCmd      `cmd:"" help:"Break a lease left by a run that died, by its id."`
+	Render      RenderCmd      `cmd:"" help:"Print what would be deployed: a template, its parameters and tags, a node configuration."`
 	VersionCmd  VersionCmd     `cmd:"" name:"version" help:"Print the version."`
 	Completion  CompletionCmd  `cmd:"" help:"Print the shell completion script: source <(clusterctl completion bash)."`
 	Help        HelpCmd        `cmd:"" help:"Explain a command (clusterctl help update-group), or list them all."`
@@ -44,12 +47,20 @@ type CreateCoreCmd struct {
 	Name string `arg:"" help:"Cluster name (= core stack name)."`
 	spec.Core
 	NoRollback bool `name:"no-rollback" help:"Keep a failed stack for debugging."`
+	DryRun     bool `name:"dry-run" help:"Show what would be created (stack, template size, parameters, tags) and create nothing."`
 }
 
 func (c *CreateCoreCmd) Run(app *App) error {
 	out, svc, err := app.prepare(coreInput(c.Name, &c.Core))
 	if err != nil {
 		return err
+	}
+	if c.DryRun {
+		d, err := svc.PlanCore(app.Context(), c.Name, c.Core)
+		if err != nil {
+			return flagError(err, &c.Core)
+		}
+		return writeDryRun(app, out, d)
 	}
 	st, err := svc.CreateCore(app.Context(), c.Name, c.Core, cluster.CreateOptions{NoRollback: c.NoRollback})
 	if err != nil {
@@ -64,12 +75,20 @@ type AddAgentsCmd struct {
 	Cluster       string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster (core stack) to join."`
 	NoRollback    bool   `name:"no-rollback" help:"Keep a failed stack for debugging."`
 	ReplaceFailed bool   `name:"replace-failed" help:"Delete a dead stack of this group (rolled back or failed) and create it again."`
+	DryRun        bool   `name:"dry-run" help:"Show what would be created and uploaded (stack, template size, parameters, tags, node configuration) and change nothing."`
 }
 
 func (c *AddAgentsCmd) Run(app *App) error {
 	out, svc, err := app.prepare(groupInput(c.Cluster, "-j/--join", &c.Group))
 	if err != nil {
 		return err
+	}
+	if c.DryRun {
+		d, err := svc.PlanAgents(app.Context(), c.Cluster, c.Group, cluster.CreateOptions{NoRollback: c.NoRollback, ReplaceFailed: c.ReplaceFailed})
+		if err != nil {
+			return flagError(err, &c.Group)
+		}
+		return writeDryRun(app, out, d)
 	}
 	nodes, err := svc.AddAgents(app.Context(), c.Cluster, c.Group, cluster.CreateOptions{NoRollback: c.NoRollback, ReplaceFailed: c.ReplaceFailed})
 	if err != nil {
@@ -113,9 +132,14 @@ func (c *ListGroupsCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	groups, err := svc.ListGroups(app.Context(), c.Cluster)
+	groups, conflicts, err := svc.ListGroups(app.Context(), c.Cluster)
 	if err != nil {
 		return err
+	}
+	// Stacks that carry a cluster's tags under another name are not its
+	// groups: said apart, so the listing stays what scripts expect.
+	for _, cf := range conflicts {
+		fmt.Fprintf(app.IO.ErrOut, "clusterctl: conflict: %s\n", cf)
 	}
 	return out.Write(app.IO.Out, groups, func(wide bool) query.Table { return query.GroupsTable(groups, wide) })
 }
@@ -173,9 +197,14 @@ func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
 	if err != nil {
 		return flagError(err, &c.Group)
 	}
+	for _, r := range res.Repaired {
+		fmt.Fprintf(app.IO.ErrOut, "Repaired %s: %s\n", stack, r)
+	}
 	switch {
 	case res.NoOp:
 		fmt.Fprintf(app.IO.ErrOut, "No changes: %s already matches the requested configuration\n", stack)
+	case len(res.Repaired) > 0 && !res.Applied && !c.DryRun:
+		fmt.Fprintf(app.IO.ErrOut, "No setting changed; %s is whole again\n", stack)
 	case res.Applied:
 		fmt.Fprintf(app.IO.ErrOut, "Updated %s\n", stack)
 	default:
@@ -184,7 +213,10 @@ func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
 	if table {
 		return nil
 	}
-	v := updateView{Plan: res.Plan, NoChanges: res.NoOp, Applied: res.Applied}
+	v := updateView{Plan: res.Plan, NoChanges: res.NoOp, Applied: res.Applied, Repaired: res.Repaired}
+	if v.Repaired == nil {
+		v.Repaired = []string{}
+	}
 	if v.Plan == nil {
 		v.Plan = &cluster.Plan{Stack: stack, Settings: []spec.Change{}, Changes: []cluster.ResourceChange{}}
 	}
@@ -195,8 +227,9 @@ func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
 // became of it.
 type updateView struct {
 	*cluster.Plan
-	NoChanges bool `json:"noChanges"`
-	Applied   bool `json:"applied"`
+	NoChanges bool     `json:"noChanges"`
+	Applied   bool     `json:"applied"`
+	Repaired  []string `json:"repaired"`
 }
 
 // RemoveGroupCmd is `clusterctl remove-group -n GROUP -j CLUSTER`.
@@ -216,7 +249,10 @@ func (c *RemoveGroupCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	r := query.ResultFrom(*done)
+	r := query.ResultFrom(done.Outcome)
+	if done.AlreadyRemoved {
+		return writeResult(app, out, r, fmt.Sprintf("Group %s of cluster %s was already removed (%s: %s); cleaned up after it", c.Group, c.Cluster, r.Stack, r.Status))
+	}
 	return writeResult(app, out, r, fmt.Sprintf("Removed group %s of cluster %s (%s)", c.Group, c.Cluster, r))
 }
 
@@ -238,6 +274,9 @@ func (c *DeleteCoreCmd) Run(app *App) error {
 		return err
 	}
 	d := query.DeletionFrom(done.Outcome, done.Groups)
+	if done.AlreadyDeleted {
+		return writeResult(app, out, d, fmt.Sprintf("Cluster %s was already deleted (%s: %s)", c.Name, d.Stack, d.Status))
+	}
 	line := fmt.Sprintf("Deleted cluster %s (%s", c.Name, d.Result)
 	if n := len(d.Groups); n > 0 {
 		line += fmt.Sprintf("; %s before it", query.Plural(n, "group stack"))
@@ -313,22 +352,41 @@ func (c *WaitCmd) Run(app *App) error {
 		return err
 	}
 	start := time.Now()
-	st, err := svc.Wait(app.Context(), c.Cluster, c.Group)
-	if st == nil {
+	sts, err := svc.Wait(app.Context(), c.Cluster, c.Group)
+	var outcomes []stacks.Outcome
+	for _, st := range sts {
+		if st != nil {
+			outcomes = append(outcomes, stacks.Outcome{Stack: st.Name, Status: st.Status, Duration: time.Since(start)})
+		}
+	}
+	if len(outcomes) == 0 {
 		return err
 	}
-	r := query.ResultFrom(stacks.Outcome{Stack: st.Name, Status: st.Status, Duration: time.Since(start)})
+	// One group: its result. The cluster: the core's (last) with the
+	// groups it waited for, as delete-core reports them.
+	var v any
+	var lines []string
+	if c.Group != "" {
+		r := query.ResultFrom(outcomes[0])
+		v, lines = r, []string{r.String()}
+	} else {
+		d := query.DeletionFrom(outcomes[len(outcomes)-1], outcomes[:len(outcomes)-1])
+		for _, g := range d.Groups {
+			lines = append(lines, g.String())
+		}
+		v, lines = d, append(lines, d.Result.String())
+	}
 	if err != nil {
 		// A failed outcome is still an outcome: scripts get the object,
 		// the error says why and the exit code is 1.
 		if !out.TableForm() {
-			if werr := out.Write(app.IO.Out, r, nil); werr != nil {
+			if werr := out.Write(app.IO.Out, v, nil); werr != nil {
 				return werr
 			}
 		}
 		return err
 	}
-	return writeResult(app, out, r, r.String())
+	return writeResult(app, out, v, strings.Join(lines, "\n"))
 }
 
 // writeResult prints how a stack operation ended: the object under -o
@@ -339,64 +397,6 @@ func writeResult(app *App, out *query.Output, v any, line string) error {
 		return err
 	}
 	return out.Write(app.IO.Out, v, nil)
-}
-
-// RenderCmd is `clusterctl render core|group`.
-type RenderCmd struct {
-	Core  RenderCoreCmd  `cmd:"" help:"Print the core template."`
-	Group RenderGroupCmd `cmd:"" help:"Print an agent group template."`
-}
-
-// RenderCoreCmd is `clusterctl render core`.
-type RenderCoreCmd struct {
-	Name string `arg:"" optional:"" default:"core" help:"Cluster name."`
-	spec.Core
-}
-
-func (c *RenderCoreCmd) Run(app *App) error {
-	out, err := app.Output()
-	if err != nil {
-		return err
-	}
-	if err := coreInput(c.Name, &c.Core); err != nil {
-		return err
-	}
-	r, err := render.Core(c.Name, c.Core, app.Version)
-	if err != nil {
-		return errs.AsUsage(err)
-	}
-	return writeTemplate(app, out, r.Template)
-}
-
-// RenderGroupCmd is `clusterctl render group -n GROUP -t TYPE`.
-type RenderGroupCmd struct {
-	spec.Group
-	Cluster string `short:"j" name:"join" default:"core" help:"Cluster name."`
-}
-
-func (c *RenderGroupCmd) Run(app *App) error {
-	out, err := app.Output()
-	if err != nil {
-		return err
-	}
-	if err := groupInput(c.Cluster, "-j/--join", &c.Group); err != nil {
-		return err
-	}
-	r, err := render.Group(c.Cluster, c.Group, render.Join{}, app.Version)
-	if err != nil {
-		return errs.AsUsage(err)
-	}
-	return writeTemplate(app, out, r.Template)
-}
-
-// writeTemplate prints a template byte for byte (it is JSON already), or
-// converted to YAML, or filtered by --query.
-func writeTemplate(app *App, out *query.Output, tpl []byte) error {
-	if out.TableForm() || (out.Format == "json" && app.Globals.Query == "") {
-		_, err := app.IO.Out.Write(tpl)
-		return err
-	}
-	return out.Write(app.IO.Out, json.RawMessage(tpl), nil)
 }
 
 // VersionCmd is `clusterctl version`.

@@ -38,7 +38,7 @@ func TestCompleteLine(t *testing.T) {
 	}{
 		{"clusterctl ", all},
 		{"clusterctl list-n", []string{"list-nodes"}},
-		{"clusterctl render ", []string{"core", "group"}},
+		{"clusterctl render ", []string{"core", "group", "node-config"}},
 		{"clusterctl completion ", []string{"bash", "fish", "zsh"}},
 		{"clusterctl list-nodes --jo", []string{"--join"}},
 		{"clusterctl list-nodes --ti", []string{"--timeout"}},

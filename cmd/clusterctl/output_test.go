@@ -1,17 +1,26 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/clusterctl/clusterctl/internal/iostreams"
+	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/motoserver"
+	"github.com/clusterctl/clusterctl/internal/names"
 )
 
 // leafCommands lists every command of the CLI that runs ("render core",
@@ -59,8 +68,13 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		// the run with --query.
 		json, query []string
 		refuses     bool
+		before      func(t *testing.T) // sets up what the command acts on
 	}
 	same := func(args ...string) ([]string, []string) { return args, args }
+	clusterFile := filepath.Join(t.TempDir(), "c5.yaml")
+	if err := os.WriteFile(clusterFile, []byte("apiVersion: clusterctl/v1\nkind: Cluster\nname: c5\ngroups:\n  - name: g\n    instanceType: t3.small\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	rows := []row{
 		{command: "create-core", json: []string{"create-core", "c1"}, query: []string{"create-core", "c2"}},
 		{command: "add-agents", json: []string{"add-agents", "-n", "g1", "-t", "t3.small", "-j", "c1"}, query: []string{"add-agents", "-n", "g2", "-t", "t3.small", "-j", "c1"}},
@@ -78,7 +92,12 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		{"wait", []string{"wait", "c1", "-n", "g1"}, false},
 		{"render core", []string{"render", "core", "c9"}, false},
 		{"render group", []string{"render", "group", "-n", "g9", "-t", "m7g.large"}, false},
+		{"render node-config", []string{"render", "node-config", "-n", "g9", "-t", "m7g.large", "-j", "c1"}, false},
 		{"version", []string{"version"}, false},
+		// The first apply creates the cluster, the second finds no changes.
+		{"apply", []string{"apply", "-f", clusterFile}, false},
+		{"export", []string{"export", "c1"}, false},
+		{"schema", []string{"schema"}, false},
 		{"completion", []string{"completion", "bash"}, true},
 		{"help", []string{"help", "list-nodes"}, true},
 	} {
@@ -86,6 +105,12 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		rows = append(rows, row{command: r.command, json: j, query: q, refuses: r.refuses})
 	}
 	rows = append(rows,
+		// Leases left by runs that died, one to break per run.
+		row{command: "unlock", json: []string{"unlock", "c1", "--group", "gu1", "--id", "aaaaaaaaaaaa"}, query: []string{"unlock", "c1", "--group", "gu2", "--id", "bbbbbbbbbbbb"},
+			before: func(t *testing.T) {
+				putLease(t, moto.URL, "c1", "gu1", "aaaaaaaaaaaa")
+				putLease(t, moto.URL, "c1", "gu2", "bbbbbbbbbbbb")
+			}},
 		row{command: "remove-group", json: []string{"remove-group", "-n", "g1", "-j", "c1", "--yes"}, query: []string{"remove-group", "-n", "g2", "-j", "c1", "--yes"}},
 		row{command: "delete-core", json: []string{"delete-core", "c1", "--yes"}, query: []string{"delete-core", "c2", "--yes"}},
 	)
@@ -102,6 +127,9 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 
 	for _, r := range rows {
 		t.Run(r.command, func(t *testing.T) {
+			if r.before != nil {
+				r.before(t)
+			}
 			for _, v := range []struct {
 				flags []string
 				args  []string
@@ -125,5 +153,28 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// putLease writes the lease of group in cluster's bucket as a run of
+// update-group would have left it.
+func putLease(t *testing.T, endpoint, cluster, group, id string) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithBaseEndpoint(endpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cloudformation.NewFromConfig(cfg).DescribeStackResource(ctx, &cloudformation.DescribeStackResourceInput{
+		StackName: aws.String(cluster), LogicalResourceId: aws.String(names.ResourceBucket)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := json.Marshal(lease.Record{ID: id, Kind: lease.KindGroup, Group: group, Holder: "ci@host (pid 1)",
+		Command: "update-group -n " + group + " -j " + cluster, Started: time.Now(), TTLSeconds: 90})
+	_, err = s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }).PutObject(ctx, &s3.PutObjectInput{
+		Bucket: res.StackResourceDetail.PhysicalResourceId, Key: aws.String(lease.Group(group).Key()), Body: bytes.NewReader(rec)})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

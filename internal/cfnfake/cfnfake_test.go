@@ -231,3 +231,33 @@ func TestClockWaits(t *testing.T) {
 		t.Errorf("Waits = %v", w)
 	}
 }
+
+// A held step waits for its channel however often the stack is read; the
+// fake counts the operations in progress at once.
+func TestHoldAndRunning(t *testing.T) {
+	f := cfnfake.New(t)
+	c := f.Client()
+	hold := make(chan struct{})
+	for _, name := range []string{"a", "b"} {
+		f.Script(name, cfnfake.Create, cfnfake.Step{Status: "CREATE_IN_PROGRESS"}, cfnfake.Step{Hold: hold, Status: "CREATE_COMPLETE"})
+		if _, err := c.CreateStack(t.Context(), &cloudformation.CreateStackInput{StackName: aws.String(name), TemplateBody: aws.String(tpl)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 20 {
+		f.Clock.Advance(time.Hour)
+		if _, err := c.DescribeStacks(t.Context(), &cloudformation.DescribeStacksInput{StackName: aws.String("a")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.Status("a") != "CREATE_IN_PROGRESS" || f.Running() != 2 || f.MaxRunning() != 2 {
+		t.Fatalf("held: %s, %d running, at most %d", f.Status("a"), f.Running(), f.MaxRunning())
+	}
+	close(hold)
+	if _, err := c.DescribeStacks(t.Context(), &cloudformation.DescribeStacksInput{}); err != nil {
+		t.Fatal(err)
+	}
+	if f.Status("a") != "CREATE_COMPLETE" || f.Status("b") != "CREATE_COMPLETE" || f.Running() != 0 || f.MaxRunning() != 2 {
+		t.Errorf("released: %s, %s, %d running, at most %d", f.Status("a"), f.Status("b"), f.Running(), f.MaxRunning())
+	}
+}

@@ -47,6 +47,7 @@ type Server struct {
 	faults     map[string][]fault
 	calls      []Call
 	seq        int
+	maxRunning int // most operations in progress at once
 }
 
 // Call records one HTTP request.

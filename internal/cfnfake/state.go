@@ -36,6 +36,10 @@ type Step struct {
 	Silent bool
 	// Outputs replace the stack's outputs.
 	Outputs map[string]string
+	// Hold, when set, keeps the step (and those after it) from happening
+	// until the channel is closed: the stack stays where the steps before
+	// left it, in progress, for as long as the test wants.
+	Hold <-chan struct{}
 }
 
 // Ev is a resource event in a script.
@@ -77,6 +81,7 @@ type stack struct {
 	resources                []*resource
 	events                   []event // oldest first
 	deleted                  bool
+	deletedAt                time.Time
 	retain                   []string // resources the delete keeps
 	run                      *run
 }
@@ -147,7 +152,7 @@ func (s *Server) Seed(seed Seed) string {
 		st.status, st.reason, st.updated = seed.Status, seed.Reason, t
 		s.emit(st, event{logical: st.name, physical: st.id, typ: stackType, status: seed.Status, reason: seed.Reason, at: t})
 		if seed.Status == "DELETE_COMPLETE" {
-			st.deleted = true
+			st.deleted, st.deletedAt = true, t
 		}
 	}
 	return st.id
@@ -236,6 +241,34 @@ func (s *Server) start(st *stack, action, token string) {
 	}
 	st.run = &run{action: action, token: token, start: s.Clock.Now(), steps: steps}
 	s.advanceStack(st)
+	if n := s.running(); n > s.maxRunning {
+		s.maxRunning = n
+	}
+}
+
+func (s *Server) running() int {
+	n := 0
+	for _, st := range s.stacks {
+		if st.run != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Running returns how many stack operations are in progress now.
+func (s *Server) Running() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running()
+}
+
+// MaxRunning returns the most stack operations that were ever in
+// progress at once.
+func (s *Server) MaxRunning() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxRunning
 }
 
 // advance applies every due step of every running operation.
@@ -253,6 +286,13 @@ func (s *Server) advanceStack(st *stack) {
 	now := s.Clock.Now()
 	for r.next < len(r.steps) {
 		step := r.steps[r.next]
+		if step.Hold != nil {
+			select {
+			case <-step.Hold:
+			default:
+				return
+			}
+		}
 		at := r.start.Add(step.At)
 		if step.AfterReads > 0 {
 			if r.reads < step.AfterReads {
@@ -275,7 +315,7 @@ func (s *Server) advanceStack(st *stack) {
 				s.emit(st, event{logical: st.name, physical: st.id, typ: stackType, status: step.Status, reason: step.Reason, token: r.token, at: at})
 			}
 			if step.Status == "DELETE_COMPLETE" {
-				st.deleted = true
+				st.deleted, st.deletedAt = true, at
 			}
 		}
 	}

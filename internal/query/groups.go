@@ -52,39 +52,95 @@ type Group struct {
 	Labels          map[string]string `json:"labels"`
 	Updated         time.Time         `json:"updated"`
 	Joined          bool              `json:"joined"`
+
+	// Scaling is the group's Auto Scaling group, found by its tags; nil
+	// when it has none (gone, or never created).
+	Scaling *asgtypes.AutoScalingGroup `json:"-"`
+	// Params are the stack's parameters, as deployed.
+	Params map[string]string `json:"-"`
+}
+
+// Conflict is a stack that carries clusterctl's ownership tags under a
+// name those tags do not give it: a group is the stack <cluster>-<group>
+// whose tags say so, a core the stack named after its cluster. clusterctl
+// lists a conflict and never touches it. The JSON keys are a public
+// interface.
+type Conflict struct {
+	Stack   string `json:"stack"`
+	Status  string `json:"status"`
+	Cluster string `json:"cluster"`
+	Role    string `json:"role"`
+	Group   string `json:"group,omitempty"`
+	Reason  string `json:"reason"`
+}
+
+func (c Conflict) String() string {
+	return fmt.Sprintf("stack %s (%s) is not clusterctl's: %s; it is never touched", c.Stack, c.Status, c.Reason)
+}
+
+// Ownership sorts a stack by its ownership tags checked against its name:
+// a core or a group of its cluster, a conflict, or neither (no cluster tag).
+func Ownership(s stacks.Stack) (role string, conflict *Conflict) {
+	c, role, g := s.Tags[names.TagCluster], s.Tags[names.TagRole], s.Tags[names.TagGroup]
+	if c == "" {
+		return "", nil
+	}
+	bad := func(format string, args ...any) (string, *Conflict) {
+		return "", &Conflict{Stack: s.Name, Status: s.Status, Cluster: c, Role: role, Group: g, Reason: fmt.Sprintf(format, args...)}
+	}
+	switch role {
+	case names.RoleCore:
+		if s.Name != c {
+			return bad("it is tagged as the core of cluster %s, whose core stack is named %s", c, c)
+		}
+	case names.RoleAgents:
+		if g == "" {
+			return bad("it is tagged as a group of cluster %s without a group name", c)
+		}
+		if want := names.GroupStack(c, g); s.Name != want {
+			return bad("it is tagged as group %s of cluster %s, whose stack is named %s", g, c, want)
+		}
+	default:
+		return bad("it is tagged with cluster %s and an unknown role %q", c, role)
+	}
+	return role, nil
 }
 
 // ListGroups lists the agent groups of one cluster, or of every cluster when
-// cluster is "". It makes a constant number of paginated calls: one
-// DescribeStacks (all stacks, filtered by ownership tags) and one
-// DescribeAutoScalingGroups filtered by the cluster tag.
-func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]Group, error) {
+// cluster is "", and the stacks that carry their tags under another name
+// (conflicts, see Ownership). It makes a constant number of paginated
+// calls: one DescribeStacks (all stacks, filtered by ownership tags) and
+// one DescribeAutoScalingGroups filtered by the cluster tag.
+func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]Group, []Conflict, error) {
 	all, err := describeAllStacks(ctx, cfn)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cores := map[string]map[string]string{} // cluster → core outputs
-	var groups []Group
+	groups := []Group{}
+	conflicts := []Conflict{}
 	var groupStacks []stacks.Stack
 	for _, s := range all {
-		tags := s.Tags
-		c := tags[names.TagCluster]
+		c := s.Tags[names.TagCluster]
 		if c == "" || (cluster != "" && c != cluster) || s.Status == string(cfntypes.StackStatusDeleteComplete) {
 			continue
 		}
-		switch tags[names.TagRole] {
-		case names.RoleCore:
+		role, conflict := Ownership(s)
+		switch {
+		case conflict != nil:
+			conflicts = append(conflicts, *conflict)
+		case role == names.RoleCore:
 			cores[c] = s.Outputs
-		case names.RoleAgents:
+		case role == names.RoleAgents:
 			groupStacks = append(groupStacks, s)
 		}
 	}
 	if len(groupStacks) == 0 {
-		return []Group{}, nil
+		return groups, conflicts, nil
 	}
 	asgs, err := describeGroups(ctx, asg, cluster)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, s := range groupStacks {
 		tags, params := s.Tags, s.Parameters
@@ -95,9 +151,11 @@ func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]
 			Status:  s.Status,
 			Labels:  ParseLabels(tags[names.TagLabels]),
 			Updated: s.Updated.UTC(),
+			Params:  params,
 		}
 		g.setPurchase(params)
 		if a, ok := asgs[g.Cluster+"/"+g.Group]; ok {
+			g.Scaling = &a
 			// The Auto Scaling group carries the labels it gives its nodes;
 			// it is replaced or updated with them, so it is the current set.
 			g.Labels = asgLabels(a.Tags)
@@ -126,7 +184,7 @@ func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]
 		}
 		return groups[i].Group < groups[j].Group
 	})
-	return groups, nil
+	return groups, conflicts, nil
 }
 
 // setPurchase reads the types and the purchase mix from the group stack's
@@ -305,7 +363,8 @@ func ListNames(ctx context.Context, cfn CFNAPI) (Names, error) {
 		if c == "" || s.Status == string(cfntypes.StackStatusDeleteComplete) {
 			continue
 		}
-		switch s.Tags[names.TagRole] {
+		role, _ := Ownership(s)
+		switch role {
 		case names.RoleCore:
 			n.Clusters = append(n.Clusters, c)
 		case names.RoleAgents:

@@ -210,6 +210,11 @@ func TestListGroups(t *testing.T) {
 		stack("core-mixed", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "agents", names.TagGroup: "mixed"}, mixedParams, nil),
 		stack("other-g", "CREATE_COMPLETE", map[string]string{names.TagCluster: "other", names.TagRole: "agents", names.TagGroup: "g"}, joinedParams, nil),
 		stack("unrelated", "CREATE_COMPLETE", nil, nil, nil),
+		// Our tags under names they do not give: conflicts, not groups or cores.
+		stack("payments-prod-db", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "agents", names.TagGroup: "r3"}, joinedParams, nil),
+		stack("core-copy", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "core", names.TagGroup: "control"}, nil, map[string]string{"ControlPrivateIp": "10.9.9.9"}),
+		stack("core-x", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "agents"}, joinedParams, nil),
+		stack("core-y", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "admin", names.TagGroup: "y"}, nil, nil),
 	}}
 	asg := &fakeASG{groups: []asgtypes.AutoScalingGroup{{
 		DesiredCapacity: aws.Int32(2), MinSize: aws.Int32(1), MaxSize: aws.Int32(4),
@@ -226,9 +231,23 @@ func TestListGroups(t *testing.T) {
 				SpotAllocationStrategy: aws.String("lowest-price")},
 		},
 	}}}
-	groups, err := ListGroups(context.Background(), cfn, asg, "core")
+	groups, conflicts, err := ListGroups(context.Background(), cfn, asg, "core")
 	if err != nil {
 		t.Fatal(err)
+	}
+	wantConflicts := map[string]string{
+		"payments-prod-db": "tagged as group r3 of cluster core, whose stack is named core-r3",
+		"core-copy":        "tagged as the core of cluster core, whose core stack is named core",
+		"core-x":           "without a group name",
+		"core-y":           `unknown role "admin"`,
+	}
+	if len(conflicts) != len(wantConflicts) {
+		t.Errorf("conflicts = %+v", conflicts)
+	}
+	for _, c := range conflicts {
+		if want := wantConflicts[c.Stack]; want == "" || !strings.Contains(c.String(), want) || !strings.Contains(c.String(), "never touched") {
+			t.Errorf("conflict %s: %q, want %q", c.Stack, c, want)
+		}
 	}
 	if asg.calls != 1 {
 		t.Errorf("ASG calls = %d, want 1", asg.calls)

@@ -11,9 +11,17 @@ const al2023Prefix = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-def
 
 // DefaultImageParameter is the public SSM parameter of the region's current
 // Amazon Linux 2023 AMI for the architecture of instanceType as its family
-// tells it (spec.Architecture).
+// tells it (spec.Architecture), which is all an offline render has; when
+// AWS is reachable, ask EC2 (preflight.Architectures) and use
+// ImageParameterFor.
 func DefaultImageParameter(instanceType string) string {
-	return al2023Prefix + spec.Architecture(instanceType)
+	return ImageParameterFor(spec.Architecture(instanceType))
+}
+
+// ImageParameterFor is the public SSM parameter of the region's current
+// Amazon Linux 2023 AMI for an architecture as EC2 names it (x86_64, arm64).
+func ImageParameterFor(arch string) string {
+	return al2023Prefix + arch
 }
 
 // imageParameters turns the operator's image choice (validated by

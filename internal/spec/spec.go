@@ -9,6 +9,8 @@
 //     (groups[1].rollingUpdate.maxBatch);
 //   - name/short/help (kong): its flag on create-core, add-agents,
 //     update-group and render;
+//   - file: its description in a cluster file's schema, where the
+//     flag's help does not fit;
 //   - cfn: the template parameter that carries its value; a setting without
 //     one is intent, recorded in the template's metadata (internal/render);
 //     cfn:"-" is neither (a group's name is its stack's).
@@ -63,11 +65,11 @@ func SpotAllocations() []string {
 // Cluster is a whole cluster: its core and its groups. The core stack is
 // named after the cluster, a group's stack <cluster>-<group>.
 type Cluster struct {
-	APIVersion string  `json:"apiVersion" yaml:"apiVersion"`
-	Kind       string  `json:"kind" yaml:"kind"`
-	Name       string  `json:"name" yaml:"name"`
-	Core       Core    `json:"core" yaml:"core"`
-	Groups     []Group `json:"groups,omitempty" yaml:"groups,omitempty"`
+	APIVersion string  `json:"apiVersion" yaml:"apiVersion" help:"File format: clusterctl/v1."`
+	Kind       string  `json:"kind" yaml:"kind" help:"Cluster."`
+	Name       string  `json:"name" yaml:"name" help:"Cluster name: the core stack's name."`
+	Core       Core    `json:"core" yaml:"core" help:"The control plane's settings; left out, every default."`
+	Groups     []Group `json:"groups,omitempty" yaml:"groups,omitempty" help:"Agent groups; one deployed but not listed here is kept, or deleted by apply --prune."`
 }
 
 // New returns the spec of cluster name with a default core and no groups.
@@ -88,39 +90,44 @@ func (c *Cluster) Group(name string) *Group {
 // Core is the control plane: the control node, the cluster's network, and
 // (not settings) its bucket, security groups and roles.
 type Core struct {
-	InstanceType string   `json:"instanceType,omitempty" yaml:"instanceType,omitempty" name:"instance-type" placeholder:"TYPE" help:"Control node instance type (default t3.medium)." cfn:"InstanceType"`
-	ImageID      string   `json:"imageId,omitempty" yaml:"imageId,omitempty" name:"image-id" placeholder:"AMI|PATH" help:"AMI id or SSM parameter path (default: the region's Amazon Linux 2023 for the type's architecture)." unset:"default"`
-	KeyName      string   `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair for the control node." cfn:"KeyName" unset:"none"`
-	SSHCIDR      string   `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
-	VpcID        string   `json:"vpcId,omitempty" yaml:"vpcId,omitempty" name:"vpc-id" placeholder:"VPC" help:"VPC (default: the account's default VPC)." cfn:"VpcId" unset:"default"`
-	SubnetIDs    []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated; the control node runs in the first (default: the VPC's default subnets)." cfn:"SubnetIds" unset:"default"`
-	VolumeSize   *int     `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size of the control node in GiB (default 20)." cfn:"VolumeSize"`
+	InstanceType string `json:"instanceType,omitempty" yaml:"instanceType,omitempty" name:"instance-type" placeholder:"TYPE" help:"Control node instance type (default t3.medium)." cfn:"InstanceType"`
+	ImageID      string `json:"imageId,omitempty" yaml:"imageId,omitempty" name:"image-id" placeholder:"AMI|PATH" help:"AMI id or SSM parameter path (default: the region's Amazon Linux 2023 for the type's architecture)." unset:"default"`
+	KeyName      string `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair for the control node." cfn:"KeyName" unset:"none"`
+	SSHCIDR      string `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
+	// AllowSSHFromAnywhere is intent: no parameter carries it, but the
+	// check of SSHCIDR reads it, so it is recorded with the stack.
+	AllowSSHFromAnywhere bool     `json:"allowSshFromAnywhere,omitempty" yaml:"allowSshFromAnywhere,omitempty" name:"allow-ssh-from-anywhere" help:"Allow --ssh-cidr 0.0.0.0/0: SSH open to the whole internet." unset:"no"`
+	VpcID                string   `json:"vpcId,omitempty" yaml:"vpcId,omitempty" name:"vpc-id" placeholder:"VPC" help:"VPC (default: the account's default VPC)." cfn:"VpcId" unset:"default"`
+	SubnetIDs            []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated; the control node runs in the first (default: the VPC's default subnets)." file:"Subnets; the control node runs in the first (default: the VPC's default subnets)." cfn:"SubnetIds" unset:"default"`
+	VolumeSize           *int     `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size of the control node in GiB (default 20)." cfn:"VolumeSize"`
 }
 
 // Group is one agent group: an Auto Scaling group of one instance type,
 // or of several and of spot instances (a mixed group).
 type Group struct {
 	Name         string        `json:"name" yaml:"name" short:"n" name:"name" predictor:"group" required:"" placeholder:"GROUP" help:"Group name; the stack is <cluster>-<group>." cfn:"-"`
-	InstanceType InstanceTypes `json:"instanceType" yaml:"instanceType" short:"t" name:"instance-type" placeholder:"TYPE,..." help:"Instance type of the nodes; several (comma-separated, in order of preference, one architecture) make a mixed group." cfn:"InstanceType"`
+	InstanceType InstanceTypes `json:"instanceType" yaml:"instanceType" short:"t" name:"instance-type" placeholder:"TYPE,..." help:"Instance type of the nodes; several (comma-separated, in order of preference, one architecture) make a mixed group." file:"Instance type of the nodes, or a list of types (in order of preference, one architecture): a mixed group." cfn:"InstanceType"`
 
 	// Spot and the three settings after it are the group's purchase mix.
-	// Without Spot every node is on-demand: the base is 0, the percentage
-	// 100 and there is no spot allocation.
-	Spot            bool   `json:"spot,omitempty" yaml:"spot,omitempty" name:"spot" negatable:"" help:"Spot instances, but for the on-demand share below (--no-spot: all on-demand)." unset:"off"`
-	OnDemandBase    *int   `json:"onDemandBase,omitempty" yaml:"onDemandBase,omitempty" name:"on-demand-base" placeholder:"N" help:"With --spot: the first N nodes are on-demand (default 0)." cfn:"OnDemandBaseCapacity"`
-	OnDemandPercent *int   `json:"onDemandPercent,omitempty" yaml:"onDemandPercent,omitempty" name:"on-demand-percent" placeholder:"P" help:"With --spot: percent of the nodes above the base that are on-demand (default 0; 100 without --spot)." cfn:"OnDemandPercentageAboveBaseCapacity"`
-	SpotAllocation  string `json:"spotAllocation,omitempty" yaml:"spotAllocation,omitempty" name:"spot-allocation" placeholder:"STRATEGY" help:"With --spot: how spot capacity is picked: price-capacity-optimized (default), capacity-optimized or lowest-price." cfn:"SpotAllocationStrategy" unset:"none"`
+	// Without Spot every node is on-demand (the base is 0, the percentage
+	// 100, there is no spot allocation) and the three stay unset.
+	Spot            bool   `json:"spot,omitempty" yaml:"spot,omitempty" name:"spot" negatable:"" help:"Spot instances, but for the on-demand share below (--no-spot: all on-demand)." file:"Spot instances, but for the on-demand share below (default: all on-demand)." unset:"off"`
+	OnDemandBase    *int   `json:"onDemandBase,omitempty" yaml:"onDemandBase,omitempty" name:"on-demand-base" placeholder:"N" help:"With --spot: the first N nodes are on-demand (default 0)." file:"With spot: the first N nodes are on-demand (default 0)." cfn:"OnDemandBaseCapacity" unset:"all on-demand"`
+	OnDemandPercent *int   `json:"onDemandPercent,omitempty" yaml:"onDemandPercent,omitempty" name:"on-demand-percent" placeholder:"P" help:"With --spot: percent of the nodes above the base that are on-demand (default 0; 100 without --spot)." file:"With spot: percent of the nodes above the base that are on-demand (default 0; 100 without spot)." cfn:"OnDemandPercentageAboveBaseCapacity" unset:"all on-demand"`
+	SpotAllocation  string `json:"spotAllocation,omitempty" yaml:"spotAllocation,omitempty" name:"spot-allocation" placeholder:"STRATEGY" help:"With --spot: how spot capacity is picked: price-capacity-optimized (default), capacity-optimized or lowest-price." file:"With spot: how spot capacity is picked: price-capacity-optimized (default), capacity-optimized or lowest-price." cfn:"SpotAllocationStrategy" unset:"all on-demand"`
 
-	Count         *int          `json:"count,omitempty" yaml:"count,omitempty" short:"c" name:"count" placeholder:"N" help:"Number of nodes, the desired capacity (default 1)." cfn:"DesiredCapacity"`
-	Min           *int          `json:"min,omitempty" yaml:"min,omitempty" name:"min" placeholder:"N" help:"Minimum size (default 0)." cfn:"MinSize"`
-	Max           *int          `json:"max,omitempty" yaml:"max,omitempty" name:"max" placeholder:"N" help:"Maximum size (default: the count + 1, room for a rolling update to keep capacity)." cfn:"MaxSize"`
-	Labels        Labels        `json:"labels,omitempty" yaml:"labels,omitempty" short:"m" name:"labels" placeholder:"KEY=VALUE,..." help:"Labels key=value[,key=value] (repeatable; on update-group they replace the previous set)." unset:"none"`
-	ImageID       string        `json:"imageId,omitempty" yaml:"imageId,omitempty" name:"image-id" placeholder:"AMI|PATH" help:"AMI id or SSM parameter path (default: Amazon Linux 2023 for the type's architecture)." unset:"default"`
-	VolumeSize    *int          `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size in GiB (default 30)." cfn:"VolumeSize"`
-	SubnetIDs     []string      `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated (default: the core's)." unset:"the core's"`
-	SSHCIDR       string        `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to the group's nodes from this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
-	KeyName       string        `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair of the group's nodes." cfn:"KeyName" unset:"none"`
-	RollingUpdate RollingUpdate `json:"rollingUpdate,omitzero" yaml:"rollingUpdate,omitempty" embed:""`
+	Count      *int     `json:"count,omitempty" yaml:"count,omitempty" short:"c" name:"count" placeholder:"N" help:"Number of nodes, the desired capacity (default 1)." cfn:"DesiredCapacity"`
+	Min        *int     `json:"min,omitempty" yaml:"min,omitempty" name:"min" placeholder:"N" help:"Minimum size (default 0)." cfn:"MinSize"`
+	Max        *int     `json:"max,omitempty" yaml:"max,omitempty" name:"max" placeholder:"N" help:"Maximum size (default: the count + 1, room for a rolling update to keep capacity)." cfn:"MaxSize"`
+	Labels     Labels   `json:"labels,omitempty" yaml:"labels,omitempty" short:"m" name:"labels" placeholder:"KEY=VALUE,..." help:"Labels key=value[,key=value] (repeatable; on update-group they replace the previous set)." file:"Labels, key: value: engine labels on the nodes and tags on their instances." unset:"none"`
+	ImageID    string   `json:"imageId,omitempty" yaml:"imageId,omitempty" name:"image-id" placeholder:"AMI|PATH" help:"AMI id or SSM parameter path (default: Amazon Linux 2023 for the type's architecture)." unset:"default"`
+	VolumeSize *int     `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size in GiB (default 30)." cfn:"VolumeSize"`
+	SubnetIDs  []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated (default: the core's)." file:"Subnets (default: the core's)." unset:"the core's"`
+	SSHCIDR    string   `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to the group's nodes from this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
+	KeyName    string   `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair of the group's nodes." cfn:"KeyName" unset:"none"`
+	// AllowSSHFromAnywhere: see Core.
+	AllowSSHFromAnywhere bool          `json:"allowSshFromAnywhere,omitempty" yaml:"allowSshFromAnywhere,omitempty" name:"allow-ssh-from-anywhere" help:"Allow --ssh-cidr 0.0.0.0/0: SSH open to the whole internet." unset:"no"`
+	RollingUpdate        RollingUpdate `json:"rollingUpdate,omitzero" yaml:"rollingUpdate,omitempty" embed:"" file:"How an update that changes the nodes replaces them."`
 }
 
 // RollingUpdate shapes how an update that changes the nodes replaces them.
@@ -166,9 +173,12 @@ func (g *Group) Default() {
 	g.Min = ptr(g.MinSize())
 	g.Max = ptr(g.MaxSize())
 	g.VolumeSize = ptr(g.Volume())
-	g.OnDemandBase = ptr(g.OnDemandBaseCapacity())
-	g.OnDemandPercent = ptr(g.OnDemandPercentage())
-	g.SpotAllocation = g.SpotAllocationStrategy()
+	if g.Spot {
+		// Without spot the mix is fixed (all on-demand) and stays unset.
+		g.OnDemandBase = ptr(g.OnDemandBaseCapacity())
+		g.OnDemandPercent = ptr(g.OnDemandPercentage())
+		g.SpotAllocation = g.SpotAllocationStrategy()
+	}
 	if len(g.InstanceType) == 0 {
 		g.InstanceType = nil
 	}
@@ -189,10 +199,14 @@ func (g Group) OnDemandBaseCapacity() int { return orDefault(g.OnDemandBase, Def
 // OnDemandPercentage is the percent of the nodes above the base that are
 // on-demand, defaulted: all of them without spot.
 func (g Group) OnDemandPercentage() int {
-	if !g.Spot {
-		return orDefault(g.OnDemandPercent, onDemandOnlyPercent)
+	return orDefault(g.OnDemandPercent, g.defaultOnDemandPercent())
+}
+
+func (g Group) defaultOnDemandPercent() int {
+	if g.Spot {
+		return DefaultSpotOnDemandPercent
 	}
-	return orDefault(g.OnDemandPercent, DefaultSpotOnDemandPercent)
+	return onDemandOnlyPercent
 }
 
 // SpotAllocationStrategy is how spot capacity is picked, defaulted; ""
@@ -202,6 +216,53 @@ func (g Group) SpotAllocationStrategy() string {
 		return DefaultSpotAllocation
 	}
 	return g.SpotAllocation
+}
+
+// Trim leaves out what Default would fill in again, in the core and in
+// every group: a spec read from a deployed cluster then says only what was
+// chosen (export writes it so), and a count edited in it moves the default
+// max along as on the command line. Default after Trim gives the same spec.
+func (c *Cluster) Trim() {
+	c.Core.Trim()
+	for i := range c.Groups {
+		c.Groups[i].Trim()
+	}
+}
+
+// Trim leaves out the core's settings at their default. The instance type
+// stays: it is the first thing a reader of the file asks.
+func (c *Core) Trim() {
+	if c.Volume() == DefaultCoreVolumeSize {
+		c.VolumeSize = nil
+	}
+}
+
+// Trim leaves out the group's settings at their default. The count stays:
+// it is the first thing a reader of the file asks, and the max's default
+// follows it.
+func (g *Group) Trim() {
+	if g.Count == nil {
+		g.Count = ptr(g.Desired())
+	}
+	if g.MaxSize() == g.Desired()+1 {
+		g.Max = nil
+	}
+	if g.MinSize() == DefaultMin {
+		g.Min = nil
+	}
+	if g.Volume() == DefaultVolumeSize {
+		g.VolumeSize = nil
+	}
+	// The purchase mix at the defaults of its kind (spot or not).
+	if g.OnDemandBaseCapacity() == DefaultSpotOnDemandBase {
+		g.OnDemandBase = nil
+	}
+	if g.OnDemandPercentage() == g.defaultOnDemandPercent() {
+		g.OnDemandPercent = nil
+	}
+	if g.SpotAllocationStrategy() == DefaultSpotAllocation {
+		g.SpotAllocation = ""
+	}
 }
 
 // Desired is the group's desired capacity, defaulted.

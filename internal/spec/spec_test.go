@@ -82,8 +82,12 @@ func TestMixDefaults(t *testing.T) {
 			g := tt.in
 			g.Name = "g"
 			g.Default()
-			if *g.OnDemandBase != tt.base || *g.OnDemandPercent != tt.percent || g.SpotAllocation != tt.allocation || g.Mixed() != tt.mixed {
-				t.Errorf("base %d, percent %d, allocation %q, mixed %v", *g.OnDemandBase, *g.OnDemandPercent, g.SpotAllocation, g.Mixed())
+			if g.OnDemandBaseCapacity() != tt.base || g.OnDemandPercentage() != tt.percent || g.SpotAllocation != tt.allocation || g.Mixed() != tt.mixed {
+				t.Errorf("base %d, percent %d, allocation %q, mixed %v", g.OnDemandBaseCapacity(), g.OnDemandPercentage(), g.SpotAllocation, g.Mixed())
+			}
+			// Without spot the mix is fixed, and stays unset.
+			if (g.OnDemandBase == nil) != !g.Spot || (g.OnDemandPercent == nil) != !g.Spot {
+				t.Errorf("mix set %v/%v for spot %v", g.OnDemandBase, g.OnDemandPercent, g.Spot)
 			}
 			if err := g.Check("core"); err != nil {
 				t.Errorf("defaults refused: %v", err)
@@ -107,7 +111,7 @@ func validGroup() Group {
 		Spot: true, OnDemandBase: intp(1), OnDemandPercent: intp(25), SpotAllocation: SpotCapacityOptimized,
 		Labels: Labels{"role": "worker", "tier": "memory/hot"}, ImageID: "ami-0123456789abcdef0", VolumeSize: intp(50),
 		SubnetIDs: []string{"subnet-0aaa1111", "subnet-0bbb2222"}, SSHCIDR: "203.0.113.0/24", KeyName: "ops key",
-		RollingUpdate: RollingUpdate{MaxBatch: intp(2), MinInService: intp(1)},
+		AllowSSHFromAnywhere: true, RollingUpdate: RollingUpdate{MaxBatch: intp(2), MinInService: intp(1)},
 	}
 }
 
@@ -160,7 +164,7 @@ func TestValidateGroup(t *testing.T) {
 		{"on-demand percentage over 100", func(g *Group) { g.OnDemandPercent = intp(101) }, "", "onDemandPercent", "invalid on-demand percentage 101: expected 0 to 100"},
 		{"negative on-demand percentage", func(g *Group) { g.OnDemandPercent = intp(-5) }, "", "onDemandPercent", "expected 0 to 100"},
 		{"spot allocation", func(g *Group) { g.SpotAllocation = "cheapest" }, "", "spotAllocation", `invalid spot allocation strategy "cheapest": expected price-capacity-optimized, capacity-optimized, lowest-price`},
-		{"on-demand base without spot", func(g *Group) { g.Spot = false; g.OnDemandPercent = nil; g.SpotAllocation = "" }, "", "onDemandBase", "applies to spot groups only: add --spot"},
+		{"on-demand base without spot", func(g *Group) { g.Spot = false; g.OnDemandPercent = nil; g.SpotAllocation = "" }, "", "onDemandBase", "applies to spot groups only (without spot"},
 		{"on-demand percentage without spot", func(g *Group) { g.Spot = false; g.OnDemandBase = nil; g.SpotAllocation = "" }, "", "onDemandPercent", "applies to spot groups only"},
 		{"spot allocation without spot", func(g *Group) { g.Spot = false; g.OnDemandBase = nil; g.OnDemandPercent = nil }, "", "spotAllocation", "applies to spot groups only"},
 		{"negative count", func(g *Group) { g.Count = intp(-1) }, "", "count", "count -1 is negative"},
@@ -192,6 +196,9 @@ func TestValidateGroup(t *testing.T) {
 		{"ssh garbage", func(g *Group) { g.SSHCIDR = "everywhere" }, "", "sshCidr", "invalid CIDR"},
 		{"ssh ipv6", func(g *Group) { g.SSHCIDR = "2001:db8::/32" }, "", "sshCidr", "expected an IPv4"},
 		{"ssh address only", func(g *Group) { g.SSHCIDR = "203.0.113.7" }, "", "sshCidr", "invalid CIDR"},
+		{"ssh from anywhere", func(g *Group) { g.SSHCIDR, g.AllowSSHFromAnywhere = "0.0.0.0/0", false }, "", "sshCidr", "SSH from anywhere (0.0.0.0/0) is refused"},
+		{"ssh from anywhere, IPv6", func(g *Group) { g.SSHCIDR, g.AllowSSHFromAnywhere = "::/0", false }, "", "sshCidr", "SSH from anywhere (::/0) is refused"},
+		{"ssh from anywhere, allowed but IPv6", func(g *Group) { g.SSHCIDR, g.AllowSSHFromAnywhere = "::/0", true }, "", "sshCidr", "expected an IPv4"},
 		{"key name quote", func(g *Group) { g.KeyName = "ops'" }, "", "keyName", "invalid key name"},
 		{"key name newline", func(g *Group) { g.KeyName = "ops\nx" }, "", "keyName", "invalid key name"},
 		{"key name too long", func(g *Group) { g.KeyName = strings.Repeat("k", 256) }, "", "keyName", "invalid key name"},
@@ -242,7 +249,11 @@ func TestCheckGiven(t *testing.T) {
 		{Group{Labels: Labels{"a b": "c"}}, []string{"labels"}, "invalid label key"},
 		{Group{Count: intp(-1)}, []string{"count"}, "count -1 is negative"},
 		{Group{Count: intp(5), Max: intp(3)}, []string{"count", "max"}, "count 5 is above max 3"},
-		{Group{SSHCIDR: "::/0"}, []string{"sshCidr"}, "IPv4"},
+		{Group{SSHCIDR: "2001:db8::/32"}, []string{"sshCidr"}, "IPv4"},
+		{Group{SSHCIDR: "0.0.0.0/0"}, []string{"sshCidr", "allowSshFromAnywhere"}, "SSH from anywhere"},
+		{Group{SSHCIDR: "0.0.0.0/0", AllowSSHFromAnywhere: true}, []string{"sshCidr", "allowSshFromAnywhere"}, ""},
+		// The deployed group may allow it: checked once it is read.
+		{Group{SSHCIDR: "0.0.0.0/0"}, []string{"sshCidr"}, ""},
 		{Group{RollingUpdate: RollingUpdate{MaxBatch: intp(0)}}, []string{"rollingUpdate.maxBatch"}, "at least 1"},
 		// Unknown until the deployed count and max are read.
 		{Group{Min: intp(5)}, []string{"min"}, ""},
@@ -272,7 +283,9 @@ func TestValidateCore(t *testing.T) {
 		{"image", func(c *Core) { c.ImageID = "my-image" }, "imageId", "invalid image id"},
 		{"key name", func(c *Core) { c.KeyName = "a`b" }, "keyName", "invalid key name"},
 		{"ssh", func(c *Core) { c.SSHCIDR = "10.0.0.1/8" }, "sshCidr", "host bits set"},
-		{"ssh ipv6", func(c *Core) { c.SSHCIDR = "::/0" }, "sshCidr", "IPv4"},
+		{"ssh ipv6", func(c *Core) { c.SSHCIDR = "2001:db8::/32" }, "sshCidr", "IPv4"},
+		{"ssh from anywhere", func(c *Core) { c.SSHCIDR = "0.0.0.0/0" }, "sshCidr", "SSH from anywhere (0.0.0.0/0) is refused"},
+		{"ssh from anywhere, IPv6", func(c *Core) { c.SSHCIDR = "::/0" }, "sshCidr", "SSH from anywhere (::/0) is refused"},
 		{"vpc", func(c *Core) { c.VpcID = "vpc-x" }, "vpcId", "invalid VPC id"},
 		{"subnet", func(c *Core) { c.SubnetIDs = []string{"sn-1"} }, "subnetIds", "invalid subnet id"},
 		{"volume", func(c *Core) { c.VolumeSize = intp(7) }, "volumeSize", "invalid volume size 7"},
@@ -456,8 +469,8 @@ func TestUpdate(t *testing.T) {
 	spotGroup.Spot, spotGroup.OnDemandBase, spotGroup.OnDemandPercent, spotGroup.SpotAllocation = true, intp(1), intp(20), SpotLowestPrice
 	off := spotGroup.Update(Group{}, []string{"spot"})
 	off.Default()
-	if off.Spot || *off.OnDemandBase != 0 || *off.OnDemandPercent != 100 || off.SpotAllocation != "" || off.Check("core") != nil {
-		t.Errorf("spot off: %v/%d/%d/%q, %v", off.Spot, *off.OnDemandBase, *off.OnDemandPercent, off.SpotAllocation, off.Check("core"))
+	if off.Spot || off.OnDemandBase != nil || off.OnDemandPercent != nil || off.OnDemandPercentage() != 100 || off.SpotAllocation != "" || off.Check("core") != nil {
+		t.Errorf("spot off: %+v, %v", off, off.Check("core"))
 	}
 	// Given again, spot keeps the mix: only a change of kind starts afresh.
 	again := spotGroup.Update(Group{Spot: true}, []string{"spot"})
@@ -473,6 +486,49 @@ func TestUpdate(t *testing.T) {
 				t.Error("Update changed the group it started from")
 			}
 		})
+	}
+}
+
+// Trim leaves out exactly what Default fills in again: defaulted values
+// go, chosen ones (and the count) stay, and Default restores the spec.
+func TestTrim(t *testing.T) {
+	tests := []struct {
+		name          string
+		in            Group
+		min, max, vol bool // still set after Trim
+		count         int
+	}{
+		{"all defaults", Group{}, false, false, false, 1},
+		{"max one above the count is the default", Group{Count: intp(3), Max: intp(4)}, false, false, false, 3},
+		{"max chosen", Group{Count: intp(3), Max: intp(3)}, false, true, false, 3},
+		{"min and volume chosen", Group{Count: intp(2), Min: intp(1), VolumeSize: intp(50)}, true, false, true, 2},
+		{"min 0 and volume 30 given are the defaults", Group{Min: intp(0), VolumeSize: intp(30)}, false, false, false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := tt.in
+			g.Name, g.InstanceType = "g", InstanceTypes{"m5.large"}
+			g.Default()
+			want := g
+			g.Trim()
+			if (g.Min != nil) != tt.min || (g.Max != nil) != tt.max || (g.VolumeSize != nil) != tt.vol || g.Count == nil || *g.Count != tt.count {
+				t.Errorf("trimmed %+v", g)
+			}
+			g.Default()
+			if !reflect.DeepEqual(g, want) {
+				t.Errorf("Default after Trim: %+v, want %+v", g, want)
+			}
+		})
+	}
+	c := Cluster{Core: Core{VolumeSize: intp(DefaultCoreVolumeSize)}, Groups: []Group{{Count: intp(2), Max: intp(3)}}}
+	c.Trim()
+	if c.Core.VolumeSize != nil || c.Core.InstanceType != "" || c.Groups[0].Max != nil {
+		t.Errorf("trimmed cluster %+v", c)
+	}
+	c = Cluster{Core: Core{InstanceType: "m5.large", VolumeSize: intp(40)}}
+	c.Trim()
+	if *c.Core.VolumeSize != 40 || c.Core.InstanceType != "m5.large" {
+		t.Errorf("a chosen core trimmed: %+v", c.Core)
 	}
 }
 
@@ -636,13 +692,15 @@ func TestLabelsForms(t *testing.T) {
 // (a string or a list); one type is written as a string.
 func TestInstanceTypesForms(t *testing.T) {
 	var flags InstanceTypes
-	for _, flag := range []string{"m5.large, m5a.large", "m6i.large"} {
-		if err := flags.UnmarshalText([]byte(flag)); err != nil {
-			t.Fatal(err)
-		}
+	if err := flags.UnmarshalText([]byte("m5.large, m5a.large,m6i.large")); err != nil {
+		t.Fatal(err)
 	}
 	if !slices.Equal(flags, InstanceTypes{"m5.large", "m5a.large", "m6i.large"}) || flags.String() != "m5.large,m5a.large,m6i.large" || flags.First() != "m5.large" {
-		t.Errorf("flags read as %q", flags)
+		t.Errorf("flag read as %q", flags)
+	}
+	// A later -t replaces an earlier one, as for any flag of one value.
+	if err := flags.UnmarshalText([]byte("c5.large")); err != nil || !slices.Equal(flags, InstanceTypes{"c5.large"}) {
+		t.Errorf("second -t read as %q, %v", flags, err)
 	}
 	var typo InstanceTypes
 	_ = typo.UnmarshalText([]byte("m5.large,,m6i.large"))
@@ -754,9 +812,12 @@ func TestValueShapes(t *testing.T) {
 		"image": {func(v string) error { return checkImage("i", v) },
 			[]string{"", "ami-12345678", "ami-0123456789abcdef0", "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"},
 			[]string{"ami-xyz", "al2023", "/path with space", "ami-123", "ami-0123456789ABCDEF0"}},
-		"ssh cidr": {func(v string) error { return checkSSHCIDR("s", v) },
-			[]string{"", "203.0.113.0/24", "198.51.100.7/32", "0.0.0.0/0"},
-			[]string{"10.0.0.0", "10.0.0.0/33", "300.0.0.0/8", " 10.0.0.0/8", "2001:db8::/32"}},
+		"ssh cidr": {func(v string) error { return errors.Join(checkSSHCIDR("s", v), checkSSHAnywhere("s", v, false)) },
+			[]string{"", "203.0.113.0/24", "198.51.100.7/32", "0.0.0.0/1"},
+			[]string{"10.0.0.0", "10.0.0.0/33", "300.0.0.0/8", " 10.0.0.0/8", "2001:db8::/32", "0.0.0.0/0", "::/0"}},
+		"ssh cidr from anywhere allowed": {func(v string) error { return errors.Join(checkSSHCIDR("s", v), checkSSHAnywhere("s", v, true)) },
+			[]string{"0.0.0.0/0", "203.0.113.0/24"},
+			[]string{"::/0", "10.0.0.0/0"}},
 		"cluster name": {CheckClusterName,
 			[]string{"core", "Core9", "a-b", "a" + strings.Repeat("b", 127)},
 			[]string{"", "9core", "-core", "core_1", "co re", "a" + strings.Repeat("b", 128)}},
@@ -786,5 +847,24 @@ func TestValueShapes(t *testing.T) {
 				t.Errorf("%s %q accepted", name, v)
 			}
 		}
+	}
+}
+
+// Args gives back every setting that is set, as flags a shell reads as
+// they are, and parsing them back gives the same group.
+func TestArgs(t *testing.T) {
+	g := validGroup()
+	got := strings.Join(Args(g), " ")
+	want := "--instance-type r5.large,r5a.large,r6i.large --spot --on-demand-base 1 --on-demand-percent 25 --spot-allocation capacity-optimized --count 3 --min 1 --max 5 --labels role=worker,tier=memory/hot --image-id ami-0123456789abcdef0 " +
+		"--volume-size 50 --subnet-ids subnet-0aaa1111,subnet-0bbb2222 --ssh-cidr 203.0.113.0/24 --key-name 'ops key' --allow-ssh-from-anywhere " +
+		"--max-batch 2 --min-in-service 1"
+	if got != want {
+		t.Errorf("Args =\n%s\nwant\n%s", got, want)
+	}
+	if got := Args(Group{Name: "g", KeyName: "it's"}); !slices.Equal(got, []string{"--key-name", `'it'\''s'`}) {
+		t.Errorf("Args quoting = %q", got)
+	}
+	if got := Args(Core{}); len(got) != 0 {
+		t.Errorf("Args of nothing set = %q", got)
 	}
 }

@@ -11,15 +11,16 @@ import (
 // InstanceTypes are a group's instance types: one, or several for a mixed
 // group, in order of preference (the first is what the launch template
 // names, and on-demand capacity takes them in this order). A flag gives
-// them comma-separated and may be repeated (-t m5.large,m5a.large or
-// -t m5.large -t m5a.large); a file as one string or a list. One type is
-// written as a plain string, as before groups could have several.
+// them comma-separated (-t m5.large,m5a.large); a file as one string or a
+// list. One type is written as a plain string, as before groups could
+// have several.
 type InstanceTypes []string
 
-// UnmarshalText reads one -t flag, adding its types to those already read.
-// The types' shape is checked by Check, which applies to files too.
+// UnmarshalText reads a -t flag. A later -t replaces an earlier one, as
+// for any flag of one value: the types are one value, comma-separated.
+// Their shape is checked by Check, which applies to files too.
 func (t *InstanceTypes) UnmarshalText(b []byte) error {
-	*t = append(*t, splitTypes(string(b))...)
+	*t = splitTypes(string(b))
 	return nil
 }
 

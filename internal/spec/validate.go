@@ -156,6 +156,7 @@ func (c Core) Check() error {
 		checkImage("imageId", c.ImageID),
 		checkKeyName("keyName", c.KeyName),
 		checkSSHCIDR("sshCidr", c.SSHCIDR),
+		checkSSHAnywhere("sshCidr", c.SSHCIDR, c.AllowSSHFromAnywhere),
 		checkVpc("vpcId", c.VpcID),
 		checkSubnets("subnetIds", c.SubnetIDs),
 		checkVolume("volumeSize", c.Volume()),
@@ -222,21 +223,21 @@ func (g Group) rules(cluster string) []rule {
 		one("volumeSize", checkVolume("volumeSize", g.Volume())),
 		one("subnetIds", checkSubnets("subnetIds", g.SubnetIDs)),
 		one("sshCidr", checkSSHCIDR("sshCidr", g.SSHCIDR)),
+		{[]string{"sshCidr", "allowSshFromAnywhere"}, checkSSHAnywhere("sshCidr", g.SSHCIDR, g.AllowSSHFromAnywhere)},
 		one("keyName", checkKeyName("keyName", g.KeyName)),
 	}
-	// Without spot every node is on-demand: a mix that says otherwise
-	// needs --spot.
+	// Without spot every node is on-demand: a mix given anyway needs spot.
 	if !g.Spot {
 		for _, m := range []struct {
 			path  string
 			given bool
 		}{
-			{"onDemandBase", g.OnDemandBaseCapacity() != 0},
-			{"onDemandPercent", g.OnDemandPercentage() != onDemandOnlyPercent},
+			{"onDemandBase", g.OnDemandBase != nil},
+			{"onDemandPercent", g.OnDemandPercent != nil},
 			{"spotAllocation", g.SpotAllocation != ""},
 		} {
 			if m.given {
-				rules = append(rules, rule{[]string{m.path, "spot"}, invalid(m.path, "applies to spot groups only: add --spot (without it every node is on-demand)")})
+				rules = append(rules, rule{[]string{m.path, "spot"}, invalid(m.path, "applies to spot groups only (without spot, every node is on-demand)")})
 			}
 		}
 	}
@@ -359,10 +360,30 @@ func checkSSHCIDR(path, s string) error {
 		return nil
 	}
 	p, err := netip.ParsePrefix(s)
+	if err == nil && p.Bits() == 0 {
+		return nil // anywhere, checked by checkSSHAnywhere (also ::/0)
+	}
 	if err != nil || !p.Addr().Is4() {
 		return invalid(path, "invalid CIDR %q: expected an IPv4 address/prefix, e.g. 203.0.113.0/24", s)
 	}
 	if p.Masked() != p {
+		return invalid(path, "invalid CIDR %q: host bits set, did you mean %s?", s, p.Masked())
+	}
+	return nil
+}
+
+// checkSSHAnywhere refuses SSH from anywhere (a /0, IPv4 or IPv6) unless
+// it is allowed explicitly; an allowed ::/0 is still not IPv4.
+func checkSSHAnywhere(path, s string, allowed bool) error {
+	p, err := netip.ParsePrefix(s)
+	switch {
+	case err != nil || p.Bits() != 0:
+		return nil
+	case !allowed:
+		return invalid(path, "SSH from anywhere (%s) is refused: give the addresses you connect from, or allow it explicitly with --allow-ssh-from-anywhere (allowSshFromAnywhere: true in a cluster file)", s)
+	case !p.Addr().Is4():
+		return invalid(path, "invalid CIDR %q: expected an IPv4 address/prefix, e.g. 203.0.113.0/24", s)
+	case p.Masked() != p:
 		return invalid(path, "invalid CIDR %q: host bits set, did you mean %s?", s, p.Masked())
 	}
 	return nil

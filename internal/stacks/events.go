@@ -44,9 +44,9 @@ func (m *Manager) Events(ctx context.Context, name string, follow bool, emit fun
 // eventSink hands the events a follow learns to the caller.
 type eventSink struct{ emit func([]Event) }
 
-func (eventSink) expect([]string) {}
-func (eventSink) skip(string)     {}
-func (eventSink) begin(*op)       {}
+func (eventSink) expect([]string)     {}
+func (eventSink) skip(string, string) {}
+func (eventSink) begin(*op)           {}
 func (s eventSink) add(_ *op, evs []Event) {
 	if len(evs) > 0 {
 		s.emit(evs)

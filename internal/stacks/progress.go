@@ -14,7 +14,7 @@ import (
 // sink receives what waiting learns; progress renders it.
 type sink interface {
 	expect(names []string) // stacks about to be handled together (DeleteMany)
-	skip(name string)      // an expected stack needs nothing
+	skip(name, why string) // an expected stack needs nothing (why: "gone") or will not be handled
 	begin(o *op)
 	add(o *op, evs []Event)
 	tick()
@@ -23,12 +23,12 @@ type sink interface {
 
 type quiet struct{}
 
-func (quiet) expect([]string)  {}
-func (quiet) skip(string)      {}
-func (quiet) begin(*op)        {}
-func (quiet) add(*op, []Event) {}
-func (quiet) tick()            {}
-func (quiet) end(*op, string)  {}
+func (quiet) expect([]string)     {}
+func (quiet) skip(string, string) {}
+func (quiet) begin(*op)           {}
+func (quiet) add(*op, []Event)    {}
+func (quiet) tick()               {}
+func (quiet) end(*op, string)     {}
 
 func newSink(opts Options, clock Clock) sink {
 	if opts.Progress == nil {
@@ -111,7 +111,7 @@ func (p *progress) expect(names []string) {
 	p.redraw()
 }
 
-func (p *progress) skip(name string) {
+func (p *progress) skip(name, why string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var v *view
@@ -123,7 +123,7 @@ func (p *progress) skip(name string) {
 	if v == nil {
 		return // not announced: nothing to show
 	}
-	v.finished, v.pending, v.status = true, false, "gone"
+	v.finished, v.pending, v.status = true, false, why
 	p.redraw()
 	p.release()
 }
@@ -196,6 +196,25 @@ func (p *progress) end(o *op, status string) {
 	v.finished, v.pending, v.doneAt = true, false, p.clock.Now()
 	p.redraw()
 	p.release()
+}
+
+// say prints a message where progress goes: as one more line in line
+// mode; on a terminal above the block, which is then drawn again below it
+// (a line printed under the block would break the next redraw).
+func (p *progress) say(text string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var b strings.Builder
+	if p.tty && p.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA\r\x1b[J", p.drawn)
+		p.drawn = 0
+	}
+	b.WriteString(text)
+	if !strings.HasSuffix(text, "\n") {
+		b.WriteString("\n")
+	}
+	_, _ = io.WriteString(p.w, b.String())
+	p.redraw()
 }
 
 // release forgets the block once every stack in it is finished, so the

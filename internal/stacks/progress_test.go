@@ -126,6 +126,45 @@ func TestProgressTTYManyStacks(t *testing.T) {
 	}
 }
 
+// Stacks announced together show waiting until their turn; a message said
+// meanwhile goes above the block, which is drawn again below it, so every
+// redraw still moves up over exactly the block.
+func TestProgressTTYExpectAndSay(t *testing.T) {
+	e := setup(t, func(o *stacks.Options) { o.TTY = true })
+	e.m.Expect([]string{"core-a", "core-b"})
+	if !e.m.Say("Uploading node configuration s3://b/k") {
+		t.Fatal("Say did not print")
+	}
+	if _, err := e.m.Create(t.Context(), stacks.Spec{Name: "core-a", Template: []byte(tpl)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.m.Create(t.Context(), stacks.Spec{Name: "core-b", Template: []byte(tpl)}); err != nil {
+		t.Fatal(err)
+	}
+	out := e.out.String()
+	ups := cursorUp.FindAllStringSubmatch(out, -1)
+	frames := cursorUp.Split(out, -1)
+	for i, up := range ups {
+		// A message printed above the block is not part of it.
+		block := strings.TrimPrefix(frames[i], "Uploading node configuration s3://b/k\n")
+		if n := strings.Count(block, "\n"); up[1] != itoa(n) {
+			t.Errorf("redraw %d moves up %s lines over a block of %d:\n%q", i, up[1], n, out)
+		}
+	}
+	if !strings.Contains(frames[1], "Uploading node configuration s3://b/k\ncore-a  waiting") {
+		t.Errorf("the message is not above the block:\n%q", frames[1])
+	}
+	last := frames[len(frames)-1]
+	if !strings.Contains(last, "core-a  CREATE_COMPLETE") || !strings.Contains(last, "core-b  CREATE_COMPLETE") {
+		t.Errorf("final block:\n%s", last)
+	}
+	// Without progress, Say leaves the printing to the caller.
+	quiet := stacks.NewManager(e.fake.Client(), stacks.Options{Clock: e.fake.Clock})
+	if quiet.Say("x") {
+		t.Error("Say printed without a Progress writer")
+	}
+}
+
 func TestQuiet(t *testing.T) {
 	e := setup(t)
 	var buf bytes.Buffer

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/clusterctl/clusterctl/internal/cluster"
+	"github.com/clusterctl/clusterctl/internal/clusterfile"
+	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/spec"
+)
+
+// ApplyCmd is `clusterctl apply -f FILE`.
+type ApplyCmd struct {
+	File     string `short:"f" required:"" placeholder:"FILE" help:"Cluster file, YAML or JSON; - reads standard input."`
+	DryRun   bool   `name:"dry-run" help:"Show the plan and change nothing."`
+	Prune    bool   `help:"Delete the cluster's groups that the file does not list (asks first)."`
+	Yes      bool   `short:"y" help:"Do not ask before deleting groups (needed for --prune when not on a terminal)."`
+	Parallel int    `default:"4" placeholder:"N" help:"Group stacks changed at a time (default ${default})."`
+}
+
+func (c *ApplyCmd) Run(app *App) error {
+	out, err := app.Output()
+	if err != nil {
+		return err
+	}
+	if c.Parallel < 1 {
+		return errs.Usage("--parallel: %d: at least 1", c.Parallel)
+	}
+	want, name, err := readClusterFile(app, c.File)
+	if err != nil {
+		return err
+	}
+	svc, err := app.Service()
+	if err != nil {
+		return err
+	}
+	opts := cluster.ApplyOptions{Spec: want, File: c.File, DryRun: c.DryRun, Prune: c.Prune, Yes: c.Yes, Parallel: c.Parallel}
+	if out.TableForm() {
+		opts.OnPlan = func(p *cluster.ClusterPlan) error {
+			if p.NoChanges {
+				return nil
+			}
+			fmt.Fprintf(app.IO.ErrOut, "Plan for cluster %s (%s):\n", p.Cluster, name)
+			return cluster.WriteClusterPlan(app.IO.Out, p)
+		}
+	}
+	p, err := svc.Apply(app.Context(), opts)
+	if p == nil {
+		return err
+	}
+	if !out.TableForm() {
+		// Also when some stack failed: scripts get every outcome.
+		if werr := out.Write(app.IO.Out, p, nil); werr != nil {
+			return werr
+		}
+		return err
+	}
+	if p.Applied {
+		fmt.Fprintln(app.IO.Out)
+		if werr := cluster.WriteApplySummary(app.IO.Out, p); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case p.NoChanges:
+		fmt.Fprintf(app.IO.ErrOut, "No changes: cluster %s matches %s\n", p.Cluster, name)
+	case p.DryRun:
+		fmt.Fprintln(app.IO.ErrOut, "Dry run: nothing changed")
+	default:
+		fmt.Fprintf(app.IO.ErrOut, "Applied %s to cluster %s\n", name, p.Cluster)
+	}
+	return nil
+}
+
+// readClusterFile reads and checks a cluster file ("-": standard input);
+// it also returns the name errors give it.
+func readClusterFile(app *App, path string) (c spec.Cluster, name string, err error) {
+	var data []byte
+	if path == "-" {
+		name = "stdin"
+		data, err = io.ReadAll(app.IO.In)
+	} else {
+		name = path
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return c, name, errs.Usage("-f: reading the cluster file: %v", err)
+	}
+	c, err = clusterfile.Read(name, data)
+	return c, name, err
+}
+
+// ExportCmd is `clusterctl export CLUSTER`.
+type ExportCmd struct {
+	Cluster string `arg:"" predictor:"cluster" help:"Cluster name."`
+}
+
+func (c *ExportCmd) Run(app *App) error {
+	out, svc, err := app.prepare(checkNames(c.Cluster, "", ""))
+	if err != nil {
+		return err
+	}
+	live, err := svc.Export(app.Context(), c.Cluster)
+	if err != nil {
+		return err
+	}
+	// The file itself, keys in the spec's order, unless --query filters it.
+	format := "yaml"
+	switch {
+	case app.Globals.Query != "":
+		return out.Write(app.IO.Out, live, nil)
+	case out.Format == "json":
+		format = "json"
+	}
+	b, err := clusterfile.Marshal(live, format)
+	if err != nil {
+		return err
+	}
+	_, err = app.IO.Out.Write(b)
+	return err
+}
+
+// SchemaCmd is `clusterctl schema`.
+type SchemaCmd struct{}
+
+func (c *SchemaCmd) Run(app *App) error {
+	out, err := app.Output()
+	if err != nil {
+		return err
+	}
+	b, err := clusterfile.Schema()
+	if err != nil {
+		return err
+	}
+	return writeTemplate(app, out, b)
+}

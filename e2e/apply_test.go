@@ -1,0 +1,184 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+)
+
+const prodFile = `# yaml-language-server: $schema=clusterctl.schema.json
+apiVersion: clusterctl/v1
+kind: Cluster
+name: prod
+core:
+  sshCidr: 203.0.113.0/24
+groups:
+  - name: web
+    instanceType: c5.large
+    count: 2
+    labels:
+      role: web
+  - name: db
+    instanceType: r5.large
+    volumeSize: 50
+`
+
+// The declarative workflow through the binary: apply a file with two
+// groups, export it back, edit and re-apply, a dry run that changes
+// nothing, then prune with --yes.
+func TestApplyWorkflow(t *testing.T) {
+	resetMoto(t)
+	c := newClients(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "prod.yaml")
+	write := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(prodFile)
+
+	r := must(t, "apply", "-f", path, "-q")
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^prod\s+create\s+core: t3\.medium$`),
+		regexp.MustCompile(`(?m)^prod-web\s+create\s+2 x c5\.large$`),
+		regexp.MustCompile(`(?m)^prod-db\s+create\s+1 x r5\.large$`),
+		regexp.MustCompile(`(?m)^STACK\s+ACTION\s+RESULT\s+DURATION$`),
+		regexp.MustCompile(`(?m)^prod-db\s+create\s+done\s+\d+s$`),
+	} {
+		if !want.MatchString(r.stdout) {
+			t.Errorf("first apply lacks %s:\n%s", want, r)
+		}
+	}
+	if got := c.stackNames(t); !sameSet(got, []string{"prod", "prod-web", "prod-db"}) {
+		t.Fatalf("stacks %v", got)
+	}
+	if d := groupASG(t, c, "prod", "web").DesiredCapacity; aws.ToInt32(d) != 2 {
+		t.Errorf("web desired %d", aws.ToInt32(d))
+	}
+
+	// export | apply -f - changes nothing.
+	sh := exec.Command("bash", "-c", "clusterctl export prod | clusterctl apply -f -")
+	sh.Env = append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv())
+	if r := runCommand(t, sh); r.code != 0 || !strings.Contains(r.stderr, "No changes: cluster prod matches stdin") {
+		t.Errorf("export | apply -f -:\n%s", r)
+	}
+
+	// An edit: web grows and changes type, cache comes, db leaves the file.
+	edited := strings.Replace(prodFile, "    count: 2\n", "    count: 3\n", 1)
+	edited = strings.Replace(edited, "c5.large", "c5.xlarge", 1)
+	edited = strings.Replace(edited, "  - name: db\n    instanceType: r5.large\n    volumeSize: 50\n", "  - name: cache\n    instanceType: r5.large\n", 1)
+	write(edited)
+	before := deployedStack(t, c, "prod-web")
+	r = must(t, "apply", "-f", path, "--dry-run", "-q")
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^prod-web\s+update\s+2 nodes will be replaced, 1 at a time$`),
+		regexp.MustCompile(`(?m)^prod-cache\s+create\s+1 x r5\.large$`),
+		regexp.MustCompile(`(?m)^prod-db\s+kept\s+not in the file, kept \(--prune deletes it\)$`),
+		regexp.MustCompile(`(?m)^instanceType\s+c5\.large → c5\.xlarge$`),
+		regexp.MustCompile(`(?m)^count\s+2 → 3$`),
+	} {
+		if !want.MatchString(r.stdout) {
+			t.Errorf("dry run lacks %s:\n%s", want, r)
+		}
+	}
+	if !strings.Contains(r.stderr, "Dry run: nothing changed") || strings.Contains(r.stdout, "RESULT") {
+		t.Errorf("dry run:\n%s", r)
+	}
+	if after := deployedStack(t, c, "prod-web"); after.template != before.template || after.params["InstanceType"] != "c5.large" {
+		t.Error("the dry run changed prod-web")
+	}
+	if got := c.stackNames(t); !sameSet(got, []string{"prod", "prod-web", "prod-db"}) {
+		t.Errorf("the dry run changed the stacks: %v", got)
+	}
+
+	r = must(t, "apply", "-f", path, "-q", "-o", "json")
+	type stack struct {
+		Stack, Action, Result string
+	}
+	plan := decode[struct {
+		Cluster string
+		Applied bool
+		Stacks  []stack
+	}](t, r)
+	want := []stack{{"prod", "unchanged", ""}, {"prod-web", "update", "done"}, {"prod-cache", "create", "done"}, {"prod-db", "kept", ""}}
+	if plan.Cluster != "prod" || !plan.Applied || !slices.Equal(plan.Stacks, want) {
+		t.Errorf("apply -o json: %+v", plan)
+	}
+	if p := deployedStack(t, c, "prod-web").params; p["InstanceType"] != "c5.xlarge" || p["DesiredCapacity"] != "3" {
+		t.Errorf("prod-web after the edit: %v", p)
+	}
+
+	// Pruning needs --yes off a terminal (exit 2, nothing deleted), then
+	// deletes exactly the group the file left out.
+	if r := clusterctl(t, "apply", "-f", path, "--prune", "-q"); r.code != 2 || !strings.Contains(r.stderr, "prod-db") || !strings.Contains(r.stderr, "--yes") {
+		t.Errorf("prune without --yes:\n%s", r)
+	}
+	r = must(t, "apply", "-f", path, "--prune", "--yes", "-q")
+	if !regexp.MustCompile(`(?m)^prod-db\s+delete\s+done\s+\d+s$`).MatchString(r.stdout) {
+		t.Errorf("prune:\n%s", r)
+	}
+	if got := c.stackNames(t); !sameSet(got, []string{"prod", "prod-web", "prod-cache"}) {
+		t.Errorf("stacks after prune: %v", got)
+	}
+	r = must(t, "apply", "-f", path, "--prune", "-q")
+	if !strings.Contains(r.stderr, "No changes") {
+		t.Errorf("after prune:\n%s", r)
+	}
+}
+
+// A bad file is refused with its name, line and setting (exit 2), before
+// anything is created; a core the file changes is refused (exit 1) with
+// nothing changed.
+func TestApplyRefusals(t *testing.T) {
+	resetMoto(t)
+	c := newClients(t)
+	dir := t.TempDir()
+	tests := []struct {
+		name, text, want string
+	}{
+		{"unknown key", strings.Replace(prodFile, "    volumeSize: 50\n", "    volume: 50\n", 1), "prod.yaml:15: groups[1].volume: unknown setting; did you mean volumeSize?"},
+		{"rule", strings.Replace(prodFile, "    count: 2\n", "    count: 2\n    max: 1\n", 1), "prod.yaml:11: groups[0].max: invalid capacity: count 2 is above max 1"},
+		{"syntax", prodFile + "  - name: [\n", "prod.yaml:16: invalid YAML or JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, "prod.yaml")
+			if err := os.WriteFile(path, []byte(tt.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := clusterctl(t, "apply", "-f", path)
+			if r.code != 2 || !strings.HasPrefix(r.stderr, "clusterctl: "+dir+"/"+tt.want) {
+				t.Errorf("want exit 2 and %q:\n%s", tt.want, r)
+			}
+		})
+	}
+	if r := clusterctl(t, "apply", "-f", filepath.Join(dir, "nosuch.yaml")); r.code != 2 {
+		t.Errorf("missing file:\n%s", r)
+	}
+	if r := clusterctl(t, "apply", "-f", "-", "--parallel", "0"); r.code != 2 || !strings.Contains(r.stderr, "--parallel") {
+		t.Errorf("--parallel 0:\n%s", r)
+	}
+	if got := c.stackNames(t); len(got) != 0 {
+		t.Fatalf("bad files created %v", got)
+	}
+
+	must(t, "create-core", "prod", "-q")
+	cmd := exec.Command(binary, "apply", "-f", "-")
+	cmd.Env = env()
+	cmd.Stdin = strings.NewReader(strings.Replace(prodFile, "  sshCidr: 203.0.113.0/24\n", "  instanceType: m5.large\n", 1))
+	r := runCommand(t, cmd)
+	if r.code != 1 || !strings.Contains(r.stderr, "core changes need update-core") || !strings.Contains(r.stderr, "instanceType t3.medium → m5.large") {
+		t.Errorf("core change:\n%s", r)
+	}
+	if got := c.stackNames(t); !slices.Equal(got, []string{"prod"}) {
+		t.Errorf("a refused core change created %v", got)
+	}
+}

@@ -1,0 +1,264 @@
+package cluster
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/clusterctl/clusterctl/internal/clusterfile"
+	"github.com/clusterctl/clusterctl/internal/spec"
+)
+
+// motoWorld is what moto holds that settings refer to: an image, the
+// default VPC's subnets, a key pair.
+type motoWorld struct {
+	ami     string
+	vpc     string
+	subnets []string
+	// offered are the subnets whose zone offers the types the tests use
+	// (moto's us-east-1e, like the real one, offers neither t3 nor r5).
+	offered []string
+}
+
+func newMotoWorld(t *testing.T, s *Service) motoWorld {
+	t.Helper()
+	ctx := t.Context()
+	ec2c := s.EC2.(*ec2.Client)
+	images, err := ec2c.DescribeImages(ctx, &ec2.DescribeImagesInput{})
+	if err != nil || len(images.Images) == 0 {
+		t.Fatalf("moto's images: %v", err)
+	}
+	vpcs, err := ec2c.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{Filters: []ec2types.Filter{{Name: aws.String("is-default"), Values: []string{"true"}}}})
+	if err != nil || len(vpcs.Vpcs) == 0 {
+		t.Fatalf("moto's default VPC: %v", err)
+	}
+	subnets, err := ec2c.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{{Name: aws.String("default-for-az"), Values: []string{"true"}}}})
+	if err != nil || len(subnets.Subnets) < 2 {
+		t.Fatalf("moto's default subnets: %v", err)
+	}
+	if _, err := ec2c.CreateKeyPair(ctx, &ec2.CreateKeyPairInput{KeyName: aws.String("ops")}); err != nil {
+		t.Fatal(err)
+	}
+	w := motoWorld{ami: aws.ToString(images.Images[0].ImageId), vpc: aws.ToString(vpcs.Vpcs[0].VpcId)}
+	for _, sn := range subnets.Subnets {
+		w.subnets = append(w.subnets, aws.ToString(sn.SubnetId))
+		if aws.ToString(sn.AvailabilityZone) != "us-east-1e" {
+			w.offered = append(w.offered, aws.ToString(sn.SubnetId))
+		}
+	}
+	slices.Sort(w.subnets)
+	slices.Sort(w.offered)
+	return w
+}
+
+// roundTrip exports cluster name, writes the file in format, reads it
+// back and applies it (dry run): nothing may change.
+func roundTrip(t *testing.T, s *Service, name, format string) {
+	t.Helper()
+	ctx := t.Context()
+	c, err := s.Export(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := clusterfile.Marshal(c, format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := clusterfile.Read("exported."+format, b)
+	if err != nil {
+		t.Fatalf("the exported file does not read back: %v\n%s", err, b)
+	}
+	p, err := s.Apply(ctx, ApplyOptions{Spec: back, DryRun: true})
+	if err != nil {
+		t.Fatalf("apply of the exported file: %v\n%s", err, b)
+	}
+	if !p.NoChanges {
+		for _, sp := range p.Stacks {
+			if sp.Action != ActionUnchanged {
+				t.Errorf("%s: %s %+v (note %q)\n%s", sp.Stack, sp.Action, sp.Settings, sp.Note, b)
+			}
+		}
+	}
+}
+
+// Every setting survives export | apply -f -: a cluster created with it
+// (by the flag commands' own functions), exported, read back and applied
+// changes nothing. Each core setting gets a cluster, each group setting a
+// group; every setting of the spec needs a case.
+func TestExportApplyRoundTripEverySetting(t *testing.T) {
+	s := motoService(t)
+	ctx := t.Context()
+	w := newMotoWorld(t, s)
+	coreCases := []struct {
+		setting string
+		core    spec.Core
+	}{
+		{"instanceType", spec.Core{InstanceType: "m5.large"}},
+		{"imageId", spec.Core{ImageID: w.ami}},
+		{"keyName", spec.Core{KeyName: "ops"}},
+		{"sshCidr", spec.Core{SSHCIDR: "203.0.113.0/24"}},
+		{"vpcId", spec.Core{VpcID: w.vpc}},
+		{"subnetIds", spec.Core{SubnetIDs: w.subnets[1:]}},
+		{"volumeSize", spec.Core{VolumeSize: intp(25)}},
+		{"allowSshFromAnywhere", spec.Core{SSHCIDR: "0.0.0.0/0", AllowSSHFromAnywhere: true}},
+	}
+	groupCases := []struct {
+		setting string
+		group   spec.Group
+	}{
+		{"name", spec.Group{}}, // every case names its group and type
+		{"instanceType", spec.Group{InstanceType: spec.InstanceTypes{"m7g.large"}}},
+		{"instanceType", spec.Group{InstanceType: spec.InstanceTypes{"m5.large", "m5a.large", "m6i.large"}}},
+		{"spot", spec.Group{Spot: true}},
+		{"onDemandBase", spec.Group{Spot: true, OnDemandBase: intp(1), Count: intp(2)}},
+		{"onDemandPercent", spec.Group{Spot: true, OnDemandPercent: intp(50), InstanceType: spec.InstanceTypes{"m5.large", "m6i.large"}}},
+		{"spotAllocation", spec.Group{Spot: true, SpotAllocation: spec.SpotCapacityOptimized}},
+		{"count", spec.Group{Count: intp(2)}},
+		{"min", spec.Group{Count: intp(2), Min: intp(1)}},
+		{"max", spec.Group{Max: intp(4)}},
+		{"max", spec.Group{Count: intp(2), Max: intp(3)}}, // the default: left out of the file
+		{"labels", spec.Group{Labels: spec.Labels{"role": "web", "tier": "front/1"}}},
+		{"imageId", spec.Group{ImageID: w.ami}},
+		{"imageId", spec.Group{InstanceType: spec.InstanceTypes{"m7g.large"}, ImageID: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"}},
+		{"allowSshFromAnywhere", spec.Group{SSHCIDR: "0.0.0.0/0", AllowSSHFromAnywhere: true}},
+		{"volumeSize", spec.Group{VolumeSize: intp(40)}},
+		{"subnetIds", spec.Group{SubnetIDs: w.offered[:1]}},
+		{"sshCidr", spec.Group{SSHCIDR: "198.51.100.0/24"}},
+		{"keyName", spec.Group{KeyName: "ops"}},
+		{"rollingUpdate.maxBatch", spec.Group{Count: intp(3), RollingUpdate: spec.RollingUpdate{MaxBatch: intp(2)}}},
+		{"rollingUpdate.minInService", spec.Group{RollingUpdate: spec.RollingUpdate{MinInService: intp(0)}}},
+	}
+	covered := map[string]bool{}
+	for _, c := range coreCases {
+		covered["core."+c.setting] = true
+	}
+	for _, c := range groupCases {
+		covered["group."+c.setting] = true
+	}
+	for _, f := range spec.Fields(spec.Core{}) {
+		if !covered["core."+f.Path] {
+			t.Errorf("core setting %s has no case here", f.Path)
+		}
+	}
+	for _, f := range spec.Fields(spec.Group{}) {
+		if !covered["group."+f.Path] {
+			t.Errorf("group setting %s has no case here", f.Path)
+		}
+	}
+
+	for i, c := range coreCases {
+		name := fmt.Sprintf("c%d", i)
+		if _, err := s.CreateCore(ctx, name, c.core, CreateOptions{}); err != nil {
+			t.Fatalf("core %s: %v", c.setting, err)
+		}
+		t.Run("core "+c.setting, func(t *testing.T) { roundTrip(t, s, name, "yaml") })
+	}
+	if _, err := s.CreateCore(ctx, "rt", spec.Core{}, CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range groupCases {
+		g := c.group
+		g.Name = fmt.Sprintf("g%d", i)
+		if len(g.InstanceType) == 0 {
+			g.InstanceType = spec.InstanceTypes{"t3.small"}
+		}
+		if _, err := s.AddAgents(ctx, "rt", g, CreateOptions{}); err != nil {
+			t.Fatalf("group %s: %v", c.setting, err)
+		}
+	}
+	for _, format := range []string{"yaml", "json"} {
+		t.Run("groups as "+format, func(t *testing.T) { roundTrip(t, s, "rt", format) })
+	}
+}
+
+// A cluster made from a file exports as that file, but for the defaults;
+// an edit of the file then converges the cluster: a group updated, one
+// created, one pruned.
+func TestApplyFileOnMoto(t *testing.T) {
+	s := motoService(t)
+	ctx := t.Context()
+	w := newMotoWorld(t, s)
+	const text = `apiVersion: clusterctl/v1
+kind: Cluster
+name: prod
+core:
+  sshCidr: 203.0.113.0/24
+  volumeSize: 25
+groups:
+  - name: web
+    instanceType: c5.large
+    count: 2
+    labels:
+      role: web
+    sshCidr: 198.51.100.0/24
+    rollingUpdate:
+      maxBatch: 2
+  - name: db
+    instanceType: r5.large
+    keyName: ops
+    volumeSize: 50
+    subnetIds: [%s]
+`
+	want, err := clusterfile.Read("prod.yaml", fmt.Appendf(nil, text, w.offered[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Apply(ctx, ApplyOptions{Spec: want, File: "prod.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(p); !slices.Equal(got, []string{"prod create", "prod-web create", "prod-db create"}) {
+		t.Errorf("first apply: %v", got)
+	}
+	if got := results(p); len(got) != 3 || got["prod"] != ResultDone || got["prod-web"] != ResultDone || got["prod-db"] != ResultDone {
+		t.Errorf("results %v", got)
+	}
+
+	got, err := s.Export(ctx, "prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Default()
+	if got.Core.VpcID != w.vpc || !slices.Equal(slices.Sorted(slices.Values(got.Core.SubnetIDs)), w.subnets) {
+		t.Errorf("the core's network: %s %v, want the default VPC %s %v", got.Core.VpcID, got.Core.SubnetIDs, w.vpc, w.subnets)
+	}
+	want.Core.VpcID, want.Core.SubnetIDs = got.Core.VpcID, got.Core.SubnetIDs // the defaults the core was created with
+	// Groups are exported by name.
+	byName := func(a, b spec.Group) int { return strings.Compare(a.Name, b.Name) }
+	wantSorted := want
+	wantSorted.Groups = slices.SortedFunc(slices.Values(want.Groups), byName)
+	if !reflect.DeepEqual(got, wantSorted) {
+		t.Errorf("exported\n%+v\nwant the file\n%+v", got, want)
+	}
+
+	// An edit: web grows, db goes, cache comes.
+	edited := want
+	edited.Groups = []spec.Group{want.Groups[0], {Name: "cache", InstanceType: spec.InstanceTypes{"r5.large"}}}
+	edited.Groups[0].Count, edited.Groups[0].Max = intp(3), nil
+	p, err = s.Apply(ctx, ApplyOptions{Spec: edited, Prune: true, Yes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(p); !slices.Equal(got, []string{"prod unchanged", "prod-web update", "prod-cache create", "prod-db delete"}) {
+		t.Errorf("edit: %v", got)
+	}
+	obs, err := s.Observe(ctx, "prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var groups []string
+	for _, g := range obs.Spec.Groups {
+		groups = append(groups, g.Name)
+	}
+	slices.Sort(groups)
+	if !slices.Equal(groups, []string{"cache", "web"}) || *obs.Groups["web"].Spec.Count != 3 || obs.Groups["web"].Nodes != 3 {
+		t.Errorf("after the edit: groups %v, web %+v", groups, obs.Groups["web"])
+	}
+	roundTrip(t, s, "prod", "yaml")
+}
