@@ -107,6 +107,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"subnetIds", spec.Core{SubnetIDs: w.offered[1:]}},
 		{"volumeSize", spec.Core{VolumeSize: intp(25)}},
 		{"allowSshFromAnywhere", spec.Core{SSHCIDR: "0.0.0.0/0", AllowSSHFromAnywhere: true}},
+		{"managers", spec.Core{Managers: intp(3)}},
 	}
 	groupCases := []struct {
 		setting string
