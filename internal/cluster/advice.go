@@ -72,18 +72,15 @@ func Advice(s *stacks.Stack, ref Ref, left []stacks.Resource) string {
 		return fmt.Sprintf("The delete failed%s: fix the cause (see `%s`) and run `%s` again, or run `%s` to delete the stack and keep those resources for you to delete.",
 			leftText(left), c.events(), c.remove(""), c.remove("--retain-failed"))
 	case "UPDATE_ROLLBACK_FAILED":
-		if c.group() {
-			return fmt.Sprintf("The rollback of the last update failed%s: fix the cause (see `%s`) and continue it with `%s`.",
-				leftText(left), c.events(), c.update("--continue-rollback"))
-		}
-		return fmt.Sprintf("The rollback of the last update failed%s: fix the cause (see `%s`) and continue it with `aws cloudformation continue-update-rollback --stack-name %s`.",
-			leftText(left), c.events(), ref.Cluster)
+		return fmt.Sprintf("The rollback of the last update failed%s: fix the cause (see `%s`) and continue it with `%s`.",
+			leftText(left), c.events(), c.update("--continue-rollback"))
 	case "UPDATE_ROLLBACK_COMPLETE":
+		what := "the core runs its previous configuration"
 		if c.group() {
-			return fmt.Sprintf("The last update failed and was rolled back; the group runs its previous configuration. Fix the cause (see `%s`) and run `%s` again.",
-				c.events(), c.update(""))
+			what = "the group runs its previous configuration"
 		}
-		return fmt.Sprintf("The last update failed and was rolled back; the core runs its previous configuration. Fix the cause (see `%s`).", c.events())
+		return fmt.Sprintf("The last update failed and was rolled back; %s. Fix the cause (see `%s`) and run `%s` again.",
+			what, c.events(), c.update(""))
 	case "UPDATE_FAILED":
 		return fmt.Sprintf("The update failed and was not rolled back (--no-rollback): fix the cause (see `%s`) and update again, or roll back with `aws cloudformation rollback-stack --stack-name %s`.",
 			c.events(), s.Name)
@@ -134,7 +131,10 @@ func (c cmds) remove(flag string) string {
 func (c cmds) readd() string { return "clusterctl add-agents " + c.sel() + " --replace-failed" }
 
 func (c cmds) update(flag string) string {
-	s := "clusterctl update-group " + c.sel()
+	s := "clusterctl update-core " + c.Cluster
+	if c.group() {
+		s = "clusterctl update-group " + c.sel()
+	}
 	if flag != "" {
 		s += " " + flag
 	}

@@ -104,9 +104,10 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"keyName", spec.Core{KeyName: "ops"}},
 		{"sshCidr", spec.Core{SSHCIDR: "203.0.113.0/24"}},
 		{"vpcId", spec.Core{VpcID: w.vpc}},
-		{"subnetIds", spec.Core{SubnetIDs: w.subnets[1:]}},
+		{"subnetIds", spec.Core{SubnetIDs: w.offered[1:]}},
 		{"volumeSize", spec.Core{VolumeSize: intp(25)}},
 		{"allowSshFromAnywhere", spec.Core{SSHCIDR: "0.0.0.0/0", AllowSSHFromAnywhere: true}},
+		{"managers", spec.Core{Managers: intp(3)}},
 	}
 	groupCases := []struct {
 		setting string

@@ -131,9 +131,9 @@ func (s *Service) deployGroup(ctx context.Context, in leased, g spec.Group, r *r
 // after checking its settings against the account (pre-flight): nothing is
 // uploaded or created for a group that cannot launch.
 func (s *Service) renderChecked(ctx context.Context, core *stacks.Stack, g spec.Group) (*render.Rendered, error) {
-	join, err := render.JoinFromOutputs(core.Outputs)
+	join, err := joinOf(core)
 	if err != nil {
-		return nil, refused("core %q cannot be joined: %v (changed outside clusterctl?): refusing to use it; see `clusterctl describe %s`", core.Name, err, core.Name)
+		return nil, err
 	}
 	if err := s.preflightGroup(ctx, join, g); err != nil {
 		return nil, err
@@ -414,8 +414,9 @@ func (s *Service) resumeRemove(o RemoveOptions) string {
 	return fmt.Sprintf("finish with: clusterctl remove-group -n %s -j %s (it waits for the deletion, then cleans up)", o.Group, o.Cluster)
 }
 
-// groupUpdate is an update of one group, planned and ready to apply or
-// discard: how apply updates a group.
+// groupUpdate is an update of one group (or, group "", of the core),
+// planned and ready to apply or discard: how update-core and apply update
+// a stack.
 type groupUpdate struct {
 	cluster, group string
 	plan           *Plan
@@ -462,12 +463,16 @@ func (s *Service) planUpdate(ctx context.Context, core *stacks.Stack, deployed *
 }
 
 // applyUpdate uploads the new node configuration, then executes the
-// change set and waits, holding the group's lease.
+// change set and waits, holding the stack's lease.
 func (s *Service) applyUpdate(ctx context.Context, u *groupUpdate) error {
 	if u.noop() {
 		return nil
 	}
-	return s.withLease(ctx, u.cluster, lease.Group(u.group), func(ctx context.Context, in leased) error {
+	scope := lease.Group(u.group)
+	if u.group == "" {
+		scope = lease.Core()
+	}
+	return s.withLease(ctx, u.cluster, scope, func(ctx context.Context, in leased) error {
 		if err := s.uploadArtifacts(ctx, in.bucket, u.rendered); err != nil {
 			return err
 		}
@@ -501,13 +506,30 @@ func (s *Service) pruneGroup(ctx context.Context, cluster, group string) error {
 // renderJoined renders a group joined to the core's current outputs,
 // without asking the account anything: what `render group -j` shows.
 func renderJoined(core *stacks.Stack, g spec.Group, version string) (*render.Rendered, error) {
-	join, err := render.JoinFromOutputs(core.Outputs)
+	join, err := joinOf(core)
 	if err != nil {
-		return nil, refused("core %q cannot be joined: %v", core.Name, err)
+		return nil, err
 	}
 	r, err := render.Group(core.Name, g, join, version)
 	if err != nil {
 		return nil, errs.AsUsage(err)
 	}
 	return r, nil
+}
+
+// joinOf reads the core's join contract, refusing a core of another
+// contract version (saying how to upgrade an older one) and one whose
+// outputs are missing or not what they name.
+func joinOf(core *stacks.Stack) (render.Join, error) {
+	join, err := render.JoinFromOutputs(core.Outputs)
+	var ce *render.ContractError
+	switch {
+	case errors.As(err, &ce) && ce.Older():
+		return join, refused("core %q has join contract %s, older than this clusterctl's %s: upgrade it in place with `clusterctl update-core %s` (its groups keep running)", core.Name, ce.Core, ce.Want, core.Name)
+	case errors.As(err, &ce):
+		return join, refused("core %q has join contract %s, newer than this clusterctl's %s: use a newer clusterctl", core.Name, ce.Core, ce.Want)
+	case err != nil:
+		return join, refused("core %q cannot be joined: %v (changed outside clusterctl?): refusing to use it; see `clusterctl describe %s`", core.Name, err, core.Name)
+	}
+	return join, nil
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
-	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
@@ -144,15 +143,10 @@ func (s *Service) coreProblems(ctx context.Context, core *stacks.Stack) ([]Probl
 }
 
 // restoreCoreAdvice says how to put the core's template, with its join
-// contract, back as clusterctl deploys it.
+// contract, back as clusterctl deploys it: update-core renders it again
+// from the settings it reads back.
 func (s *Service) restoreCoreAdvice(ctx context.Context, core *stacks.Stack) string {
-	settings := ""
-	if c, err := s.readCore(ctx, core); err == nil {
-		settings = " " + strings.Join(spec.Args(c), " ")
-	}
-	return fmt.Sprintf("the core was changed outside clusterctl: deploy its template again with `clusterctl render core %s%s > core.json` and "+
-		"`aws cloudformation update-stack --stack-name %s --template-body file://core.json --capabilities CAPABILITY_IAM` with every parameter's UsePreviousValue=true",
-		core.Name, settings, core.Name)
+	return fmt.Sprintf("the core was changed outside clusterctl: deploy it again as clusterctl renders it with `clusterctl update-core %s`", core.Name)
 }
 
 // groupProblems checks a group's Auto Scaling group, its nodes in service

@@ -46,11 +46,12 @@ func (s *Service) Observe(ctx context.Context, name string) (*Observed, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Observed{Spec: spec.New(name), Core: core, Groups: map[string]*ObservedGroup{}}
-	o.Spec.Core, err = s.readCore(ctx, core)
+	oc, err := s.observeCore(ctx, core)
 	if err != nil {
 		return nil, err
 	}
+	o := &Observed{Spec: spec.New(name), Core: core, Groups: map[string]*ObservedGroup{}}
+	o.Spec.Core = oc.Spec
 	groups, _, err := s.groupStacks(ctx, name) // conflicts are no groups
 	if err != nil {
 		return nil, err
@@ -64,18 +65,6 @@ func (s *Service) Observe(ctx context.Context, name string) (*Observed, error) {
 		o.Spec.Groups = append(o.Spec.Groups, og.Spec)
 	}
 	return o, nil
-}
-
-func (s *Service) readCore(ctx context.Context, core *stacks.Stack) (spec.Core, error) {
-	body, err := s.Stacks.Template(ctx, core.Name)
-	if err != nil {
-		return spec.Core{}, err
-	}
-	c, err := render.ReadCore(render.Deployed{Template: body, Parameters: core.Parameters, Tags: core.Tags})
-	if err != nil {
-		return c, fmt.Errorf("core %s: %w", core.Name, err)
-	}
-	return c, nil
 }
 
 // ObserveGroup reads one group of cluster back into the model.

@@ -35,7 +35,11 @@ type Plan struct {
 	// a time.
 	NodesReplaced int `json:"nodesReplaced"`
 	BatchSize     int `json:"batchSize"`
+	// Notes say what else the update does: managers added or removed, a
+	// core brought to the current join contract.
+	Notes []string `json:"notes,omitempty"`
 
+	managers  bool // the plan of a core: its nodes are the swarm's managers
 	unchanged bool // rendered template and parameters equal the deployed ones
 }
 
@@ -60,46 +64,22 @@ const resolvedImage = "imageId (resolved)"
 // planGroup compares a group as deployed with its desired spec rendered
 // as r.
 func (s *Service) planGroup(ctx context.Context, deployed *ObservedGroup, desired spec.Group, r *render.Rendered) (*Plan, error) {
-	p := &Plan{Stack: r.StackName, Settings: spec.Diff(deployed.Spec, desired), Changes: []ResourceChange{}, BatchSize: desired.MaxBatchSize()}
-	if p.Settings == nil {
-		p.Settings = []spec.Change{}
-	}
+	p := newPlan(r.StackName, spec.Diff(deployed.Spec, desired), desired.MaxBatchSize())
 	prev := deployed.Stack
-	for _, k := range names.JoinOutputs() {
+	for _, k := range append(names.JoinOutputs(), names.LegacyJoinOutputs()...) {
 		if k == names.OutputSubnetIDs && len(desired.SubnetIDs) > 0 {
 			continue // the group's own subnets: a setting
 		}
-		old, new := prev.Parameters[k], r.Parameters[k]
-		if !sameValue(old, new) {
-			p.Settings = append(p.Settings, spec.Change{Path: "join." + k, Old: old, New: new, OldText: old, NewText: new})
+		old, had := prev.Parameters[k]
+		new, has := r.Parameters[k]
+		if (had || has) && !sameValue(old, new) {
+			p.Settings = append(p.Settings, spec.Change{Path: "join." + k, Old: old, New: new, OldText: orNone(old), NewText: orNone(new)})
 		}
 	}
-
-	// The image path resolves to an AMI on every deploy: compare AMIs.
-	// CloudFormation reports the resolved AMI as ResolvedValue; some
-	// implementations report it as the value itself.
-	oldParams, newParams := maps.Clone(prev.Parameters), maps.Clone(r.Parameters)
-	if v := prev.Resolved[names.ParamImageParameter]; v != "" {
-		oldParams[names.ParamImageParameter] = v
-	}
-	path := r.Parameters[names.ParamImageParameter]
-	out, err := s.SSM.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(path)})
+	oldParams, newParams, err := s.compare(ctx, p, prev, deployed.Template, r, changes(p.Settings, "imageId", "instanceType"))
 	if err != nil {
-		return nil, fmt.Errorf("resolving image parameter %s: %w", path, err)
+		return nil, err
 	}
-	newParams[names.ParamImageParameter] = aws.ToString(out.Parameter.Value)
-	oldAMI, newAMI := oldParams[names.ParamImageParameter], newParams[names.ParamImageParameter]
-	if oldAMI != newAMI && r.Parameters[names.ParamImageID] == "" && !changes(p.Settings, "imageId", "instanceType") {
-		p.Settings = append(p.Settings, spec.Change{Path: resolvedImage, Old: oldAMI, New: newAMI, OldText: oldAMI, NewText: newAMI})
-	}
-
-	p.unchanged = bytes.Equal(bytes.TrimSpace(deployed.Template), bytes.TrimSpace(r.Template))
-	for k, v := range newParams {
-		if pv, ok := oldParams[k]; !ok || !sameValue(pv, v) {
-			p.unchanged = false
-		}
-	}
-
 	current := deployed.Nodes
 	if current < 0 {
 		current = deployed.Spec.Desired()
@@ -115,6 +95,54 @@ func (s *Service) planGroup(ctx context.Context, deployed *ObservedGroup, desire
 		p.NodesReplaced = min(current, desired.Desired())
 	}
 	return p, nil
+}
+
+func newPlan(stack string, settings []spec.Change, batch int) *Plan {
+	if settings == nil {
+		settings = []spec.Change{}
+	}
+	return &Plan{Stack: stack, Settings: settings, Changes: []ResourceChange{}, BatchSize: batch}
+}
+
+// compare completes a plan with what the deployed stack (prev, its
+// template prevTemplate) and the rendered one r say beyond the settings:
+// an image path that now resolves to a newer AMI (unless the image or the
+// type changes anyway), and whether anything changes at all. It returns
+// both sides' parameters with the image path resolved to its AMI, as
+// CloudFormation sees them.
+func (s *Service) compare(ctx context.Context, p *Plan, prev *stacks.Stack, prevTemplate []byte, r *render.Rendered, imageChanges bool) (oldParams, newParams map[string]string, err error) {
+	// The image path resolves to an AMI on every deploy: compare AMIs.
+	// CloudFormation reports the resolved AMI as ResolvedValue; some
+	// implementations report it as the value itself.
+	oldParams, newParams = maps.Clone(prev.Parameters), maps.Clone(r.Parameters)
+	if v := prev.Resolved[names.ParamImageParameter]; v != "" {
+		oldParams[names.ParamImageParameter] = v
+	}
+	path := r.Parameters[names.ParamImageParameter]
+	out, err := s.SSM.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(path)})
+	if err != nil {
+		return nil, nil, fmt.Errorf("resolving image parameter %s: %w", path, err)
+	}
+	newParams[names.ParamImageParameter] = aws.ToString(out.Parameter.Value)
+	oldAMI, newAMI := oldParams[names.ParamImageParameter], newParams[names.ParamImageParameter]
+	if oldAMI != newAMI && r.Parameters[names.ParamImageID] == "" && !imageChanges {
+		p.Settings = append(p.Settings, spec.Change{Path: resolvedImage, Old: oldAMI, New: newAMI, OldText: oldAMI, NewText: newAMI})
+	}
+
+	p.unchanged = bytes.Equal(bytes.TrimSpace(prevTemplate), bytes.TrimSpace(r.Template))
+	for k, v := range newParams {
+		if pv, ok := oldParams[k]; !ok || !sameValue(pv, v) {
+			p.unchanged = false
+		}
+	}
+	return oldParams, newParams, nil
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return "(none)"
+	}
+	return v
 }
 
 // sameValue compares parameter values; lists in either form SplitList
@@ -159,18 +187,31 @@ func WritePlan(w io.Writer, p *Plan) error {
 		}
 	}
 	fmt.Fprintln(w)
-	_, err := fmt.Fprintln(w, p.NodesLine())
-	return err
+	if _, err := fmt.Fprintln(w, p.NodesLine()); err != nil {
+		return err
+	}
+	for _, n := range p.Notes {
+		if _, err := fmt.Fprintln(w, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // NodesLine says how many nodes are replaced: "3 nodes will be replaced, 1
-// at a time".
+// at a time"; of a core, "3 managers will be replaced one at a time".
 func (p *Plan) NodesLine() string {
-	switch p.NodesReplaced {
-	case 0:
-		return "0 nodes will be replaced"
-	case 1:
-		return "1 node will be replaced"
+	noun := "node"
+	if p.managers {
+		noun = "manager"
+	}
+	switch {
+	case p.NodesReplaced == 1:
+		return "1 " + noun + " will be replaced"
+	case p.NodesReplaced == 0:
+		return "0 " + noun + "s will be replaced"
+	case p.managers:
+		return fmt.Sprintf("%d managers will be replaced one at a time", p.NodesReplaced)
 	}
 	return fmt.Sprintf("%d nodes will be replaced, %d at a time", p.NodesReplaced, p.BatchSize)
 }

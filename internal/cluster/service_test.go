@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"slices"
@@ -237,7 +238,7 @@ func fakeService(t *testing.T) *fakeEnv {
 		Stacks:  stacks.NewManager(fake.Client(), stacks.Options{RunID: "test", Clock: fake.Clock}),
 		CFN:     fake.Client(),
 		EC2:     memEC2{},
-		ASG:     memASG{},
+		ASG:     memASG{names.GroupControl: 3},
 		S3:      rec,
 		SSM:     memSSM{},
 		IO:      ios,
@@ -249,7 +250,7 @@ func fakeService(t *testing.T) *fakeEnv {
 var testCore = spec.Core{VpcID: "vpc-0123abcd", SubnetIDs: []string{"subnet-0aaa1111"}}
 
 var testJoin = render.Join{
-	ClusterName: "core", BucketName: "core-bucket", ControlPrivateIp: "10.0.1.10",
+	ClusterName: "core", BucketName: "core-bucket", ManagersKey: names.ManagersKey,
 	ControlSecurityGroupId: "sg-0c0c0c0c", AgentSecurityGroupId: "sg-0a0a0a0a",
 	AgentInstanceProfile: "arn:aws:iam::123456789012:instance-profile/core-agents",
 	VpcId:                "vpc-0123abcd", SubnetIds: []string{"subnet-0aaa1111"}, ContractVersion: render.ContractVersion,
@@ -342,20 +343,20 @@ func TestUpdateNothingCreatesNoChangeSet(t *testing.T) {
 	}
 }
 
-// With no setting changed, a group still follows its core (a replaced
-// control node) and a newer AMI behind its image path: the plan says why,
-// and that the nodes are replaced.
+// With no setting changed, a group still follows its core (subnets the
+// core moved to) and a newer AMI behind its image path: the plan says
+// why, and that the nodes are replaced.
 func TestPlanFollowsCoreAndImage(t *testing.T) {
 	e := fakeService(t)
 	moved := testJoin
-	moved.ControlPrivateIp = "10.0.1.99"
+	moved.SubnetIds = []string{"subnet-0ccc3333"}
 	e.seedWith(t, moved, testJoin, "ami-00000000000000001", spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2)})
 	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", DryRun: true})
 	if err != nil || res.NoOp || res.Applied {
 		t.Fatalf("update: %+v, %v", res, err)
 	}
 	want := []spec.Change{
-		{Path: "join.ControlPrivateIp", Old: "10.0.1.10", New: "10.0.1.99", OldText: "10.0.1.10", NewText: "10.0.1.99"},
+		{Path: "join.SubnetIds", Old: "subnet-0aaa1111", New: "subnet-0ccc3333", OldText: "subnet-0aaa1111", NewText: "subnet-0ccc3333"},
 		{Path: resolvedImage, Old: "ami-00000000000000001", New: memAMI, OldText: "ami-00000000000000001", NewText: memAMI},
 	}
 	if !reflect.DeepEqual(res.Plan.Settings, want) || res.Plan.NodesReplaced != 2 || len(res.Plan.Changes) == 0 {
@@ -456,16 +457,23 @@ func (memEC2) DescribeImages(_ context.Context, in *ec2.DescribeImagesInput, _ .
 	return &ec2.DescribeImagesOutput{Images: []ec2types.Image{{ImageId: aws.String(in.ImageIds[0]), State: ec2types.ImageStateAvailable, Architecture: ec2types.ArchitectureValuesX8664}}}, nil
 }
 
-// memASG has one Auto Scaling group of 2 nodes for every group asked for
-// by its tags.
-type memASG struct{}
+// memASG has one Auto Scaling group for every group asked for by its
+// tags: of as many nodes as it says for that group, 2 by default.
+type memASG map[string]int
 
-func (memASG) DescribeAutoScalingGroups(_ context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, _ ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
+func (m memASG) DescribeAutoScalingGroups(_ context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, _ ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
 	var out autoscaling.DescribeAutoScalingGroupsOutput
 	for _, f := range in.Filters {
 		if aws.ToString(f.Name) == "tag:"+names.TagGroup {
-			out.AutoScalingGroups = append(out.AutoScalingGroups, asgtypes.AutoScalingGroup{AutoScalingGroupName: aws.String(f.Values[0]),
-				Instances: []asgtypes.Instance{{InstanceId: aws.String("i-1")}, {InstanceId: aws.String("i-2")}}})
+			n, ok := m[f.Values[0]]
+			if !ok {
+				n = 2
+			}
+			g := asgtypes.AutoScalingGroup{AutoScalingGroupName: aws.String(f.Values[0])}
+			for i := range n {
+				g.Instances = append(g.Instances, asgtypes.Instance{InstanceId: aws.String(fmt.Sprintf("i-%d", i+1))})
+			}
+			out.AutoScalingGroups = append(out.AutoScalingGroups, g)
 		}
 	}
 	return &out, nil

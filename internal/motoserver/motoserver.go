@@ -24,23 +24,28 @@ type Server struct {
 
 // Start runs moto_server on a free loopback port, its output going to log
 // (nil discards it), and waits up to 30 s for it to answer.
-func Start(log io.Writer) (*Server, error) {
+func Start(log io.Writer) (*Server, error) { return StartOn("127.0.0.1", log) }
+
+// StartOn is Start on a free port of the local address host, for clients
+// that cannot reach the loopback interface (nodes in their own network
+// namespaces).
+func StartOn(host string, log io.Writer) (*Server, error) {
 	path, err := exec.LookPath("moto_server")
 	if err != nil {
 		return nil, ErrNotInstalled
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return nil, fmt.Errorf("finding a free port: %w", err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(path, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
+	cmd := exec.Command(path, "-H", host, "-p", fmt.Sprint(port))
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting moto_server: %w", err)
 	}
-	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd}
+	s := &Server{URL: "http://" + net.JoinHostPort(host, fmt.Sprint(port)), cmd: cmd}
 	client := &http.Client{Timeout: time.Second}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		resp, err := client.Get(s.URL + "/moto-api/")
@@ -65,6 +70,9 @@ func (s *Server) Reset() error {
 	}
 	return nil
 }
+
+// Pid is the server's process id.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
 
 // Close stops the server.
 func (s *Server) Close() {

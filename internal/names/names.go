@@ -64,6 +64,7 @@ const (
 	ParamMaxSize               = "MaxSize"
 	ParamMaxBatchSize          = "MaxBatchSize"
 	ParamMinInstancesInService = "MinInstancesInService"
+	ParamManagers              = "Managers" // core only: 1, 3 or 5
 	// A spot group's purchase mix; the template of a group without spot
 	// declares none of them.
 	ParamOnDemandBaseCapacity   = "OnDemandBaseCapacity"
@@ -76,14 +77,25 @@ const (
 const (
 	OutputClusterName            = "ClusterName"
 	OutputBucketName             = "BucketName"
-	OutputControlPrivateIP       = "ControlPrivateIp"
 	OutputControlSecurityGroupID = "ControlSecurityGroupId"
 	OutputAgentSecurityGroupID   = "AgentSecurityGroupId"
 	OutputAgentInstanceProfile   = "AgentInstanceProfile"
 	OutputVpcID                  = "VpcId"
 	OutputSubnetIDs              = "SubnetIds"
-	OutputContractVersion        = "ContractVersion"
-	// OutputControlInstanceID is informative, not part of the contract.
+	// OutputManagersKey is how agents find the managers: the key, in the
+	// bucket, of the list of live managers' addresses.
+	OutputManagersKey     = "ManagersKey"
+	OutputContractVersion = "ContractVersion"
+	// OutputManagerGroupName is informative, not part of the contract: the
+	// managers' Auto Scaling group.
+	OutputManagerGroupName = "ManagerGroupName"
+)
+
+// Outputs of a core of join contract 1, which pinned its one control node.
+// clusterctl reads them from the cores and groups it upgrades, and renders
+// them no more.
+const (
+	OutputControlPrivateIP  = "ControlPrivateIp"
 	OutputControlInstanceID = "ControlInstanceId"
 )
 
@@ -91,10 +103,15 @@ const (
 // lists them.
 func JoinOutputs() []string {
 	return []string{
-		OutputClusterName, OutputBucketName, OutputControlPrivateIP, OutputControlSecurityGroupID,
-		OutputAgentSecurityGroupID, OutputAgentInstanceProfile, OutputVpcID, OutputSubnetIDs, OutputContractVersion,
+		OutputClusterName, OutputBucketName, OutputControlSecurityGroupID, OutputAgentSecurityGroupID,
+		OutputAgentInstanceProfile, OutputVpcID, OutputSubnetIDs, OutputManagersKey, OutputContractVersion,
 	}
 }
+
+// LegacyJoinOutputs are the outputs earlier join contracts had and the
+// current one has not: a group of such a contract still carries them as
+// parameters until update-group brings it to the current contract.
+func LegacyJoinOutputs() []string { return []string{OutputControlPrivateIP} }
 
 // Outputs of a group stack.
 const (
@@ -106,21 +123,55 @@ const (
 // Logical ids of resources named outside their own template: by the node
 // scripts (cfn-signal, the bucket) and by plans.
 const (
-	ResourceBucket           = "Bucket"
-	ResourceControlInstance  = "ControlInstance"
-	ResourceAutoScalingGroup = "AutoScalingGroup"
-	ResourceLaunchTemplate   = "LaunchTemplate"
+	ResourceBucket                = "Bucket"
+	ResourceManagerGroup          = "ManagerGroup" // the managers' Auto Scaling group
+	ResourceControlLaunchTemplate = "ControlLaunchTemplate"
+	ResourceAutoScalingGroup      = "AutoScalingGroup"
+	ResourceLaunchTemplate        = "LaunchTemplate"
+	// ResourceControlInstance is the one control node of a core of join
+	// contract 1.
+	ResourceControlInstance = "ControlInstance"
 )
 
 // Keys of the cluster bucket. The core's IAM policies follow them: the
-// control role writes SwarmPrefix, the agent role reads JoinPrefix only.
+// control role writes SwarmPrefix and ControlPrefix and is the only one
+// that reads ControlPrefix; the agent role reads JoinPrefix only.
 const (
 	JoinPrefix       = "join"         // all the agents may read
-	SwarmPrefix      = "join/swarm"   // the control node's join material
+	SwarmPrefix      = "join/swarm"   // the managers' join material
 	SwarmToken       = "worker-token" // under SwarmPrefix
 	SwarmCA          = "ca.pem"       // under SwarmPrefix
+	Managers         = "managers"     // under SwarmPrefix: the live managers' addresses, ip:port, one a line
 	NodeConfigPrefix = "join/groups"  // <group>/node-<sha256>.sh, uploaded by clusterctl
+	// ControlPrefix holds what only managers may read.
+	ControlPrefix = "control"
+	// InitMarker (under ControlPrefix) names the manager that initialised
+	// the swarm; written only if absent, so exactly one manager does.
+	InitMarker = "swarm-init"
+	// ManagerToken (under ControlPrefix) is the swarm's manager join token.
+	ManagerToken = "manager-token"
+	// Backup (under ControlPrefix) is the leader's latest backup of the
+	// swarm state, which a lone replacement manager restores.
+	Backup = "swarm-backup.tar.gz"
 )
+
+// StatusKey is the bucket key of the swarm's status snapshot, which the
+// managers publish and list-nodes, list-groups and describe read (agents
+// may read it too: it tells them whether the swarm sees them).
+const StatusKey = "status/swarm.json"
+
+// ManagersKey is the bucket key of the managers' addresses: the value of
+// the core's OutputManagersKey.
+const ManagersKey = SwarmPrefix + "/" + Managers
+
+// ControlKey is the bucket key of a control-only object (InitMarker,
+// ManagerToken, Backup).
+func ControlKey(name string) string { return ControlPrefix + "/" + name }
+
+// LifecycleHook is the name of the termination lifecycle hook of every
+// Auto Scaling group of cluster (its managers' and its groups'): what
+// brings a terminating node to the housekeeping that drains it.
+func LifecycleHook(cluster string) string { return "clusterctl-drain-" + cluster }
 
 // NodeConfigKey is the bucket key of a group's node configuration with the
 // given SHA-256 (hex). Keys are content-addressed, so the configuration of
@@ -143,6 +194,9 @@ const (
 	// metadata (in a mixed group, the instance type is too).
 	EngineLabelLifecycle = "clusterctl.lifecycle"
 	EngineLabelZone      = "clusterctl.zone"
+	// EngineLabelInstanceID is the engine label by which the managers find
+	// the swarm node of an instance; every node sets it at boot.
+	EngineLabelInstanceID = "clusterctl.instance-id"
 	// EngineLabelReserved prefixes the engine labels clusterctl sets; an
 	// operator's label may not start with it.
 	EngineLabelReserved = "clusterctl."
@@ -163,19 +217,22 @@ type Set struct {
 
 	ParamInstanceType, ParamVolumeSize, ParamImageParameter, ParamImageID, ParamKeyName, ParamSSHCIDR string
 	ParamVpcID, ParamSubnetIDs, ParamDesiredCapacity, ParamMinSize, ParamMaxSize                      string
-	ParamMaxBatchSize, ParamMinInstancesInService                                                     string
+	ParamMaxBatchSize, ParamMinInstancesInService, ParamManagers                                      string
 	ParamOnDemandBaseCapacity, ParamOnDemandPercentage, ParamSpotAllocationStrategy                   string
 
-	OutputClusterName, OutputBucketName, OutputControlPrivateIP, OutputControlSecurityGroupID string
-	OutputAgentSecurityGroupID, OutputAgentInstanceProfile, OutputVpcID, OutputSubnetIDs      string
-	OutputContractVersion, OutputControlInstanceID                                            string
-	OutputAutoScalingGroupName, OutputLaunchTemplateID, OutputLaunchTemplateVersion           string
+	OutputClusterName, OutputBucketName, OutputControlSecurityGroupID                    string
+	OutputAgentSecurityGroupID, OutputAgentInstanceProfile, OutputVpcID, OutputSubnetIDs string
+	OutputManagersKey, OutputContractVersion, OutputManagerGroupName                     string
+	OutputAutoScalingGroupName, OutputLaunchTemplateID, OutputLaunchTemplateVersion      string
 
-	ResourceBucket, ResourceControlInstance, ResourceAutoScalingGroup, ResourceLaunchTemplate string
+	ResourceBucket, ResourceManagerGroup, ResourceControlLaunchTemplate, ResourceAutoScalingGroup, ResourceLaunchTemplate string
 
-	JoinPrefix, SwarmPrefix, SwarmToken, SwarmCA string
+	JoinPrefix, SwarmPrefix, SwarmToken, SwarmCA, Managers, ManagersKey string
+	ControlPrefix, InitMarker, ManagerToken, Backup                     string
 
-	EngineLabelGroup, EngineLabelInstanceType, EngineLabelLifecycle, EngineLabelZone string
+	EngineLabelGroup, EngineLabelInstanceType, EngineLabelInstanceID, EngineLabelLifecycle, EngineLabelZone string
+
+	StatusKey string
 
 	MetadataKey string
 }
@@ -192,23 +249,27 @@ func Template() Set {
 		ParamImageID: ParamImageID, ParamKeyName: ParamKeyName, ParamSSHCIDR: ParamSSHCIDR, ParamVpcID: ParamVpcID,
 		ParamSubnetIDs: ParamSubnetIDs, ParamDesiredCapacity: ParamDesiredCapacity, ParamMinSize: ParamMinSize,
 		ParamMaxSize: ParamMaxSize, ParamMaxBatchSize: ParamMaxBatchSize, ParamMinInstancesInService: ParamMinInstancesInService,
+		ParamManagers:             ParamManagers,
 		ParamOnDemandBaseCapacity: ParamOnDemandBaseCapacity, ParamOnDemandPercentage: ParamOnDemandPercentage,
 		ParamSpotAllocationStrategy: ParamSpotAllocationStrategy,
 
-		OutputClusterName: OutputClusterName, OutputBucketName: OutputBucketName, OutputControlPrivateIP: OutputControlPrivateIP,
+		OutputClusterName: OutputClusterName, OutputBucketName: OutputBucketName,
 		OutputControlSecurityGroupID: OutputControlSecurityGroupID, OutputAgentSecurityGroupID: OutputAgentSecurityGroupID,
 		OutputAgentInstanceProfile: OutputAgentInstanceProfile, OutputVpcID: OutputVpcID, OutputSubnetIDs: OutputSubnetIDs,
-		OutputContractVersion: OutputContractVersion, OutputControlInstanceID: OutputControlInstanceID,
+		OutputManagersKey: OutputManagersKey, OutputContractVersion: OutputContractVersion, OutputManagerGroupName: OutputManagerGroupName,
 		OutputAutoScalingGroupName: OutputAutoScalingGroupName, OutputLaunchTemplateID: OutputLaunchTemplateID,
 		OutputLaunchTemplateVersion: OutputLaunchTemplateVersion,
 
-		ResourceBucket: ResourceBucket, ResourceControlInstance: ResourceControlInstance,
+		ResourceBucket: ResourceBucket, ResourceManagerGroup: ResourceManagerGroup, ResourceControlLaunchTemplate: ResourceControlLaunchTemplate,
 		ResourceAutoScalingGroup: ResourceAutoScalingGroup, ResourceLaunchTemplate: ResourceLaunchTemplate,
 
-		JoinPrefix: JoinPrefix, SwarmPrefix: SwarmPrefix, SwarmToken: SwarmToken, SwarmCA: SwarmCA,
+		JoinPrefix: JoinPrefix, SwarmPrefix: SwarmPrefix, SwarmToken: SwarmToken, SwarmCA: SwarmCA, Managers: Managers, ManagersKey: ManagersKey,
+		ControlPrefix: ControlPrefix, InitMarker: InitMarker, ManagerToken: ManagerToken, Backup: Backup,
 
-		EngineLabelGroup: EngineLabelGroup, EngineLabelInstanceType: EngineLabelInstanceType,
+		EngineLabelGroup: EngineLabelGroup, EngineLabelInstanceType: EngineLabelInstanceType, EngineLabelInstanceID: EngineLabelInstanceID,
 		EngineLabelLifecycle: EngineLabelLifecycle, EngineLabelZone: EngineLabelZone,
+
+		StatusKey: StatusKey,
 
 		MetadataKey: MetadataKey,
 	}

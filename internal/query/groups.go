@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
@@ -248,18 +250,27 @@ func (g Group) Mix() string {
 
 // Joined tells whether a group's join parameters (the join-contract outputs
 // it receives as parameters of the same names) equal the core's current
-// outputs. A group whose core is gone is not joined.
+// outputs. A group whose core is gone is not joined. A group of an older
+// contract is joined when the outputs it shares with the core's contract
+// are equal: a core keeps serving the groups of earlier contracts (agents
+// of contract 1 pinned the control node's address only as a fallback and
+// find the managers in the bucket too), so upgrading a core leaves its
+// groups joined, and update-group brings each to the new contract.
 func Joined(groupParams, coreOutputs map[string]string) bool {
 	if coreOutputs == nil {
 		return false
 	}
-	for _, k := range names.JoinOutputs() {
+	for _, k := range append(names.JoinOutputs(), names.LegacyJoinOutputs()...) {
 		if k == names.OutputSubnetIDs {
 			continue // a group may run in subnets of its own
 		}
 		v, ok := groupParams[k]
-		if !ok {
-			continue // this template version does not take that value
+		_, published := coreOutputs[k]
+		if !ok || !published && slices.Contains(names.LegacyJoinOutputs(), k) {
+			continue // the group's contract or the core's does not have that value
+		}
+		if k == names.OutputContractVersion && render.ContractOlder(v, coreOutputs[k]) {
+			continue
 		}
 		if v != coreOutputs[k] {
 			return false

@@ -290,7 +290,7 @@ func TestListGroups(t *testing.T) {
 		t.Errorf("r3 = %+v", r3)
 	}
 	if got["old"].Joined {
-		t.Error("group with a stale control IP reported as joined")
+		t.Error("group with a stale control IP reported as joined to a core of contract 1")
 	}
 	if d := got["dead"]; d.Status != "ROLLBACK_COMPLETE" || d.Desired != 3 || d.Running != 0 || d.Labels == nil {
 		t.Errorf("dead = %+v", d)
@@ -301,6 +301,37 @@ func TestJoinedWithoutCore(t *testing.T) {
 	if Joined(map[string]string{"ClusterName": "x"}, nil) {
 		t.Error("joined without a core")
 	}
+}
+
+// A group follows its core's current outputs; one of an earlier contract
+// stays joined to an upgraded core as long as what they share agrees.
+func TestJoined(t *testing.T) {
+	core := map[string]string{"ClusterName": "c", "BucketName": "b", "ControlSecurityGroupId": "sg-1", "AgentSecurityGroupId": "sg-2",
+		"AgentInstanceProfile": "arn:p", "VpcId": "vpc-1", "SubnetIds": "subnet-1", "ManagersKey": "join/swarm/managers", "ContractVersion": "2"}
+	v1 := map[string]string{"ClusterName": "c", "BucketName": "b", "ControlPrivateIp": "10.0.1.10", "ControlSecurityGroupId": "sg-1",
+		"AgentSecurityGroupId": "sg-2", "AgentInstanceProfile": "arn:p", "VpcId": "vpc-1", "SubnetIds": "subnet-9", "ContractVersion": "1"}
+	for _, tc := range []struct {
+		name   string
+		group  map[string]string
+		joined bool
+	}{
+		{"current contract", maps.Clone(core), true},
+		{"own subnets", mergeParams(core, map[string]string{"SubnetIds": "subnet-7"}), true},
+		{"contract 1 group of an upgraded core", v1, true},
+		{"contract 1 group, other bucket", mergeParams(v1, map[string]string{"BucketName": "x"}), false},
+		{"other agent security group", mergeParams(core, map[string]string{"AgentSecurityGroupId": "sg-9"}), false},
+		{"newer contract than the core", mergeParams(core, map[string]string{"ContractVersion": "3"}), false},
+	} {
+		if got := Joined(tc.group, core); got != tc.joined {
+			t.Errorf("%s: joined = %v", tc.name, got)
+		}
+	}
+}
+
+func mergeParams(a, b map[string]string) map[string]string {
+	out := maps.Clone(a)
+	maps.Copy(out, b)
+	return out
 }
 
 func TestOutputFormats(t *testing.T) {

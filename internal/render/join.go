@@ -2,8 +2,8 @@ package render
 
 import (
 	"fmt"
-	"net/netip"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/clusterctl/clusterctl/internal/names"
@@ -12,13 +12,15 @@ import (
 // Join is the core's join contract: the outputs an agent group consumes, as
 // parameters of the same names.
 type Join struct {
-	ClusterName, BucketName, ControlPrivateIp, ControlSecurityGroupId, AgentSecurityGroupId string
+	ClusterName, BucketName, ControlSecurityGroupId, AgentSecurityGroupId string
 	// AgentInstanceProfile is the ARN of the agents' instance profile; the
 	// group's launch template passes it as IamInstanceProfile.Arn.
 	AgentInstanceProfile string
 	VpcId                string
 	SubnetIds            []string
-	ContractVersion      string
+	// ManagersKey is the bucket key of the live managers' addresses.
+	ManagersKey     string
+	ContractVersion string
 }
 
 // Outputs returns j as the core's outputs (and so the group's join
@@ -29,18 +31,38 @@ func (j Join) Outputs() map[string]string {
 	return map[string]string{
 		names.OutputClusterName:            j.ClusterName,
 		names.OutputBucketName:             j.BucketName,
-		names.OutputControlPrivateIP:       j.ControlPrivateIp,
 		names.OutputControlSecurityGroupID: j.ControlSecurityGroupId,
 		names.OutputAgentSecurityGroupID:   j.AgentSecurityGroupId,
 		names.OutputAgentInstanceProfile:   j.AgentInstanceProfile,
 		names.OutputVpcID:                  j.VpcId,
 		names.OutputSubnetIDs:              strings.Join(j.SubnetIds, ","),
+		names.OutputManagersKey:            j.ManagersKey,
 		names.OutputContractVersion:        j.ContractVersion,
 	}
 }
 
+// ContractError is a core whose join contract is not the one this
+// clusterctl renders groups for.
+type ContractError struct{ Core, Want string }
+
+func (e *ContractError) Error() string {
+	return fmt.Sprintf("core has join contract version %s, this clusterctl needs %s", e.Core, e.Want)
+}
+
+// Older reports whether the core's contract is older than this
+// clusterctl's (and so can be upgraded by it).
+func (e *ContractError) Older() bool { return ContractOlder(e.Core, e.Want) }
+
+// ContractOlder reports whether contract version a is older than b.
+func ContractOlder(a, b string) bool {
+	x, errA := strconv.Atoi(a)
+	y, errB := strconv.Atoi(b)
+	return errA == nil && errB == nil && x < y
+}
+
 // JoinFromOutputs reads the join contract from a core stack's outputs; the
-// error names every missing (or empty) output, or the first whose value
+// error is a *ContractError for a core of another contract version, and
+// otherwise names every missing (or empty) output, or the first whose value
 // does not have the shape of what it names. Other outputs are ignored.
 //
 // The values reach the groups' parameters and, through them, root shell
@@ -48,6 +70,9 @@ func (j Join) Outputs() map[string]string {
 // shell code in an output. Checking each value's shape here is what keeps
 // that out; the node scripts check again.
 func JoinFromOutputs(outputs map[string]string) (Join, error) {
+	if v := strings.TrimSpace(outputs[names.OutputContractVersion]); v != "" && v != ContractVersion {
+		return Join{}, &ContractError{Core: v, Want: ContractVersion}
+	}
 	var missing []string
 	for _, name := range names.JoinOutputs() {
 		if strings.TrimSpace(outputs[name]) == "" {
@@ -61,11 +86,11 @@ func JoinFromOutputs(outputs map[string]string) (Join, error) {
 	j := Join{
 		ClusterName:            get(names.OutputClusterName),
 		BucketName:             get(names.OutputBucketName),
-		ControlPrivateIp:       get(names.OutputControlPrivateIP),
 		ControlSecurityGroupId: get(names.OutputControlSecurityGroupID),
 		AgentSecurityGroupId:   get(names.OutputAgentSecurityGroupID),
 		AgentInstanceProfile:   get(names.OutputAgentInstanceProfile),
 		VpcId:                  get(names.OutputVpcID),
+		ManagersKey:            get(names.OutputManagersKey),
 		ContractVersion:        get(names.OutputContractVersion),
 	}
 	for _, s := range strings.Split(get(names.OutputSubnetIDs), ",") {
@@ -85,6 +110,7 @@ var (
 	vpcIDRE           = regexp.MustCompile(`^vpc-[0-9a-f]{8,17}$`)
 	subnetIDRE        = regexp.MustCompile(`^subnet-[0-9a-f]{8,17}$`)
 	contractRE        = regexp.MustCompile(`^[0-9]{1,6}$`)
+	bucketKeyRE       = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9/._-]{0,1000}$`)
 )
 
 // OutputError is a join-contract output whose value does not have the
@@ -105,7 +131,7 @@ func (j Join) check() error {
 	}{
 		{names.OutputClusterName, j.ClusterName, "a cluster name", joinNameRE.MatchString(j.ClusterName)},
 		{names.OutputBucketName, j.BucketName, "an S3 bucket name", bucketNameRE.MatchString(j.BucketName)},
-		{names.OutputControlPrivateIP, j.ControlPrivateIp, "an IPv4 address", isIPv4(j.ControlPrivateIp)},
+		{names.OutputManagersKey, j.ManagersKey, "a bucket key", bucketKeyRE.MatchString(j.ManagersKey)},
 		{names.OutputControlSecurityGroupID, j.ControlSecurityGroupId, "a security group id", securityGroupRE.MatchString(j.ControlSecurityGroupId)},
 		{names.OutputAgentSecurityGroupID, j.AgentSecurityGroupId, "a security group id", securityGroupRE.MatchString(j.AgentSecurityGroupId)},
 		{names.OutputAgentInstanceProfile, j.AgentInstanceProfile, "an instance profile ARN", instanceProfileRE.MatchString(j.AgentInstanceProfile)},
@@ -123,9 +149,4 @@ func (j Join) check() error {
 		}
 	}
 	return nil
-}
-
-func isIPv4(s string) bool {
-	a, err := netip.ParseAddr(s)
-	return err == nil && a.Is4()
 }

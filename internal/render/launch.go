@@ -24,6 +24,16 @@ import (
 // params should hold an SSM-typed parameter's resolved value (the AMI, not
 // its path), so that a new AMI behind the same path counts as a change.
 func Launch(template []byte, params map[string]string) (string, error) {
+	return launchOf(template, params, names.ResourceLaunchTemplate, names.ResourceAutoScalingGroup)
+}
+
+// CoreLaunch is Launch for a core: what its managers are launched with.
+// A core of join contract 1 has no managers' group: an error.
+func CoreLaunch(template []byte, params map[string]string) (string, error) {
+	return launchOf(template, params, names.ResourceControlLaunchTemplate, names.ResourceManagerGroup)
+}
+
+func launchOf(template []byte, params map[string]string, ltID, asgID string) (string, error) {
 	var doc struct {
 		Parameters map[string]struct{ Type string }
 		Conditions map[string]any
@@ -32,10 +42,10 @@ func Launch(template []byte, params map[string]string) (string, error) {
 	if err := json.Unmarshal(template, &doc); err != nil {
 		return "", fmt.Errorf("reading template: %w", err)
 	}
-	lt, ok := doc.Resources[names.ResourceLaunchTemplate]
-	asg, ok2 := doc.Resources[names.ResourceAutoScalingGroup]
+	lt, ok := doc.Resources[ltID]
+	asg, ok2 := doc.Resources[asgID]
 	if !ok || !ok2 {
-		return "", fmt.Errorf("template has no %s or %s", names.ResourceLaunchTemplate, names.ResourceAutoScalingGroup)
+		return "", fmt.Errorf("template has no %s or %s", ltID, asgID)
 	}
 	r := resolver{params: map[string]any{}, conditions: doc.Conditions}
 	for name, p := range doc.Parameters {

@@ -175,7 +175,7 @@ func TestLaunch(t *testing.T) {
 		"SSH opened":    func(g *spec.Group, _ *Join, _ map[string]string) { g.SSHCIDR = "203.0.113.0/24" },
 		"key pair":      func(g *spec.Group, _ *Join, _ map[string]string) { g.KeyName = "ops" },
 		"own subnets":   func(g *spec.Group, _ *Join, _ map[string]string) { g.SubnetIDs = []string{"subnet-0000000000000000c"} },
-		"control IP":    func(_ *spec.Group, j *Join, _ map[string]string) { j.ControlPrivateIp = "10.0.9.9" },
+		"managers key":  func(_ *spec.Group, j *Join, _ map[string]string) { j.ManagersKey = "join/swarm/other" },
 		"AMI behind SSM": func(_ *spec.Group, _ *Join, p map[string]string) {
 			p[names.ParamImageParameter] = "ami-0fedcba9876543210"
 		},

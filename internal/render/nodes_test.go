@@ -2,10 +2,14 @@ package render
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -34,6 +38,8 @@ func resolvedUserData(t *testing.T, r *Rendered, lt string) string {
 			return "eu-west-1", true
 		case "Bucket":
 			return "prod-bucket-1a2b3c4d5e6f", true
+		case "LifecycleQueue":
+			return "https://sqs.eu-west-1.amazonaws.com/123456789012/prod-LifecycleQueue-1A2B3C4D5E6F", true
 		}
 		v, ok := r.Parameters[name]
 		return v, ok
@@ -55,15 +61,84 @@ func scripts(t *testing.T) map[string]string {
 			t.Fatalf("%s: %v", v.name, err)
 		}
 		if v.core != nil {
-			out[v.name+"-control-userdata.sh"] = resolvedUserData(t, r, "ControlLaunchTemplate")
+			ud := resolvedUserData(t, r, "ControlLaunchTemplate")
+			out[v.name+"-control-userdata.sh"] = ud
+			out[v.name+"-control-program.sh"] = embeddedProgram(t, ud)
 			continue
 		}
 		out[v.name+"-agent-userdata.sh"] = resolvedUserData(t, r, "LaunchTemplate")
 		for i, a := range r.Artifacts {
 			out[v.name+"-node-"+string(rune('0'+i))+".sh"] = string(a.Body)
+			out[v.name+"-agent-service-"+string(rune('0'+i))+".sh"] = hereDocument(t, string(a.Body), "CLUSTERCTL_AGENT_SERVICE")
 		}
 	}
 	return out
+}
+
+// hereDocument returns the body of the quoted here-document delimited by
+// marker in script.
+func hereDocument(t *testing.T, script, marker string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(script, "<<'"+marker+"'")
+	if !ok {
+		t.Fatalf("no here-document %s", marker)
+	}
+	_, rest, _ = strings.Cut(rest, "\n")
+	body, _, ok := strings.Cut(rest, "\n"+marker+"\n")
+	if !ok {
+		t.Fatalf("here-document %s does not end", marker)
+	}
+	return body + "\n"
+}
+
+// embeddedProgram decodes the control node program from the control
+// node's user data, as the user data does (base64, gunzip).
+func embeddedProgram(t *testing.T, userData string) string {
+	t.Helper()
+	enc := hereDocument(t, userData, "CLUSTERCTL_PROGRAM")
+	raw, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(enc, "\n", ""))
+	if err != nil {
+		t.Fatalf("control node program: %v", err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("control node program: %v", err)
+	}
+	prog, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("control node program: %v", err)
+	}
+	return string(prog)
+}
+
+// TestControlProgramEmbedded: the user data carries the control node
+// program it was rendered with, comment lines stripped but for its
+// description; stripping is sound only for a program without
+// here-documents.
+func TestControlProgramEmbedded(t *testing.T) {
+	v := variants()[0]
+	r, err := v.render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := controlProgram(coreData{N: names.Template(), Cluster: v.cluster, HookName: names.LifecycleHook(v.cluster)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := embeddedProgram(t, resolvedUserData(t, r, names.ResourceControlLaunchTemplate))
+	if got != stripComments(prog) {
+		t.Error("the embedded program is not the rendered one")
+	}
+	if !strings.HasPrefix(got, "#!/bin/bash\n# clusterctl control node program of cluster prod.") {
+		t.Errorf("the embedded program lost its description:\n%.300s", got)
+	}
+	if regexp.MustCompile(`(^|[^<])<<[^<]`).MatchString(prog) {
+		t.Error("the control program has a here-document: stripping its comment lines could change it")
+	}
+	_, body, _ := strings.Cut(got, "\nset -")
+	if n := strings.Count(got, "\n"); n >= strings.Count(prog, "\n") || regexp.MustCompile(`\n\s*# [^s]`).MatchString(body) {
+		t.Errorf("comments not stripped (%d lines)", n)
+	}
 }
 
 // TestShellcheck runs shellcheck on every rendered script. A missing
@@ -82,7 +157,7 @@ func TestShellcheck(t *testing.T) {
 		}
 		files = append(files, f)
 	}
-	if len(files) < 9 {
+	if len(files) < 15 {
 		t.Fatalf("only %d scripts rendered", len(files))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -144,12 +219,12 @@ func TestNodeConfigArtifact(t *testing.T) {
 			node := string(a.Body)
 			j := v.join
 			for _, want := range []string{
-				"bucket=" + shellQuote(j.BucketName), "control_ip=" + shellQuote(j.ControlPrivateIp),
+				"bucket=" + shellQuote(j.BucketName), "managers_key=" + shellQuote(j.ManagersKey),
 				"cluster=" + shellQuote(v.cluster), "instance_types=" + shellQuote(v.group.InstanceType.String()),
 				`"clusterctl.group=` + v.group.Name + `"`,
 				// What the node is comes from its instance metadata.
 				`"clusterctl.instance-type=$node_type"`, `"clusterctl.lifecycle=$node_lifecycle"`, `"clusterctl.zone=$node_zone"`,
-				"node_lifecycle=$(imds instance-life-cycle)",
+				`"clusterctl.instance-id=$instance_id"`, "node_lifecycle=$(imds instance-life-cycle)",
 			} {
 				if !strings.Contains(node, want) {
 					t.Errorf("node configuration lacks %s", want)
@@ -196,7 +271,7 @@ func TestNodeConfigHash(t *testing.T) {
 	for name, f := range map[string]func(*input){
 		"label value":   func(s *input) { s.g.Labels["role"] = "batch" },
 		"label added":   func(s *input) { s.g.Labels["zz"] = "1" },
-		"control IP":    func(s *input) { s.join.ControlPrivateIp = "10.0.1.11" },
+		"managers key":  func(s *input) { s.join.ManagersKey = "join/swarm/elsewhere" },
 		"bucket":        func(s *input) { s.join.BucketName = "other-bucket" },
 		"image":         func(s *input) { s.g.ImageID = "ami-0fedcba9876543210" },
 		"default image": func(s *input) { s.g.ImageID = "" },
@@ -274,40 +349,73 @@ func TestUserDataChecked(t *testing.T) {
 }
 
 // TestBucketPermissions checks the IAM policies against where the objects
-// go: the control node writes only the swarm's join material; agents read
-// only under the join prefix, which holds that material and the node
-// configurations.
+// go: the control node writes only the swarm's join material and its
+// status snapshot; agents read only under the join prefix, which holds that
+// material and the node configurations, and the status snapshot.
 func TestBucketPermissions(t *testing.T) {
 	r, err := variants()[0].render()
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := obj(decode(t, r.Template)["Resources"])
-	statements := func(role string) []map[string]any {
-		var out []map[string]any
-		for _, p := range list(dig(res, role, "Properties", "Policies")) {
-			for _, s := range list(dig(p, "PolicyDocument", "Statement")) {
-				out = append(out, obj(s))
+	prog := embeddedProgram(t, resolvedUserData(t, r, names.ResourceControlLaunchTemplate))
+	for _, want := range []string{"prefix=" + names.SwarmPrefix + "\n", "status_key=" + names.StatusKey + "\n", "managers_key=" + names.ManagersKey + "\n",
+		`put "$prefix/ca.pem"`, `put "$managers_key"`, `put "$prefix/worker-token"`, `put "$status_key"`, "--server-side-encryption AES256"} {
+		if !strings.Contains(prog, want) {
+			t.Errorf("control program lacks %q", want)
+		}
+	}
+	for _, st := range roleStatements(res, "AgentRole") {
+		if st["Action"] == "s3:GetObject" {
+			if r := dig(st, "Resource", "Fn::Sub"); r != "${Bucket.Arn}/"+names.JoinPrefix+"/*" && r != "${Bucket.Arn}/"+names.StatusKey {
+				t.Errorf("agents read %v", st["Resource"])
 			}
 		}
-		return out
 	}
-	control := statements("ControlRole")
-	if len(control) != 1 || control[0]["Action"] != "s3:PutObject" || dig(control[0], "Resource", "Fn::Sub") != "${Bucket.Arn}/"+names.SwarmPrefix+"/*" {
-		t.Errorf("control role statements %v, want PutObject on the swarm prefix only", control)
-	}
-	ud := resolvedUserData(t, r, "ControlLaunchTemplate")
-	if !strings.Contains(ud, "prefix="+names.SwarmPrefix+"\n") || strings.Count(ud, `--key "$prefix/`) != 2 || strings.Count(ud, "--server-side-encryption AES256") != 2 {
-		t.Error("control node does not publish both objects, encrypted, under the swarm prefix")
-	}
-	for _, s := range statements("AgentRole") {
-		if s["Action"] == "s3:GetObject" && dig(s, "Resource", "Fn::Sub") != "${Bucket.Arn}/"+names.JoinPrefix+"/*" {
-			t.Errorf("agents read %v", s["Resource"])
+	// The managers write only their join material, what only they read
+	// (the bucket policy keeps it from every other principal) and the
+	// status snapshot.
+	for _, st := range roleStatements(res, "ControlRole") {
+		if !strings.HasPrefix(fmt.Sprint(st["Action"]), "[s3:") && !strings.HasPrefix(fmt.Sprint(st["Action"]), "s3:") {
+			continue
+		}
+		switch r := fmt.Sprint(dig(st, "Resource", "Fn::Sub")); r {
+		case "${Bucket.Arn}/" + names.SwarmPrefix + "/*", "${Bucket.Arn}/" + names.ControlPrefix + "/*", "${Bucket.Arn}/" + names.StatusKey:
+		default:
+			t.Errorf("control role statement %v outside the swarm and control prefixes and the status", st)
 		}
 	}
-	if !strings.HasPrefix(names.SwarmPrefix, names.JoinPrefix+"/") || !strings.HasPrefix(names.NodeConfigPrefix, names.JoinPrefix+"/") {
-		t.Error("swarm material or node configuration outside what agents may read")
+	denied := false
+	for _, p := range resourcesOfType(res, "AWS::S3::BucketPolicy") {
+		for _, s := range list(dig(p, "Properties", "PolicyDocument", "Statement")) {
+			st := obj(s)
+			if st["Effect"] == "Deny" && st["Principal"] == "*" && dig(st, "Resource", "Fn::Sub") == "${Bucket.Arn}/"+names.ControlPrefix+"/*" &&
+				jsonEqual(dig(st, "Condition", "ArnNotEquals", "aws:PrincipalArn", "Fn::GetAtt"), []any{"ControlRole", "Arn"}) {
+				denied = true
+			}
+		}
 	}
+	if !denied {
+		t.Error("the bucket policy lets principals other than the managers read the control prefix")
+	}
+	if !strings.HasPrefix(names.SwarmPrefix, names.JoinPrefix+"/") || !strings.HasPrefix(names.NodeConfigPrefix, names.JoinPrefix+"/") ||
+		!strings.HasPrefix(names.ManagersKey, names.SwarmPrefix+"/") || strings.HasPrefix(names.StatusKey, names.JoinPrefix+"/") {
+		t.Error("swarm material or node configuration outside what agents may read, or the status among the join material")
+	}
+	if strings.HasPrefix(names.ControlPrefix+"/", names.JoinPrefix+"/") {
+		t.Error("what only managers may read is under the agents' prefix")
+	}
+}
+
+// roleStatements returns the statements of a role's inline policies.
+func roleStatements(res map[string]any, role string) []map[string]any {
+	var out []map[string]any
+	for _, p := range list(dig(res, role, "Properties", "Policies")) {
+		for _, s := range list(dig(p, "PolicyDocument", "Statement")) {
+			out = append(out, obj(s))
+		}
+	}
+	return out
 }
 
 func mustJSON(t *testing.T, v any) []byte {

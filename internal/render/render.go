@@ -23,8 +23,14 @@ import (
 )
 
 // ContractVersion is the version of the join contract the core template
-// publishes and the group template consumes.
-const ContractVersion = "1"
+// publishes and the group template consumes. Version 1 pinned the core's
+// one control node (ControlPrivateIp); version 2 has managers in an Auto
+// Scaling group, found through the bucket (ManagersKey).
+const ContractVersion = "2"
+
+// ManagersContract is the first join contract whose core runs its
+// managers in an Auto Scaling group.
+const ManagersContract = "2"
 
 // Limits that CloudFormation and EC2 enforce on what is rendered; checking
 // them here turns a late deploy failure into a clear error.
@@ -48,11 +54,14 @@ type Rendered struct {
 	Artifacts []Artifact
 }
 
-// coreData is what core.json.tmpl and control-userdata.sh.tmpl see.
+// coreData is what core.json.tmpl, control-userdata.sh.tmpl and
+// control.sh.tmpl see.
 type coreData struct {
 	N                                 names.Set
 	Cluster, Version, ContractVersion string
+	HookName                          string // the termination lifecycle hook of the managers
 	Metadata                          metadata
+	Program                           string // the control node program, gzip and base64
 	UserData                          string
 }
 
@@ -62,6 +71,7 @@ type groupData struct {
 	Cluster, Group, Name, Version, ContractVersion string
 	Labels                                         []label // sorted by key
 	NodeKey, NodeSHA256                            string  // the node configuration in the bucket
+	HookName                                       string
 	UserData                                       string
 	Metadata                                       metadata
 	// A mixed group (several instance types, or spot) has a mixed
@@ -96,7 +106,8 @@ func renderCore(cluster string, core spec.Core, version string) (*Rendered, erro
 	if err != nil {
 		return nil, err
 	}
-	data := coreData{N: names.Template(), Cluster: cluster, Version: version, ContractVersion: ContractVersion, Metadata: meta}
+	data := coreData{N: names.Template(), Cluster: cluster, Version: version, ContractVersion: ContractVersion,
+		HookName: names.LifecycleHook(cluster), Metadata: meta}
 	data.UserData, err = controlUserData(data)
 	if err != nil {
 		return nil, err
@@ -144,7 +155,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		return nil, fmt.Errorf("core outputs belong to cluster %q, not %q", join.ClusterName, cluster)
 	}
 	if v := join.ContractVersion; v != "" && v != ContractVersion {
-		return nil, fmt.Errorf("core has join contract version %s, this clusterctl needs %s", v, ContractVersion)
+		return nil, &ContractError{Core: v, Want: ContractVersion}
 	}
 	g.Default()
 	name := names.GroupStack(cluster, g.Name)
@@ -177,14 +188,15 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		N:       names.Template(),
 		Cluster: cluster, Group: g.Name, Name: name, Version: version,
 		ContractVersion: ContractVersion, Labels: labels, Metadata: meta,
-		Mixed: g.Mixed(), Spot: g.Spot, InstanceTypes: g.InstanceType, SpotAllocations: spec.SpotAllocations(),
+		HookName: names.LifecycleHook(cluster),
+		Mixed:    g.Mixed(), Spot: g.Spot, InstanceTypes: g.InstanceType, SpotAllocations: spec.SpotAllocations(),
 	}
 	engine, err := engineLabels(g.Name, labels)
 	if err != nil {
 		return nil, err
 	}
 	node, hash, err := agentNode(nodeData{
-		Cluster: cluster, Group: g.Name, Bucket: join.BucketName, ControlIP: join.ControlPrivateIp,
+		Cluster: cluster, Group: g.Name, Bucket: join.BucketName, ManagersKey: join.ManagersKey,
 		ContractVersion: ContractVersion, InstanceTypes: g.InstanceType.String(), ImageParameter: imageParam, ImageID: imageID,
 		LabelList: labelList, EngineLabels: engine, N: names.Template(),
 	})

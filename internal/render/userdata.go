@@ -2,7 +2,9 @@ package render
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -36,19 +38,80 @@ type Artifact struct {
 // nodeData is what agent-node.sh.tmpl sees: everything an agent is
 // configured with.
 type nodeData struct {
-	Cluster, Group, Bucket, ControlIP, ContractVersion string
-	InstanceTypes, ImageParameter, ImageID             string // the types comma-separated
-	LabelList                                          string // k=v,k=v or ""
+	Cluster, Group, Bucket, ManagersKey, ContractVersion string
+	InstanceTypes, ImageParameter, ImageID               string // the types comma-separated
+	LabelList                                            string // k=v,k=v or ""
 	// EngineLabels are the engine labels the group gives every node, each
 	// a JSON string; the node adds what it really is (instance type,
-	// lifecycle, zone) from its instance metadata.
+	// lifecycle, zone, instance id) from its instance metadata.
 	EngineLabels []string
+	AgentService string // the agent service program
 	N            names.Set
 }
 
-// controlUserData renders the control node's user data.
+// controlUserData renders the control node's user data, with the control
+// node program in it compressed: user data is limited to 16 KiB.
 func controlUserData(data coreData) (string, error) {
+	prog, err := controlProgram(data)
+	if err != nil {
+		return "", err
+	}
+	if data.Program, err = gzipBase64(stripComments(prog)); err != nil {
+		return "", err
+	}
 	return script("core/*.tmpl", "control-userdata.sh.tmpl", data)
+}
+
+// controlProgram renders the control node program (boot steps and
+// housekeeping).
+func controlProgram(data coreData) (string, error) {
+	return script("core/*.tmpl", "control.sh.tmpl", data)
+}
+
+// stripComments drops the comment lines of a shell program after its
+// first comment block (which describes it), except shellcheck directives:
+// the program is embedded in the user data, whose size is limited, and its
+// source (templates/) has them. The programs have no here-documents, and a
+// comment line inside a multi-line string can only be a jq comment.
+func stripComments(prog string) string {
+	lines := strings.Split(prog, "\n")
+	out := make([]string, 0, len(lines))
+	header := true
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if header && !strings.HasPrefix(t, "#") {
+			header = false
+		}
+		if !header && strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "# shellcheck ") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+// gzipBase64 compresses s deterministically (no name, no time) and
+// encodes it in base64 lines of 76 characters.
+func gzipBase64(s string) (string, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return "", err
+	}
+	if _, err := zw.Write([]byte(s)); err != nil {
+		return "", err
+	}
+	if err := zw.Close(); err != nil {
+		return "", err
+	}
+	enc := base64.StdEncoding.EncodeToString(buf.Bytes())
+	var out strings.Builder
+	for len(enc) > 76 {
+		out.WriteString(enc[:76] + "\n")
+		enc = enc[76:]
+	}
+	out.WriteString(enc)
+	return out.String(), nil
 }
 
 // agentUserData renders the loader that fetches, verifies and runs a
@@ -57,8 +120,14 @@ func agentUserData(data groupData) (string, error) {
 	return script("workergroup/*.tmpl", "agent-userdata.sh.tmpl", data)
 }
 
-// agentNode renders a group's node configuration and its bucket key.
+// agentNode renders a group's node configuration, with the agent service
+// program in it, and its bucket key.
 func agentNode(data nodeData) (Artifact, string, error) {
+	svc, err := script("workergroup/*.tmpl", "agent-service.sh.tmpl", data)
+	if err != nil {
+		return Artifact{}, "", err
+	}
+	data.AgentService = strings.TrimSuffix(svc, "\n")
 	s, err := script("workergroup/*.tmpl", "agent-node.sh.tmpl", data)
 	if err != nil {
 		return Artifact{}, "", err

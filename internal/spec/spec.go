@@ -38,6 +38,7 @@ const (
 const (
 	DefaultCoreInstanceType = "t3.medium"
 	DefaultCoreVolumeSize   = 20 // GiB
+	DefaultManagers         = 1
 	DefaultCount            = 1
 	DefaultMin              = 0
 	DefaultVolumeSize       = 30 // GiB
@@ -87,19 +88,21 @@ func (c *Cluster) Group(name string) *Group {
 	return nil
 }
 
-// Core is the control plane: the control node, the cluster's network, and
-// (not settings) its bucket, security groups and roles.
+// Core is the control plane: the managers (an Auto Scaling group), the
+// cluster's network, and (not settings) its bucket, security groups and
+// roles.
 type Core struct {
-	InstanceType string `json:"instanceType,omitempty" yaml:"instanceType,omitempty" name:"instance-type" placeholder:"TYPE" help:"Control node instance type (default t3.medium)." cfn:"InstanceType"`
+	InstanceType string `json:"instanceType,omitempty" yaml:"instanceType,omitempty" name:"instance-type" placeholder:"TYPE" help:"Managers' instance type (default t3.medium)." cfn:"InstanceType"`
 	ImageID      string `json:"imageId,omitempty" yaml:"imageId,omitempty" name:"image-id" placeholder:"AMI|PATH" help:"AMI id or SSM parameter path (default: the region's Amazon Linux 2023 for the type's architecture)." unset:"default"`
-	KeyName      string `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair for the control node." cfn:"KeyName" unset:"none"`
-	SSHCIDR      string `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
+	KeyName      string `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair of the managers." cfn:"KeyName" unset:"none"`
+	SSHCIDR      string `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to the managers from this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
 	// AllowSSHFromAnywhere is intent: no parameter carries it, but the
 	// check of SSHCIDR reads it, so it is recorded with the stack.
 	AllowSSHFromAnywhere bool     `json:"allowSshFromAnywhere,omitempty" yaml:"allowSshFromAnywhere,omitempty" name:"allow-ssh-from-anywhere" help:"Allow --ssh-cidr 0.0.0.0/0: SSH open to the whole internet." unset:"no"`
 	VpcID                string   `json:"vpcId,omitempty" yaml:"vpcId,omitempty" name:"vpc-id" placeholder:"VPC" help:"VPC (default: the account's default VPC)." cfn:"VpcId" unset:"default"`
-	SubnetIDs            []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated; the control node runs in the first (default: the VPC's default subnets)." file:"Subnets; the control node runs in the first (default: the VPC's default subnets)." cfn:"SubnetIds" unset:"default"`
-	VolumeSize           *int     `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size of the control node in GiB (default 20)." cfn:"VolumeSize"`
+	SubnetIDs            []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated; the managers are spread over their zones (default: the VPC's default subnets)." file:"Subnets; the managers are spread over their zones (default: the VPC's default subnets)." cfn:"SubnetIds" unset:"default"`
+	VolumeSize           *int     `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size of each manager in GiB (default 20)." cfn:"VolumeSize"`
+	Managers             *int     `json:"managers,omitempty" yaml:"managers,omitempty" name:"managers" placeholder:"N" help:"Number of swarm managers: 1, 3 or 5 (default 1; 3 keeps the swarm through the loss of one)." cfn:"Managers"`
 }
 
 // Group is one agent group: an Auto Scaling group of one instance type,
@@ -151,10 +154,14 @@ func (c *Cluster) Default() {
 func (c *Core) Default() {
 	c.InstanceType = c.Type()
 	c.VolumeSize = ptr(c.Volume())
+	c.Managers = ptr(c.ManagerCount())
 	c.SubnetIDs = nilIfEmpty(c.SubnetIDs)
 }
 
-// Type is the control node's instance type, defaulted.
+// ManagerCount is the number of swarm managers, defaulted.
+func (c Core) ManagerCount() int { return orDefault(c.Managers, DefaultManagers) }
+
+// Type is the managers' instance type, defaulted.
 func (c Core) Type() string {
 	if c.InstanceType == "" {
 		return DefaultCoreInstanceType
@@ -162,7 +169,7 @@ func (c Core) Type() string {
 	return c.InstanceType
 }
 
-// Volume is the control node's root volume size in GiB, defaulted.
+// Volume is each manager's root volume size in GiB, defaulted.
 func (c Core) Volume() int { return orDefault(c.VolumeSize, DefaultCoreVolumeSize) }
 
 // Default fills in the group's defaults. What is resolved at render time
@@ -322,6 +329,15 @@ func (g Group) Update(changes Group, given []string) Group {
 			out.Min = ptr(out.Desired())
 		}
 	}
+	return out
+}
+
+// Update returns c with the settings at the given paths (as Fields names
+// them) taken from changes: what update-core does with the flags given.
+func (c Core) Update(changes Core, given []string) Core {
+	out := c
+	out.SubnetIDs = slices.Clone(c.SubnetIDs)
+	overlay(&out, &changes, given)
 	return out
 }
 

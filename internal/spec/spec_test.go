@@ -99,7 +99,7 @@ func TestMixDefaults(t *testing.T) {
 func TestCoreDefaults(t *testing.T) {
 	var c Core
 	c.Default()
-	if c.InstanceType != "t3.medium" || *c.VolumeSize != 20 || c.ImageID != "" || c.SubnetIDs != nil {
+	if c.InstanceType != "t3.medium" || *c.VolumeSize != 20 || *c.Managers != 1 || c.ImageID != "" || c.SubnetIDs != nil {
 		t.Errorf("core defaults %+v", c)
 	}
 }
@@ -117,7 +117,8 @@ func validGroup() Group {
 
 func validCore() Core {
 	return Core{InstanceType: "m5.large", ImageID: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64",
-		KeyName: "ops", SSHCIDR: "198.51.100.7/32", VpcID: "vpc-0123abcd", SubnetIDs: []string{"subnet-0aaa1111"}, VolumeSize: intp(8)}
+		KeyName: "ops", SSHCIDR: "198.51.100.7/32", VpcID: "vpc-0123abcd", SubnetIDs: []string{"subnet-0aaa1111"}, VolumeSize: intp(8),
+		Managers: intp(3)}
 }
 
 func manyLabels(n int) Labels {
@@ -289,6 +290,11 @@ func TestValidateCore(t *testing.T) {
 		{"vpc", func(c *Core) { c.VpcID = "vpc-x" }, "vpcId", "invalid VPC id"},
 		{"subnet", func(c *Core) { c.SubnetIDs = []string{"sn-1"} }, "subnetIds", "invalid subnet id"},
 		{"volume", func(c *Core) { c.VolumeSize = intp(7) }, "volumeSize", "invalid volume size 7"},
+		{"no managers", func(c *Core) { c.Managers = intp(0) }, "managers", "invalid number of managers 0: at least 1"},
+		{"negative managers", func(c *Core) { c.Managers = intp(-3) }, "managers", "at least 1"},
+		{"two managers", func(c *Core) { c.Managers = intp(2) }, "managers", "invalid number of managers 2: even, and 2 managers tolerate no more failures than 1 (a majority of 2 is 2): use 1 or 3"},
+		{"four managers", func(c *Core) { c.Managers = intp(4) }, "managers", "a majority of 4 is 3): use 3 or 5"},
+		{"seven managers", func(c *Core) { c.Managers = intp(7) }, "managers", "invalid number of managers 7: at most 5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -392,7 +398,7 @@ func TestEverySettingHasAFlag(t *testing.T) {
 // Every cfn tag names a parameter internal/names declares.
 func TestParametersAreNamed(t *testing.T) {
 	known := []string{names.ParamInstanceType, names.ParamVolumeSize, names.ParamKeyName, names.ParamSSHCIDR, names.ParamVpcID,
-		names.ParamSubnetIDs, names.ParamDesiredCapacity, names.ParamMinSize, names.ParamMaxSize,
+		names.ParamSubnetIDs, names.ParamDesiredCapacity, names.ParamMinSize, names.ParamMaxSize, names.ParamManagers,
 		names.ParamOnDemandBaseCapacity, names.ParamOnDemandPercentage, names.ParamSpotAllocationStrategy}
 	for _, v := range []any{Core{}, Group{}} {
 		for _, f := range Fields(v) {
@@ -866,5 +872,27 @@ func TestArgs(t *testing.T) {
 	}
 	if got := Args(Core{}); len(got) != 0 {
 		t.Errorf("Args of nothing set = %q", got)
+	}
+}
+
+// update-core changes exactly the settings given; its flags are checked
+// alone before the deployed core is read.
+func TestCoreUpdate(t *testing.T) {
+	deployed := validCore()
+	got := deployed.Update(Core{Managers: intp(5), SSHCIDR: ""}, []string{"managers", "sshCidr"})
+	want := validCore()
+	want.Managers, want.SSHCIDR = intp(5), ""
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Update = %+v, want %+v", got, want)
+	}
+	if !reflect.DeepEqual(deployed, validCore()) {
+		t.Error("Update changed the deployed core")
+	}
+	if got := deployed.Update(Core{InstanceType: "x"}, nil); !reflect.DeepEqual(got, deployed) {
+		t.Errorf("nothing given changed %+v", got)
+	}
+	checkFieldError(t, Core{Managers: intp(2)}.CheckGiven([]string{"managers"}), "managers", "even")
+	if err := (Core{Managers: intp(3)}).CheckGiven([]string{"managers"}); err != nil {
+		t.Errorf("an instance type not given was checked: %v", err)
 	}
 }

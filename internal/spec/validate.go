@@ -151,21 +151,28 @@ func (c *Core) Complete() error {
 
 // Check checks the core's settings.
 func (c Core) Check() error {
-	for _, err := range []error{
-		checkInstanceType("instanceType", c.InstanceType),
-		checkImage("imageId", c.ImageID),
-		checkKeyName("keyName", c.KeyName),
-		checkSSHCIDR("sshCidr", c.SSHCIDR),
-		checkSSHAnywhere("sshCidr", c.SSHCIDR, c.AllowSSHFromAnywhere),
-		checkVpc("vpcId", c.VpcID),
-		checkSubnets("subnetIds", c.SubnetIDs),
-		checkVolume("volumeSize", c.Volume()),
-	} {
-		if err != nil {
-			return err
-		}
+	return firstBroken(c.rules())
+}
+
+// CheckGiven checks the rules that involve only the settings at the
+// given paths: what can be checked of update-core's flags before the
+// deployed core is read.
+func (c Core) CheckGiven(given []string) error {
+	return firstGiven(c.rules(), given)
+}
+
+func (c Core) rules() []rule {
+	return []rule{
+		one("instanceType", checkInstanceType("instanceType", c.InstanceType)),
+		one("imageId", checkImage("imageId", c.ImageID)),
+		one("keyName", checkKeyName("keyName", c.KeyName)),
+		one("sshCidr", checkSSHCIDR("sshCidr", c.SSHCIDR)),
+		{[]string{"sshCidr", "allowSshFromAnywhere"}, checkSSHAnywhere("sshCidr", c.SSHCIDR, c.AllowSSHFromAnywhere)},
+		one("vpcId", checkVpc("vpcId", c.VpcID)),
+		one("subnetIds", checkSubnets("subnetIds", c.SubnetIDs)),
+		one("volumeSize", checkVolume("volumeSize", c.Volume())),
+		one("managers", checkManagers("managers", c.ManagerCount())),
 	}
-	return nil
 }
 
 // Complete applies the group's defaults, then validates it as a group of
@@ -177,24 +184,14 @@ func (g *Group) Complete(cluster string) error {
 
 // Check checks the group's settings as a group of cluster.
 func (g Group) Check(cluster string) error {
-	for _, c := range g.rules(cluster) {
-		if c.err != nil {
-			return c.err
-		}
-	}
-	return nil
+	return firstBroken(g.rules(cluster))
 }
 
 // CheckGiven checks the rules that involve only the settings at the
 // given paths: what can be checked of update-group's flags before the
 // deployed group is read (the merged group is validated as a whole then).
 func (g Group) CheckGiven(cluster string, given []string) error {
-	for _, c := range g.rules(cluster) {
-		if c.err != nil && !slices.ContainsFunc(c.paths, func(p string) bool { return !slices.Contains(given, p) }) {
-			return c.err
-		}
-	}
-	return nil
+	return firstGiven(g.rules(cluster), given)
 }
 
 // rule is the outcome of one rule and the settings it involves.
@@ -203,8 +200,29 @@ type rule struct {
 	err   error
 }
 
+// one is the outcome of a rule about one setting.
+func one(path string, err error) rule { return rule{[]string{path}, err} }
+
+func firstBroken(rules []rule) error {
+	for _, r := range rules {
+		if r.err != nil {
+			return r.err
+		}
+	}
+	return nil
+}
+
+// firstGiven is the first broken rule whose settings were all given.
+func firstGiven(rules []rule, given []string) error {
+	for _, r := range rules {
+		if r.err != nil && !slices.ContainsFunc(r.paths, func(p string) bool { return !slices.Contains(given, p) }) {
+			return r.err
+		}
+	}
+	return nil
+}
+
 func (g Group) rules(cluster string) []rule {
-	one := func(path string, err error) rule { return rule{[]string{path}, err} }
 	desired, min, max := g.Desired(), g.MinSize(), g.MaxSize()
 	rules := []rule{
 		one("name", CheckGroupName(cluster, g.Name)),
@@ -413,6 +431,26 @@ func checkSubnets(path string, ids []string) error {
 func checkVolume(path string, gib int) error {
 	if gib < MinVolumeSize || gib > MaxVolumeSize {
 		return invalid(path, "invalid volume size %d: expected %d to %d GiB", gib, MinVolumeSize, MaxVolumeSize)
+	}
+	return nil
+}
+
+// MaxManagers bounds the managers: more only slow the swarm's consensus
+// down (every change is written to a majority of them).
+const MaxManagers = 5
+
+// checkManagers accepts an odd number of managers, 1 to MaxManagers. A
+// swarm keeps working while a majority of its managers is: an even number
+// tolerates no more failures than the odd number below it and needs a
+// larger majority.
+func checkManagers(path string, n int) error {
+	switch {
+	case n < 1:
+		return invalid(path, "invalid number of managers %d: at least 1", n)
+	case n > MaxManagers:
+		return invalid(path, "invalid number of managers %d: at most %d (every change waits for a majority of them: more slow the swarm down)", n, MaxManagers)
+	case n%2 == 0:
+		return invalid(path, "invalid number of managers %d: even, and %d managers tolerate no more failures than %d (a majority of %d is %d): use %d or %d", n, n, n-1, n, n/2+1, n-1, n+1)
 	}
 	return nil
 }

@@ -1,0 +1,280 @@
+package bootstrap
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/clusterctl/clusterctl/internal/enginetest"
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/render"
+)
+
+// A reboot runs the per-boot copy of the control node's user data: the
+// swarm is not initialised again, its join material is published again,
+// and CloudFormation is not signalled twice.
+func TestControlRebootPublishesAgain(t *testing.T) {
+	t.Parallel()
+	tc := deployCore(t, "reboot")
+	control := tc.bootControl(t)
+	swarmID := dockerOn(t, control, "info", "--format", "{{.Swarm.Cluster.ID}}")
+	if _, err := tc.c.s3.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(tc.bucket), Key: aws.String(names.SwarmPrefix + "/worker-token")}); err != nil {
+		t.Fatal(err)
+	}
+	perBoot := control.Root("var/lib/cloud/scripts/per-boot/clusterctl-control.sh")
+	if b, err := os.ReadFile(perBoot); err != nil || string(b) != tc.controlUserData {
+		t.Fatalf("per-boot copy missing or different: %v", err)
+	}
+	run, err := control.Exec("per-boot", perBoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if code, out := run.Wait(ctx); code != 0 {
+		t.Fatalf("per-boot script exited %d:\n%s", code, out)
+	}
+	if id := dockerOn(t, control, "info", "--format", "{{.Swarm.Cluster.ID}}"); id != swarmID {
+		t.Errorf("swarm %s after the reboot, was %s", id, swarmID)
+	}
+	if token, _ := tc.getObject(t, names.SwarmPrefix+"/worker-token"); strings.TrimSpace(string(token)) != dockerOn(t, control, "swarm", "join-token", "-q", "worker") {
+		t.Error("token not published again after the reboot")
+	}
+	if n := len(control.Calls("cfn-signal")); n != 1 {
+		t.Errorf("%d signals after a reboot, want the first one only", n)
+	}
+}
+
+// A failing step of the control node signals failure, naming the step,
+// and publishes nothing.
+func TestControlFailureSignals(t *testing.T) {
+	t.Parallel()
+	tc := deployCore(t, "ctlfail")
+	control := labNode(t, "control", tc.control, false)
+	if err := os.WriteFile(control.Dir()+"/fail-dnf", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _ := wait(t, boot(t, control, tc.controlUserData))
+	if code == 0 {
+		t.Fatal("control node succeeded although the package manager failed")
+	}
+	want := fmt.Sprintf("--exit-code 1 --reason clusterctl:\\ control\\ node\\ failed\\ while\\ installing\\ the\\ CloudFormation\\ helper\\ scripts --stack %s --resource ManagerGroup --region %s", tc.name, region)
+	if calls := control.Calls("cfn-signal"); !slices.Equal(calls, []string{want}) {
+		t.Errorf("signals %q, want %q", calls, want)
+	}
+	if keys := tc.keys(t); len(keys) != 0 {
+		t.Errorf("published %v after a failure", keys)
+	}
+}
+
+// An agent whose control node never comes signals failure once the join
+// timeout has passed, and never joins anything.
+func TestAgentGivesUpWithoutControl(t *testing.T) {
+	t.Parallel()
+	tc := deployCore(t, "alone")
+	g := tc.deployGroup(t, "g", 1, nil)
+	agent := g.bootAgent(t, 0, "CLUSTERCTL_JOIN_TIMEOUT=3")
+	calls := signalled(t, agent, time.Minute)
+	want := fmt.Sprintf("--exit-code 1 --reason clusterctl:\\ agent\\ not\\ Ready\\ in\\ the\\ swarm\\ within\\ 3\\ s --stack %s --resource AutoScalingGroup --region %s", g.stack, region)
+	if !slices.Equal(calls, []string{want}) {
+		t.Errorf("signals %q, want %q", calls, want)
+	}
+	if state := dockerOn(t, agent, "info", "--format", "{{.Swarm.LocalNodeState}}"); state != "inactive" {
+		t.Errorf("swarm state %s without a control node", state)
+	}
+}
+
+// Join material that is not the swarm's (a CA certificate of another
+// swarm): the agent refuses to join with it.
+func TestAgentRefusesOtherSwarmCA(t *testing.T) {
+	t.Parallel()
+	tc := deployCore(t, "otherca")
+	g := tc.deployGroup(t, "g", 1, nil)
+	control := tc.bootControl(t)
+	if _, err := tc.c.s3.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(tc.bucket), Key: aws.String(names.SwarmPrefix + "/ca.pem"),
+		Body: strings.NewReader(otherCA(t))}); err != nil {
+		t.Fatal(err)
+	}
+	agent := g.bootAgent(t, 0, "CLUSTERCTL_JOIN_TIMEOUT=8")
+	calls := signalled(t, agent, time.Minute)
+	if len(calls) != 1 || !strings.HasPrefix(calls[0], "--exit-code 1 ") {
+		t.Errorf("signals %q, want one failure", calls)
+	}
+	if !strings.Contains(agent.Logs(), "the published CA certificate does not match the join token") {
+		t.Errorf("the agent does not say why:\n%s", agent.Logs())
+	}
+	if n := len(swarmNodes(t, control)); n != 1 {
+		t.Errorf("%d swarm nodes, want the control node only", n)
+	}
+}
+
+// otherCA returns the certificate of a CA that is no swarm's.
+func otherCA(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "swarm-ca"}, IsCA: true,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+}
+
+// A node configuration whose content is not what the launch template's
+// hash says is never run.
+func TestAgentRefusesTamperedConfig(t *testing.T) {
+	t.Parallel()
+	tc := deployCore(t, "tampered")
+	g := tc.deployGroup(t, "g", 1, nil)
+	key := g.rendered.Artifacts[0].Key
+	body := string(g.rendered.Artifacts[0].Body)
+	tampered := strings.Replace(body, "managers_key='"+tc.join.ManagersKey+"'", "managers_key='join/swarm/elsewhere'", 1)
+	if tampered == body {
+		t.Fatal("nothing to tamper with")
+	}
+	if _, err := tc.c.s3.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(tc.bucket), Key: aws.String(key), Body: strings.NewReader(tampered)}); err != nil {
+		t.Fatal(err)
+	}
+	agent := labNode(t, "g-0", g.instances[0], true)
+	code, out := wait(t, boot(t, agent, g.userData))
+	if code == 0 || !strings.Contains(out, "does not have SHA-256") {
+		t.Fatalf("agent exited %d, want a refusal:\n%s", code, out)
+	}
+	want := fmt.Sprintf("--exit-code 1 --reason clusterctl:\\ agent\\ failed\\ while\\ verifying\\ the\\ node\\ configuration --stack %s --resource AutoScalingGroup --region %s", g.stack, region)
+	if calls := agent.Calls("cfn-signal"); !slices.Equal(calls, []string{want}) {
+		t.Errorf("signals %q, want %q", calls, want)
+	}
+	if calls := agent.Calls("dnf"); !slices.Equal(calls, []string{"install -y aws-cfn-bootstrap"}) {
+		t.Errorf("dnf %q", calls)
+	}
+	if calls := agent.Calls("systemctl"); len(calls) != 0 {
+		t.Errorf("systemctl %q", calls)
+	}
+}
+
+// The stack's join values reach the agent's user data as CloudFormation
+// substitutes them. Values that are not of their shape (the template's
+// patterns would refuse them, but the script does not count on it) are
+// refused before anything runs; a value changed by other means than
+// clusterctl no longer matches the node configuration and is refused too.
+func TestAgentChecksJoinValues(t *testing.T) {
+	t.Parallel()
+	tc := deployCore(t, "values")
+	g := tc.deployGroup(t, "g", 1, nil)
+	for _, c := range []struct {
+		name, param, value, step, says string
+	}{
+		{"quote in the managers key", "ManagersKey", "join/swarm/managers'; touch @PWNED@; : '", "checking the join values", "refusing bucket-key"},
+		{"command in the bucket", "BucketName", "$(touch @PWNED@)", "checking the join values", "refusing bucket"},
+		{"quote in the cluster", "ClusterName", "prod'\ntouch @PWNED@\n: '", "checking the join values", "refusing cluster"},
+		{"security group", "ControlSecurityGroupId", "sg-1;touch${IFS}@PWNED@", "checking the join values", "refusing security-group"},
+		{"changed managers key", "ManagersKey", "join/swarm/elsewhere", "configuring the node",
+			"the stack's ManagersKey is join/swarm/elsewhere but this node configuration has '" + tc.join.ManagersKey + "'"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			agent := labNode(t, "g-0", g.instances[0], true)
+			pwned := agent.Root("pwned")
+			params := map[string]string{c.param: strings.ReplaceAll(c.value, "@PWNED@", pwned)}
+			code, out := wait(t, boot(t, agent, resolveUserData(t, g.rendered, "LaunchTemplate", params)))
+			if code == 0 || !strings.Contains(out, c.says) {
+				t.Fatalf("agent exited %d, want a refusal saying %q:\n%s", code, c.says, out)
+			}
+			if _, err := os.Stat(pwned); err == nil {
+				t.Error("the value was run as shell code")
+			}
+			want := fmt.Sprintf("--exit-code 1 --reason clusterctl:\\ agent\\ failed\\ while\\ %s --stack %s --resource AutoScalingGroup --region %s",
+				strings.ReplaceAll(c.step, " ", "\\ "), g.stack, region)
+			if calls := agent.Calls("cfn-signal"); !slices.Equal(calls, []string{want}) {
+				t.Errorf("signals %q, want %q", calls, want)
+			}
+			if calls := agent.Calls("systemctl"); len(calls) != 0 {
+				t.Errorf("systemctl %q", calls)
+			}
+		})
+	}
+}
+
+// resolveUserData returns the user data of launch template lt as
+// CloudFormation would substitute it with the rendered parameters, some of
+// them overridden.
+func resolveUserData(t *testing.T, r *render.Rendered, lt string, override map[string]string) string {
+	t.Helper()
+	var doc struct {
+		Resources map[string]struct {
+			Properties struct {
+				LaunchTemplateData struct {
+					UserData struct {
+						Base64 struct {
+							Sub string `json:"Fn::Sub"`
+						} `json:"Fn::Base64"`
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(r.Template, &doc); err != nil {
+		t.Fatal(err)
+	}
+	out, err := render.ResolveSub(doc.Resources[lt].Properties.LaunchTemplateData.UserData.Base64.Sub, func(name string) (string, bool) {
+		switch name {
+		case "AWS::StackName":
+			return r.StackName, true
+		case "AWS::Region":
+			return region, true
+		}
+		if v, ok := override[name]; ok {
+			return v, true
+		}
+		v, ok := r.Parameters[name]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// wait waits for a script to end and returns its exit code and output.
+func wait(t *testing.T, r *enginetest.Run) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	code, out := r.Wait(ctx)
+	if code < 0 {
+		t.Fatalf("the script did not end:\n%s", out)
+	}
+	return code, out
+}
+
+// keys lists the objects of the cluster bucket.
+func (tc *testCluster) keys(t *testing.T) []string {
+	t.Helper()
+	out, err := tc.c.s3.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String(tc.bucket)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range out.Contents {
+		keys = append(keys, aws.ToString(o.Key))
+	}
+	return keys
+}

@@ -1,0 +1,232 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+
+	"github.com/clusterctl/clusterctl/internal/enginetest"
+	"github.com/clusterctl/clusterctl/internal/names"
+)
+
+// atCompletion is the swarm as the control node sees it at the moment it
+// completes a lifecycle action: the test, playing Auto Scaling, looks
+// before it answers.
+type atCompletion struct {
+	mu    sync.Mutex
+	done  bool
+	nodes []swarmNode
+	tasks map[string][]task
+	err   error
+}
+
+// watchCompletion records the swarm and the tasks of services when the
+// lifecycle action of instance is completed.
+func watchCompletion(t *testing.T, control *enginetest.Node, instanceID string, services ...string) *atCompletion {
+	t.Helper()
+	at := &atCompletion{tasks: map[string][]task{}}
+	lab.AWS.OnComplete(instanceID, func(act enginetest.LifecycleAction) {
+		at.mu.Lock()
+		defer at.mu.Unlock()
+		at.done = true
+		if at.nodes, at.err = trySwarmNodes(control); at.err != nil {
+			return
+		}
+		for _, s := range services {
+			if at.tasks[s], at.err = tryServiceTasks(control, s); at.err != nil {
+				return
+			}
+		}
+	})
+	t.Cleanup(func() { lab.AWS.OnComplete(instanceID, nil) })
+	return at
+}
+
+// check asserts that, when the action was completed, the instance's node
+// had left the swarm and every replica of each service ran on another
+// node.
+func (at *atCompletion) check(t *testing.T, instanceID, nodeID string, replicas map[string]int) {
+	t.Helper()
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	if !at.done || at.err != nil {
+		t.Fatalf("the swarm at completion: seen %v, %v", at.done, at.err)
+	}
+	if n := byInstance(at.nodes, instanceID); n != nil || slices.ContainsFunc(at.nodes, func(n swarmNode) bool { return n.ID == nodeID }) {
+		t.Errorf("node %s of %s still in the swarm when its lifecycle action was completed", nodeID, instanceID)
+	}
+	for s, want := range replicas {
+		on := runningOn(at.tasks[s])
+		n := 0
+		for id, k := range on {
+			n += k
+			if id == nodeID {
+				t.Errorf("%s: %d replicas still on the terminating node at completion", s, k)
+			}
+		}
+		if n != want {
+			t.Errorf("%s: %d replicas running at completion, want %d (%v)", s, n, want, on)
+		}
+	}
+}
+
+// A terminating agent is drained before it leaves the swarm: its replicas
+// run elsewhere, then its node is removed, then the lifecycle action is
+// completed with the notice's token. Notices for an instance that never
+// joined are completed at once; notices for a group of another cluster are
+// dropped without draining anything.
+func TestDrainOnTermination(t *testing.T) {
+	t.Parallel()
+	tc, g, control, agents := startCluster(t, "drain", 3, 2)
+	leaving := agents[0]
+	// Replicas that take a while to run again elsewhere (a task is
+	// "starting" until its first health check passes): completing the
+	// lifecycle action without waiting for them would be seen.
+	createService(t, control, "web", 4, "--constraint", "engine.labels.clusterctl.group==g",
+		"--health-cmd", "true", "--health-interval", "6s", "--stop-grace-period", "2s")
+	leavingNode, stayingNode := nodeOf(t, control, g.instances[0].id), nodeOf(t, control, g.instances[1].id)
+	eventually(t, time.Minute, "web runs on both agents", func() (bool, string) {
+		on := runningOn(serviceTasks(t, control, "web"))
+		return on[leavingNode] > 0 && on[stayingNode] > 0 && on[leavingNode]+on[stayingNode] == 4, fmt.Sprint(on)
+	})
+
+	events := watchNodeEvents(t, control)
+	at := watchCompletion(t, control, g.instances[0].id, "web")
+	token := tc.terminate(t, g.asg, g.instances[0].id, leaving)
+	act := completed(t, token, 2*time.Minute)
+	if act.Result != "CONTINUE" || act.Token != token || act.Group != g.asg || act.Hook != names.LifecycleHook(tc.name) {
+		t.Errorf("lifecycle action %+v", act)
+	}
+	at.check(t, g.instances[0].id, leavingNode, map[string]int{"web": 4})
+	eventually(t, 30*time.Second, "the node's events", func() (bool, string) {
+		got := events.of(leavingNode)
+		i, j := slices.Index(got, "drain"), slices.Index(got, "remove")
+		return i >= 0 && j > i, fmt.Sprintf("events %v, want a drain, then the removal", got)
+	})
+	eventually(t, 30*time.Second, "the notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
+	// Auto Scaling goes on: the instance is terminated. The swarm keeps
+	// running the service without it.
+	tc.terminateInstance(t, leaving)
+	if on := runningOn(serviceTasks(t, control, "web")); on[stayingNode] != 4 {
+		t.Errorf("web after the termination: %v", on)
+	}
+
+	// An instance that never joined: nothing to drain.
+	before := len(swarmNodes(t, control))
+	token = tc.terminate(t, g.asg, g.instances[2].id, nil)
+	if act := completed(t, token, time.Minute); act.Result != "CONTINUE" {
+		t.Errorf("lifecycle action of an instance that never joined: %+v", act)
+	}
+	if after := len(swarmNodes(t, control)); after != before {
+		t.Errorf("%d swarm nodes before, %d after", before, after)
+	}
+	eventually(t, 30*time.Second, "the notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
+
+	// A group of another cluster, with a notice naming one of ours: not
+	// ours to drain.
+	foreign := foreignGroup(t, tc, g)
+	token = lab.AWS.BeginLifecycleAction(foreign, names.LifecycleHook(tc.name), g.instances[1].id)
+	act, _ = lab.AWS.Action(token)
+	tc.putNotice(t, enginetest.TerminationNotice(account, region, act))
+	eventually(t, time.Minute, "the foreign notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
+	if act, _ := lab.AWS.Action(token); act.Result != "" {
+		t.Errorf("a foreign group's lifecycle action was completed: %+v", act)
+	}
+	if n := byInstance(swarmNodes(t, control), g.instances[1].id); n == nil || n.Spec.Availability != "active" {
+		t.Errorf("the foreign notice touched %+v", n)
+	}
+}
+
+// foreignGroup creates an Auto Scaling group of another cluster, tagged as
+// clusterctl tags its groups, from g's launch template.
+func foreignGroup(t *testing.T, tc *testCluster, g *testGroup) string {
+	t.Helper()
+	name := "other-g-AutoScalingGroup-" + strings.ToUpper(tc.name)
+	_, err := tc.c.asg.CreateAutoScalingGroup(context.Background(), &autoscaling.CreateAutoScalingGroupInput{
+		AutoScalingGroupName: aws.String(name), MinSize: aws.Int32(0), MaxSize: aws.Int32(1), DesiredCapacity: aws.Int32(0),
+		LaunchTemplate:    &astypes.LaunchTemplateSpecification{LaunchTemplateId: aws.String(stackResources(t, tc.c, g.stack)["LaunchTemplate"])},
+		VPCZoneIdentifier: aws.String(subnetID),
+		Tags:              []astypes.Tag{{Key: aws.String(names.TagCluster), Value: aws.String("other"), PropagateAtLaunch: aws.Bool(true)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// Housekeeping restarted while it waits for a drain picks the notice up
+// where it was: the node leaves after its replicas moved, and the
+// lifecycle action is completed once.
+func TestHousekeepingRestartMidDrain(t *testing.T) {
+	t.Parallel()
+	tc, g, control, agents := startCluster(t, "restart", 2, 2)
+	// The test image's sleep, as the container's first process, ignores
+	// SIGTERM: each task takes its whole grace period to stop, which keeps
+	// the drain going.
+	createService(t, control, "slow", 2, "--constraint", "engine.labels.clusterctl.group==g", "--stop-grace-period", "12s")
+	leavingNode, stayingNode := nodeOf(t, control, g.instances[0].id), nodeOf(t, control, g.instances[1].id)
+	eventually(t, time.Minute, "slow runs on both agents", func() (bool, string) {
+		on := runningOn(serviceTasks(t, control, "slow"))
+		return on[leavingNode] == 1 && on[stayingNode] == 1, fmt.Sprint(on)
+	})
+
+	at := watchCompletion(t, control, g.instances[0].id, "slow")
+	token := tc.terminate(t, g.asg, g.instances[0].id, agents[0])
+	eventually(t, time.Minute, "the node is draining", func() (bool, string) {
+		n := byInstance(swarmNodes(t, control), g.instances[0].id)
+		return n != nil && n.Spec.Availability == "drain", fmt.Sprintf("%+v", n)
+	})
+	if act, _ := lab.AWS.Action(token); act.Result != "" {
+		t.Fatalf("the drain ended before the restart: %+v", act)
+	}
+	if err := control.RestartUnit(context.Background(), "clusterctl-housekeeping"); err != nil {
+		t.Fatal(err)
+	}
+	if control.UnitRestarts("clusterctl-housekeeping") < 1 {
+		t.Fatal("housekeeping was not restarted")
+	}
+	act := completed(t, token, 2*time.Minute)
+	if act.Result != "CONTINUE" {
+		t.Errorf("lifecycle action %+v", act)
+	}
+	at.check(t, g.instances[0].id, leavingNode, map[string]int{"slow": 2})
+	eventually(t, 30*time.Second, "the notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
+	if act, _ := lab.AWS.Action(token); act.Completions != 1 {
+		t.Errorf("the lifecycle action was completed %d times", act.Completions)
+	}
+}
+
+// A node that is Down and whose instance is terminated is removed from the
+// swarm after the grace period; a Down node whose instance still runs (a
+// stopped engine, a network partition) is not.
+func TestDeadNodeRemoved(t *testing.T) {
+	t.Parallel()
+	tc, g, control, agents := startCluster(t, "dead", 2, 2)
+	dead, stopped := agents[0], agents[1]
+	// Nodes are seen Down sooner (the default is a 5 s heartbeat).
+	dockerOn(t, control, "swarm", "update", "--dispatcher-heartbeat", "1s")
+	deadNode, stoppedNode := nodeOf(t, control, g.instances[0].id), nodeOf(t, control, g.instances[1].id)
+
+	stopped.StopEngine()
+	eventually(t, time.Minute, "the stopped engine's node is Down", func() (bool, string) {
+		n := byInstance(swarmNodes(t, control), g.instances[1].id)
+		return n != nil && n.Status.State == "down", fmt.Sprintf("%+v", n)
+	})
+	tc.terminateInstance(t, dead)
+	eventually(t, 2*time.Minute, "the terminated instance's node leaves the swarm", func() (bool, string) {
+		nodes := swarmNodes(t, control)
+		return !slices.ContainsFunc(nodes, func(n swarmNode) bool { return n.ID == deadNode }), fmt.Sprintf("%d nodes", len(nodes))
+	})
+	n := byInstance(swarmNodes(t, control), g.instances[1].id)
+	if n == nil || n.ID != stoppedNode || n.Status.State != "down" {
+		t.Errorf("the Down node of a running instance: %+v", n)
+	}
+}

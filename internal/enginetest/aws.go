@@ -1,0 +1,258 @@
+package enginetest
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// AWS is the endpoint the nodes use: every request goes on to moto, except
+// the lifecycle actions of Auto Scaling groups, which moto does not model;
+// those it answers as Auto Scaling does, for the actions the test began
+// (the test plays AWS terminating an instance). It records every call.
+type AWS struct {
+	URL string
+
+	srv   *http.Server
+	proxy *httputil.ReverseProxy
+
+	mu         sync.Mutex
+	actions    map[string]*LifecycleAction // by token
+	calls      []Call
+	onComplete map[string]func(LifecycleAction) // by instance
+}
+
+// Call is one request the endpoint received.
+type Call struct {
+	Service, Action string     // e.g. autoscaling, CompleteLifecycleAction; s3, GET /bucket/key
+	From            netip.Addr // the node that called
+	Time            time.Time
+}
+
+// LifecycleAction is one instance waiting in a termination lifecycle hook.
+type LifecycleAction struct {
+	Token, Group, Hook, InstanceID string
+	Heartbeats                     int
+	Result                         string // "" while the instance waits; CONTINUE or ABANDON once completed
+	// Completions counts the calls to complete it, those refused because
+	// it was already completed included.
+	Completions int
+}
+
+func newAWS(gateway netip.Addr, motoURL string) (*AWS, error) {
+	target, err := url.Parse(motoURL)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(gateway.String(), "0"))
+	if err != nil {
+		return nil, fmt.Errorf("AWS endpoint: %w", err)
+	}
+	a := &AWS{URL: "http://" + ln.Addr().String(), proxy: httputil.NewSingleHostReverseProxy(target),
+		actions: map[string]*LifecycleAction{}, onComplete: map[string]func(LifecycleAction){}}
+	// Nodes are killed in the middle of calls: not worth a log line.
+	a.proxy.ErrorLog = log.New(io.Discard, "", 0)
+	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
+	go a.srv.Serve(ln)
+	return a, nil
+}
+
+func (a *AWS) close() { a.srv.Close() }
+
+// OnComplete sets f to run when the lifecycle action of instance is
+// completed, before the caller gets its answer: the test sees the swarm as
+// it is at that moment. A nil f removes it.
+func (a *AWS) OnComplete(instanceID string, f func(LifecycleAction)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if f == nil {
+		delete(a.onComplete, instanceID)
+		return
+	}
+	a.onComplete[instanceID] = f
+}
+
+// BeginLifecycleAction puts instance into group's termination hook and
+// returns the action's token, which the notice carries.
+func (a *AWS) BeginLifecycleAction(group, hook, instanceID string) string {
+	token := uuid()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.actions[token] = &LifecycleAction{Token: token, Group: group, Hook: hook, InstanceID: instanceID}
+	return token
+}
+
+// Action returns the lifecycle action with token.
+func (a *AWS) Action(token string) (LifecycleAction, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if act, ok := a.actions[token]; ok {
+		return *act, true
+	}
+	return LifecycleAction{}, false
+}
+
+// Calls returns the calls received so far, in order.
+func (a *AWS) Calls() []Call {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]Call(nil), a.calls...)
+}
+
+// CountCalls returns how many calls of service and action were received.
+func (a *AWS) CountCalls(service, action string) int {
+	n := 0
+	for _, c := range a.Calls() {
+		if c.Service == service && c.Action == action {
+			n++
+		}
+	}
+	return n
+}
+
+var credentialScope = regexp.MustCompile(`Credential=[^/]+/[0-9]+/[^/]+/([^/]+)/aws4_request`)
+
+func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	service := ""
+	if m := credentialScope.FindStringSubmatch(r.Header.Get("Authorization")); m != nil {
+		service = m[1]
+	}
+	action := ""
+	var form url.Values
+	switch {
+	case r.Header.Get("X-Amz-Target") != "":
+		_, action, _ = strings.Cut(r.Header.Get("X-Amz-Target"), ".")
+	case service == "s3":
+		action = r.Method + " " + r.URL.Path
+	default:
+		form, _ = url.ParseQuery(string(body))
+		action = form.Get("Action")
+	}
+	from, _ := netip.ParseAddrPort(r.RemoteAddr)
+	a.mu.Lock()
+	a.calls = append(a.calls, Call{Service: service, Action: action, From: from.Addr(), Time: time.Now()})
+	a.mu.Unlock()
+	if service == "autoscaling" && (action == "CompleteLifecycleAction" || action == "RecordLifecycleActionHeartbeat") {
+		a.lifecycleAction(w, action, form)
+		return
+	}
+	a.proxy.ServeHTTP(w, r)
+}
+
+// lifecycleAction answers CompleteLifecycleAction and
+// RecordLifecycleActionHeartbeat as Auto Scaling does: only for an action
+// that is waiting, found by its token or by its instance.
+func (a *AWS) lifecycleAction(w http.ResponseWriter, action string, form url.Values) {
+	token, instance := form.Get("LifecycleActionToken"), form.Get("InstanceId")
+	a.mu.Lock()
+	if c := a.actions[token]; c != nil && action == "CompleteLifecycleAction" {
+		c.Completions++
+	}
+	var act *LifecycleAction
+	for _, c := range a.actions {
+		if c.Result == "" && c.Group == form.Get("AutoScalingGroupName") && c.Hook == form.Get("LifecycleHookName") &&
+			(token != "" && c.Token == token || token == "" && c.InstanceID == instance) {
+			act = c
+		}
+	}
+	if act == nil {
+		a.mu.Unlock()
+		what := "token " + token
+		if token == "" {
+			what = "instance ID " + instance
+		}
+		awsError(w, "ValidationError", "No active Lifecycle Action found with "+what)
+		return
+	}
+	if action == "RecordLifecycleActionHeartbeat" {
+		act.Heartbeats++
+		a.mu.Unlock()
+		awsResult(w, action)
+		return
+	}
+	result := form.Get("LifecycleActionResult")
+	if result != "CONTINUE" && result != "ABANDON" {
+		a.mu.Unlock()
+		awsError(w, "ValidationError", "Invalid LifecycleActionResult "+result)
+		return
+	}
+	done, f := *act, a.onComplete[act.InstanceID]
+	done.Result = result
+	a.mu.Unlock()
+	if f != nil {
+		f(done)
+	}
+	a.mu.Lock()
+	act.Result = result
+	a.mu.Unlock()
+	awsResult(w, action)
+}
+
+func awsResult(w http.ResponseWriter, action string) {
+	w.Header().Set("Content-Type", "text/xml")
+	fmt.Fprintf(w, `<%[1]sResponse xmlns="http://autoscaling.amazonaws.com/doc/2011-01-01/"><%[1]sResult/><ResponseMetadata><RequestId>%[2]s</RequestId></ResponseMetadata></%[1]sResponse>`, action, uuid())
+}
+
+func awsError(w http.ResponseWriter, code, msg string) {
+	w.Header().Set("Content-Type", "text/xml")
+	w.WriteHeader(http.StatusBadRequest)
+	fmt.Fprintf(w, `<ErrorResponse xmlns="http://autoscaling.amazonaws.com/doc/2011-01-01/"><Error><Type>Sender</Type><Code>%s</Code><Message>%s</Message></Error><RequestId>%s</RequestId></ErrorResponse>`,
+		code, html.EscapeString(msg), uuid())
+}
+
+func uuid() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// TerminationNotice is the event Auto Scaling sends to EventBridge when an
+// instance enters a termination lifecycle hook ("EC2 Instance-terminate
+// Lifecycle Action", as documented), for the given action.
+func TerminationNotice(account, region string, act LifecycleAction) string {
+	detail := map[string]string{
+		"LifecycleActionToken": act.Token,
+		"AutoScalingGroupName": act.Group,
+		"LifecycleHookName":    act.Hook,
+		"EC2InstanceId":        act.InstanceID,
+		"LifecycleTransition":  "autoscaling:EC2_INSTANCE_TERMINATING",
+		"NotificationMetadata": "",
+		"Origin":               "AutoScalingGroup",
+		"Destination":          "EC2",
+	}
+	ev := map[string]any{
+		"version":     "0",
+		"id":          uuid(),
+		"detail-type": "EC2 Instance-terminate Lifecycle Action",
+		"source":      "aws.autoscaling",
+		"account":     account,
+		"time":        time.Now().UTC().Format(time.RFC3339),
+		"region":      region,
+		"resources": []string{fmt.Sprintf("arn:aws:autoscaling:%s:%s:autoScalingGroup:%s:autoScalingGroupName/%s",
+			region, account, uuid(), act.Group)},
+		"detail": detail,
+	}
+	b, _ := json.Marshal(ev)
+	return string(b)
+}

@@ -1,0 +1,222 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+)
+
+// TestLifecyclePlumbing: the core brings the termination notices of the
+// cluster's groups, and only theirs, to an encrypted, TLS-only queue with
+// a dead-letter queue, and lets the control node complete the lifecycle
+// actions of the cluster's groups only; each group declares its hook
+// inside its Auto Scaling group under the name the core's rule matches,
+// with no IAM of its own.
+func TestLifecyclePlumbing(t *testing.T) {
+	core, err := variants()[0].render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := obj(decode(t, core.Template)["Resources"])
+	queue, dlq := obj(res["LifecycleQueue"]), obj(res["LifecycleDeadLetterQueue"])
+	for name, q := range map[string]map[string]any{"queue": queue, "dead-letter queue": dlq} {
+		if q["Type"] != "AWS::SQS::Queue" || dig(q, "Properties", "SqsManagedSseEnabled") != true {
+			t.Errorf("%s %v: want an SQS queue encrypted at rest", name, q)
+		}
+	}
+	if !jsonEqual(dig(queue, "Properties", "RedrivePolicy", "deadLetterTargetArn"), map[string]any{"Fn::GetAtt": []any{"LifecycleDeadLetterQueue", "Arn"}}) ||
+		dig(queue, "Properties", "RedrivePolicy", "maxReceiveCount") == nil {
+		t.Errorf("queue redrive %v: want the dead-letter queue", dig(queue, "Properties", "RedrivePolicy"))
+	}
+	if v, _ := dig(queue, "Properties", "VisibilityTimeout").(float64); v < 60 {
+		t.Errorf("visibility timeout %v: a notice must stay hidden while it is handled", v)
+	}
+
+	both := []any{map[string]any{"Fn::GetAtt": []any{"LifecycleQueue", "Arn"}}, map[string]any{"Fn::GetAtt": []any{"LifecycleDeadLetterQueue", "Arn"}}}
+	policy := obj(res["LifecycleQueuePolicy"])
+	if !jsonEqual(dig(policy, "Properties", "Queues"), []any{map[string]any{"Ref": "LifecycleQueue"}, map[string]any{"Ref": "LifecycleDeadLetterQueue"}}) {
+		t.Errorf("queue policy applies to %v", dig(policy, "Properties", "Queues"))
+	}
+	var tlsOnly, fromRule bool
+	for _, s := range list(dig(policy, "Properties", "PolicyDocument", "Statement")) {
+		st := obj(s)
+		switch st["Effect"] {
+		case "Deny":
+			tlsOnly = st["Principal"] == "*" && st["Action"] == "sqs:*" && jsonEqual(st["Resource"], both) &&
+				dig(st, "Condition", "Bool", "aws:SecureTransport") == "false"
+		case "Allow":
+			fromRule = dig(st, "Principal", "Service") == "events.amazonaws.com" && st["Action"] == "sqs:SendMessage" &&
+				jsonEqual(dig(st, "Condition", "ArnEquals", "aws:SourceArn"), map[string]any{"Fn::GetAtt": []any{"LifecycleRule", "Arn"}})
+			if !fromRule {
+				t.Errorf("queue policy allows %v", st)
+			}
+		}
+	}
+	if !tlsOnly || !fromRule {
+		t.Errorf("queue policy: TLS only %v, sends only from the cluster's rule %v", tlsOnly, fromRule)
+	}
+
+	rule := obj(res["LifecycleRule"])
+	hook := names.LifecycleHook("prod")
+	if !jsonEqual(dig(rule, "Properties", "EventPattern"), map[string]any{
+		"source":      []any{"aws.autoscaling"},
+		"detail-type": []any{"EC2 Instance-terminate Lifecycle Action"},
+		"detail": map[string]any{
+			"LifecycleHookName":    []any{hook},
+			"AutoScalingGroupName": []any{map[string]any{"prefix": "prod-"}},
+		},
+	}) {
+		t.Errorf("rule pattern %v", dig(rule, "Properties", "EventPattern"))
+	}
+	targets := list(dig(rule, "Properties", "Targets"))
+	if len(targets) != 1 || !jsonEqual(dig(targets[0], "Arn"), both[0]) || !jsonEqual(dig(targets[0], "DeadLetterConfig", "Arn"), both[1]) {
+		t.Errorf("rule targets %v: want the queue, undeliverable notices to the dead-letter queue", targets)
+	}
+
+	// The control role completes lifecycle actions of the cluster's groups
+	// only, and reads only its own queue.
+	var complete, receive bool
+	for _, st := range roleStatements(res, "ControlRole") {
+		actions := fmt.Sprint(st["Action"])
+		switch {
+		case strings.Contains(actions, "autoscaling:CompleteLifecycleAction"):
+			complete = dig(st, "Resource", "Fn::Sub") == "arn:${AWS::Partition}:autoscaling:${AWS::Region}:${AWS::AccountId}:autoScalingGroup:*:autoScalingGroupName/prod-*" &&
+				dig(st, "Condition", "StringEquals", "aws:ResourceTag/"+names.TagCluster) == "prod" &&
+				strings.Contains(actions, "autoscaling:RecordLifecycleActionHeartbeat")
+		case strings.Contains(actions, "sqs:ReceiveMessage"):
+			receive = jsonEqual(st["Resource"], both[0]) && strings.Contains(actions, "sqs:DeleteMessage")
+		case strings.Contains(actions, "sqs:"):
+			t.Errorf("control role may %s on %v", actions, st["Resource"])
+		}
+	}
+	if !complete || !receive {
+		t.Errorf("control role: completes the cluster's lifecycle actions only %v, reads its queue only %v", complete, receive)
+	}
+
+	for _, v := range variants() {
+		if v.group == nil {
+			continue
+		}
+		r, err := v.render()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := obj(decode(t, r.Template)["Resources"])
+		for id, x := range res {
+			if typ := obj(x)["Type"]; typ == "AWS::AutoScaling::LifecycleHook" {
+				t.Errorf("%s: hook %s declared outside the group: not honoured when the stack deletes the group", v.name, id)
+			}
+		}
+		hooks := list(dig(res, "AutoScalingGroup", "Properties", "LifecycleHookSpecificationList"))
+		if len(hooks) != 1 {
+			t.Fatalf("%s: %d lifecycle hooks in the group", v.name, len(hooks))
+		}
+		h := obj(hooks[0])
+		if h["LifecycleHookName"] != names.LifecycleHook(v.cluster) || h["LifecycleTransition"] != "autoscaling:EC2_INSTANCE_TERMINATING" ||
+			h["DefaultResult"] != "CONTINUE" || h["HeartbeatTimeout"] == nil || h["RoleARN"] != nil || h["NotificationTargetARN"] != nil {
+			t.Errorf("%s: hook %v", v.name, h)
+		}
+	}
+}
+
+// TestJoinParameterPatterns: CloudFormation refuses, before any node sees
+// them, join values that are not of their shape, newlines and quotes
+// included; the agents' user data only reads them from a quoted
+// here-document, which a newline could end.
+func TestJoinParameterPatterns(t *testing.T) {
+	r, err := variants()[3].render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := obj(decode(t, r.Template)["Parameters"])
+	for _, tc := range []struct {
+		param    string
+		ok       []string
+		rejected []string
+	}{
+		{"ClusterName", []string{"prod", "a-1"}, []string{"", "1a", "a'b", "a\nCLUSTERCTL_JOIN_VALUES\ntouch /x", "a b"}},
+		{"BucketName", []string{"prod-bucket-1a2b3c4d5e6f"}, []string{"", "Bucket", "b'; curl x | sh; : '", "b\nx"}},
+		{"ManagersKey", []string{"join/swarm/managers", "m"}, []string{"", "/join", "join/../x", "join/swarm/managers'; curl x | sh; : '", "a\nb", "join//m"}},
+		{"ControlSecurityGroupId", []string{"sg-0c0c0c0c0c0c0c0c0"}, []string{"", "sg-x", "sg-0c0c0c0c$(id)"}},
+	} {
+		pat, _ := dig(params, tc.param, "AllowedPattern").(string)
+		if pat == "" {
+			t.Errorf("%s has no AllowedPattern", tc.param)
+			continue
+		}
+		// CloudFormation matches the pattern against the whole value.
+		re := regexp.MustCompile(`\A(?:` + pat + `)\z`)
+		for _, v := range tc.ok {
+			if !re.MatchString(v) {
+				t.Errorf("%s refuses %q", tc.param, v)
+			}
+		}
+		for _, v := range tc.rejected {
+			if re.MatchString(v) {
+				t.Errorf("%s accepts %q", tc.param, v)
+			}
+		}
+	}
+}
+
+// TestValidShapes runs the node scripts' shape check on good and bad
+// values of every kind: it is what stands between the stack's, the
+// bucket's and the metadata's values and root shell code on the nodes.
+func TestValidShapes(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal("bash not found")
+	}
+	fn, err := script("workergroup/*.tmpl", "valid", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		kind     string
+		ok       []string
+		rejected []string
+	}{
+		{"cluster", []string{"prod", "a-1-B"}, []string{"", "1a", "a_b", "a'b", "a\nb", "$(id)", strings.Repeat("a", 129)}},
+		{"stack", []string{"prod-g"}, []string{"prod g", "-prod"}},
+		{"region", []string{"us-east-1", "eu-west-3", "us-gov-west-1"}, []string{"", "us-east", "US-EAST-1", "us-east-1;id"}},
+		{"bucket", []string{"prod-bucket-1a2b3c", "a.b-c"}, []string{"", "ab", "Prod-bucket", "b'; curl x | sh; : '", "bucket\n"}},
+		{"ipv4", []string{"10.0.1.10", "0.0.0.0", "255.255.255.255"}, []string{"", "10.0.1", "10.0.1.256", "010.0.1.10 ", "10.0.0.9'; curl x | sh; : '", "10.0.1.10\n"}},
+		{"bucket-key", []string{"join/swarm/managers", "control/swarm-init", "a"}, []string{"", "/a", "a/", "a//b", "a/../b", "a b", "a\nb", "$(id)"}},
+		{"manager", []string{"10.0.1.10:2377"}, []string{"10.0.1.10", "10.0.1.10:", "--help:2377", "10.0.1.10:2377 -x"}},
+		{"security-group", []string{"sg-0c0c0c0c0c0c0c0c0", "sg-12345678"}, []string{"sg-", "sg-0C0C0C0C", "sg-1234567"}},
+		{"instance-id", []string{"i-0123456789abcdef0", "i-12345678"}, []string{"i-", "i-xyz12345", "i-0123456789abcdef0 -f"}},
+		{"instance-type", []string{"m5.large", "c7gn.16xlarge", "u-6tb1.metal"}, []string{"m5", "m5.large;id", "M5.LARGE"}},
+		{"contract", []string{"1", "12"}, []string{"", "1a", "-1"}},
+		{"token", []string{"SWMTKN-1-" + strings.Repeat("a1", 25) + "-" + strings.Repeat("b", 25),
+			"SWMTKN-2-1-" + strings.Repeat("a1", 25) + "-" + strings.Repeat("b", 25)},
+			[]string{"", "SWMTKN-1-abc-def", "SWMTKN-1-" + strings.Repeat("a1", 25) + "-" + strings.Repeat("b", 25) + "\n--help"}},
+		{"node-id", []string{"m1gqp5eg5l6k4sprshcu2gfbn"}, []string{"m1gqp5eg5l6k4sprshcu2gfb", "M1GQP5EG5L6K4SPRSHCU2GFBN", "self"}},
+		{"queue-url", []string{"https://sqs.eu-west-1.amazonaws.com/123456789012/prod-LifecycleQueue-1A2B3C4D5E6F"},
+			[]string{"http://sqs.eu-west-1.amazonaws.com/123456789012/q", "https://sqs/1/q", "https://sqs.eu-west-1.amazonaws.com/123456789012/q;id"}},
+		{"auto-scaling-group", []string{"prod-g-AutoScalingGroup-1A2B3C"}, []string{"", "a b", "a;b"}},
+		{"hook", []string{"clusterctl-drain-prod"}, []string{"", "a b", "a'b"}},
+		{"lifecycle-token", []string{"630aa23f-48eb-45e7-aba6-799ea6093a0f"}, []string{"630aa23f", "630AA23F-48EB-45E7-ABA6-799EA6093A0F"}},
+	} {
+		check := func(value string, want bool) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bash, "-c", `log() { :; }`+"\n"+fn+"\n"+`valid "$1" "$2"`, "valid", tc.kind, value)
+			err := cmd.Run()
+			if got := err == nil; got != want {
+				t.Errorf("valid %s %q = %v, want %v", tc.kind, value, got, want)
+			}
+		}
+		for _, v := range tc.ok {
+			check(v, true)
+		}
+		for _, v := range tc.rejected {
+			check(v, false)
+		}
+	}
+}
