@@ -272,3 +272,34 @@ func TerminationNotice(account, region string, act LifecycleAction) string {
 	b, _ := json.Marshal(ev)
 	return string(b)
 }
+
+// InterruptionWarning is the event EC2 sends to EventBridge two minutes
+// before it takes back a spot instance ("EC2 Spot Instance Interruption
+// Warning", as documented).
+func InterruptionWarning(account, region, instanceID string) string {
+	return ec2Event(account, region, "EC2 Spot Instance Interruption Warning",
+		map[string]string{"instance-id": instanceID, "instance-action": "terminate"}, instanceID)
+}
+
+// RebalanceRecommendation is the event EC2 sends to EventBridge when a
+// spot instance is at an elevated risk of interruption ("EC2 Instance
+// Rebalance Recommendation", as documented).
+func RebalanceRecommendation(account, region, instanceID string) string {
+	return ec2Event(account, region, "EC2 Instance Rebalance Recommendation",
+		map[string]string{"instance-id": instanceID}, instanceID)
+}
+
+func ec2Event(account, region, detailType string, detail map[string]string, instanceID string) string {
+	b, _ := json.Marshal(map[string]any{
+		"version":     "0",
+		"id":          uuid(),
+		"detail-type": detailType,
+		"source":      "aws.ec2",
+		"account":     account,
+		"time":        time.Now().UTC().Format(time.RFC3339),
+		"region":      region,
+		"resources":   []string{fmt.Sprintf("arn:aws:ec2:%s:%s:instance/%s", region, account, instanceID)},
+		"detail":      detail,
+	})
+	return string(b)
+}
