@@ -38,7 +38,9 @@ func deployedStack(t *testing.T, c clients, name string) deployed {
 	return deployed{params, aws.ToString(tpl.TemplateBody)}
 }
 
-var helpFlag = regexp.MustCompile(`(?m)^\s+(?:-\w, )?(--[a-z][-a-z]*)`)
+// helpFlag matches a flag in kong's help: "-c, --count=N", "--min=N",
+// "--[no-]spot" (a negatable flag, named --spot here).
+var helpFlag = regexp.MustCompile(`(?m)^\s+(?:-\w, )?--(?:\[no-\])?([a-z][-a-z]*)`)
 
 // flagsOf lists a command's own flags, from its help (global flags left
 // out); command is its words: "add-agents", or "render", "group".
@@ -46,12 +48,12 @@ func flagsOf(t *testing.T, command ...string) []string {
 	t.Helper()
 	global := map[string]bool{}
 	for _, m := range helpFlag.FindAllStringSubmatch(must(t, "--help").stdout, -1) {
-		global[m[1]] = true
+		global["--"+m[1]] = true
 	}
 	var out []string
 	for _, m := range helpFlag.FindAllStringSubmatch(must(t, append(command, "--help")...).stdout, -1) {
-		if !global[m[1]] {
-			out = append(out, m[1])
+		if !global["--"+m[1]] {
+			out = append(out, "--"+m[1])
 		}
 	}
 	return out
@@ -82,7 +84,11 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 		args []string
 	}{
 		{"--name", nil}, // every case names the group, its type and its cluster
-		{"--instance-type", nil},
+		{"--instance-type", []string{"-t", "t3.small,t3a.small,t2.small"}}, // several types: a mixed group
+		{"--spot", []string{"--spot"}},
+		{"--on-demand-base", []string{"--spot", "--on-demand-base", "1"}},
+		{"--on-demand-percent", []string{"--spot", "--on-demand-percent", "30"}},
+		{"--spot-allocation", []string{"--spot", "--spot-allocation", "lowest-price", "-t", "t3a.small"}},
 		{"--join", nil},
 		{"--count", []string{"-c", "2"}},
 		{"--min", []string{"--min", "1"}},

@@ -71,6 +71,11 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 		{[]string{"render", "group"}, []string{"render", "group", "-n", "web", "-t", "c5.large"}, []tcase{
 			{"--name", nil, []string{"-n", "api"}, map[string]string{"clusterctl:group": "api"}, true},
 			{"--instance-type", nil, []string{"-t", "m7g.large"}, map[string]string{"InstanceType": "m7g.large", "ImageParameter": "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"}, true},
+			{"--instance-type", nil, []string{"-t", "c5.large,c5a.large"}, map[string]string{"InstanceType": "c5.large,c5a.large"}, true},
+			{"--spot", nil, []string{"--spot"}, map[string]string{"OnDemandBaseCapacity": "0", "OnDemandPercentageAboveBaseCapacity": "0", "SpotAllocationStrategy": "price-capacity-optimized"}, false},
+			{"--on-demand-base", nil, []string{"--spot", "--on-demand-base", "2"}, map[string]string{"OnDemandBaseCapacity": "2"}, false},
+			{"--on-demand-percent", nil, []string{"--spot", "--on-demand-percent", "30"}, map[string]string{"OnDemandPercentageAboveBaseCapacity": "30"}, false},
+			{"--spot-allocation", nil, []string{"--spot", "--spot-allocation", "lowest-price"}, map[string]string{"SpotAllocationStrategy": "lowest-price"}, false},
 			{"--count", nil, []string{"-c", "3"}, map[string]string{"DesiredCapacity": "3", "MaxSize": "4", "MinInstancesInService": "3"}, false},
 			{"--min", nil, []string{"--min", "1"}, map[string]string{"MinSize": "1"}, false},
 			{"--max", nil, []string{"--max", "5"}, map[string]string{"MaxSize": "5"}, false},

@@ -114,14 +114,19 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		group   spec.Group
 	}{
 		{"name", spec.Group{}}, // every case names its group and type
-		{"instanceType", spec.Group{InstanceType: "m7g.large"}},
+		{"instanceType", spec.Group{InstanceType: spec.InstanceTypes{"m7g.large"}}},
+		{"instanceType", spec.Group{InstanceType: spec.InstanceTypes{"m5.large", "m5a.large", "m6i.large"}}},
+		{"spot", spec.Group{Spot: true}},
+		{"onDemandBase", spec.Group{Spot: true, OnDemandBase: intp(1), Count: intp(2)}},
+		{"onDemandPercent", spec.Group{Spot: true, OnDemandPercent: intp(50), InstanceType: spec.InstanceTypes{"m5.large", "m6i.large"}}},
+		{"spotAllocation", spec.Group{Spot: true, SpotAllocation: spec.SpotCapacityOptimized}},
 		{"count", spec.Group{Count: intp(2)}},
 		{"min", spec.Group{Count: intp(2), Min: intp(1)}},
 		{"max", spec.Group{Max: intp(4)}},
 		{"max", spec.Group{Count: intp(2), Max: intp(3)}}, // the default: left out of the file
 		{"labels", spec.Group{Labels: spec.Labels{"role": "web", "tier": "front/1"}}},
 		{"imageId", spec.Group{ImageID: w.ami}},
-		{"imageId", spec.Group{InstanceType: "m7g.large", ImageID: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"}},
+		{"imageId", spec.Group{InstanceType: spec.InstanceTypes{"m7g.large"}, ImageID: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"}},
 		{"allowSshFromAnywhere", spec.Group{SSHCIDR: "0.0.0.0/0", AllowSSHFromAnywhere: true}},
 		{"volumeSize", spec.Group{VolumeSize: intp(40)}},
 		{"subnetIds", spec.Group{SubnetIDs: w.offered[:1]}},
@@ -161,8 +166,8 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 	for i, c := range groupCases {
 		g := c.group
 		g.Name = fmt.Sprintf("g%d", i)
-		if g.InstanceType == "" {
-			g.InstanceType = "t3.small"
+		if len(g.InstanceType) == 0 {
+			g.InstanceType = spec.InstanceTypes{"t3.small"}
 		}
 		if _, err := s.AddAgents(ctx, "rt", g, CreateOptions{}); err != nil {
 			t.Fatalf("group %s: %v", c.setting, err)
@@ -235,7 +240,7 @@ groups:
 
 	// An edit: web grows, db goes, cache comes.
 	edited := want
-	edited.Groups = []spec.Group{want.Groups[0], {Name: "cache", InstanceType: "r5.large"}}
+	edited.Groups = []spec.Group{want.Groups[0], {Name: "cache", InstanceType: spec.InstanceTypes{"r5.large"}}}
 	edited.Groups[0].Count, edited.Groups[0].Max = intp(3), nil
 	p, err = s.Apply(ctx, ApplyOptions{Spec: edited, Prune: true, Yes: true})
 	if err != nil {

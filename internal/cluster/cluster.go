@@ -101,14 +101,15 @@ type Run struct {
 
 // preflightGroup checks a group's settings against the account before
 // anything is uploaded or created: subnets the operator named must all
-// offer the type; the core's, taken by default, at least one of them.
+// offer every type of the group; the core's, taken by default, at least
+// one of them each. The types must share one architecture as EC2 says.
 func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.Group) error {
 	subnets, rule := g.SubnetIDs, preflight.EveryZone
 	if len(subnets) == 0 {
 		subnets, rule = join.SubnetIds, preflight.SomeZone
 	}
 	rep, err := preflight.Check(ctx, s.EC2, s.SSM, preflight.Request{
-		InstanceTypes: []string{g.InstanceType}, Image: g.ImageID, KeyName: g.KeyName,
+		InstanceTypes: g.InstanceType, Image: g.ImageID, KeyName: g.KeyName,
 		SubnetIDs: subnets, VpcID: join.VpcId, Zones: rule,
 	})
 	if err != nil {

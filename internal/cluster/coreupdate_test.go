@@ -40,7 +40,7 @@ func (e *fakeEnv) seedCore(t *testing.T, c spec.Core) {
 func TestUpdateCoreRollbackExplained(t *testing.T) {
 	e := fakeService(t)
 	e.seedCore(t, spec.Core{Managers: intp(3)})
-	e.seed(t, spec.Group{Name: "g", InstanceType: "m5.large"})
+	e.seed(t, spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"m5.large"}})
 	e.fake.Script("core", cfnfake.Update, cfnfake.UpdateRollback(time.Minute, managerGroup,
 		"Received 0 SUCCESS signal(s) out of 1. Unable to satisfy 100% MinSuccessfulInstancesPercent requirement")...)
 

@@ -117,7 +117,7 @@ func TestOrchestrationOnMoto(t *testing.T) {
 		t.Errorf("second CreateCore: %v", err)
 	}
 
-	web := spec.Group{Name: "web", InstanceType: "c5.large", Count: intp(2), Labels: spec.Labels{"role": "web"},
+	web := spec.Group{Name: "web", InstanceType: spec.InstanceTypes{"c5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"},
 		VolumeSize: intp(40), SSHCIDR: "198.51.100.0/24", RollingUpdate: spec.RollingUpdate{MaxBatch: intp(2)}}
 	nodes, err := s.AddAgents(ctx, "core", web, CreateOptions{})
 	if err != nil {
@@ -175,7 +175,7 @@ func TestOrchestrationOnMoto(t *testing.T) {
 
 	// A type change replaces every node, two at a time; a dry run changes nothing.
 	res, err = s.UpdateGroup(ctx, UpdateOptions{Cluster: "core", Group: "web", DryRun: true,
-		Desired: func(d spec.Group) spec.Group { d.InstanceType = "c5.xlarge"; return d }})
+		Desired: func(d spec.Group) spec.Group { d.InstanceType = spec.InstanceTypes{"c5.xlarge"}; return d }})
 	if err != nil || res.Applied || res.NoOp {
 		t.Fatalf("dry run: %+v, %v", res, err)
 	}
@@ -183,7 +183,7 @@ func TestOrchestrationOnMoto(t *testing.T) {
 		len(p.Settings) != 1 || p.Settings[0].Path != "instanceType" || !slices.ContainsFunc(p.Changes, func(c ResourceChange) bool { return c.LogicalID == names.ResourceLaunchTemplate }) {
 		t.Errorf("type plan %+v", p)
 	}
-	if g, _ := s.ObserveGroup(ctx, "core", "web"); g.Spec.InstanceType != "c5.large" {
+	if g, _ := s.ObserveGroup(ctx, "core", "web"); g.Spec.InstanceType.String() != "c5.large" {
 		t.Errorf("the dry run changed the type to %s", g.Spec.InstanceType)
 	}
 
@@ -297,12 +297,12 @@ func (e *fakeEnv) seedWith(t *testing.T, core, join render.Join, ami string, gro
 // before the update ran.
 func TestUpdateRollbackExplained(t *testing.T) {
 	e := fakeService(t)
-	e.seed(t, spec.Group{Name: "g", InstanceType: "m5.large", Count: intp(2)})
+	e.seed(t, spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2)})
 	asg := cfnfake.Res{LogicalID: names.ResourceAutoScalingGroup, Type: "AWS::AutoScaling::AutoScalingGroup"}
 	e.fake.Script("core-g", cfnfake.Update, cfnfake.UpdateRollback(time.Minute, asg, "Received 0 SUCCESS signal(s) out of 1")...)
 
 	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g",
-		Desired: func(d spec.Group) spec.Group { d.InstanceType = "m5.xlarge"; return d }})
+		Desired: func(d spec.Group) spec.Group { d.InstanceType = spec.InstanceTypes{"m5.xlarge"}; return d }})
 	if err == nil {
 		t.Fatal("the update succeeded")
 	}
@@ -330,7 +330,7 @@ func TestUpdateRollbackExplained(t *testing.T) {
 // nothing: no change set is even created.
 func TestUpdateNothingCreatesNoChangeSet(t *testing.T) {
 	e := fakeService(t)
-	e.seed(t, spec.Group{Name: "g", InstanceType: "m5.large", Count: intp(2), Min: intp(1), Max: intp(5), SSHCIDR: "203.0.113.0/24",
+	e.seed(t, spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2), Min: intp(1), Max: intp(5), SSHCIDR: "203.0.113.0/24",
 		KeyName: "ops", Labels: spec.Labels{"a": "1"}, ImageID: "/my/images/node", VolumeSize: intp(50), SubnetIDs: []string{"subnet-0bbb2222"},
 		RollingUpdate: spec.RollingUpdate{MaxBatch: intp(2), MinInService: intp(0)}})
 	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g",
@@ -350,7 +350,7 @@ func TestPlanFollowsCoreAndImage(t *testing.T) {
 	e := fakeService(t)
 	moved := testJoin
 	moved.SubnetIds = []string{"subnet-0ccc3333"}
-	e.seedWith(t, moved, testJoin, "ami-00000000000000001", spec.Group{Name: "g", InstanceType: "m5.large", Count: intp(2)})
+	e.seedWith(t, moved, testJoin, "ami-00000000000000001", spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2)})
 	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", DryRun: true})
 	if err != nil || res.NoOp || res.Applied {
 		t.Fatalf("update: %+v, %v", res, err)
@@ -370,7 +370,7 @@ func TestPlanFollowsCoreAndImage(t *testing.T) {
 // A cascade whose group deletes fail names the recovery of each group.
 func TestDeleteCascadeExplained(t *testing.T) {
 	e := fakeService(t)
-	e.seed(t, spec.Group{Name: "a", InstanceType: "m5.large"}, spec.Group{Name: "b", InstanceType: "m5.large"})
+	e.seed(t, spec.Group{Name: "a", InstanceType: spec.InstanceTypes{"m5.large"}}, spec.Group{Name: "b", InstanceType: spec.InstanceTypes{"m5.large"}})
 	sg := cfnfake.Res{LogicalID: "SshSecurityGroup", Type: "AWS::EC2::SecurityGroup"}
 	for _, g := range []string{"core-a", "core-b"} {
 		e.fake.Script(g, cfnfake.Delete, cfnfake.DeleteFails(30*time.Second, sg, "resource sg-1 has a dependent object")...)

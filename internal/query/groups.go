@@ -17,6 +17,7 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
@@ -32,18 +33,27 @@ type ASGAPI interface {
 
 // Group is one agent group. The JSON keys are a public interface.
 type Group struct {
-	Cluster      string            `json:"cluster"`
-	Group        string            `json:"group"`
-	Stack        string            `json:"stack"`
-	Status       string            `json:"status"`
-	InstanceType string            `json:"instanceType"`
-	Desired      int               `json:"desired"`
-	Min          int               `json:"min"`
-	Max          int               `json:"max"`
-	Running      int               `json:"running"`
-	Labels       map[string]string `json:"labels"`
-	Updated      time.Time         `json:"updated"`
-	Joined       bool              `json:"joined"`
+	Cluster string `json:"cluster"`
+	Group   string `json:"group"`
+	Stack   string `json:"stack"`
+	Status  string `json:"status"`
+	// InstanceType is the group's types, comma-separated (one for a group
+	// that is not mixed); InstanceTypes the same as a list.
+	InstanceType  string   `json:"instanceType"`
+	InstanceTypes []string `json:"instanceTypes"`
+	// The purchase mix, as a cluster file says it: without spot every node
+	// is on-demand (base 0, 100 percent, no allocation strategy).
+	Spot            bool              `json:"spot"`
+	OnDemandBase    int               `json:"onDemandBase"`
+	OnDemandPercent int               `json:"onDemandPercent"`
+	SpotAllocation  string            `json:"spotAllocation"`
+	Desired         int               `json:"desired"`
+	Min             int               `json:"min"`
+	Max             int               `json:"max"`
+	Running         int               `json:"running"`
+	Labels          map[string]string `json:"labels"`
+	Updated         time.Time         `json:"updated"`
+	Joined          bool              `json:"joined"`
 
 	// Scaling is the group's Auto Scaling group, found by its tags; nil
 	// when it has none (gone, or never created).
@@ -137,20 +147,21 @@ func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]
 	for _, s := range groupStacks {
 		tags, params := s.Tags, s.Parameters
 		g := Group{
-			Cluster:      tags[names.TagCluster],
-			Group:        tags[names.TagGroup],
-			Stack:        s.Name,
-			Status:       s.Status,
-			InstanceType: params[names.ParamInstanceType],
-			Labels:       ParseLabels(tags[names.TagLabels]),
-			Updated:      s.Updated.UTC(),
-			Params:       params,
+			Cluster: tags[names.TagCluster],
+			Group:   tags[names.TagGroup],
+			Stack:   s.Name,
+			Status:  s.Status,
+			Labels:  ParseLabels(tags[names.TagLabels]),
+			Updated: s.Updated.UTC(),
+			Params:  params,
 		}
+		g.setPurchase(params)
 		if a, ok := asgs[g.Cluster+"/"+g.Group]; ok {
 			g.Scaling = &a
 			// The Auto Scaling group carries the labels it gives its nodes;
 			// it is replaced or updated with them, so it is the current set.
 			g.Labels = asgLabels(a.Tags)
+			g.setPolicy(a.MixedInstancesPolicy)
 			g.Desired = int(aws.ToInt32(a.DesiredCapacity))
 			g.Min = int(aws.ToInt32(a.MinSize))
 			g.Max = int(aws.ToInt32(a.MaxSize))
@@ -176,6 +187,65 @@ func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]
 		return groups[i].Group < groups[j].Group
 	})
 	return groups, conflicts, nil
+}
+
+// setPurchase reads the types and the purchase mix from the group stack's
+// parameters: a list parameter in either form CloudFormation
+// implementations report, and the spot parameters, which only the
+// template of a spot group declares. What the Auto Scaling group says
+// (setPolicy) wins.
+func (g *Group) setPurchase(params map[string]string) {
+	g.InstanceTypes = spec.SplitList(params[names.ParamInstanceType])
+	if g.InstanceTypes == nil {
+		g.InstanceTypes = []string{}
+	}
+	g.InstanceType = strings.Join(g.InstanceTypes, ",")
+	g.OnDemandPercent = 100
+	allocation, spot := params[names.ParamSpotAllocationStrategy]
+	if !spot {
+		return
+	}
+	g.Spot, g.SpotAllocation = true, allocation
+	g.OnDemandBase, _ = strconv.Atoi(params[names.ParamOnDemandBaseCapacity])
+	g.OnDemandPercent, _ = strconv.Atoi(params[names.ParamOnDemandPercentage])
+}
+
+// setPolicy reads the types and the purchase mix from the Auto Scaling
+// group's mixed instances policy, when it has one: what the group buys
+// now. Spot means some of its capacity may be spot (less than all of it
+// on demand above the base).
+func (g *Group) setPolicy(p *asgtypes.MixedInstancesPolicy) {
+	if p == nil || p.LaunchTemplate == nil || len(p.LaunchTemplate.Overrides) == 0 {
+		return
+	}
+	g.InstanceTypes = nil
+	for _, o := range p.LaunchTemplate.Overrides {
+		g.InstanceTypes = append(g.InstanceTypes, aws.ToString(o.InstanceType))
+	}
+	g.InstanceType = strings.Join(g.InstanceTypes, ",")
+	d := p.InstancesDistribution
+	if d == nil {
+		return
+	}
+	g.OnDemandBase = int(aws.ToInt32(d.OnDemandBaseCapacity))
+	g.OnDemandPercent = int(aws.ToInt32(d.OnDemandPercentageAboveBaseCapacity))
+	g.Spot = d.OnDemandPercentageAboveBaseCapacity != nil && g.OnDemandPercent < 100
+	g.SpotAllocation = ""
+	if g.Spot {
+		g.SpotAllocation = aws.ToString(d.SpotAllocationStrategy)
+	}
+}
+
+// Mix says how a group's nodes are bought, for a table: on-demand, spot,
+// or spot with an on-demand share ("spot, on-demand 1 + 25%").
+func (g Group) Mix() string {
+	switch {
+	case !g.Spot:
+		return OnDemand
+	case g.OnDemandBase == 0 && g.OnDemandPercent == 0:
+		return "spot"
+	}
+	return fmt.Sprintf("spot, on-demand %d + %d%%", g.OnDemandBase, g.OnDemandPercent)
 }
 
 // Joined tells whether a group's join parameters (the join-contract outputs
@@ -266,18 +336,18 @@ func asgLabels(tags []asgtypes.TagDescription) map[string]string {
 
 // GroupsTable is the table form of list-groups.
 func GroupsTable(groups []Group, wide bool) Table {
-	t := Table{Header: []string{"CLUSTER", "GROUP", "STATUS", "TYPE", "DESIRED", "MIN", "MAX", "RUNNING", "JOINED", "UPDATED"}}
+	t := Table{Header: []string{"CLUSTER", "GROUP", "STATUS", "TYPE", "LIFECYCLE", "DESIRED", "MIN", "MAX", "RUNNING", "JOINED", "UPDATED"}}
 	if wide {
-		t.Header = append(t.Header, "STACK", "LABELS")
+		t.Header = append(t.Header, "SPOT-ALLOCATION", "STACK", "LABELS")
 	}
 	for _, g := range groups {
 		joined := "yes"
 		if !g.Joined {
 			joined = "no"
 		}
-		row := []string{g.Cluster, g.Group, g.Status, dash(g.InstanceType), strconv.Itoa(g.Desired), strconv.Itoa(g.Min), strconv.Itoa(g.Max), strconv.Itoa(g.Running), joined, g.Updated.Format(time.RFC3339)}
+		row := []string{g.Cluster, g.Group, g.Status, dash(g.InstanceType), g.Mix(), strconv.Itoa(g.Desired), strconv.Itoa(g.Min), strconv.Itoa(g.Max), strconv.Itoa(g.Running), joined, g.Updated.Format(time.RFC3339)}
 		if wide {
-			row = append(row, g.Stack, dash(FormatLabels(g.Labels)))
+			row = append(row, dash(g.SpotAllocation), g.Stack, dash(FormatLabels(g.Labels)))
 		}
 		t.Rows = append(t.Rows, row)
 	}

@@ -136,6 +136,8 @@ func text(v any, unset string) string {
 	return fmt.Sprint(v)
 }
 
+var stringsType = reflect.TypeFor[[]string]()
+
 // Parameters returns the template parameters that carry settings of v (a
 // Core or a Group), by the settings' cfn tags. Lists are comma-separated.
 func Parameters(v any) map[string]string {
@@ -153,7 +155,7 @@ func Parameters(v any) map[string]string {
 				out[p] = strconv.FormatInt(f.Value.Elem().Int(), 10)
 			}
 		case reflect.Slice:
-			out[p] = strings.Join(f.Value.Interface().([]string), ",")
+			out[p] = strings.Join(f.Value.Convert(stringsType).Interface().([]string), ",")
 		}
 	}
 	return out
@@ -179,7 +181,7 @@ func SetParameters(v any, params map[string]string) error {
 			}
 			f.Value.Set(reflect.ValueOf(&n))
 		case reflect.Slice:
-			f.Value.Set(reflect.ValueOf(SplitList(raw)))
+			f.Value.Set(reflect.ValueOf(SplitList(raw)).Convert(f.Value.Type()))
 		}
 	}
 	return nil
