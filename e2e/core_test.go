@@ -46,6 +46,7 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		{"--image-id", []string{"--image-id", "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64", "--instance-type", "m7g.large"}},
 		{"--key-name", []string{"--key-name", "ops"}},
 		{"--ssh-cidr", []string{"--ssh-cidr", "203.0.113.0/24"}},
+		{"--allow-ssh-from-anywhere", []string{"--ssh-cidr", "0.0.0.0/0", "--allow-ssh-from-anywhere"}},
 		{"--vpc-id", []string{"--vpc-id", aws.ToString(vpcs.Vpcs[0].VpcId)}},
 		{"--subnet-ids", []string{"--subnet-ids", aws.ToString(subnets.Subnets[2].SubnetId) + "," + aws.ToString(subnets.Subnets[0].SubnetId)}},
 		{"--volume-size", []string{"--volume-size", "40"}},

@@ -99,8 +99,14 @@ func clusterctl(t *testing.T, args ...string) result {
 // clusterctlAt runs the binary against another endpoint.
 func clusterctlAt(t *testing.T, url string, args ...string) result {
 	t.Helper()
+	return clusterctlEnv(t, append(env(), "AWS_ENDPOINT_URL="+url), args...)
+}
+
+// clusterctlEnv runs the binary with the whole environment given.
+func clusterctlEnv(t *testing.T, environ []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
+	cmd.Env = environ
 	return runCommand(t, cmd)
 }
 
@@ -118,6 +124,19 @@ func runCommand(t *testing.T, cmd *exec.Cmd) result {
 		t.Fatalf("running %s: %v", strings.Join(cmd.Args, " "), err)
 	}
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// newCluster starts from an empty account with cluster core and groups
+// of one t3.small node each, and returns the clients and the core's bucket.
+func newCluster(t *testing.T, groups ...string) (clients, string) {
+	t.Helper()
+	resetMoto(t)
+	c := newClients(t)
+	must(t, "create-core", "core", "-q")
+	for _, g := range groups {
+		must(t, "add-agents", "-n", g, "-t", "t3.small", "-j", "core", "-q")
+	}
+	return c, outputs(describeStack(t, c, "core"))["BucketName"]
 }
 
 // must runs clusterctl and fails the test unless it exits 0.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/clusterctl/clusterctl/internal/cfnfake"
 )
@@ -21,8 +23,14 @@ import (
 // has been waiting a while, and returns what it did.
 func runInterrupted(t *testing.T, url string, after time.Duration, args ...string) result {
 	t.Helper()
+	return runInterruptedEnv(t, append(env(), "AWS_ENDPOINT_URL="+url), after, args...)
+}
+
+// runInterruptedEnv is runInterrupted with the whole environment given.
+func runInterruptedEnv(t *testing.T, environ []string, after time.Duration, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
+	cmd.Env = environ
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {
@@ -54,7 +62,7 @@ func runInterrupted(t *testing.T, url string, after time.Duration, args ...strin
 // re-attaches and returns the operation's outcome.
 func TestInterruptAndReattach(t *testing.T) {
 	fake := cfnfake.New(t)
-	fake.Seed(cfnfake.Seed{Name: "core", Tags: map[string]string{"clusterctl:cluster": "core", "clusterctl:role": "core", "clusterctl:group": "control"}})
+	environ := seedFakeCore(t, fake, "core")
 	fake.Seed(cfnfake.Seed{
 		Name: "core-g", Tags: map[string]string{"clusterctl:cluster": "core", "clusterctl:role": "agents", "clusterctl:group": "g"},
 		Resources: []cfnfake.Resource{{LogicalID: "AutoScalingGroup", Type: "AWS::AutoScaling::AutoScalingGroup"}},
@@ -65,11 +73,13 @@ func TestInterruptAndReattach(t *testing.T) {
 		cfnfake.Step{At: time.Hour, Status: "DELETE_COMPLETE", Events: []cfnfake.Ev{{LogicalID: "AutoScalingGroup", Type: "AWS::AutoScaling::AutoScalingGroup", Status: "DELETE_COMPLETE"}}},
 	)
 
-	r := runInterrupted(t, fake.URL, 1500*time.Millisecond, "remove-group", "-n", "g", "-j", "core", "--yes")
+	r := runInterruptedEnv(t, environ, 1500*time.Millisecond, "remove-group", "-n", "g", "-j", "core", "--yes")
 	if r.code != 130 {
 		t.Errorf("exit %d, want 130\n%s", r.code, r)
 	}
-	for _, want := range []string{"(DELETE_IN_PROGRESS): interrupted; CloudFormation carries on", "clusterctl wait core -n g"} {
+	// What finishes the job is remove-group itself: it cleans up after
+	// the deletion.
+	for _, want := range []string{"(DELETE_IN_PROGRESS): interrupted; CloudFormation carries on", "finish with: clusterctl remove-group -n g -j core"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("message does not say %q:\n%s", want, r.stderr)
 		}
@@ -107,26 +117,23 @@ func TestInterruptAndReattach(t *testing.T) {
 
 	// Re-attach while the delete goes on; CloudFormation finishes meanwhile
 	// and wait returns with the outcome.
-	cmd := exec.Command(binary, "wait", "core", "-n", "g")
-	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+fake.URL)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	out, err := runWhileAdvancing(t, append(env(), "AWS_ENDPOINT_URL="+fake.URL), fake, time.Hour, "wait", "core", "-n", "g")
+	if err != nil {
+		t.Errorf("wait while the delete finished: %v\n%s", err, out)
 	}
-	time.Sleep(time.Second)
-	fake.Clock.Advance(time.Hour)
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("wait while the delete finished: %v\n%s", err, out.String())
-	}
-	if !strings.Contains(out.String(), "DELETE_COMPLETE") {
-		t.Errorf("wait output:\n%s", out.String())
+	if !strings.Contains(out, "DELETE_COMPLETE") {
+		t.Errorf("wait output:\n%s", out)
 	}
 
-	// Once the stack is gone there is nothing to re-attach to.
+	// Once the stack is gone, wait still reports the deletion's outcome.
 	r = clusterctlAt(t, fake.URL, "wait", "core", "-n", "g")
-	if r.code != 1 || !strings.Contains(r.stderr, `group "g" not found`) {
+	if r.code != 0 || !strings.Contains(r.stdout, "core-g: DELETE_COMPLETE") {
 		t.Errorf("wait on a deleted group:\n%s", r)
+	}
+	// A group that never existed is not found.
+	r = clusterctlAt(t, fake.URL, "wait", "core", "-n", "nosuch")
+	if r.code != 1 || !strings.Contains(r.stderr, `group "nosuch" not found`) {
+		t.Errorf("wait on a group that never existed:\n%s", r)
 	}
 }
 
@@ -134,7 +141,7 @@ func TestInterruptAndReattach(t *testing.T) {
 // rolls back exits 1 with the root cause and what to do next.
 func TestWaitReportsRootCause(t *testing.T) {
 	fake := cfnfake.New(t)
-	fake.Seed(cfnfake.Seed{Name: "core", Tags: map[string]string{"clusterctl:cluster": "core", "clusterctl:role": "core", "clusterctl:group": "control"}})
+	environ := seedFakeCore(t, fake, "core")
 	client := fake.Client()
 	asg := cfnfake.Res{LogicalID: "AutoScalingGroup", Type: "AWS::AutoScaling::AutoScalingGroup"}
 	lt := cfnfake.Res{LogicalID: "LaunchTemplate", Type: "AWS::EC2::LaunchTemplate"}
@@ -156,7 +163,7 @@ func TestWaitReportsRootCause(t *testing.T) {
 		t.Errorf("first line reports the cancellation noise, not the root cause:\n%s", r.stderr)
 	}
 	// add-agents on the dead group refuses and names the way out.
-	r = clusterctlAt(t, fake.URL, "update-group", "-n", "g", "-j", "core", "-c", "3")
+	r = clusterctlEnv(t, environ, "update-group", "-n", "g", "-j", "core", "-c", "3")
 	if r.code != 1 || !strings.Contains(r.stderr, "ROLLBACK_COMPLETE") || !strings.Contains(r.stderr, "remove-group -n g -j core") {
 		t.Errorf("update-group on a dead group:\n%s", r)
 	}
@@ -170,6 +177,40 @@ func noRawContextError(t *testing.T, r result) {
 			t.Errorf("%q reached the user:\n%s", raw, r.stderr)
 		}
 	}
+}
+
+// runWhileAdvancing starts the binary, lets it begin waiting, moves the
+// fake's clock by d (the operation it waits on ends), and returns its
+// combined output once it exits.
+func runWhileAdvancing(t *testing.T, environ []string, fake *cfnfake.Server, d time.Duration, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = environ
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	fake.Clock.Advance(d)
+	err := cmd.Wait()
+	return out.String(), err
+}
+
+// seedFakeCore seeds the core of cluster into the CloudFormation fake with
+// its bucket on moto, where the leases live, and returns the environment
+// of a run that speaks to the fake for CloudFormation and to moto for the
+// rest.
+func seedFakeCore(t *testing.T, fake *cfnfake.Server, cluster string) []string {
+	t.Helper()
+	bucket := fmt.Sprintf("%s-bucket-%d", strings.ToLower(cluster), time.Now().UnixNano())
+	if _, err := newClients(t).s3.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatal(err)
+	}
+	fake.Seed(cfnfake.Seed{Name: cluster,
+		Tags:      map[string]string{"clusterctl:cluster": cluster, "clusterctl:role": "core", "clusterctl:group": "control"},
+		Resources: []cfnfake.Resource{{LogicalID: "Bucket", Type: "AWS::S3::Bucket", PhysicalID: bucket}}})
+	return append(env(), "AWS_ENDPOINT_URL_CLOUDFORMATION="+fake.URL)
 }
 
 func createInput(name, cluster, group string) *cloudformation.CreateStackInput {

@@ -38,7 +38,9 @@ func deployedStack(t *testing.T, c clients, name string) deployed {
 	return deployed{params, aws.ToString(tpl.TemplateBody)}
 }
 
-var helpFlag = regexp.MustCompile(`(?m)^\s+(?:-\w, )?(--[a-z][-a-z]*)`)
+// helpFlag matches a flag in kong's help: "-c, --count=N", "--min=N",
+// "--[no-]spot" (a negatable flag, named --spot here).
+var helpFlag = regexp.MustCompile(`(?m)^\s+(?:-\w, )?--(?:\[no-\])?([a-z][-a-z]*)`)
 
 // flagsOf lists a command's own flags, from its help (global flags left
 // out); command is its words: "add-agents", or "render", "group".
@@ -46,12 +48,12 @@ func flagsOf(t *testing.T, command ...string) []string {
 	t.Helper()
 	global := map[string]bool{}
 	for _, m := range helpFlag.FindAllStringSubmatch(must(t, "--help").stdout, -1) {
-		global[m[1]] = true
+		global["--"+m[1]] = true
 	}
 	var out []string
 	for _, m := range helpFlag.FindAllStringSubmatch(must(t, append(command, "--help")...).stdout, -1) {
-		if !global[m[1]] {
-			out = append(out, m[1])
+		if !global["--"+m[1]] {
+			out = append(out, "--"+m[1])
 		}
 	}
 	return out
@@ -82,17 +84,22 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 		args []string
 	}{
 		{"--name", nil}, // every case names the group, its type and its cluster
-		{"--instance-type", nil},
+		{"--instance-type", []string{"-t", "t3.small,t3a.small,t2.small"}}, // several types: a mixed group
+		{"--spot", []string{"--spot"}},
+		{"--on-demand-base", []string{"--spot", "--on-demand-base", "1"}},
+		{"--on-demand-percent", []string{"--spot", "--on-demand-percent", "30"}},
+		{"--spot-allocation", []string{"--spot", "--spot-allocation", "lowest-price", "-t", "t3a.small"}},
 		{"--join", nil},
 		{"--count", []string{"-c", "2"}},
 		{"--min", []string{"--min", "1"}},
 		{"--max", []string{"--max", "4"}},
 		{"--labels", []string{"-m", "role=web,tier=front", "-m", "zone=b"}},
 		{"--image-id", []string{"--image-id", aws.ToString(images.Images[0].ImageId)}},
-		{"--image-id", []string{"--image-id", "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"}},
+		{"--image-id", []string{"--image-id", "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"}}, // a path, given
 		{"--volume-size", []string{"--volume-size", "40"}},
 		{"--subnet-ids", []string{"--subnet-ids", aws.ToString(subnets.Subnets[1].SubnetId)}},
 		{"--ssh-cidr", []string{"--ssh-cidr", "203.0.113.0/24"}},
+		{"--allow-ssh-from-anywhere", []string{"--ssh-cidr", "0.0.0.0/0", "--allow-ssh-from-anywhere"}},
 		{"--key-name", []string{"--key-name", "ops"}},
 		{"--max-batch", []string{"--max-batch", "2"}},
 		{"--min-in-service", []string{"--min-in-service", "0"}},

@@ -91,7 +91,7 @@ func TestNodeConfiguration(t *testing.T) {
 
 	must(t, "add-agents", "-n", "web", "-t", "c5.large", "-j", "core", "-c", "2", "-m", "role=web", "-q")
 	n1, first := latestNodeConfig(t, c, "web")
-	checkNodeConfig(t, c, bucket, first, `"role=web"`, `"clusterctl.group=web"`, `"clusterctl.instance-type=c5.large"`)
+	checkNodeConfig(t, c, bucket, first, `"role=web"`, `"clusterctl.group=web"`, "instance_types='c5.large'", `"clusterctl.instance-type=$node_type"`)
 
 	r := must(t, "update-group", "-n", "web", "-j", "core", "-m", "role=api", "-q")
 	if !strings.Contains(r.stderr, "Uploading node configuration") {

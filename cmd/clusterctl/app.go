@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -13,12 +14,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/clusterctl/clusterctl/internal/awsx"
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
 	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
@@ -45,13 +48,16 @@ type App struct {
 	Globals *Globals
 	Version string
 	RunID   string
+	// Args is the command line of this run, for the leases it takes.
+	Args []string
 
 	out *query.Output
 	svc *cluster.Service
 	rec *awsx.Recorder
+	s3  *s3.Client // the whole client, for packages that need more than the Service's view
 }
 
-func newApp(ctx context.Context, ios *iostreams.IO, g *Globals) *App {
+func newApp(ctx context.Context, ios *iostreams.IO, g *Globals, args []string) *App {
 	if g.NoColor {
 		ios.Color = false
 	}
@@ -59,7 +65,7 @@ func newApp(ctx context.Context, ios *iostreams.IO, g *Globals) *App {
 	if g.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, g.Timeout)
 	}
-	return &App{ctx: ctx, cancel: cancel, IO: ios, Globals: g, Version: version, RunID: newRunID()}
+	return &App{ctx: ctx, cancel: cancel, IO: ios, Globals: g, Version: version, RunID: newRunID(), Args: args}
 }
 
 // Context is the command's context: cancelled on Ctrl-C and after --timeout.
@@ -129,17 +135,29 @@ func (a *App) Service() (*cluster.Service, error) {
 		progress = nil
 	}
 	mgr := stacks.NewManager(cfn, stacks.Options{RunID: a.RunID, Progress: progress, TTY: a.IO.ErrTTY, Color: a.IO.Color})
+	a.s3 = s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = awsx.CustomEndpoint(cfg) })
 	a.svc = &cluster.Service{
 		Stacks:  mgr,
 		CFN:     cfn,
 		EC2:     ec2.NewFromConfig(cfg),
 		ASG:     autoscaling.NewFromConfig(cfg),
-		S3:      s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = awsx.CustomEndpoint(cfg) }),
+		S3:      a.s3,
 		SSM:     ssm.NewFromConfig(cfg),
+		STS:     sts.NewFromConfig(cfg),
 		IO:      a.IO,
 		Version: a.Version,
+		Run:     cluster.Run{Command: commandLine(a.Args), ID: a.RunID},
 	}
 	return a.svc, nil
+}
+
+// commandLine spells a run's arguments as a shell would take them back.
+func commandLine(args []string) string {
+	words := make([]string, len(args))
+	for i, a := range args {
+		words[i] = spec.ShellWord(a)
+	}
+	return strings.Join(words, " ")
 }
 
 // finish prints the -v call count and releases the timeout.

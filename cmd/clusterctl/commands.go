@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -34,7 +35,8 @@ type CLI struct {
 	Schema      SchemaCmd      `cmd:"" help:"Print the JSON Schema of cluster files, for editors."`
 	Describe    DescribeCmd    `cmd:"" help:"Show a cluster: core status, outputs, parameters, and its groups with their health."`
 	Events      EventsCmd      `cmd:"" help:"Print the stack events of a cluster's core or of one group."`
-	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operation in progress on a core or group and return its outcome."`
+	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operations in progress on a cluster (core and busy groups) or one group, deletions included, and return their outcome."`
+	Unlock      UnlockCmd      `cmd:"" help:"Break a lease left by a run that died, by its id."`
 	Render      RenderCmd      `cmd:"" help:"Print what would be deployed: a template, its parameters and tags, a node configuration."`
 	VersionCmd  VersionCmd     `cmd:"" name:"version" help:"Print the version."`
 	Completion  CompletionCmd  `cmd:"" help:"Print the shell completion script: source <(clusterctl completion bash)."`
@@ -102,7 +104,7 @@ func (c *UpdateCoreCmd) Run(app *App, kctx *kong.Context) error {
 	// Asked on a terminal for -o json: the question needs the plan, on
 	// stderr, as stdout holds the result alone.
 	ask := !c.Yes && !c.DryRun && app.IO.InTTY
-	return runUpdate(app, out, c.Name, ask, func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error) {
+	return runUpdate(app, out, c.Name, ask, c.DryRun, func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error) {
 		opts.OnPlan = onPlan
 		res, err := svc.UpdateCore(app.Context(), opts)
 		return res, flagError(err, &c.Core)
@@ -172,9 +174,14 @@ func (c *ListGroupsCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	groups, err := svc.ListGroups(app.Context(), c.Cluster)
+	groups, conflicts, err := svc.ListGroups(app.Context(), c.Cluster)
 	if err != nil {
 		return err
+	}
+	// Stacks that carry a cluster's tags under another name are not its
+	// groups: said apart, so the listing stays what scripts expect.
+	for _, cf := range conflicts {
+		fmt.Fprintf(app.IO.ErrOut, "clusterctl: conflict: %s\n", cf)
 	}
 	return out.Write(app.IO.Out, groups, func(wide bool) query.Table { return query.GroupsTable(groups, wide) })
 }
@@ -212,7 +219,7 @@ func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
 		Cluster: c.Cluster, Group: c.Name, DryRun: c.DryRun,
 		Desired: func(deployed spec.Group) spec.Group { return deployed.Update(c.Group, changes) },
 	}
-	return runUpdate(app, out, names.GroupStack(c.Cluster, c.Name), false, func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error) {
+	return runUpdate(app, out, names.GroupStack(c.Cluster, c.Name), false, c.DryRun, func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error) {
 		opts.OnPlan = onPlan
 		res, err := svc.UpdateGroup(app.Context(), opts)
 		return res, flagError(err, &c.Group)
@@ -237,7 +244,7 @@ func continueRollback(app *App, out *query.Output, svc *cluster.Service, cluster
 // happens; the plan and outcome as one object under -o json/yaml or
 // --query (with the plan on stderr too when the command will ask before
 // applying it).
-func runUpdate(app *App, out *query.Output, stack string, ask bool, update func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error)) error {
+func runUpdate(app *App, out *query.Output, stack string, ask, dryRun bool, update func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error)) error {
 	table := (out.Format == "table" || out.Format == "wide") && app.Globals.Query == ""
 	var onPlan func(*cluster.Plan) error
 	if table || ask {
@@ -254,9 +261,14 @@ func runUpdate(app *App, out *query.Output, stack string, ask bool, update func(
 	if err != nil {
 		return err
 	}
+	for _, r := range res.Repaired {
+		fmt.Fprintf(app.IO.ErrOut, "Repaired %s: %s\n", stack, r)
+	}
 	switch {
 	case res.NoOp:
 		fmt.Fprintf(app.IO.ErrOut, "No changes: %s already matches the requested configuration\n", stack)
+	case len(res.Repaired) > 0 && !res.Applied && !dryRun:
+		fmt.Fprintf(app.IO.ErrOut, "No setting changed; %s is whole again\n", stack)
 	case res.Applied:
 		fmt.Fprintf(app.IO.ErrOut, "Updated %s\n", stack)
 	default:
@@ -265,7 +277,10 @@ func runUpdate(app *App, out *query.Output, stack string, ask bool, update func(
 	if table {
 		return nil
 	}
-	v := updateView{Plan: res.Plan, NoChanges: res.NoOp, Applied: res.Applied}
+	v := updateView{Plan: res.Plan, NoChanges: res.NoOp, Applied: res.Applied, Repaired: res.Repaired}
+	if v.Repaired == nil {
+		v.Repaired = []string{}
+	}
 	if v.Plan == nil {
 		v.Plan = &cluster.Plan{Stack: stack, Settings: []spec.Change{}, Changes: []cluster.ResourceChange{}}
 	}
@@ -276,8 +291,9 @@ func runUpdate(app *App, out *query.Output, stack string, ask bool, update func(
 // became of it.
 type updateView struct {
 	*cluster.Plan
-	NoChanges bool `json:"noChanges"`
-	Applied   bool `json:"applied"`
+	NoChanges bool     `json:"noChanges"`
+	Applied   bool     `json:"applied"`
+	Repaired  []string `json:"repaired"`
 }
 
 // RemoveGroupCmd is `clusterctl remove-group -n GROUP -j CLUSTER`.
@@ -297,7 +313,10 @@ func (c *RemoveGroupCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	r := query.ResultFrom(*done)
+	r := query.ResultFrom(done.Outcome)
+	if done.AlreadyRemoved {
+		return writeResult(app, out, r, fmt.Sprintf("Group %s of cluster %s was already removed (%s: %s); cleaned up after it", c.Group, c.Cluster, r.Stack, r.Status))
+	}
 	return writeResult(app, out, r, fmt.Sprintf("Removed group %s of cluster %s (%s)", c.Group, c.Cluster, r))
 }
 
@@ -319,6 +338,9 @@ func (c *DeleteCoreCmd) Run(app *App) error {
 		return err
 	}
 	d := query.DeletionFrom(done.Outcome, done.Groups)
+	if done.AlreadyDeleted {
+		return writeResult(app, out, d, fmt.Sprintf("Cluster %s was already deleted (%s: %s)", c.Name, d.Stack, d.Status))
+	}
 	line := fmt.Sprintf("Deleted cluster %s (%s", c.Name, d.Result)
 	if n := len(d.Groups); n > 0 {
 		line += fmt.Sprintf("; %s before it", query.Plural(n, "group stack"))
@@ -394,22 +416,41 @@ func (c *WaitCmd) Run(app *App) error {
 		return err
 	}
 	start := time.Now()
-	st, err := svc.Wait(app.Context(), c.Cluster, c.Group)
-	if st == nil {
+	sts, err := svc.Wait(app.Context(), c.Cluster, c.Group)
+	var outcomes []stacks.Outcome
+	for _, st := range sts {
+		if st != nil {
+			outcomes = append(outcomes, stacks.Outcome{Stack: st.Name, Status: st.Status, Duration: time.Since(start)})
+		}
+	}
+	if len(outcomes) == 0 {
 		return err
 	}
-	r := query.ResultFrom(stacks.Outcome{Stack: st.Name, Status: st.Status, Duration: time.Since(start)})
+	// One group: its result. The cluster: the core's (last) with the
+	// groups it waited for, as delete-core reports them.
+	var v any
+	var lines []string
+	if c.Group != "" {
+		r := query.ResultFrom(outcomes[0])
+		v, lines = r, []string{r.String()}
+	} else {
+		d := query.DeletionFrom(outcomes[len(outcomes)-1], outcomes[:len(outcomes)-1])
+		for _, g := range d.Groups {
+			lines = append(lines, g.String())
+		}
+		v, lines = d, append(lines, d.Result.String())
+	}
 	if err != nil {
 		// A failed outcome is still an outcome: scripts get the object,
 		// the error says why and the exit code is 1.
 		if !out.TableForm() {
-			if werr := out.Write(app.IO.Out, r, nil); werr != nil {
+			if werr := out.Write(app.IO.Out, v, nil); werr != nil {
 				return werr
 			}
 		}
 		return err
 	}
-	return writeResult(app, out, r, r.String())
+	return writeResult(app, out, v, strings.Join(lines, "\n"))
 }
 
 // writeResult prints how a stack operation ended: the object under -o

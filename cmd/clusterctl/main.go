@@ -13,6 +13,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/clusterctl/clusterctl/internal/awsx"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
 )
@@ -68,12 +69,17 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", oneLine(err.Error()))
 		return errs.ExitCode(err)
 	}
-	app := newApp(ctx, ios, &cli.Globals)
+	app := newApp(ctx, ios, &cli.Globals, args)
 	err = kctx.Run(app)
 	app.finish()
 	if err != nil {
+		code := errs.ExitCode(err)
+		if e, ok := awsx.Unreachable(err); ok {
+			// The endpoint is the whole story; the SDK's wrapping is noise.
+			err = e
+		}
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", errs.Message(err))
-		return errs.ExitCode(err)
+		return code
 	}
 	return errs.ExitOK
 }

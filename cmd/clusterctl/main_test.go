@@ -56,6 +56,8 @@ func TestRun(t *testing.T) {
 		{[]string{"update-group", "-n", "g", "-j", "core", "-t", "big"}, 2, "", "clusterctl: -t/--instance-type: invalid instance type", false},
 		{[]string{"update-group", "-n", "g", "-j", "core", "-c", "5", "--max", "3"}, 2, "", "clusterctl: --max: invalid capacity: count 5 is above max 3", false},
 		{[]string{"update-group", "-n", "g", "-j", "core", "--max-batch", "0"}, 2, "", "clusterctl: --max-batch: invalid rolling update batch size 0", false},
+		{[]string{"unlock", "core", "--id", "nope"}, 2, "", "invalid lease id \"nope\"", false},
+		{[]string{"unlock", "core", "--group", "g_1", "--id", "0123456789ab"}, 2, "", "invalid group name", false},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

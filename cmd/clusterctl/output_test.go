@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -8,11 +9,18 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/clusterctl/clusterctl/internal/iostreams"
+	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/motoserver"
+	"github.com/clusterctl/clusterctl/internal/names"
 )
 
 // leafCommands lists every command of the CLI that runs ("render core",
@@ -60,6 +68,7 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		// the run with --query.
 		json, query []string
 		refuses     bool
+		before      func(t *testing.T) // sets up what the command acts on
 	}
 	same := func(args ...string) ([]string, []string) { return args, args }
 	clusterFile := filepath.Join(t.TempDir(), "c5.yaml")
@@ -97,6 +106,12 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		rows = append(rows, row{command: r.command, json: j, query: q, refuses: r.refuses})
 	}
 	rows = append(rows,
+		// Leases left by runs that died, one to break per run.
+		row{command: "unlock", json: []string{"unlock", "c1", "--group", "gu1", "--id", "aaaaaaaaaaaa"}, query: []string{"unlock", "c1", "--group", "gu2", "--id", "bbbbbbbbbbbb"},
+			before: func(t *testing.T) {
+				putLease(t, moto.URL, "c1", "gu1", "aaaaaaaaaaaa")
+				putLease(t, moto.URL, "c1", "gu2", "bbbbbbbbbbbb")
+			}},
 		row{command: "remove-group", json: []string{"remove-group", "-n", "g1", "-j", "c1", "--yes"}, query: []string{"remove-group", "-n", "g2", "-j", "c1", "--yes"}},
 		row{command: "delete-core", json: []string{"delete-core", "c1", "--yes"}, query: []string{"delete-core", "c2", "--yes"}},
 	)
@@ -113,6 +128,9 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 
 	for _, r := range rows {
 		t.Run(r.command, func(t *testing.T) {
+			if r.before != nil {
+				r.before(t)
+			}
 			for _, v := range []struct {
 				flags []string
 				args  []string
@@ -136,5 +154,28 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// putLease writes the lease of group in cluster's bucket as a run of
+// update-group would have left it.
+func putLease(t *testing.T, endpoint, cluster, group, id string) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithBaseEndpoint(endpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cloudformation.NewFromConfig(cfg).DescribeStackResource(ctx, &cloudformation.DescribeStackResourceInput{
+		StackName: aws.String(cluster), LogicalResourceId: aws.String(names.ResourceBucket)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := json.Marshal(lease.Record{ID: id, Kind: lease.KindGroup, Group: group, Holder: "ci@host (pid 1)",
+		Command: "update-group -n " + group + " -j " + cluster, Started: time.Now(), TTLSeconds: 90})
+	_, err = s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }).PutObject(ctx, &s3.PutObjectInput{
+		Bucket: res.StackResourceDetail.PhysicalResourceId, Key: aws.String(lease.Group(group).Key()), Body: bytes.NewReader(rec)})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

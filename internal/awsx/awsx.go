@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/smithy-go/middleware"
 )
@@ -52,8 +54,11 @@ func Load(ctx context.Context, o Options) (aws.Config, *Recorder, error) {
 	if attempts == 0 {
 		attempts = DefaultMaxAttempts
 	}
+	loaders = append(loaders, config.WithHTTPClient(awshttp.NewBuildableClient().WithDialerOptions(func(d *net.Dialer) {
+		d.Timeout = DialTimeout
+	})))
 	loaders = append(loaders, config.WithRetryer(func() aws.Retryer {
-		return retry.NewAdaptiveMode(func(ao *retry.AdaptiveModeOptions) {
+		return dialBounded{retry.NewAdaptiveMode(func(ao *retry.AdaptiveModeOptions) {
 			ao.StandardOptions = append(ao.StandardOptions, func(so *retry.StandardOptions) {
 				so.MaxAttempts = attempts
 				so.MaxBackoff = 10 * time.Second
@@ -62,7 +67,7 @@ func Load(ctx context.Context, o Options) (aws.Config, *Recorder, error) {
 				// throttles into a hard failure.
 				so.RateLimiter = ratelimit.None
 			})
-		})
+		})}
 	}))
 	cfg, err := config.LoadDefaultConfig(ctx, loaders...)
 	if err != nil {
@@ -98,12 +103,25 @@ func (r *Recorder) middleware(stack *middleware.Stack) error {
 			start := time.Now()
 			out, md, err := next.HandleInitialize(ctx, in)
 			op := awsmiddleware.GetServiceID(ctx) + "." + awsmiddleware.GetOperationName(ctx)
+			attempts := 0
+			if res, ok := retry.GetAttemptResults(md); ok {
+				attempts = len(res.Results)
+			}
+			if e := asEndpointError(err); e != nil {
+				// One line naming the endpoint instead of the SDK's
+				// "exceeded maximum number of attempts, ..., dial tcp ...".
+				e.Operation, e.Attempts = op, attempts
+				err, attempts = e, 0 // the message counts them already
+			}
 			r.mu.Lock()
 			r.counts[op]++
 			if r.log != nil {
 				status := "ok"
 				if err != nil {
 					status = "error: " + firstLine(err.Error())
+				}
+				if attempts > 1 {
+					status += fmt.Sprintf(" (%d attempts)", attempts)
 				}
 				fmt.Fprintf(r.log, "aws %s %s %s\n", op, time.Since(start).Round(time.Millisecond), status)
 			}

@@ -166,6 +166,7 @@ type testCluster struct {
 // instance is one EC2 instance of the cluster in moto.
 type instance struct {
 	id, ip, instanceType string
+	lifecycle            string // what its metadata says: spot, or on-demand when empty
 }
 
 // deployCore creates the core stack of cluster name with one manager on
@@ -315,7 +316,7 @@ type testGroup struct {
 func (tc *testCluster) deployGroup(t *testing.T, name string, count int, labels spec.Labels) *testGroup {
 	t.Helper()
 	ctx := context.Background()
-	r, err := render.Group(tc.name, spec.Group{Name: name, InstanceType: "m5.large", Count: &count, Labels: labels}, tc.join, version)
+	r, err := render.Group(tc.name, spec.Group{Name: name, InstanceType: spec.InstanceTypes{"m5.large"}, Count: &count, Labels: labels}, tc.join, version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +350,7 @@ var fastNodes = []string{
 func labNode(t *testing.T, name string, i instance, inGroup bool, env ...string) *enginetest.Node {
 	t.Helper()
 	spec := enginetest.NodeSpec{
-		Name: name, InstanceID: i.id, IP: netip.MustParseAddr(i.ip), InstanceType: i.instanceType, Zone: availabilityZone,
+		Name: name, InstanceID: i.id, IP: netip.MustParseAddr(i.ip), InstanceType: i.instanceType, Zone: availabilityZone, Lifecycle: i.lifecycle,
 		Env: append(append([]string(nil), fastNodes...), env...),
 	}
 	if inGroup {

@@ -58,7 +58,7 @@ func TestSwarmForms(t *testing.T) {
 			continue
 		}
 		i := slices.IndexFunc(g.instances, func(i instance) bool { return i.ip == n.Status.Addr })
-		if i < 0 || !mapsEqual(labels, map[string]string{"role": "worker", "clusterctl.group": "g", "clusterctl.instance-type": "m5.large", "clusterctl.instance-id": g.instances[i].id}) {
+		if i < 0 || !mapsEqual(labels, map[string]string{"role": "worker", "clusterctl.group": "g", "clusterctl.instance-type": "m5.large", "clusterctl.instance-id": g.instances[i].id, "clusterctl.lifecycle": "on-demand", "clusterctl.zone": availabilityZone}) {
 			t.Errorf("agent %s at %s has labels %v", n.ID, n.Status.Addr, labels)
 		}
 		agentIDs[n.ID] = true

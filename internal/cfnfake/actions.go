@@ -123,6 +123,10 @@ func (s *Server) handle(action string, form url.Values) (string, *apiError) {
 		err = s.describeStackEvents(&x, form)
 	case "ListStackResources":
 		err = s.listStackResources(&x, form)
+	case "DescribeStackResource":
+		err = s.describeStackResource(&x, form)
+	case "ListStacks":
+		err = s.listStacks(&x, form)
 	case "DeleteStack":
 		err = s.deleteStack(form)
 	case "CreateChangeSet":
@@ -268,16 +272,70 @@ func (s *Server) listStackResources(x *xw, form url.Values) *apiError {
 	from, _ := strconv.Atoi(form.Get("NextToken"))
 	to := min(len(st.resources), from+pageSize(s.ResourcePageSize))
 	page := st.resources[min(from, len(st.resources)):to]
-	x.list("StackResourceSummaries", len(page), func(i int) {
-		r := page[i]
-		x.leaf("LogicalResourceId", r.logical)
-		x.opt("PhysicalResourceId", r.physical)
-		x.leaf("ResourceType", r.typ)
-		x.time("LastUpdatedTimestamp", r.updated)
-		x.leaf("ResourceStatus", r.status)
-		x.opt("ResourceStatusReason", r.reason)
-	})
+	x.list("StackResourceSummaries", len(page), func(i int) { writeResource(x, page[i]) })
 	if to < len(st.resources) {
+		x.leaf("NextToken", strconv.Itoa(to))
+	}
+	return nil
+}
+
+func (s *Server) describeStackResource(x *xw, form url.Values) *apiError {
+	name, logical := form.Get("StackName"), form.Get("LogicalResourceId")
+	st := s.find(name)
+	if st == nil {
+		return validation("Stack '%s' does not exist", name)
+	}
+	r := st.res(logical)
+	if r == nil {
+		return validation("Resource %s does not exist for stack %s", logical, name)
+	}
+	x.open("StackResourceDetail")
+	x.leaf("StackName", st.name)
+	x.leaf("StackId", st.id)
+	writeResource(x, r)
+	x.close("StackResourceDetail")
+	return nil
+}
+
+// writeResource writes the fields a resource summary and detail share.
+func writeResource(x *xw, r *resource) {
+	x.leaf("LogicalResourceId", r.logical)
+	x.opt("PhysicalResourceId", r.physical)
+	x.leaf("ResourceType", r.typ)
+	x.time("LastUpdatedTimestamp", r.updated)
+	x.leaf("ResourceStatus", r.status)
+	x.opt("ResourceStatusReason", r.reason)
+}
+
+// listStacks lists stack summaries, deleted stacks included (as
+// CloudFormation keeps them for 90 days), oldest first, filtered by
+// StackStatusFilter when given.
+func (s *Server) listStacks(x *xw, form url.Values) *apiError {
+	filter := members(form, "StackStatusFilter")
+	var all []*stack
+	for _, st := range s.stacks {
+		if len(filter) == 0 || slices.Contains(filter, st.status) {
+			all = append(all, st)
+		}
+	}
+	from, _ := strconv.Atoi(form.Get("NextToken"))
+	to := min(len(all), from+pageSize(s.StackPageSize))
+	page := all[min(from, len(all)):to]
+	x.list("StackSummaries", len(page), func(i int) {
+		st := page[i]
+		x.leaf("StackId", st.id)
+		x.leaf("StackName", st.name)
+		x.time("CreationTime", st.created)
+		if !st.updated.Equal(st.created) {
+			x.time("LastUpdatedTime", st.updated)
+		}
+		if st.deleted {
+			x.time("DeletionTime", st.deletedAt)
+		}
+		x.leaf("StackStatus", st.status)
+		x.opt("StackStatusReason", st.reason)
+	})
+	if to < len(all) {
 		x.leaf("NextToken", strconv.Itoa(to))
 	}
 	return nil

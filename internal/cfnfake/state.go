@@ -81,6 +81,7 @@ type stack struct {
 	resources                []*resource
 	events                   []event // oldest first
 	deleted                  bool
+	deletedAt                time.Time
 	retain                   []string // resources the delete keeps
 	run                      *run
 }
@@ -151,7 +152,7 @@ func (s *Server) Seed(seed Seed) string {
 		st.status, st.reason, st.updated = seed.Status, seed.Reason, t
 		s.emit(st, event{logical: st.name, physical: st.id, typ: stackType, status: seed.Status, reason: seed.Reason, at: t})
 		if seed.Status == "DELETE_COMPLETE" {
-			st.deleted = true
+			st.deleted, st.deletedAt = true, t
 		}
 	}
 	return st.id
@@ -314,7 +315,7 @@ func (s *Server) advanceStack(st *stack) {
 				s.emit(st, event{logical: st.name, physical: st.id, typ: stackType, status: step.Status, reason: step.Reason, token: r.token, at: at})
 			}
 			if step.Status == "DELETE_COMPLETE" {
-				st.deleted = true
+				st.deleted, st.deletedAt = true, at
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
@@ -159,16 +160,22 @@ func (c cmds) wait() string {
 // the operation CloudFormation carries on with; for each stack that ended
 // failed, the command that recovers it.
 func explain(err error, cluster, group string) error {
+	return explainResume(err, "re-attach with: "+cmds{Ref{Cluster: cluster, Group: group}}.wait())
+}
+
+// explainResume is explain with the hint for a stopped wait given: where
+// re-attaching would not finish the command's work (a cascade whose core
+// deletion has not started), the hint names the command that does.
+func explainResume(err error, hint string) error {
 	if err == nil {
 		return nil
 	}
-	cmd := cmds{Ref{Cluster: cluster, Group: group}}.wait()
 	// The stack manager's error already says that CloudFormation carries on.
 	switch {
 	case errors.Is(err, context.Canceled):
-		return &errs.InterruptedError{Err: err, Hint: "re-attach with: " + cmd}
+		return &errs.InterruptedError{Err: err, Hint: hint}
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%w\nre-attach with: %s", err, cmd)
+		return fmt.Errorf("%w\n%s", err, hint)
 	}
 	var advice []string
 	for _, oe := range operationErrors(err) {
@@ -209,3 +216,11 @@ type advisedError struct {
 
 func (e *advisedError) Error() string { return e.err.Error() + "\n" + e.advice }
 func (e *advisedError) Unwrap() error { return e.err }
+
+// recreateAdvice says how to create a group again that cannot be repaired
+// in place, with the settings it was deployed with.
+func recreateAdvice(cluster string, g spec.Group) string {
+	c := cmds{Ref{Cluster: cluster, Group: g.Name}}
+	return fmt.Sprintf("Re-create it: `%s`, then `clusterctl add-agents %s %s`.",
+		c.remove("--yes"), c.sel(), strings.Join(spec.Args(g), " "))
+}

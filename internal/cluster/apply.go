@@ -152,7 +152,7 @@ func (s *Service) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, erro
 func (s *Service) observeForApply(ctx context.Context, name string) (*Observed, error) {
 	_, err := s.Stacks.Get(ctx, name)
 	if errors.Is(err, stacks.ErrNotFound) {
-		groups, err := s.groupStacks(ctx, name)
+		groups, _, err := s.groupStacks(ctx, name)
 		if err != nil {
 			return nil, err
 		}
@@ -300,7 +300,7 @@ func (s *Service) prepareGroup(ctx context.Context, cluster string, sp *StackPla
 		// exists, to nothing: rendering then checks the limits only.
 		var err error
 		if obs != nil {
-			_, err = renderJoined(obs.Core, *sp.group, s.Version)
+			_, err = s.renderChecked(ctx, obs.Core, *sp.group)
 		} else if _, rerr := render.Group(cluster, *sp.group, render.Join{}, s.Version); rerr != nil {
 			err = errs.AsUsage(rerr)
 		}
@@ -425,8 +425,7 @@ func (s *Service) runGroup(ctx context.Context, core *stacks.Stack, sp *StackPla
 	case ActionUpdate:
 		return s.applyUpdate(ctx, sp.update)
 	case ActionDelete:
-		_, err := s.removeGroup(ctx, core.Name, sp.Group, false)
-		return err
+		return s.pruneGroup(ctx, core.Name, sp.Group)
 	}
 	return nil
 }

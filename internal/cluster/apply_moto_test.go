@@ -21,6 +21,9 @@ type motoWorld struct {
 	ami     string
 	vpc     string
 	subnets []string
+	// offered are the subnets whose zone offers the types the tests use
+	// (moto's us-east-1e, like the real one, offers neither t3 nor r5).
+	offered []string
 }
 
 func newMotoWorld(t *testing.T, s *Service) motoWorld {
@@ -45,8 +48,12 @@ func newMotoWorld(t *testing.T, s *Service) motoWorld {
 	w := motoWorld{ami: aws.ToString(images.Images[0].ImageId), vpc: aws.ToString(vpcs.Vpcs[0].VpcId)}
 	for _, sn := range subnets.Subnets {
 		w.subnets = append(w.subnets, aws.ToString(sn.SubnetId))
+		if aws.ToString(sn.AvailabilityZone) != "us-east-1e" {
+			w.offered = append(w.offered, aws.ToString(sn.SubnetId))
+		}
 	}
 	slices.Sort(w.subnets)
+	slices.Sort(w.offered)
 	return w
 }
 
@@ -97,8 +104,9 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"keyName", spec.Core{KeyName: "ops"}},
 		{"sshCidr", spec.Core{SSHCIDR: "203.0.113.0/24"}},
 		{"vpcId", spec.Core{VpcID: w.vpc}},
-		{"subnetIds", spec.Core{SubnetIDs: w.subnets[1:]}},
+		{"subnetIds", spec.Core{SubnetIDs: w.offered[1:]}},
 		{"volumeSize", spec.Core{VolumeSize: intp(25)}},
+		{"allowSshFromAnywhere", spec.Core{SSHCIDR: "0.0.0.0/0", AllowSSHFromAnywhere: true}},
 		{"managers", spec.Core{Managers: intp(3)}},
 	}
 	groupCases := []struct {
@@ -106,16 +114,22 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		group   spec.Group
 	}{
 		{"name", spec.Group{}}, // every case names its group and type
-		{"instanceType", spec.Group{InstanceType: "m7g.large"}},
+		{"instanceType", spec.Group{InstanceType: spec.InstanceTypes{"m7g.large"}}},
+		{"instanceType", spec.Group{InstanceType: spec.InstanceTypes{"m5.large", "m5a.large", "m6i.large"}}},
+		{"spot", spec.Group{Spot: true}},
+		{"onDemandBase", spec.Group{Spot: true, OnDemandBase: intp(1), Count: intp(2)}},
+		{"onDemandPercent", spec.Group{Spot: true, OnDemandPercent: intp(50), InstanceType: spec.InstanceTypes{"m5.large", "m6i.large"}}},
+		{"spotAllocation", spec.Group{Spot: true, SpotAllocation: spec.SpotCapacityOptimized}},
 		{"count", spec.Group{Count: intp(2)}},
 		{"min", spec.Group{Count: intp(2), Min: intp(1)}},
 		{"max", spec.Group{Max: intp(4)}},
 		{"max", spec.Group{Count: intp(2), Max: intp(3)}}, // the default: left out of the file
 		{"labels", spec.Group{Labels: spec.Labels{"role": "web", "tier": "front/1"}}},
 		{"imageId", spec.Group{ImageID: w.ami}},
-		{"imageId", spec.Group{ImageID: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"}},
+		{"imageId", spec.Group{InstanceType: spec.InstanceTypes{"m7g.large"}, ImageID: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"}},
+		{"allowSshFromAnywhere", spec.Group{SSHCIDR: "0.0.0.0/0", AllowSSHFromAnywhere: true}},
 		{"volumeSize", spec.Group{VolumeSize: intp(40)}},
-		{"subnetIds", spec.Group{SubnetIDs: w.subnets[:1]}},
+		{"subnetIds", spec.Group{SubnetIDs: w.offered[:1]}},
 		{"sshCidr", spec.Group{SSHCIDR: "198.51.100.0/24"}},
 		{"keyName", spec.Group{KeyName: "ops"}},
 		{"rollingUpdate.maxBatch", spec.Group{Count: intp(3), RollingUpdate: spec.RollingUpdate{MaxBatch: intp(2)}}},
@@ -152,8 +166,8 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 	for i, c := range groupCases {
 		g := c.group
 		g.Name = fmt.Sprintf("g%d", i)
-		if g.InstanceType == "" {
-			g.InstanceType = "t3.small"
+		if len(g.InstanceType) == 0 {
+			g.InstanceType = spec.InstanceTypes{"t3.small"}
 		}
 		if _, err := s.AddAgents(ctx, "rt", g, CreateOptions{}); err != nil {
 			t.Fatalf("group %s: %v", c.setting, err)
@@ -192,7 +206,7 @@ groups:
     volumeSize: 50
     subnetIds: [%s]
 `
-	want, err := clusterfile.Read("prod.yaml", fmt.Appendf(nil, text, w.subnets[0]))
+	want, err := clusterfile.Read("prod.yaml", fmt.Appendf(nil, text, w.offered[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +240,7 @@ groups:
 
 	// An edit: web grows, db goes, cache comes.
 	edited := want
-	edited.Groups = []spec.Group{want.Groups[0], {Name: "cache", InstanceType: "r5.large"}}
+	edited.Groups = []spec.Group{want.Groups[0], {Name: "cache", InstanceType: spec.InstanceTypes{"r5.large"}}}
 	edited.Groups[0].Count, edited.Groups[0].Max = intp(3), nil
 	p, err = s.Apply(ctx, ApplyOptions{Spec: edited, Prune: true, Yes: true})
 	if err != nil {

@@ -26,7 +26,7 @@ func file(groups ...spec.Group) spec.Cluster {
 }
 
 func group(name string, count int) spec.Group {
-	return spec.Group{Name: name, InstanceType: "m5.large", Count: intp(count)}
+	return spec.Group{Name: name, InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(count)}
 }
 
 // actions lists "stack action" for each stack of a plan.
@@ -56,7 +56,7 @@ func TestApplyCreatesUpdatesAndKeeps(t *testing.T) {
 	e.seed(t, group("same", 2), group("grow", 2), group("old", 1))
 	var shown *ClusterPlan
 	p, err := e.s.Apply(t.Context(), ApplyOptions{File: "cluster.yaml",
-		Spec:   file(group("same", 2), group("grow", 3), spec.Group{Name: "new", InstanceType: "c5.large", Count: intp(2), Labels: spec.Labels{"role": "web"}}),
+		Spec:   file(group("same", 2), group("grow", 3), spec.Group{Name: "new", InstanceType: spec.InstanceTypes{"c5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"}}),
 		OnPlan: func(p *ClusterPlan) error { shown = p; return nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func TestApplyCreatesUpdatesAndKeeps(t *testing.T) {
 	// AMI for the stacks it created, so a change set is made to be sure;
 	// it comes back empty.)
 	e.fake.ResetLog()
-	p, err = e.s.Apply(t.Context(), ApplyOptions{Spec: file(group("same", 2), group("grow", 3), spec.Group{Name: "new", InstanceType: "c5.large", Count: intp(2), Labels: spec.Labels{"role": "web"}})})
+	p, err = e.s.Apply(t.Context(), ApplyOptions{Spec: file(group("same", 2), group("grow", 3), spec.Group{Name: "new", InstanceType: spec.InstanceTypes{"c5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"}})})
 	if err != nil || !p.NoChanges || p.Applied {
 		t.Fatalf("second apply: %+v, %v", p, err)
 	}
@@ -297,7 +297,7 @@ func TestApplyDryRun(t *testing.T) {
 	e.seed(t, group("a", 2))
 	e.fake.ResetLog()
 	changed := group("a", 2)
-	changed.InstanceType = "m5.xlarge"
+	changed.InstanceType = spec.InstanceTypes{"m5.xlarge"}
 	p, err := e.s.Apply(t.Context(), ApplyOptions{Spec: file(changed, group("b", 1)), DryRun: true})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -16,24 +17,33 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
+	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/preflight"
 	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
-// EC2API is what the commands need from EC2: network discovery and nodes.
+// EC2API is what the commands need from EC2: network discovery, nodes and
+// pre-flight checks.
 type EC2API interface {
 	query.EC2API
+	preflight.EC2API
 	DescribeVpcs(ctx context.Context, in *ec2.DescribeVpcsInput, opts ...func(*ec2.Options)) (*ec2.DescribeVpcsOutput, error)
 	DescribeSubnets(ctx context.Context, in *ec2.DescribeSubnetsInput, opts ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
+	DescribeLaunchTemplateVersions(ctx context.Context, in *ec2.DescribeLaunchTemplateVersionsInput, opts ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplateVersionsOutput, error)
 }
 
-// S3API is what the commands need from S3: emptying the cluster bucket and
-// uploading node configuration to it.
+// S3API is what the commands need from S3: the leases in the cluster
+// bucket, uploading node configuration to it, checking what it holds and
+// emptying it.
 type S3API interface {
-	ObjectPutter
-	ListObjectVersions(ctx context.Context, in *s3.ListObjectVersionsInput, opts ...func(*s3.Options)) (*s3.ListObjectVersionsOutput, error)
-	DeleteObjects(ctx context.Context, in *s3.DeleteObjectsInput, opts ...func(*s3.Options)) (*s3.DeleteObjectsOutput, error)
+	lease.S3API
+	HeadObject(ctx context.Context, in *s3.HeadObjectInput, opts ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
+	HeadBucket(ctx context.Context, in *s3.HeadBucketInput, opts ...func(*s3.Options)) (*s3.HeadBucketOutput, error)
+	DeleteBucket(ctx context.Context, in *s3.DeleteBucketInput, opts ...func(*s3.Options)) (*s3.DeleteBucketOutput, error)
 }
 
 // StackManager is the part of internal/stacks the commands use.
@@ -45,14 +55,19 @@ type StackManager interface {
 	Discard(ctx context.Context, plan *stacks.Plan) error
 	Delete(ctx context.Context, name string) error
 	DeleteMany(ctx context.Context, names []string, concurrency int) ([]stacks.Outcome, error)
+	DeleteStarted(ctx context.Context, name string, retainFailed bool, started func()) (stacks.Outcome, error)
+	LastDeleted(ctx context.Context, name string) (*stacks.Stack, error)
 	DeleteRetaining(ctx context.Context, name string, retain []string) error
 	Wait(ctx context.Context, name string) (*stacks.Stack, error)
+	WaitMany(ctx context.Context, names []string) ([]*stacks.Stack, error)
 	Events(ctx context.Context, name string, follow bool, emit func([]stacks.Event)) error
 	ContinueUpdateRollback(ctx context.Context, name string) (*stacks.Stack, error)
 	Template(ctx context.Context, name string) ([]byte, error)
 	Expect(names []string)
 	Skip(name, why string)
 	Say(text string) bool
+	Resource(ctx context.Context, stack, logicalID string) (*stacks.Resource, error)
+	Revision(ctx context.Context, name string) (string, error)
 }
 
 // SSMAPI resolves the SSM parameter behind a group's image.
@@ -68,29 +83,76 @@ type Service struct {
 	ASG     query.ASGAPI
 	S3      S3API
 	SSM     SSMAPI
+	STS     lease.STSAPI // who the run acts as, for its leases; nil: not recorded
 	IO      *iostreams.IO
 	Version string
+	// Run says which run of which command this is, for the leases it takes.
+	Run Run
+
+	callerARN string // from STS, once
+}
+
+// Run identifies one run of a command in the leases it takes.
+type Run struct {
+	Command string        // the command line, as typed (without the program name)
+	ID      string        // the run id its ClientRequestTokens carry
+	TTL     time.Duration // of its leases; 0: lease.DefaultTTL
+}
+
+// preflightGroup checks a group's settings against the account before
+// anything is uploaded or created: subnets the operator named must all
+// offer every type of the group; the core's, taken by default, at least
+// one of them each. The types must share one architecture as EC2 says.
+func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.Group) error {
+	subnets, rule := g.SubnetIDs, preflight.EveryZone
+	if len(subnets) == 0 {
+		subnets, rule = join.SubnetIds, preflight.SomeZone
+	}
+	rep, err := preflight.Check(ctx, s.EC2, s.SSM, preflight.Request{
+		InstanceTypes: g.InstanceType, Image: g.ImageID, KeyName: g.KeyName,
+		SubnetIDs: subnets, VpcID: join.VpcId, Zones: rule,
+	})
+	if err != nil {
+		return err
+	}
+	for _, g := range rep.Unoffered {
+		s.printf("Note: %s: the group's nodes launch in its other zones\n", g)
+	}
+	return nil
 }
 
 // ErrRefused marks an operation refused because of the state it met
 // (unknown cluster or group, duplicate, dependants exist). Exit code 1.
 var ErrRefused = errors.New("refused")
 
-type refusal struct{ msg string }
+type refusal struct {
+	msg   string
+	cause error // what was met, for errors.Is: stacks.ErrNotFound, errNoCore
+}
 
-func (r *refusal) Error() string        { return r.msg }
-func (r *refusal) Is(target error) bool { return target == ErrRefused }
+func (r *refusal) Error() string { return r.msg }
+func (r *refusal) Is(target error) bool {
+	return target == ErrRefused || r.cause != nil && errors.Is(r.cause, target)
+}
 
 func refused(format string, args ...any) error {
 	return &refusal{msg: fmt.Sprintf(format, args...)}
 }
+
+// refusedFor is refused, saying what was met.
+func refusedFor(cause error, format string, args ...any) error {
+	return &refusal{msg: fmt.Sprintf(format, args...), cause: cause}
+}
+
+// errNoCore: the cluster has no core stack.
+var errNoCore = errors.New("no core stack")
 
 // getCore reads the core stack and checks that it is a clusterctl core in a
 // state groups can join.
 func (s *Service) getCore(ctx context.Context, cluster string) (*stacks.Stack, error) {
 	core, err := s.Stacks.Get(ctx, cluster)
 	if errors.Is(err, stacks.ErrNotFound) {
-		return nil, refused("cluster %q not found: no core stack of that name (create it with `clusterctl create-core %s`)", cluster, cluster)
+		return nil, refusedFor(errNoCore, "cluster %q not found: no core stack of that name (create it with `clusterctl create-core %s`)", cluster, cluster)
 	}
 	if err != nil {
 		return nil, err
@@ -101,9 +163,10 @@ func (s *Service) getCore(ctx context.Context, cluster string) (*stacks.Stack, e
 	return core, nil
 }
 
-// groupStacks lists the stacks of a cluster's agent groups by their
-// ownership tags.
-func (s *Service) groupStacks(ctx context.Context, cluster string) ([]query.Group, error) {
+// groupStacks lists the groups of a cluster: the stacks whose ownership
+// tags and names agree; the stacks that carry the cluster's tags under
+// another name come back as conflicts, never to be touched.
+func (s *Service) groupStacks(ctx context.Context, cluster string) ([]query.Group, []query.Conflict, error) {
 	return query.ListGroups(ctx, s.CFN, s.ASG, cluster)
 }
 

@@ -11,10 +11,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
-
 	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/preflight"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
@@ -71,12 +71,35 @@ func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) 
 	if err != nil {
 		return nil, err
 	}
+	if err := s.preflightCore(ctx, core, vpc, subnets); err != nil {
+		return nil, err
+	}
 	core.VpcID, core.SubnetIDs = vpc, subnets
 	r, err := render.Core(name, core, s.Version)
 	if err != nil {
 		return nil, errs.AsUsage(err)
 	}
 	return r, nil
+}
+
+// preflightCore checks the core's settings against the account before the
+// stack is created. The control node runs in the first subnet, so its
+// zone must offer the type; the others are for groups, which launch
+// where their types are offered.
+func (s *Service) preflightCore(ctx context.Context, core spec.Core, vpc string, subnets []string) error {
+	rep, err := preflight.Check(ctx, s.EC2, s.SSM, preflight.Request{
+		InstanceTypes: []string{core.InstanceType}, Image: core.ImageID, KeyName: core.KeyName,
+		SubnetIDs: subnets, VpcID: vpc, Zones: preflight.SomeZone,
+	})
+	if err != nil {
+		return err
+	}
+	for _, g := range rep.Unoffered {
+		if slices.Contains(g.Subnets, subnets[0]) {
+			return errs.Usage("pre-flight: instance type %s is not offered in %s, the zone of subnet %s where the control node runs: pass --subnet-ids starting with a subnet of another zone", core.InstanceType, g.Zone, subnets[0])
+		}
+	}
+	return nil
 }
 
 // DeleteCoreOptions are the delete-core flags.
@@ -92,36 +115,109 @@ type DeleteCoreOptions struct {
 type CoreDeletion struct {
 	stacks.Outcome
 	Groups []stacks.Outcome
+	// AlreadyDeleted: the core was deleted before this run (an interrupted
+	// delete-core finished meanwhile); nothing was done.
+	AlreadyDeleted bool
 }
 
 // DeleteCore deletes a cluster's core stack. It refuses while groups exist
 // unless Cascade, which deletes them first (in parallel). The bucket is
 // emptied first because CloudFormation cannot delete a non-empty bucket.
+//
+// It holds the cluster's lease, which keeps every group command out, from
+// before it lists the groups until CloudFormation has accepted the core's
+// deletion; the group commands refuse a core that is being deleted from
+// then on. The bucket is emptied of everything but the lease itself, which
+// is released right after DeleteStack, long before CloudFormation gets to
+// the bucket. Re-run after an interruption it converges: a core being
+// deleted is followed, one already deleted reported.
 func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDeletion, error) {
 	if err := spec.CheckClusterName(o.Name); err != nil {
 		return nil, err
 	}
 	core, err := s.getCore(ctx, o.Name)
+	if errors.Is(err, errNoCore) {
+		if prev, lerr := s.Stacks.LastDeleted(ctx, o.Name); lerr == nil {
+			return &CoreDeletion{Outcome: stacks.Outcome{Stack: o.Name, Status: prev.Status}, Groups: []stacks.Outcome{}, AlreadyDeleted: true}, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	groups, err := s.groupStacks(ctx, o.Name)
+	if core.Status == "DELETE_IN_PROGRESS" {
+		// An interrupted delete-core: its work is done but for the wait.
+		start := time.Now()
+		st, err := s.Stacks.Wait(ctx, o.Name)
+		if err != nil {
+			return nil, explain(err, o.Name, "")
+		}
+		return &CoreDeletion{Outcome: stacks.Outcome{Stack: o.Name, Status: st.Status, Duration: time.Since(start)}, Groups: []stacks.Outcome{}}, nil
+	}
+	groups, conflicts, err := s.groupStacks(ctx, o.Name)
 	if err != nil {
 		return nil, err
 	}
-	var groupNames []string
-	for _, g := range groups {
-		groupNames = append(groupNames, g.Group)
+	for _, c := range conflicts {
+		s.printf("Note: %s\n", c)
 	}
+	groupNames := groupNamesOf(groups)
 	if len(groups) > 0 && !o.Cascade {
 		return nil, refused("cluster %q still has %s: %s; remove them first or pass --cascade", o.Name, query.Plural(len(groups), "group"), strings.Join(groupNames, ", "))
+	}
+	bucket, err := s.coreBucket(ctx, core)
+	if err != nil {
+		return nil, err
 	}
 	question := fmt.Sprintf("delete cluster %q", o.Name)
 	if len(groups) > 0 {
 		question += fmt.Sprintf(" and its groups %s", strings.Join(groupNames, ", "))
 	}
+	if bucket != "" && !o.Yes {
+		n, err := s.countVersions(ctx, bucket, "")
+		if err != nil {
+			return nil, err
+		}
+		question += fmt.Sprintf(", emptying its bucket %s (%s)", bucket, query.Plural(n, "object version"))
+	}
 	if err := s.confirm(ctx, o.Yes, question); err != nil {
 		return nil, err
+	}
+	if bucket == "" {
+		// A core that never got its bucket (rolled back) has nothing to
+		// hold a lease in, and no group can join it.
+		return s.deleteCore(ctx, o, nil, "", groupNames)
+	}
+	leases, err := s.leasesIn(ctx, o.Name, bucket)
+	if err != nil {
+		return nil, err
+	}
+	l, err := leases.Acquire(ctx, lease.Cluster())
+	if err != nil {
+		return nil, err
+	}
+	defer s.releaseAfterStart(ctx, l) // when DeleteStack was not reached
+	gctx, cancel := l.Guard(ctx)
+	defer cancel()
+	done, err := s.deleteCore(gctx, o, l, bucket, groupNames)
+	if lost := l.Err(); lost != nil && err != nil {
+		return nil, fmt.Errorf("%w (%v)", lost, errs.Message(err))
+	}
+	return done, err
+}
+
+// deleteCore does the deletion under the cluster's lease l (nil: none).
+// confirmed are the groups the operator agreed to delete.
+func (s *Service) deleteCore(ctx context.Context, o DeleteCoreOptions, l *lease.Lease, bucket string, confirmed []string) (*CoreDeletion, error) {
+	// The groups as they are now, under the lease: one added since the
+	// question was asked was not agreed to.
+	groups, _, err := s.groupStacks(ctx, o.Name)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		if !slices.Contains(confirmed, g.Group) {
+			return nil, refused("group %q was added to cluster %q since delete-core listed its groups: nothing was deleted; run delete-core again", g.Group, o.Name)
+		}
 	}
 	done := &CoreDeletion{Groups: []stacks.Outcome{}}
 	if len(groups) > 0 {
@@ -132,66 +228,70 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 		s.printf("Deleting %s: %s\n", query.Plural(len(stackNames), "group stack"), strings.Join(stackNames, ", "))
 		outcomes, err := s.Stacks.DeleteMany(ctx, stackNames, 4)
 		if err != nil {
-			return nil, explain(fmt.Errorf("deleting groups of %q: %w", o.Name, err), o.Name, "")
+			// The groups' deletions carry on; the core's has not started.
+			return nil, explainResume(fmt.Errorf("deleting groups of %q: %w", o.Name, err), "finish with: clusterctl delete-core "+o.Name+" --cascade")
 		}
 		done.Groups = outcomes
 	}
 	start := time.Now()
-	if bucket := core.Outputs[names.OutputBucketName]; bucket != "" {
-		n, err := s.emptyBucket(ctx, bucket, "")
+	release := func() {}
+	if l != nil {
+		// Everything but the lease, which keeps group commands out until
+		// the core is DELETE_IN_PROGRESS and is released right after.
+		n, _, err := s.deleteVersions(ctx, bucket, "", l.Owns)
 		if err != nil {
 			return nil, err
 		}
 		s.printf("Emptied bucket %s (%s)\n", bucket, query.Plural(n, "object version"))
+		release = func() { s.releaseAfterStart(ctx, l) }
 	}
-	if err := s.deleteStack(ctx, o.Name, o.RetainFailed, o.Name, ""); err != nil {
-		return nil, err
+	if o.RetainFailed {
+		s.printf("Deleting stack %s, keeping the resources that failed to delete\n", o.Name)
+	} else {
+		s.printf("Deleting stack %s\n", o.Name)
 	}
-	done.Outcome = stacks.Outcome{Stack: o.Name, Status: "DELETE_COMPLETE", Duration: time.Since(start)}
+	out, err := s.Stacks.DeleteStarted(ctx, o.Name, o.RetainFailed, release)
+	if err != nil {
+		return nil, explain(err, o.Name, "")
+	}
+	if bucket != "" {
+		if err := s.deleteSurvivingBucket(ctx, bucket); err != nil {
+			return nil, err
+		}
+	}
+	done.Outcome = out
+	done.Duration = time.Since(start)
 	return done, nil
 }
 
-// emptyBucket deletes every object version and delete marker under prefix
-// ("" for the whole bucket).
-func (s *Service) emptyBucket(ctx context.Context, bucket, prefix string) (int, error) {
-	deleted := 0
-	in := &s3.ListObjectVersionsInput{Bucket: aws.String(bucket)}
-	if prefix != "" {
-		in.Prefix = aws.String(prefix)
+// deleteSurvivingBucket deletes the core's bucket if it outlived the
+// core's stack: CloudFormation fails a stack whose bucket is not empty,
+// but not every implementation does (moto deletes the stack and keeps
+// the bucket); a deleted cluster leaves nothing behind either way.
+func (s *Service) deleteSurvivingBucket(ctx context.Context, bucket string) error {
+	_, err := s.S3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)})
+	if code := errorCode(err); code == "NotFound" || code == "NoSuchBucket" {
+		return nil
 	}
-	p := s3.NewListObjectVersionsPaginator(s.S3, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			var nsb *s3types.NoSuchBucket
-			if errors.As(err, &nsb) {
-				return deleted, nil
-			}
-			return deleted, fmt.Errorf("listing bucket %q: %w", bucket, err)
-		}
-		var ids []s3types.ObjectIdentifier
-		for _, v := range page.Versions {
-			ids = append(ids, s3types.ObjectIdentifier{Key: v.Key, VersionId: v.VersionId})
-		}
-		for _, m := range page.DeleteMarkers {
-			ids = append(ids, s3types.ObjectIdentifier{Key: m.Key, VersionId: m.VersionId})
-		}
-		// A page holds at most 1000 entries of each kind; DeleteObjects takes 1000.
-		for len(ids) > 0 {
-			n := min(len(ids), 1000)
-			out, err := s.S3.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &s3types.Delete{Objects: ids[:n], Quiet: aws.Bool(true)}})
-			if err != nil {
-				return deleted, fmt.Errorf("emptying bucket %q: %w", bucket, err)
-			}
-			if len(out.Errors) > 0 {
-				e := out.Errors[0]
-				return deleted, fmt.Errorf("emptying bucket %q: %s: %s", bucket, aws.ToString(e.Key), aws.ToString(e.Message))
-			}
-			deleted += n
-			ids = ids[n:]
-		}
+	if err != nil {
+		return fmt.Errorf("looking for bucket %s: %w", bucket, err)
 	}
-	return deleted, nil
+	if _, err := s.emptyBucket(ctx, bucket, ""); err != nil {
+		return err
+	}
+	if _, err := s.S3.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)}); err != nil && !isNoBucket(err) {
+		return fmt.Errorf("deleting bucket %s, which outlived the core's stack: %w", bucket, err)
+	}
+	s.printf("Deleted bucket %s, which outlived the core's stack\n", bucket)
+	return nil
+}
+
+func groupNamesOf(groups []query.Group) []string {
+	var out []string
+	for _, g := range groups {
+		out = append(out, g.Group)
+	}
+	return out
 }
 
 // specFrom turns a rendered template into a stack spec.

@@ -31,6 +31,7 @@ func (e *fakeEnv) seedCore(t *testing.T, c spec.Core) {
 		Resources: []cfnfake.Resource{
 			{LogicalID: names.ResourceControlLaunchTemplate, Type: "AWS::EC2::LaunchTemplate"},
 			{LogicalID: managerGroup.LogicalID, Type: managerGroup.Type},
+			{LogicalID: names.ResourceBucket, Type: "AWS::S3::Bucket", PhysicalID: testJoin.BucketName},
 		}})
 }
 
@@ -39,7 +40,7 @@ func (e *fakeEnv) seedCore(t *testing.T, c spec.Core) {
 func TestUpdateCoreRollbackExplained(t *testing.T) {
 	e := fakeService(t)
 	e.seedCore(t, spec.Core{Managers: intp(3)})
-	e.seed(t, spec.Group{Name: "g", InstanceType: "m5.large"})
+	e.seed(t, spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"m5.large"}})
 	e.fake.Script("core", cfnfake.Update, cfnfake.UpdateRollback(time.Minute, managerGroup,
 		"Received 0 SUCCESS signal(s) out of 1. Unable to satisfy 100% MinSuccessfulInstancesPercent requirement")...)
 

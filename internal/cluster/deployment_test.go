@@ -57,7 +57,7 @@ func TestDryRunsShowWhatIsDeployed(t *testing.T) {
 	}
 
 	bucket := coreStack.Outputs[names.OutputBucketName]
-	web := spec.Group{Name: "web", InstanceType: "c5.large", Count: intp(2), Labels: spec.Labels{"role": "web"}}
+	web := spec.Group{Name: "web", InstanceType: spec.InstanceTypes{"c5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"}}
 	plan, err = s.PlanAgents(ctx, "core", web, CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
@@ -15,21 +16,40 @@ import (
 )
 
 // AddAgents creates group g of cluster joined to the core's current
-// outputs, waits, and returns the group's nodes.
+// outputs, waits, and returns the group's nodes. It holds the group's
+// lease from before it reads anything it decides from until the stack is
+// created.
 func (s *Service) AddAgents(ctx context.Context, cluster string, g spec.Group, o CreateOptions) ([]query.Node, error) {
-	r, dead, err := s.prepareAgents(ctx, cluster, g, o)
-	if err != nil {
+	if err := spec.CheckClusterName(cluster); err != nil {
 		return nil, err
 	}
-	if err := s.deployGroup(ctx, cluster, g, r, dead, o); err != nil {
+	if err := g.Complete(cluster); err != nil {
+		return nil, err
+	}
+	err := s.withLease(ctx, cluster, lease.Group(g.Name), func(ctx context.Context, in leased) error {
+		return s.addAgents(ctx, in, g, o)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return query.ListNodes(ctx, s.EC2, cluster, g.Name)
 }
 
+func (s *Service) addAgents(ctx context.Context, in leased, g spec.Group, o CreateOptions) error {
+	if err := usable(in.core, "core"); err != nil {
+		return err
+	}
+	r, dead, err := s.prepareNewGroup(ctx, in.core, g, o)
+	if err != nil {
+		return err
+	}
+	return s.deployGroup(ctx, in, g, r, dead, o)
+}
+
 // prepareAgents is everything add-agents does before it changes anything:
 // the checks, the group rendered joined to the core, and the dead stack of
-// the group that ReplaceFailed deletes first (nil when there is none).
+// the group that ReplaceFailed deletes first (nil when there is none). A
+// dry run shows what it returns.
 func (s *Service) prepareAgents(ctx context.Context, cluster string, g spec.Group, o CreateOptions) (*render.Rendered, *stacks.Stack, error) {
 	if err := spec.CheckClusterName(cluster); err != nil {
 		return nil, nil, err
@@ -47,10 +67,11 @@ func (s *Service) prepareAgents(ctx context.Context, cluster string, g spec.Grou
 	return s.prepareNewGroup(ctx, core, g, o)
 }
 
-// prepareNewGroup checks that group g (completed and checked) may be created
-// in the cluster of core and renders it joined to the core's current
-// outputs. A stack of that name is refused unless it is dead and
-// o.ReplaceFailed: it is then returned, for deployGroup to delete first.
+// prepareNewGroup checks that group g (completed and checked) may be
+// created in the cluster of core and renders it joined to the core's
+// current outputs, after pre-flight. A stack of that name is refused
+// unless it is dead and o.ReplaceFailed: it is then returned, for
+// deployGroup to delete first.
 func (s *Service) prepareNewGroup(ctx context.Context, core *stacks.Stack, g spec.Group, o CreateOptions) (*render.Rendered, *stacks.Stack, error) {
 	cluster := core.Name
 	name := names.GroupStack(cluster, g.Name)
@@ -66,34 +87,37 @@ func (s *Service) prepareNewGroup(ctx context.Context, core *stacks.Stack, g spe
 	case !errors.Is(err, stacks.ErrNotFound):
 		return nil, nil, err
 	}
-	r, err := renderJoined(core, g, s.Version)
+	r, err := s.renderChecked(ctx, core, g)
 	if err != nil {
 		return nil, nil, err
 	}
 	return r, dead, nil
 }
 
-// createGroup creates group g (completed and checked) joined to the
-// core's current outputs and waits: how apply creates a group, with the
-// same steps as add-agents.
+// createGroup creates group g (completed and checked) under its lease:
+// how apply creates a group, with the same steps as add-agents.
 func (s *Service) createGroup(ctx context.Context, core *stacks.Stack, g spec.Group, o CreateOptions) error {
-	r, dead, err := s.prepareNewGroup(ctx, core, g, o)
-	if err != nil {
-		return err
-	}
-	return s.deployGroup(ctx, core.Name, g, r, dead, o)
+	return s.withLease(ctx, core.Name, lease.Group(g.Name), func(ctx context.Context, in leased) error {
+		return s.addAgents(ctx, in, g, o)
+	})
 }
 
 // deployGroup deletes the dead stack a prepared group replaces, uploads
 // its node configuration and creates its stack, waiting for it.
-func (s *Service) deployGroup(ctx context.Context, cluster string, g spec.Group, r *render.Rendered, dead *stacks.Stack, o CreateOptions) error {
+func (s *Service) deployGroup(ctx context.Context, in leased, g spec.Group, r *render.Rendered, dead *stacks.Stack, o CreateOptions) error {
+	cluster := in.core.Name
 	if dead != nil {
 		s.printf("Deleting dead group stack %s (%s) before creating it again\n", dead.Name, dead.Status)
 		if err := s.Stacks.Delete(ctx, dead.Name); err != nil {
 			return explain(err, cluster, g.Name)
 		}
 	}
-	if err := s.uploadArtifacts(ctx, r.Parameters[names.OutputBucketName], r); err != nil {
+	// Whatever an earlier group of that name left in the bucket is of no
+	// use: no stack of the name exists.
+	if _, err := s.tidyNodeConfigs(ctx, in, g.Name, nil); err != nil {
+		return err
+	}
+	if err := s.uploadArtifacts(ctx, in.bucket, r); err != nil {
 		return err
 	}
 	s.printf("Creating group stack %s (%d x %s) in cluster %s\n", r.StackName, g.Desired(), g.InstanceType, cluster)
@@ -103,19 +127,18 @@ func (s *Service) deployGroup(ctx context.Context, cluster string, g spec.Group,
 	return nil
 }
 
-// renderJoined renders a group joined to the core's current outputs.
-func renderJoined(core *stacks.Stack, g spec.Group, version string) (*render.Rendered, error) {
-	join, err := render.JoinFromOutputs(core.Outputs)
-	var ce *render.ContractError
-	switch {
-	case errors.As(err, &ce) && ce.Older():
-		return nil, refused("core %q has join contract %s, older than this clusterctl's %s: upgrade it in place with `clusterctl update-core %s` (its groups keep running)", core.Name, ce.Core, ce.Want, core.Name)
-	case errors.As(err, &ce):
-		return nil, refused("core %q has join contract %s, newer than this clusterctl's %s: use a newer clusterctl", core.Name, ce.Core, ce.Want)
-	case err != nil:
-		return nil, fmt.Errorf("reading the join contract of core %q: %w", core.Name, err)
+// renderChecked renders a group joined to the core's current outputs,
+// after checking its settings against the account (pre-flight): nothing is
+// uploaded or created for a group that cannot launch.
+func (s *Service) renderChecked(ctx context.Context, core *stacks.Stack, g spec.Group) (*render.Rendered, error) {
+	join, err := joinOf(core)
+	if err != nil {
+		return nil, err
 	}
-	r, err := render.Group(core.Name, g, join, version)
+	if err := s.preflightGroup(ctx, join, g); err != nil {
+		return nil, err
+	}
+	r, err := render.Group(core.Name, g, join, s.Version)
 	if err != nil {
 		return nil, errs.AsUsage(err)
 	}
@@ -138,18 +161,42 @@ type UpdateResult struct {
 	Plan    *Plan
 	NoOp    bool // nothing would change
 	Applied bool
+	// Repaired lists what was missing from the deployed group and was put
+	// back (a node configuration deleted from the bucket).
+	Repaired []string
 }
 
 // UpdateGroup reads the group back as deployed, takes the desired group
 // from it, renders that joined to the core's current outputs and applies
 // the difference through a change set. It touches neither the core nor any
-// other group.
+// other group. It holds the group's lease while it reads, plans and
+// applies; a dry run changes nothing and takes none.
 func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResult, error) {
 	if err := checkNames(o.Cluster, o.Group); err != nil {
 		return nil, err
 	}
-	core, err := s.getCore(ctx, o.Cluster)
-	if err != nil {
+	var res *UpdateResult
+	update := func(ctx context.Context, in leased) (err error) {
+		res, err = s.updateGroup(ctx, in, o)
+		return err
+	}
+	if o.DryRun {
+		in, err := s.unleased(ctx, o.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		return res, update(ctx, in)
+	}
+	err := s.withLease(ctx, o.Cluster, lease.Group(o.Group), update)
+	return res, err
+}
+
+func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (*UpdateResult, error) {
+	// The revision first: a change after it, even between the reads below
+	// (by a tool that takes no lease), stops the update before it reverts
+	// that change.
+	revision, err := s.Stacks.Revision(ctx, names.GroupStack(o.Cluster, o.Group))
+	if err != nil && !errors.Is(err, stacks.ErrNotFound) {
 		return nil, err
 	}
 	st, err := s.groupStack(ctx, o.Cluster, o.Group)
@@ -159,12 +206,18 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if err := usable(st, "group"); err != nil {
 		return nil, err
 	}
-	if err := usable(core, "core"); err != nil {
+	if err := usable(in.core, "core"); err != nil {
 		return nil, err
 	}
 	deployed, err := s.observeGroup(ctx, o.Group, st)
 	if err != nil {
 		return nil, err
+	}
+	if deployed.Nodes < 0 {
+		// No stack update brings back a resource deleted behind
+		// CloudFormation's back.
+		return nil, refused("group %q of cluster %q has no Auto Scaling group (deleted outside CloudFormation): an update cannot bring it back\n%s",
+			o.Group, o.Cluster, recreateAdvice(o.Cluster, deployed.Spec))
 	}
 	desired := deployed.Spec
 	if o.Desired != nil {
@@ -174,33 +227,196 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 	if err := desired.Complete(o.Cluster); err != nil {
 		return nil, err
 	}
-	ch, err := s.planUpdate(ctx, core, deployed, desired)
+	r, err := s.renderChecked(ctx, in.core, desired)
 	if err != nil {
 		return nil, err
 	}
-	res := &UpdateResult{Plan: ch.plan, NoOp: ch.noop()}
-	if res.NoOp {
-		return res, nil
+	plan, err := s.planGroup(ctx, deployed, desired, r)
+	if err != nil {
+		return nil, err
 	}
+	res := &UpdateResult{Plan: plan}
+	var configs nodeConfigs // nil in a dry run: nothing tidied, nothing known
+	if !o.DryRun {
+		if configs, err = s.tidyNodeConfigs(ctx, in, o.Group, st); err != nil {
+			return nil, err
+		}
+	}
+	if plan.unchanged {
+		res.NoOp = true
+		return res, s.repairGroup(ctx, in.bucket, o.Group, r, configs, res)
+	}
+	stackSpec := specFrom(r, false)
+	stackSpec.Revision = revision
+	cs, err := s.Stacks.Plan(ctx, stackSpec)
+	if err != nil {
+		return nil, explain(err, o.Cluster, o.Group)
+	}
+	if cs.Empty {
+		res.NoOp = true
+		return res, s.repairGroup(ctx, in.bucket, o.Group, r, configs, res)
+	}
+	plan.setChanges(cs.Changes)
 	if o.OnPlan != nil {
-		if err := o.OnPlan(ch.plan); err != nil {
-			s.discard(ctx, ch)
+		if err := o.OnPlan(plan); err != nil {
+			s.Stacks.Discard(ctx, cs)
 			return res, err
 		}
 	}
 	if o.DryRun {
-		return res, s.Stacks.Discard(ctx, ch.changeSet)
+		return res, s.Stacks.Discard(ctx, cs)
 	}
-	if err := s.applyUpdate(ctx, ch); err != nil {
+	if err := s.uploadArtifacts(ctx, in.bucket, r); err != nil {
 		return res, err
+	}
+	if _, err := s.Stacks.Apply(ctx, cs); err != nil {
+		return res, explain(err, o.Cluster, o.Group)
 	}
 	res.Applied = true
 	return res, nil
 }
 
+// repairGroup puts back what an unchanged group lacks: its node
+// configuration, when it was deleted from the bucket (every node the group
+// launches would fail to start), as the listing configs shows (nil: a dry
+// run, which only looks and says).
+func (s *Service) repairGroup(ctx context.Context, bucket, group string, r *render.Rendered, configs nodeConfigs, res *UpdateResult) error {
+	dryRun := configs == nil
+	for _, a := range r.Artifacts {
+		ok := configs.has(group, a.Key)
+		if dryRun {
+			var err error
+			if ok, err = s.objectExists(ctx, bucket, a.Key); err != nil {
+				return err
+			}
+		}
+		if ok {
+			continue
+		}
+		what := fmt.Sprintf("node configuration s3://%s/%s", bucket, a.Key)
+		if dryRun {
+			res.Repaired = append(res.Repaired, what+" is missing (would be uploaded again)")
+			continue
+		}
+		if err := s.uploadArtifacts(ctx, bucket, &render.Rendered{Artifacts: []render.Artifact{a}}); err != nil {
+			return err
+		}
+		res.Repaired = append(res.Repaired, "uploaded the missing "+what+" again")
+	}
+	if len(res.Repaired) > 0 {
+		res.NoOp = false
+	}
+	return nil
+}
+
+// deleteStack deletes one stack; with retainFailed a DELETE_FAILED stack is
+// deleted keeping the resources that failed to delete. resume is what to
+// run when the wait is stopped.
+func (s *Service) deleteStack(ctx context.Context, name string, retainFailed bool, resume string) error {
+	if retainFailed {
+		s.printf("Deleting stack %s, keeping the resources that failed to delete\n", name)
+		return explainResume(s.Stacks.DeleteRetaining(ctx, name, nil), resume)
+	}
+	s.printf("Deleting stack %s\n", name)
+	return explainResume(s.Stacks.Delete(ctx, name), resume)
+}
+
+// RemoveOptions are the remove-group flags.
+type RemoveOptions struct {
+	Cluster, Group string
+	Yes            bool
+	// RetainFailed deletes a DELETE_FAILED stack keeping the resources that
+	// could not be deleted (they are listed for the operator to remove).
+	RetainFailed bool
+}
+
+// GroupRemoval is how remove-group ended.
+type GroupRemoval struct {
+	stacks.Outcome
+	// AlreadyRemoved: the stack was deleted before this run (by an
+	// interrupted remove-group); this run only cleaned up after it.
+	AlreadyRemoved bool
+}
+
+// RemoveGroup deletes exactly one group's stack, then the group's node
+// configurations, holding the group's lease. Re-run after an interruption
+// it converges: a stack being deleted is followed to its end, one already
+// deleted is cleaned up after.
+func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) (*GroupRemoval, error) {
+	if err := checkNames(o.Cluster, o.Group); err != nil {
+		return nil, err
+	}
+	name := names.GroupStack(o.Cluster, o.Group)
+	// Read first for the question; what is done is decided under the lease.
+	st, err := s.groupStack(ctx, o.Cluster, o.Group)
+	gone := errors.Is(err, stacks.ErrNotFound)
+	if err != nil && !gone {
+		return nil, err
+	}
+	if !gone && st.Status != "DELETE_IN_PROGRESS" {
+		if err := s.confirm(ctx, o.Yes, fmt.Sprintf("remove group %q of cluster %q (stack %s)", o.Group, o.Cluster, st.Name)); err != nil {
+			return nil, err
+		}
+	}
+	var done *GroupRemoval
+	err = s.withLease(ctx, o.Cluster, lease.Group(o.Group), func(ctx context.Context, in leased) (err error) {
+		done, err = s.removeGroup(ctx, in, o)
+		return err
+	})
+	if errors.Is(err, errNoCore) && !gone {
+		// No core, no bucket: nothing to hold a lease in or to clean.
+		start := time.Now()
+		if err := s.deleteStack(ctx, name, o.RetainFailed, s.resumeRemove(o)); err != nil {
+			return nil, err
+		}
+		return &GroupRemoval{Outcome: stacks.Outcome{Stack: name, Status: "DELETE_COMPLETE", Duration: time.Since(start)}}, nil
+	}
+	return done, err
+}
+
+func (s *Service) removeGroup(ctx context.Context, in leased, o RemoveOptions) (*GroupRemoval, error) {
+	name := names.GroupStack(o.Cluster, o.Group)
+	start := time.Now()
+	done := &GroupRemoval{Outcome: stacks.Outcome{Stack: name, Status: "DELETE_COMPLETE"}}
+	st, err := s.groupStack(ctx, o.Cluster, o.Group)
+	switch {
+	case errors.Is(err, stacks.ErrNotFound):
+		// Deleted before this run: clean up after it, if there is anything
+		// to clean or it was a group that existed.
+		prev, err := s.Stacks.LastDeleted(ctx, name)
+		if err != nil && !errors.Is(err, stacks.ErrNotFound) {
+			return nil, err
+		}
+		left, err := s.listNodeConfigs(ctx, in.bucket, names.GroupConfigPrefix(o.Group))
+		if err != nil {
+			return nil, err
+		}
+		if prev == nil && len(left[o.Group]) == 0 {
+			return nil, notFound(stacks.ErrNotFound, o.Cluster, o.Group)
+		}
+		done.AlreadyRemoved = true
+	case err != nil:
+		return nil, err
+	default:
+		if err := s.deleteStack(ctx, st.Name, o.RetainFailed, s.resumeRemove(o)); err != nil {
+			return nil, err
+		}
+	}
+	done.Duration = time.Since(start)
+	// The group's node configurations are of no use without it.
+	_, err = s.tidyNodeConfigs(ctx, in, o.Group, nil)
+	return done, err
+}
+
+// resumeRemove says what finishes a remove-group whose wait was stopped:
+// running it again (the node configurations are removed after the stack).
+func (s *Service) resumeRemove(o RemoveOptions) string {
+	return fmt.Sprintf("finish with: clusterctl remove-group -n %s -j %s (it waits for the deletion, then cleans up)", o.Group, o.Cluster)
+}
+
 // groupUpdate is an update of one group (or, group "", of the core),
-// planned and ready to apply or discard: how update-group, update-core
-// and apply update a stack.
+// planned and ready to apply or discard: how update-core and apply update
+// a stack.
 type groupUpdate struct {
 	cluster, group string
 	plan           *Plan
@@ -213,10 +429,15 @@ func (u *groupUpdate) noop() bool { return u.changeSet == nil }
 // planUpdate plans the update of a deployed group to desired (completed
 // and checked), joined to the core's current outputs: the settings that
 // change, and, unless the rendered stack equals the deployed one, a change
-// set with CloudFormation's resource actions.
+// set with CloudFormation's resource actions (refused at apply time if the
+// stack changed since it was read).
 func (s *Service) planUpdate(ctx context.Context, core *stacks.Stack, deployed *ObservedGroup, desired spec.Group) (*groupUpdate, error) {
 	u := &groupUpdate{cluster: core.Name, group: desired.Name}
-	r, err := renderJoined(core, desired, s.Version)
+	revision, err := s.Stacks.Revision(ctx, names.GroupStack(core.Name, desired.Name))
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.renderChecked(ctx, core, desired)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +448,9 @@ func (s *Service) planUpdate(ctx context.Context, core *stacks.Stack, deployed *
 	if u.plan.unchanged {
 		return u, nil
 	}
-	cs, err := s.Stacks.Plan(ctx, specFrom(r, false))
+	stackSpec := specFrom(r, false)
+	stackSpec.Revision = revision
+	cs, err := s.Stacks.Plan(ctx, stackSpec)
 	if err != nil {
 		return nil, explain(err, u.cluster, u.group)
 	}
@@ -240,18 +463,24 @@ func (s *Service) planUpdate(ctx context.Context, core *stacks.Stack, deployed *
 }
 
 // applyUpdate uploads the new node configuration, then executes the
-// change set and waits.
+// change set and waits, holding the stack's lease.
 func (s *Service) applyUpdate(ctx context.Context, u *groupUpdate) error {
 	if u.noop() {
 		return nil
 	}
-	if err := s.uploadArtifacts(ctx, u.rendered.Parameters[names.OutputBucketName], u.rendered); err != nil {
-		return err
+	scope := lease.Group(u.group)
+	if u.group == "" {
+		scope = lease.Core()
 	}
-	if _, err := s.Stacks.Apply(ctx, u.changeSet); err != nil {
-		return explain(err, u.cluster, u.group)
-	}
-	return nil
+	return s.withLease(ctx, u.cluster, scope, func(ctx context.Context, in leased) error {
+		if err := s.uploadArtifacts(ctx, in.bucket, u.rendered); err != nil {
+			return err
+		}
+		if _, err := s.Stacks.Apply(ctx, u.changeSet); err != nil {
+			return explain(err, u.cluster, u.group)
+		}
+		return nil
+	})
 }
 
 // discard deletes a planned update's change set, even when ctx is done (a
@@ -265,59 +494,42 @@ func (s *Service) discard(ctx context.Context, u *groupUpdate) {
 	_ = s.Stacks.Discard(cctx, u.changeSet)
 }
 
-// deleteStack deletes one stack; with retainFailed a DELETE_FAILED stack is
-// deleted keeping the resources that failed to delete.
-func (s *Service) deleteStack(ctx context.Context, name string, retainFailed bool, cluster, group string) error {
-	if retainFailed {
-		s.printf("Deleting stack %s, keeping the resources that failed to delete\n", name)
-		return explain(s.Stacks.DeleteRetaining(ctx, name, nil), cluster, group)
-	}
-	s.printf("Deleting stack %s\n", name)
-	return explain(s.Stacks.Delete(ctx, name), cluster, group)
+// pruneGroup removes a group under its lease: how apply --prune removes
+// one, with the same steps as remove-group.
+func (s *Service) pruneGroup(ctx context.Context, cluster, group string) error {
+	return s.withLease(ctx, cluster, lease.Group(group), func(ctx context.Context, in leased) error {
+		_, err := s.removeGroup(ctx, in, RemoveOptions{Cluster: cluster, Group: group, Yes: true})
+		return err
+	})
 }
 
-// RemoveOptions are the remove-group flags.
-type RemoveOptions struct {
-	Cluster, Group string
-	Yes            bool
-	// RetainFailed deletes a DELETE_FAILED stack keeping the resources that
-	// could not be deleted (they are listed for the operator to remove).
-	RetainFailed bool
-}
-
-// RemoveGroup deletes exactly one group's stack and reports how the
-// deletion ended.
-func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) (*stacks.Outcome, error) {
-	if err := checkNames(o.Cluster, o.Group); err != nil {
-		return nil, err
-	}
-	st, err := s.groupStack(ctx, o.Cluster, o.Group)
+// renderJoined renders a group joined to the core's current outputs,
+// without asking the account anything: what `render group -j` shows.
+func renderJoined(core *stacks.Stack, g spec.Group, version string) (*render.Rendered, error) {
+	join, err := joinOf(core)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.confirm(ctx, o.Yes, fmt.Sprintf("remove group %q of cluster %q (stack %s)", o.Group, o.Cluster, st.Name)); err != nil {
-		return nil, err
+	r, err := render.Group(core.Name, g, join, version)
+	if err != nil {
+		return nil, errs.AsUsage(err)
 	}
-	return s.removeGroup(ctx, o.Cluster, o.Group, o.RetainFailed)
+	return r, nil
 }
 
-// removeGroup deletes a group's stack and waits, then deletes the group's
-// node configurations from the cluster bucket: how remove-group and apply
-// --prune remove a group.
-func (s *Service) removeGroup(ctx context.Context, cluster, group string, retainFailed bool) (*stacks.Outcome, error) {
-	name := names.GroupStack(cluster, group)
-	start := time.Now()
-	if err := s.deleteStack(ctx, name, retainFailed, cluster, group); err != nil {
-		return nil, err
+// joinOf reads the core's join contract, refusing a core of another
+// contract version (saying how to upgrade an older one) and one whose
+// outputs are missing or not what they name.
+func joinOf(core *stacks.Stack) (render.Join, error) {
+	join, err := render.JoinFromOutputs(core.Outputs)
+	var ce *render.ContractError
+	switch {
+	case errors.As(err, &ce) && ce.Older():
+		return join, refused("core %q has join contract %s, older than this clusterctl's %s: upgrade it in place with `clusterctl update-core %s` (its groups keep running)", core.Name, ce.Core, ce.Want, core.Name)
+	case errors.As(err, &ce):
+		return join, refused("core %q has join contract %s, newer than this clusterctl's %s: use a newer clusterctl", core.Name, ce.Core, ce.Want)
+	case err != nil:
+		return join, refused("core %q cannot be joined: %v (changed outside clusterctl?): refusing to use it; see `clusterctl describe %s`", core.Name, err, core.Name)
 	}
-	done := &stacks.Outcome{Stack: name, Status: "DELETE_COMPLETE", Duration: time.Since(start)}
-	// The group's node configurations are of no use without it.
-	core, err := s.Stacks.Get(ctx, cluster)
-	if err != nil || core.Outputs[names.OutputBucketName] == "" {
-		return done, nil // no core, or no bucket: nothing to clean
-	}
-	if _, err := s.emptyBucket(ctx, core.Outputs[names.OutputBucketName], names.GroupConfigPrefix(group)); err != nil {
-		return nil, fmt.Errorf("removing node configuration of group %q: %w", group, err)
-	}
-	return done, nil
+	return join, nil
 }

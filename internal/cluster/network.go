@@ -3,11 +3,14 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/clusterctl/clusterctl/internal/errs"
 )
 
 // resolveNetwork completes the VPC and subnets a core runs in: the account's
@@ -27,13 +30,11 @@ func (s *Service) resolveNetwork(ctx context.Context, vpcID string, subnetIDs []
 		}
 		vpcID = aws.ToString(out.Vpcs[0].VpcId)
 	}
-	var filters []ec2types.Filter
-	in := &ec2.DescribeSubnetsInput{}
+	// Filters rather than SubnetIds: a subnet that does not exist is then
+	// missing from the answer, not an API error, and named below.
+	in := &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{{Name: aws.String("vpc-id"), Values: []string{vpcID}}}}
 	if len(subnetIDs) > 0 {
-		in.SubnetIds = subnetIDs
-	} else {
-		filters = append(filters, ec2types.Filter{Name: aws.String("vpc-id"), Values: []string{vpcID}})
-		in.Filters = filters
+		in.Filters = []ec2types.Filter{{Name: aws.String("subnet-id"), Values: subnetIDs}}
 	}
 	var subnets []ec2types.Subnet
 	p := ec2.NewDescribeSubnetsPaginator(s.EC2, in)
@@ -57,8 +58,13 @@ func (s *Service) resolveNetwork(ctx context.Context, vpcID string, subnetIDs []
 			subnets = defaults
 		}
 	}
+	for _, id := range subnetIDs {
+		if !slices.ContainsFunc(subnets, func(sn ec2types.Subnet) bool { return aws.ToString(sn.SubnetId) == id }) {
+			return "", nil, errs.Usage("pre-flight: subnet %s does not exist", id)
+		}
+	}
 	if len(subnets) == 0 {
-		return "", nil, fmt.Errorf("VPC %s has no subnets: pass --subnet-ids", vpcID)
+		return "", nil, errs.Usage("VPC %s has no subnets: pass --subnet-ids", vpcID)
 	}
 	for _, sn := range subnets {
 		v := aws.ToString(sn.VpcId)
@@ -66,7 +72,7 @@ func (s *Service) resolveNetwork(ctx context.Context, vpcID string, subnetIDs []
 			vpcID = v
 		}
 		if v != vpcID {
-			return "", nil, fmt.Errorf("subnet %s is in %s, not in %s: all subnets must be in one VPC", aws.ToString(sn.SubnetId), v, vpcID)
+			return "", nil, errs.Usage("subnet %s is in %s, not in %s: all subnets must be in one VPC", aws.ToString(sn.SubnetId), v, vpcID)
 		}
 	}
 	if len(subnetIDs) > 0 {

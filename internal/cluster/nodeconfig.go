@@ -3,13 +3,25 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"errors"
 	"fmt"
+	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/clusterctl/clusterctl/internal/lease"
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/spec"
+	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
 // ObjectPutter stores objects in the cluster bucket.
@@ -53,4 +65,212 @@ func (s *Service) uploadArtifacts(ctx context.Context, bucket string, r *render.
 		s.printf("Uploading node configuration s3://%s/%s\n", bucket, a.Key)
 	}
 	return UploadArtifacts(ctx, s.S3, bucket, r.Artifacts)
+}
+
+// Node configurations are content-addressed and uploaded before the stack
+// that needs them; what no launch template names any more is removed by
+// the next operation on its group (or, for a group that is gone, on its
+// cluster), under the group's lease: a re-run converges, and nothing is
+// left in the bucket for good.
+
+// nodeConfigKeyRE finds the node configuration keys a launch template's
+// user data fetches.
+var nodeConfigKeyRE = regexp.MustCompile(regexp.QuoteMeta(names.NodeConfigPrefix) + `/[a-zA-Z][-a-zA-Z0-9]*/node-[0-9a-f]{64}\.sh`)
+
+// keptVersions is how many launch template versions keep their node
+// configuration: the current one, and the previous one, which a rollback
+// returns to.
+const keptVersions = 2
+
+// referencedConfigs returns the node configuration keys named by the
+// newest launch template versions of a group's stack st (nil: there is no
+// stack, so none). known is false when they cannot be told for sure (no
+// launch template to read, user data that names none): then nothing may
+// be removed.
+func (s *Service) referencedConfigs(ctx context.Context, st *stacks.Stack) (refs map[string]bool, known bool, err error) {
+	refs = map[string]bool{}
+	if st == nil {
+		return refs, true, nil
+	}
+	r, err := s.Stacks.Resource(ctx, st.Name, names.ResourceLaunchTemplate)
+	switch {
+	case errors.Is(err, stacks.ErrNoResource) || errors.Is(err, stacks.ErrNotFound):
+		// A dead stack holds no resources; any other should have one.
+		return refs, stacks.Classify(st.Status) == stacks.FailedDead, nil
+	case err != nil:
+		return nil, false, err
+	case r.PhysicalID == "":
+		return refs, false, nil
+	}
+	versions, err := s.launchTemplateVersions(ctx, r.PhysicalID, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	slices.SortFunc(versions, func(a, b ec2types.LaunchTemplateVersion) int {
+		return int(aws.ToInt64(b.VersionNumber) - aws.ToInt64(a.VersionNumber))
+	})
+	for _, v := range versions[:min(len(versions), keptVersions)] {
+		for _, k := range configKeys(v) {
+			refs[k] = true
+		}
+	}
+	return refs, len(refs) > 0, nil
+}
+
+// launchTemplateVersions reads the versions of a launch template (all of
+// them when versions is nil); none when it does not exist.
+func (s *Service) launchTemplateVersions(ctx context.Context, id string, versions []string) ([]ec2types.LaunchTemplateVersion, error) {
+	var out []ec2types.LaunchTemplateVersion
+	p := ec2.NewDescribeLaunchTemplateVersionsPaginator(s.EC2, &ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateId: aws.String(id), Versions: versions})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if strings.HasPrefix(errorCode(err), "InvalidLaunchTemplateId.") || strings.HasPrefix(errorCode(err), "InvalidLaunchTemplateName.") {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("describing launch template %s: %w", id, err)
+		}
+		out = append(out, page.LaunchTemplateVersions...)
+	}
+	return out, nil
+}
+
+// configKeys lists the node configuration keys a launch template version's
+// user data names.
+func configKeys(v ec2types.LaunchTemplateVersion) []string {
+	if v.LaunchTemplateData == nil || v.LaunchTemplateData.UserData == nil {
+		return nil
+	}
+	ud, err := base64.StdEncoding.DecodeString(aws.ToString(v.LaunchTemplateData.UserData))
+	if err != nil {
+		ud = []byte(aws.ToString(v.LaunchTemplateData.UserData))
+	}
+	return nodeConfigKeyRE.FindAllString(string(ud), -1)
+}
+
+// nodeConfigs are the node configuration versions in the cluster bucket,
+// by group.
+type nodeConfigs map[string][]s3types.ObjectIdentifier
+
+// listNodeConfigs lists the node configurations under prefix (a group's,
+// or every group's: names.NodeConfigPrefix + "/").
+func (s *Service) listNodeConfigs(ctx context.Context, bucket, prefix string) (nodeConfigs, error) {
+	all := nodeConfigs{}
+	err := s.eachVersionPage(ctx, bucket, prefix, func(ids []s3types.ObjectIdentifier) error {
+		for _, id := range ids {
+			rest := strings.TrimPrefix(aws.ToString(id.Key), names.NodeConfigPrefix+"/")
+			if g, _, ok := strings.Cut(rest, "/"); ok {
+				all[g] = append(all[g], id)
+			}
+		}
+		return nil
+	})
+	return all, err
+}
+
+// has tells whether the listing holds key of group.
+func (c nodeConfigs) has(group, key string) bool {
+	return slices.ContainsFunc(c[group], func(id s3types.ObjectIdentifier) bool { return aws.ToString(id.Key) == key })
+}
+
+// tidyNodeConfigs removes, from one listing of the bucket, the node
+// configurations of group that its stack st (nil: none) no longer uses,
+// and those of the cluster's groups that have no stack. It returns the
+// listing. The caller holds group's lease.
+func (s *Service) tidyNodeConfigs(ctx context.Context, in leased, group string, st *stacks.Stack) (nodeConfigs, error) {
+	all, err := s.listNodeConfigs(ctx, in.bucket, names.NodeConfigPrefix+"/")
+	if err != nil {
+		return nil, err
+	}
+	if all[group], err = s.pruneNodeConfigs(ctx, in.bucket, group, st, all[group]); err != nil {
+		return nil, err
+	}
+	return all, s.sweepNodeConfigs(ctx, in, group, all)
+}
+
+// pruneNodeConfigs removes the node configurations of group (versions,
+// as listed) that no launch template version of its stack st (nil: there
+// is none) keeps, and returns those left. A stack with an operation in
+// progress is left alone: its templates are moving.
+func (s *Service) pruneNodeConfigs(ctx context.Context, bucket, group string, st *stacks.Stack, versions []s3types.ObjectIdentifier) ([]s3types.ObjectIdentifier, error) {
+	if len(versions) == 0 || st != nil && stacks.Classify(st.Status) == stacks.InProgress {
+		return versions, nil
+	}
+	refs, known, err := s.referencedConfigs(ctx, st)
+	if err != nil || !known {
+		return versions, err
+	}
+	used := func(id s3types.ObjectIdentifier) bool { return refs[aws.ToString(id.Key)] }
+	unused := slices.DeleteFunc(slices.Clone(versions), used)
+	if err := s.deleteIdentifiers(ctx, bucket, unused); err != nil {
+		return nil, fmt.Errorf("removing unused node configurations of group %q: %w", group, err)
+	}
+	if n := len(distinctKeys(unused)); n > 0 {
+		s.printf("Removed %s no launch template of group %s uses\n", query.Plural(n, "node configuration"), group)
+	}
+	return slices.DeleteFunc(slices.Clone(versions), func(id s3types.ObjectIdentifier) bool { return !used(id) }), nil
+}
+
+// sweepNodeConfigs removes the node configurations of the cluster's
+// groups that have no stack any more (a remove-group that was killed
+// before it cleaned up, and never re-run), each under its group's lease
+// and listed again under it: a group that another run is creating is left
+// alone. own is the group the caller holds the lease of.
+func (s *Service) sweepNodeConfigs(ctx context.Context, in leased, own string, all nodeConfigs) error {
+	cluster := in.core.Name
+	var others []string
+	for g := range all {
+		if g != own && spec.CheckGroupName(cluster, g) == nil {
+			others = append(others, g)
+		}
+	}
+	if len(others) == 0 || in.leases == nil {
+		return nil
+	}
+	live, err := query.ListNames(ctx, s.CFN)
+	if err != nil {
+		return err
+	}
+	slices.Sort(others)
+	for _, g := range others {
+		if slices.Contains(live.Groups[cluster], g) {
+			continue
+		}
+		if err := s.sweepGroup(ctx, in, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sweepGroup removes the node configurations of group, which had no stack,
+// under its lease.
+func (s *Service) sweepGroup(ctx context.Context, in leased, group string) error {
+	l, err := in.leases.Acquire(ctx, lease.Group(group))
+	if errors.Is(err, lease.ErrHeld) {
+		return nil // another run works on that group
+	}
+	if err != nil {
+		return err
+	}
+	defer l.Release(ctx)
+	if _, err := s.Stacks.Get(ctx, names.GroupStack(in.core.Name, group)); !errors.Is(err, stacks.ErrNotFound) {
+		return err // created meanwhile: its own commands tidy it
+	}
+	mine, err := s.listNodeConfigs(ctx, in.bucket, names.GroupConfigPrefix(group))
+	if err != nil {
+		return err
+	}
+	_, err = s.pruneNodeConfigs(ctx, in.bucket, group, nil, mine[group])
+	return err
+}
+
+func distinctKeys(ids []s3types.ObjectIdentifier) []string {
+	var keys []string
+	for _, id := range ids {
+		if k := aws.ToString(id.Key); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }

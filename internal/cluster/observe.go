@@ -52,14 +52,11 @@ func (s *Service) Observe(ctx context.Context, name string) (*Observed, error) {
 	}
 	o := &Observed{Spec: spec.New(name), Core: core, Groups: map[string]*ObservedGroup{}}
 	o.Spec.Core = oc.Spec
-	groups, err := s.groupStacks(ctx, name)
+	groups, _, err := s.groupStacks(ctx, name) // conflicts are no groups
 	if err != nil {
 		return nil, err
 	}
 	for _, g := range groups {
-		if g.Stack != names.GroupStack(name, g.Group) {
-			continue // our tags under a foreign name: not a group of this cluster
-		}
 		og, err := s.ObserveGroup(ctx, name, g.Group)
 		if err != nil {
 			return nil, err
@@ -101,7 +98,7 @@ func (s *Service) groupStack(ctx context.Context, cluster, group string) (*stack
 	name := names.GroupStack(cluster, group)
 	st, err := s.Stacks.Get(ctx, name)
 	if errors.Is(err, stacks.ErrNotFound) {
-		return nil, refused("group %q not found in cluster %q (no stack %s)", group, cluster, name)
+		return nil, notFound(err, cluster, group)
 	}
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"reflect"
 	"slices"
@@ -20,13 +19,16 @@ import (
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/clusterctl/clusterctl/internal/cfnfake"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
+	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/motoserver"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/render"
@@ -57,6 +59,26 @@ func TestMain(m *testing.M) {
 // moto_server fails the test: these tests never skip.
 func motoService(t *testing.T) *Service {
 	t.Helper()
+	cfg := motoConfig(t)
+	cfn := cloudformation.NewFromConfig(cfg)
+	ios, _, _, _ := iostreams.Test()
+	return &Service{
+		Stacks:  stacks.NewManager(cfn, stacks.Options{RunID: "test"}),
+		CFN:     cfn,
+		EC2:     ec2.NewFromConfig(cfg),
+		ASG:     autoscaling.NewFromConfig(cfg),
+		S3:      s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }),
+		SSM:     ssm.NewFromConfig(cfg),
+		STS:     sts.NewFromConfig(cfg),
+		IO:      ios,
+		Version: "test",
+		Run:     Run{Command: "test", ID: "test"},
+	}
+}
+
+// motoConfig is an AWS configuration for a fresh moto account.
+func motoConfig(t *testing.T) aws.Config {
+	t.Helper()
 	moto.once.Do(func() { moto.srv, moto.err = motoserver.Start(nil) })
 	if moto.err != nil {
 		t.Fatal(moto.err)
@@ -72,18 +94,7 @@ func motoService(t *testing.T) *Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfn := cloudformation.NewFromConfig(cfg)
-	ios, _, _, _ := iostreams.Test()
-	return &Service{
-		Stacks:  stacks.NewManager(cfn, stacks.Options{RunID: "test"}),
-		CFN:     cfn,
-		EC2:     ec2.NewFromConfig(cfg),
-		ASG:     autoscaling.NewFromConfig(cfg),
-		S3:      s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }),
-		SSM:     ssm.NewFromConfig(cfg),
-		IO:      ios,
-		Version: "test",
-	}
+	return cfg
 }
 
 func intp(n int) *int { return &n }
@@ -106,7 +117,7 @@ func TestOrchestrationOnMoto(t *testing.T) {
 		t.Errorf("second CreateCore: %v", err)
 	}
 
-	web := spec.Group{Name: "web", InstanceType: "c5.large", Count: intp(2), Labels: spec.Labels{"role": "web"},
+	web := spec.Group{Name: "web", InstanceType: spec.InstanceTypes{"c5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"},
 		VolumeSize: intp(40), SSHCIDR: "198.51.100.0/24", RollingUpdate: spec.RollingUpdate{MaxBatch: intp(2)}}
 	nodes, err := s.AddAgents(ctx, "core", web, CreateOptions{})
 	if err != nil {
@@ -164,7 +175,7 @@ func TestOrchestrationOnMoto(t *testing.T) {
 
 	// A type change replaces every node, two at a time; a dry run changes nothing.
 	res, err = s.UpdateGroup(ctx, UpdateOptions{Cluster: "core", Group: "web", DryRun: true,
-		Desired: func(d spec.Group) spec.Group { d.InstanceType = "c5.xlarge"; return d }})
+		Desired: func(d spec.Group) spec.Group { d.InstanceType = spec.InstanceTypes{"c5.xlarge"}; return d }})
 	if err != nil || res.Applied || res.NoOp {
 		t.Fatalf("dry run: %+v, %v", res, err)
 	}
@@ -172,7 +183,7 @@ func TestOrchestrationOnMoto(t *testing.T) {
 		len(p.Settings) != 1 || p.Settings[0].Path != "instanceType" || !slices.ContainsFunc(p.Changes, func(c ResourceChange) bool { return c.LogicalID == names.ResourceLaunchTemplate }) {
 		t.Errorf("type plan %+v", p)
 	}
-	if g, _ := s.ObserveGroup(ctx, "core", "web"); g.Spec.InstanceType != "c5.large" {
+	if g, _ := s.ObserveGroup(ctx, "core", "web"); g.Spec.InstanceType.String() != "c5.large" {
 		t.Errorf("the dry run changed the type to %s", g.Spec.InstanceType)
 	}
 
@@ -209,19 +220,26 @@ func TestOrchestrationOnMoto(t *testing.T) {
 type fakeEnv struct {
 	fake *cfnfake.Server
 	s    *Service
-	s3   *memS3
+	s3   *recS3
 }
 
+// fakeService is a Service on the CloudFormation fake, with S3 on moto
+// (the cluster bucket, testJoin's, exists there) and in-memory stand-ins
+// for the rest.
 func fakeService(t *testing.T) *fakeEnv {
 	t.Helper()
 	fake := cfnfake.New(t)
 	ios, _, _, _ := iostreams.Test()
-	mem := &memS3{}
-	return &fakeEnv{fake: fake, s3: mem, s: &Service{
+	rec := &recS3{Client: s3.NewFromConfig(motoConfig(t), func(o *s3.Options) { o.UsePathStyle = true })}
+	if _, err := rec.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(testJoin.BucketName)}); err != nil {
+		t.Fatal(err)
+	}
+	return &fakeEnv{fake: fake, s3: rec, s: &Service{
 		Stacks:  stacks.NewManager(fake.Client(), stacks.Options{RunID: "test", Clock: fake.Clock}),
 		CFN:     fake.Client(),
+		EC2:     memEC2{},
 		ASG:     memASG{names.GroupControl: 3},
-		S3:      mem,
+		S3:      rec,
 		SSM:     memSSM{},
 		IO:      ios,
 		Version: "test",
@@ -254,10 +272,14 @@ func (e *fakeEnv) seedWith(t *testing.T, core, join render.Join, ami string, gro
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.fake.Seed(cfnfake.Seed{Name: "core", Template: string(rc.Template), Params: rc.Parameters, Outputs: core.Outputs(), Tags: rc.Tags})
+	e.fake.Seed(cfnfake.Seed{Name: "core", Template: string(rc.Template), Params: rc.Parameters, Outputs: core.Outputs(), Tags: rc.Tags,
+		Resources: []cfnfake.Resource{{LogicalID: names.ResourceBucket, Type: "AWS::S3::Bucket", PhysicalID: core.BucketName}}})
 	for _, g := range groups {
 		r, err := render.Group("core", g, join, "test")
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := UploadArtifacts(t.Context(), e.s3.Client, join.BucketName, r.Artifacts); err != nil {
 			t.Fatal(err)
 		}
 		params := r.Parameters
@@ -275,12 +297,12 @@ func (e *fakeEnv) seedWith(t *testing.T, core, join render.Join, ami string, gro
 // before the update ran.
 func TestUpdateRollbackExplained(t *testing.T) {
 	e := fakeService(t)
-	e.seed(t, spec.Group{Name: "g", InstanceType: "m5.large", Count: intp(2)})
+	e.seed(t, spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2)})
 	asg := cfnfake.Res{LogicalID: names.ResourceAutoScalingGroup, Type: "AWS::AutoScaling::AutoScalingGroup"}
 	e.fake.Script("core-g", cfnfake.Update, cfnfake.UpdateRollback(time.Minute, asg, "Received 0 SUCCESS signal(s) out of 1")...)
 
 	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g",
-		Desired: func(d spec.Group) spec.Group { d.InstanceType = "m5.xlarge"; return d }})
+		Desired: func(d spec.Group) spec.Group { d.InstanceType = spec.InstanceTypes{"m5.xlarge"}; return d }})
 	if err == nil {
 		t.Fatal("the update succeeded")
 	}
@@ -296,8 +318,8 @@ func TestUpdateRollbackExplained(t *testing.T) {
 	if res == nil || res.Plan == nil || res.Plan.NodesReplaced != 2 {
 		t.Errorf("plan %+v", res)
 	}
-	if len(e.s3.puts) != 1 || !strings.HasPrefix(e.s3.puts[0], names.GroupConfigPrefix("g")) {
-		t.Errorf("uploads %v, want the new node configuration", e.s3.puts)
+	if puts := e.s3.configPuts(); len(puts) != 1 || !strings.HasPrefix(puts[0], names.GroupConfigPrefix("g")) {
+		t.Errorf("uploads %v, want the new node configuration", puts)
 	}
 	if n := len(e.fake.Log("ExecuteChangeSet")); n != 1 {
 		t.Errorf("ExecuteChangeSet called %d times", n)
@@ -308,7 +330,7 @@ func TestUpdateRollbackExplained(t *testing.T) {
 // nothing: no change set is even created.
 func TestUpdateNothingCreatesNoChangeSet(t *testing.T) {
 	e := fakeService(t)
-	e.seed(t, spec.Group{Name: "g", InstanceType: "m5.large", Count: intp(2), Min: intp(1), Max: intp(5), SSHCIDR: "203.0.113.0/24",
+	e.seed(t, spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2), Min: intp(1), Max: intp(5), SSHCIDR: "203.0.113.0/24",
 		KeyName: "ops", Labels: spec.Labels{"a": "1"}, ImageID: "/my/images/node", VolumeSize: intp(50), SubnetIDs: []string{"subnet-0bbb2222"},
 		RollingUpdate: spec.RollingUpdate{MaxBatch: intp(2), MinInService: intp(0)}})
 	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g",
@@ -316,8 +338,8 @@ func TestUpdateNothingCreatesNoChangeSet(t *testing.T) {
 	if err != nil || !res.NoOp {
 		t.Fatalf("flagless update: %+v, %v", res, err)
 	}
-	if n := len(e.fake.Log("CreateChangeSet")); n != 0 || len(e.s3.puts) != 0 {
-		t.Errorf("%d change sets, %d uploads", n, len(e.s3.puts))
+	if n := len(e.fake.Log("CreateChangeSet")); n != 0 || len(e.s3.configPuts()) != 0 {
+		t.Errorf("%d change sets, %d uploads", n, len(e.s3.configPuts()))
 	}
 }
 
@@ -328,7 +350,7 @@ func TestPlanFollowsCoreAndImage(t *testing.T) {
 	e := fakeService(t)
 	moved := testJoin
 	moved.SubnetIds = []string{"subnet-0ccc3333"}
-	e.seedWith(t, moved, testJoin, "ami-00000000000000001", spec.Group{Name: "g", InstanceType: "m5.large", Count: intp(2)})
+	e.seedWith(t, moved, testJoin, "ami-00000000000000001", spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2)})
 	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", DryRun: true})
 	if err != nil || res.NoOp || res.Applied {
 		t.Fatalf("update: %+v, %v", res, err)
@@ -340,7 +362,7 @@ func TestPlanFollowsCoreAndImage(t *testing.T) {
 	if !reflect.DeepEqual(res.Plan.Settings, want) || res.Plan.NodesReplaced != 2 || len(res.Plan.Changes) == 0 {
 		t.Errorf("plan %+v\nwant settings %+v, 2 nodes replaced", res.Plan, want)
 	}
-	if len(e.s3.puts) != 0 || len(e.fake.Log("ExecuteChangeSet")) != 0 {
+	if len(e.s3.configPuts()) != 0 || len(e.fake.Log("ExecuteChangeSet")) != 0 {
 		t.Error("a dry run uploaded or executed")
 	}
 }
@@ -348,7 +370,7 @@ func TestPlanFollowsCoreAndImage(t *testing.T) {
 // A cascade whose group deletes fail names the recovery of each group.
 func TestDeleteCascadeExplained(t *testing.T) {
 	e := fakeService(t)
-	e.seed(t, spec.Group{Name: "a", InstanceType: "m5.large"}, spec.Group{Name: "b", InstanceType: "m5.large"})
+	e.seed(t, spec.Group{Name: "a", InstanceType: spec.InstanceTypes{"m5.large"}}, spec.Group{Name: "b", InstanceType: spec.InstanceTypes{"m5.large"}})
 	sg := cfnfake.Res{LogicalID: "SshSecurityGroup", Type: "AWS::EC2::SecurityGroup"}
 	for _, g := range []string{"core-a", "core-b"} {
 		e.fake.Script(g, cfnfake.Delete, cfnfake.DeleteFails(30*time.Second, sg, "resource sg-1 has a dependent object")...)
@@ -377,6 +399,64 @@ func (memSSM) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ ...fu
 	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Name: in.Name, Value: aws.String(memAMI)}}, nil
 }
 
+// memEC2 answers pre-flight: every subnet is in testJoin's VPC, every
+// key pair, instance type and image exists (x86_64), every type is
+// offered. It has no instances.
+type memEC2 struct{}
+
+func (memEC2) DescribeInstances(context.Context, *ec2.DescribeInstancesInput, ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error) {
+	return &ec2.DescribeInstancesOutput{}, nil
+}
+
+func (memEC2) DescribeVpcs(context.Context, *ec2.DescribeVpcsInput, ...func(*ec2.Options)) (*ec2.DescribeVpcsOutput, error) {
+	return &ec2.DescribeVpcsOutput{Vpcs: []ec2types.Vpc{{VpcId: aws.String(testJoin.VpcId)}}}, nil
+}
+
+func (memEC2) DescribeSubnets(_ context.Context, in *ec2.DescribeSubnetsInput, _ ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error) {
+	var out ec2.DescribeSubnetsOutput
+	for _, f := range in.Filters {
+		if aws.ToString(f.Name) == "subnet-id" {
+			for _, id := range f.Values {
+				out.Subnets = append(out.Subnets, ec2types.Subnet{SubnetId: aws.String(id), VpcId: aws.String(testJoin.VpcId), AvailabilityZone: aws.String("us-east-1a")})
+			}
+		}
+	}
+	return &out, nil
+}
+
+func (memEC2) DescribeKeyPairs(_ context.Context, in *ec2.DescribeKeyPairsInput, _ ...func(*ec2.Options)) (*ec2.DescribeKeyPairsOutput, error) {
+	return &ec2.DescribeKeyPairsOutput{KeyPairs: []ec2types.KeyPairInfo{{KeyName: aws.String(in.Filters[0].Values[0])}}}, nil
+}
+
+func (memEC2) DescribeInstanceTypes(_ context.Context, in *ec2.DescribeInstanceTypesInput, _ ...func(*ec2.Options)) (*ec2.DescribeInstanceTypesOutput, error) {
+	var out ec2.DescribeInstanceTypesOutput
+	for _, t := range in.Filters[0].Values {
+		out.InstanceTypes = append(out.InstanceTypes, ec2types.InstanceTypeInfo{InstanceType: ec2types.InstanceType(t),
+			ProcessorInfo: &ec2types.ProcessorInfo{SupportedArchitectures: []ec2types.ArchitectureType{ec2types.ArchitectureTypeX8664}}})
+	}
+	return &out, nil
+}
+
+func (memEC2) DescribeInstanceTypeOfferings(_ context.Context, in *ec2.DescribeInstanceTypeOfferingsInput, _ ...func(*ec2.Options)) (*ec2.DescribeInstanceTypeOfferingsOutput, error) {
+	var out ec2.DescribeInstanceTypeOfferingsOutput
+	for _, t := range in.Filters[0].Values {
+		for _, z := range in.Filters[1].Values {
+			out.InstanceTypeOfferings = append(out.InstanceTypeOfferings, ec2types.InstanceTypeOffering{InstanceType: ec2types.InstanceType(t), Location: aws.String(z)})
+		}
+	}
+	return &out, nil
+}
+
+// DescribeLaunchTemplateVersions: the fake's stacks have no real launch
+// templates.
+func (memEC2) DescribeLaunchTemplateVersions(context.Context, *ec2.DescribeLaunchTemplateVersionsInput, ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplateVersionsOutput, error) {
+	return &ec2.DescribeLaunchTemplateVersionsOutput{}, nil
+}
+
+func (memEC2) DescribeImages(_ context.Context, in *ec2.DescribeImagesInput, _ ...func(*ec2.Options)) (*ec2.DescribeImagesOutput, error) {
+	return &ec2.DescribeImagesOutput{Images: []ec2types.Image{{ImageId: aws.String(in.ImageIds[0]), State: ec2types.ImageStateAvailable, Architecture: ec2types.ArchitectureValuesX8664}}}, nil
+}
+
 // memASG has one Auto Scaling group for every group asked for by its
 // tags: of as many nodes as it says for that group, 2 by default.
 type memASG map[string]int
@@ -399,25 +479,55 @@ func (m memASG) DescribeAutoScalingGroups(_ context.Context, in *autoscaling.Des
 	return &out, nil
 }
 
-type memS3 struct {
+// recS3 is moto's S3, recording the keys put.
+type recS3 struct {
+	*s3.Client
 	mu   sync.Mutex
 	puts []string
 }
 
-func (m *memS3) PutObject(_ context.Context, in *s3.PutObjectInput, _ ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
-	if _, err := io.ReadAll(in.Body); err != nil {
-		return nil, err
+func (r *recS3) PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
+	r.mu.Lock()
+	r.puts = append(r.puts, aws.ToString(in.Key))
+	r.mu.Unlock()
+	return r.Client.PutObject(ctx, in, opts...)
+}
+
+// configPuts are the node configurations put (not the leases).
+func (r *recS3) configPuts() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, k := range r.puts {
+		if strings.HasPrefix(k, names.NodeConfigPrefix+"/") {
+			out = append(out, k)
+		}
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.puts = append(m.puts, aws.ToString(in.Key))
-	return &s3.PutObjectOutput{}, nil
+	return out
 }
 
-func (m *memS3) ListObjectVersions(context.Context, *s3.ListObjectVersionsInput, ...func(*s3.Options)) (*s3.ListObjectVersionsOutput, error) {
-	return &s3.ListObjectVersionsOutput{}, nil
-}
-
-func (m *memS3) DeleteObjects(_ context.Context, in *s3.DeleteObjectsInput, _ ...func(*s3.Options)) (*s3.DeleteObjectsOutput, error) {
-	return nil, fmt.Errorf("memS3: unexpected DeleteObjects of %d objects", len(in.Delete.Objects))
+// Continuing a failed rollback changes the group: it holds the group's
+// lease, and is refused while another run holds it.
+func TestContinueRollbackHoldsTheGroupLease(t *testing.T) {
+	e := fakeService(t)
+	e.seed(t)
+	e.fake.Seed(cfnfake.Seed{Name: "core-g", Status: "UPDATE_ROLLBACK_FAILED",
+		Tags: map[string]string{names.TagCluster: "core", names.TagRole: names.RoleAgents, names.TagGroup: "g"}})
+	other := lease.New(e.s3.Client, testJoin.BucketName, lease.Options{Cluster: "core", Holder: "bob@ci (pid 1)", Command: "update-group -n g -j core -c 3"})
+	l, err := other.Acquire(t.Context(), lease.Group("g"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.s.ContinueRollback(t.Context(), "core", "g")
+	if !errors.Is(err, lease.ErrHeld) || !strings.Contains(err.Error(), "`update-group -n g -j core -c 3`") {
+		t.Errorf("ContinueRollback under another run's lease = %v", err)
+	}
+	if n := len(e.fake.Log("ContinueUpdateRollback")); n != 0 {
+		t.Errorf("ContinueUpdateRollback called %d times under another run's lease", n)
+	}
+	l.Release(t.Context())
+	st, err := e.s.ContinueRollback(t.Context(), "core", "g")
+	if err != nil || st.Status != "UPDATE_ROLLBACK_COMPLETE" {
+		t.Errorf("ContinueRollback = %+v, %v", st, err)
+	}
 }

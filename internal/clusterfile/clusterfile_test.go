@@ -43,8 +43,8 @@ func TestReadValid(t *testing.T) {
 	want := spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Name: "prod",
 		Core: spec.Core{InstanceType: "m5.large", SSHCIDR: "203.0.113.0/24"},
 		Groups: []spec.Group{
-			{Name: "web", InstanceType: "c5.large", Count: intp(3), Labels: spec.Labels{"role": "web", "tier": "front"}, RollingUpdate: spec.RollingUpdate{MaxBatch: intp(2)}},
-			{Name: "db", InstanceType: "r5.large", SubnetIDs: []string{"subnet-0aaa1111", "subnet-0bbb2222"}},
+			{Name: "web", InstanceType: spec.InstanceTypes{"c5.large"}, Count: intp(3), Labels: spec.Labels{"role": "web", "tier": "front"}, RollingUpdate: spec.RollingUpdate{MaxBatch: intp(2)}},
+			{Name: "db", InstanceType: spec.InstanceTypes{"r5.large"}, SubnetIDs: []string{"subnet-0aaa1111", "subnet-0bbb2222"}},
 		}}
 	want.Default()
 	if !reflect.DeepEqual(got, want) {
@@ -91,16 +91,18 @@ func TestReadErrors(t *testing.T) {
 		{"typo", group + "    cout: 3\n", "f.yaml:7: groups[0].cout: unknown setting; did you mean count?"},
 		{"part of a key", group + "    type: c5.large\n", "f.yaml:7: groups[0].type: unknown setting; did you mean instanceType?"},
 		{"start of a key", group + "    volume: 50\n", "f.yaml:7: groups[0].volume: unknown setting; did you mean volumeSize?"},
-		{"nothing close", group + "    flavour: spicy\n", "f.yaml:7: groups[0].flavour: unknown setting (expected one of name, instanceType, count, min, max, labels, imageId, volumeSize, subnetIds, sshCidr, keyName, rollingUpdate)"},
+		{"nothing close", group + "    flavour: spicy\n", "f.yaml:7: groups[0].flavour: unknown setting (expected one of name, instanceType, spot, onDemandBase, onDemandPercent, spotAllocation, count, min, max, labels, imageId, volumeSize, subnetIds, sshCidr, keyName, allowSshFromAnywhere, rollingUpdate)"},
 		{"nested unknown", group + "    rollingUpdate:\n      batch: 2\n", "f.yaml:8: groups[0].rollingUpdate.batch: unknown setting; did you mean maxBatch?"},
 		{"nested, nothing close", group + "    rollingUpdate:\n      speed: 2\n", "f.yaml:8: groups[0].rollingUpdate.speed: unknown setting (expected one of maxBatch, minInService)"},
 		{"nested typo", group + "    rollingUpdate:\n      maxbatch: 2\n", "f.yaml:8: groups[0].rollingUpdate.maxbatch: unknown setting; did you mean maxBatch?"},
-		{"core unknown", head + "core:\n  flavour: m5.large\n", "f.yaml:5: core.flavour: unknown setting (expected one of instanceType, imageId, keyName, sshCidr, vpcId, subnetIds, volumeSize, managers)"},
+		{"core unknown", head + "core:\n  flavour: m5.large\n", "f.yaml:5: core.flavour: unknown setting (expected one of instanceType, imageId, keyName, sshCidr, allowSshFromAnywhere, vpcId, subnetIds, volumeSize, managers)"},
 		{"duplicate key", group + "    count: 2\n    count: 3\n", "f.yaml:8: groups[0].count: given twice (first at line 7)"},
 		{"not a number", group + "    count: three\n", `f.yaml:7: groups[0].count: expected a whole number, found "three"`},
 		{"fraction", group + "    volumeSize: 40.5\n", `f.yaml:7: groups[0].volumeSize: expected a whole number, found "40.5"`},
 		{"list for a value", group + "    instanceType: [a, b]\n", "f.yaml:7: groups[0].instanceType: given twice (first at line 6)"},
-		{"list for a type", head + "groups:\n  - name: web\n    instanceType: [c5.large]\n", "f.yaml:6: groups[0].instanceType: expected a single value, found a list"},
+		{"mapping for a type", head + "groups:\n  - name: web\n    instanceType: {c5: large}\n", "f.yaml:6: groups[0].instanceType: expected an instance type or a list of them, found a mapping"},
+		{"types of two architectures", head + "groups:\n  - name: web\n    instanceType: [c5.large, c6g.large]\n", "f.yaml:6: groups[0].instanceType: instance types of more than one architecture: c6g.large is arm64, the others x86_64 (the nodes of a group share one image)"},
+		{"mix without spot", head + "groups:\n  - name: web\n    instanceType: c5.large\n    onDemandPercent: 50\n", "f.yaml:7: groups[0].onDemandPercent: applies to spot groups only (without spot, every node is on-demand)"},
 		{"value for a list", group + "    subnetIds: subnet-0aaa1111\n", `f.yaml:7: groups[0].subnetIds: expected a list, found "subnet-0aaa1111"`},
 		{"labels as flags write them", group + "    labels: role=web\n", `f.yaml:7: groups[0].labels: expected a mapping of label keys to values (role: web), found "role=web"`},
 		{"groups not a list", head + "groups:\n  web: {}\n", "f.yaml:5: groups: expected a list, found a mapping"},

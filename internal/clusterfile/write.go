@@ -48,7 +48,7 @@ func Marshal(c spec.Cluster, format string) ([]byte, error) {
 // A key is required when the spec's json tag may not leave it out, but
 // for the core: a file without one asks for every default.
 func Schema() ([]byte, error) {
-	r := &jsonschema.Reflector{RequiredFromJSONSchemaTags: true}
+	r := &jsonschema.Reflector{RequiredFromJSONSchemaTags: true, Mapper: schemaOf}
 	s := r.Reflect(&spec.Cluster{})
 	s.ID = "" // the Go package's path is no address of ours
 	s.Title = "clusterctl cluster file"
@@ -69,6 +69,20 @@ func Schema() ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// schemaOf gives the schema of the spec's types that read more than one
+// form: a group's instance types are one type or a list of them.
+func schemaOf(t reflect.Type) *jsonschema.Schema {
+	if t != reflect.TypeFor[spec.InstanceTypes]() {
+		return nil
+	}
+	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
+		{Type: "string"},
+		{Type: "array", Items: &jsonschema.Schema{Type: "string"}, MinItems: ptrUint(1)},
+	}}
+}
+
+func ptrUint(n uint64) *uint64 { return &n }
 
 // describe fills in, for struct type t and the structs it holds, each
 // property's description (from its help tag) and the required keys.

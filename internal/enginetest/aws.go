@@ -33,6 +33,7 @@ type AWS struct {
 	actions    map[string]*LifecycleAction // by token
 	calls      []Call
 	onComplete map[string]func(LifecycleAction) // by instance
+	denied     map[Call]bool                    // by node, service and action
 }
 
 // Call is one request the endpoint received.
@@ -62,7 +63,7 @@ func newAWS(gateway netip.Addr, motoURL string) (*AWS, error) {
 		return nil, fmt.Errorf("AWS endpoint: %w", err)
 	}
 	a := &AWS{URL: "http://" + ln.Addr().String(), proxy: httputil.NewSingleHostReverseProxy(target),
-		actions: map[string]*LifecycleAction{}, onComplete: map[string]func(LifecycleAction){}}
+		actions: map[string]*LifecycleAction{}, onComplete: map[string]func(LifecycleAction){}, denied: map[Call]bool{}}
 	// Nodes are killed in the middle of calls: not worth a log line.
 	a.proxy.ErrorLog = log.New(io.Discard, "", 0)
 	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
@@ -83,6 +84,14 @@ func (a *AWS) OnComplete(instanceID string, f func(LifecycleAction)) {
 		return
 	}
 	a.onComplete[instanceID] = f
+}
+
+// Deny refuses the calls of one EC2 action from one node, as EC2 does
+// when the caller's role does not allow it (UnauthorizedOperation).
+func (a *AWS) Deny(from netip.Addr, action string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.denied[Call{Service: "ec2", Action: action, From: from}] = true
 }
 
 // BeginLifecycleAction puts instance into group's termination hook and
@@ -150,7 +159,14 @@ func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	from, _ := netip.ParseAddrPort(r.RemoteAddr)
 	a.mu.Lock()
 	a.calls = append(a.calls, Call{Service: service, Action: action, From: from.Addr(), Time: time.Now()})
+	denied := a.denied[Call{Service: service, Action: action, From: from.Addr()}]
 	a.mu.Unlock()
+	if denied {
+		w.Header().Set("Content-Type", "text/xml")
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprintf(w, `<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are not authorized to perform this operation.</Message></Error></Errors><RequestID>%s</RequestID></Response>`, uuid())
+		return
+	}
 	if service == "autoscaling" && (action == "CompleteLifecycleAction" || action == "RecordLifecycleActionHeartbeat") {
 		a.lifecycleAction(w, action, form)
 		return
@@ -254,5 +270,36 @@ func TerminationNotice(account, region string, act LifecycleAction) string {
 		"detail": detail,
 	}
 	b, _ := json.Marshal(ev)
+	return string(b)
+}
+
+// InterruptionWarning is the event EC2 sends to EventBridge two minutes
+// before it takes back a spot instance ("EC2 Spot Instance Interruption
+// Warning", as documented).
+func InterruptionWarning(account, region, instanceID string) string {
+	return ec2Event(account, region, "EC2 Spot Instance Interruption Warning",
+		map[string]string{"instance-id": instanceID, "instance-action": "terminate"}, instanceID)
+}
+
+// RebalanceRecommendation is the event EC2 sends to EventBridge when a
+// spot instance is at an elevated risk of interruption ("EC2 Instance
+// Rebalance Recommendation", as documented).
+func RebalanceRecommendation(account, region, instanceID string) string {
+	return ec2Event(account, region, "EC2 Instance Rebalance Recommendation",
+		map[string]string{"instance-id": instanceID}, instanceID)
+}
+
+func ec2Event(account, region, detailType string, detail map[string]string, instanceID string) string {
+	b, _ := json.Marshal(map[string]any{
+		"version":     "0",
+		"id":          uuid(),
+		"detail-type": detailType,
+		"source":      "aws.ec2",
+		"account":     account,
+		"time":        time.Now().UTC().Format(time.RFC3339),
+		"region":      region,
+		"resources":   []string{fmt.Sprintf("arn:aws:ec2:%s:%s:instance/%s", region, account, instanceID)},
+		"detail":      detail,
+	})
 	return string(b)
 }

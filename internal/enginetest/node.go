@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,7 @@ type NodeSpec struct {
 	IP           netip.Addr // the instance's private IP, in the lab's subnet
 	InstanceType string
 	Zone         string
+	Lifecycle    string // spot or on-demand (the default), as instance-life-cycle says
 	// Metadata holds more instance metadata items by path below
 	// latest/meta-data/, e.g. autoscaling/target-lifecycle-state.
 	Metadata map[string]string
@@ -100,6 +102,7 @@ func (l *Lab) newNode(spec NodeSpec) (*Node, error) {
 		"local-ipv4":                  spec.IP.String(),
 		"instance-type":               spec.InstanceType,
 		"placement/availability-zone": spec.Zone,
+		"instance-life-cycle":         cmp.Or(spec.Lifecycle, "on-demand"),
 	}
 	for k, v := range spec.Metadata {
 		items[k] = v

@@ -25,6 +25,12 @@ const (
 	TagLabels  = "clusterctl:labels"
 	TagImage   = "clusterctl:image"
 	TagSubnets = "clusterctl:subnets"
+	// TagInstanceType, TagLifecycle and TagZone are on agent instances
+	// only, put there by the node itself: what it really is, from its
+	// instance metadata (the same as its engine labels below).
+	TagInstanceType = "clusterctl:instance-type"
+	TagLifecycle    = "clusterctl:lifecycle"
+	TagZone         = "clusterctl:zone"
 	// TagLabelPrefix prefixes one instance tag per label: clusterctl:label:<key>.
 	TagLabelPrefix = "clusterctl:label:"
 	// TagName is EC2's display name.
@@ -59,6 +65,11 @@ const (
 	ParamMaxBatchSize          = "MaxBatchSize"
 	ParamMinInstancesInService = "MinInstancesInService"
 	ParamManagers              = "Managers" // core only: 1, 3 or 5
+	// A spot group's purchase mix; the template of a group without spot
+	// declares none of them.
+	ParamOnDemandBaseCapacity   = "OnDemandBaseCapacity"
+	ParamOnDemandPercentage     = "OnDemandPercentageAboveBaseCapacity"
+	ParamSpotAllocationStrategy = "SpotAllocationStrategy"
 )
 
 // Outputs of the core stack. The join contract is public: a group stack
@@ -182,6 +193,11 @@ func GroupConfigPrefix(group string) string { return NodeConfigPrefix + "/" + gr
 const (
 	EngineLabelGroup        = "clusterctl.group"
 	EngineLabelInstanceType = "clusterctl.instance-type"
+	// EngineLabelLifecycle is spot or on-demand, EngineLabelZone the
+	// availability zone: what the node really is, from its instance
+	// metadata (in a mixed group, the instance type is too).
+	EngineLabelLifecycle = "clusterctl.lifecycle"
+	EngineLabelZone      = "clusterctl.zone"
 	// EngineLabelInstanceID is the engine label by which the managers find
 	// the swarm node of an instance; every node sets it at boot.
 	EngineLabelInstanceID = "clusterctl.instance-id"
@@ -200,11 +216,13 @@ func GroupStack(cluster, group string) string { return cluster + "-" + group }
 // Set is every name, for the templates: {{.N.ParamInstanceType}}.
 type Set struct {
 	TagCluster, TagRole, TagGroup, TagVersion, TagLabelPrefix, TagName string
+	TagInstanceType, TagLifecycle, TagZone                             string
 	RoleCore, RoleAgents, GroupControl                                 string
 
 	ParamInstanceType, ParamVolumeSize, ParamImageParameter, ParamImageID, ParamKeyName, ParamSSHCIDR string
 	ParamVpcID, ParamSubnetIDs, ParamDesiredCapacity, ParamMinSize, ParamMaxSize                      string
 	ParamMaxBatchSize, ParamMinInstancesInService, ParamManagers                                      string
+	ParamOnDemandBaseCapacity, ParamOnDemandPercentage, ParamSpotAllocationStrategy                   string
 
 	OutputClusterName, OutputBucketName, OutputControlSecurityGroupID                    string
 	OutputAgentSecurityGroupID, OutputAgentInstanceProfile, OutputVpcID, OutputSubnetIDs string
@@ -216,7 +234,7 @@ type Set struct {
 	JoinPrefix, SwarmPrefix, SwarmToken, SwarmCA, Managers, ManagersKey string
 	ControlPrefix, InitMarker, ManagerToken, ManagerAliases, Backup     string
 
-	EngineLabelGroup, EngineLabelInstanceType, EngineLabelInstanceID string
+	EngineLabelGroup, EngineLabelInstanceType, EngineLabelInstanceID, EngineLabelLifecycle, EngineLabelZone string
 
 	StatusKey string
 
@@ -228,13 +246,16 @@ func Template() Set {
 	return Set{
 		TagCluster: TagCluster, TagRole: TagRole, TagGroup: TagGroup, TagVersion: TagVersion,
 		TagLabelPrefix: TagLabelPrefix, TagName: TagName,
+		TagInstanceType: TagInstanceType, TagLifecycle: TagLifecycle, TagZone: TagZone,
 		RoleCore: RoleCore, RoleAgents: RoleAgents, GroupControl: GroupControl,
 
 		ParamInstanceType: ParamInstanceType, ParamVolumeSize: ParamVolumeSize, ParamImageParameter: ParamImageParameter,
 		ParamImageID: ParamImageID, ParamKeyName: ParamKeyName, ParamSSHCIDR: ParamSSHCIDR, ParamVpcID: ParamVpcID,
 		ParamSubnetIDs: ParamSubnetIDs, ParamDesiredCapacity: ParamDesiredCapacity, ParamMinSize: ParamMinSize,
 		ParamMaxSize: ParamMaxSize, ParamMaxBatchSize: ParamMaxBatchSize, ParamMinInstancesInService: ParamMinInstancesInService,
-		ParamManagers: ParamManagers,
+		ParamManagers:             ParamManagers,
+		ParamOnDemandBaseCapacity: ParamOnDemandBaseCapacity, ParamOnDemandPercentage: ParamOnDemandPercentage,
+		ParamSpotAllocationStrategy: ParamSpotAllocationStrategy,
 
 		OutputClusterName: OutputClusterName, OutputBucketName: OutputBucketName,
 		OutputControlSecurityGroupID: OutputControlSecurityGroupID, OutputAgentSecurityGroupID: OutputAgentSecurityGroupID,
@@ -250,6 +271,7 @@ func Template() Set {
 		ControlPrefix: ControlPrefix, InitMarker: InitMarker, ManagerToken: ManagerToken, ManagerAliases: ManagerAliases, Backup: Backup,
 
 		EngineLabelGroup: EngineLabelGroup, EngineLabelInstanceType: EngineLabelInstanceType, EngineLabelInstanceID: EngineLabelInstanceID,
+		EngineLabelLifecycle: EngineLabelLifecycle, EngineLabelZone: EngineLabelZone,
 
 		StatusKey: StatusKey,
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
@@ -32,67 +33,135 @@ type ASGAPI interface {
 
 // Group is one agent group. The JSON keys are a public interface.
 type Group struct {
-	Cluster      string            `json:"cluster"`
-	Group        string            `json:"group"`
-	Stack        string            `json:"stack"`
-	Status       string            `json:"status"`
-	InstanceType string            `json:"instanceType"`
-	Desired      int               `json:"desired"`
-	Min          int               `json:"min"`
-	Max          int               `json:"max"`
-	Running      int               `json:"running"`
-	Labels       map[string]string `json:"labels"`
-	Updated      time.Time         `json:"updated"`
-	Joined       bool              `json:"joined"`
+	Cluster string `json:"cluster"`
+	Group   string `json:"group"`
+	Stack   string `json:"stack"`
+	Status  string `json:"status"`
+	// InstanceType is the group's types, comma-separated (one for a group
+	// that is not mixed); InstanceTypes the same as a list.
+	InstanceType  string   `json:"instanceType"`
+	InstanceTypes []string `json:"instanceTypes"`
+	// The purchase mix, as a cluster file says it: without spot every node
+	// is on-demand (base 0, 100 percent, no allocation strategy).
+	Spot            bool              `json:"spot"`
+	OnDemandBase    int               `json:"onDemandBase"`
+	OnDemandPercent int               `json:"onDemandPercent"`
+	SpotAllocation  string            `json:"spotAllocation"`
+	Desired         int               `json:"desired"`
+	Min             int               `json:"min"`
+	Max             int               `json:"max"`
+	Running         int               `json:"running"`
+	Labels          map[string]string `json:"labels"`
+	Updated         time.Time         `json:"updated"`
+	Joined          bool              `json:"joined"`
+
+	// Scaling is the group's Auto Scaling group, found by its tags; nil
+	// when it has none (gone, or never created).
+	Scaling *asgtypes.AutoScalingGroup `json:"-"`
+	// Params are the stack's parameters, as deployed.
+	Params map[string]string `json:"-"`
+}
+
+// Conflict is a stack that carries clusterctl's ownership tags under a
+// name those tags do not give it: a group is the stack <cluster>-<group>
+// whose tags say so, a core the stack named after its cluster. clusterctl
+// lists a conflict and never touches it. The JSON keys are a public
+// interface.
+type Conflict struct {
+	Stack   string `json:"stack"`
+	Status  string `json:"status"`
+	Cluster string `json:"cluster"`
+	Role    string `json:"role"`
+	Group   string `json:"group,omitempty"`
+	Reason  string `json:"reason"`
+}
+
+func (c Conflict) String() string {
+	return fmt.Sprintf("stack %s (%s) is not clusterctl's: %s; it is never touched", c.Stack, c.Status, c.Reason)
+}
+
+// Ownership sorts a stack by its ownership tags checked against its name:
+// a core or a group of its cluster, a conflict, or neither (no cluster tag).
+func Ownership(s stacks.Stack) (role string, conflict *Conflict) {
+	c, role, g := s.Tags[names.TagCluster], s.Tags[names.TagRole], s.Tags[names.TagGroup]
+	if c == "" {
+		return "", nil
+	}
+	bad := func(format string, args ...any) (string, *Conflict) {
+		return "", &Conflict{Stack: s.Name, Status: s.Status, Cluster: c, Role: role, Group: g, Reason: fmt.Sprintf(format, args...)}
+	}
+	switch role {
+	case names.RoleCore:
+		if s.Name != c {
+			return bad("it is tagged as the core of cluster %s, whose core stack is named %s", c, c)
+		}
+	case names.RoleAgents:
+		if g == "" {
+			return bad("it is tagged as a group of cluster %s without a group name", c)
+		}
+		if want := names.GroupStack(c, g); s.Name != want {
+			return bad("it is tagged as group %s of cluster %s, whose stack is named %s", g, c, want)
+		}
+	default:
+		return bad("it is tagged with cluster %s and an unknown role %q", c, role)
+	}
+	return role, nil
 }
 
 // ListGroups lists the agent groups of one cluster, or of every cluster when
-// cluster is "". It makes a constant number of paginated calls: one
-// DescribeStacks (all stacks, filtered by ownership tags) and one
-// DescribeAutoScalingGroups filtered by the cluster tag.
-func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]Group, error) {
+// cluster is "", and the stacks that carry their tags under another name
+// (conflicts, see Ownership). It makes a constant number of paginated
+// calls: one DescribeStacks (all stacks, filtered by ownership tags) and
+// one DescribeAutoScalingGroups filtered by the cluster tag.
+func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]Group, []Conflict, error) {
 	all, err := describeAllStacks(ctx, cfn)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cores := map[string]map[string]string{} // cluster → core outputs
-	var groups []Group
+	groups := []Group{}
+	conflicts := []Conflict{}
 	var groupStacks []stacks.Stack
 	for _, s := range all {
-		tags := s.Tags
-		c := tags[names.TagCluster]
+		c := s.Tags[names.TagCluster]
 		if c == "" || (cluster != "" && c != cluster) || s.Status == string(cfntypes.StackStatusDeleteComplete) {
 			continue
 		}
-		switch tags[names.TagRole] {
-		case names.RoleCore:
+		role, conflict := Ownership(s)
+		switch {
+		case conflict != nil:
+			conflicts = append(conflicts, *conflict)
+		case role == names.RoleCore:
 			cores[c] = s.Outputs
-		case names.RoleAgents:
+		case role == names.RoleAgents:
 			groupStacks = append(groupStacks, s)
 		}
 	}
 	if len(groupStacks) == 0 {
-		return []Group{}, nil
+		return groups, conflicts, nil
 	}
 	asgs, err := describeGroups(ctx, asg, cluster)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, s := range groupStacks {
 		tags, params := s.Tags, s.Parameters
 		g := Group{
-			Cluster:      tags[names.TagCluster],
-			Group:        tags[names.TagGroup],
-			Stack:        s.Name,
-			Status:       s.Status,
-			InstanceType: params[names.ParamInstanceType],
-			Labels:       ParseLabels(tags[names.TagLabels]),
-			Updated:      s.Updated.UTC(),
+			Cluster: tags[names.TagCluster],
+			Group:   tags[names.TagGroup],
+			Stack:   s.Name,
+			Status:  s.Status,
+			Labels:  ParseLabels(tags[names.TagLabels]),
+			Updated: s.Updated.UTC(),
+			Params:  params,
 		}
+		g.setPurchase(params)
 		if a, ok := asgs[g.Cluster+"/"+g.Group]; ok {
+			g.Scaling = &a
 			// The Auto Scaling group carries the labels it gives its nodes;
 			// it is replaced or updated with them, so it is the current set.
 			g.Labels = asgLabels(a.Tags)
+			g.setPolicy(a.MixedInstancesPolicy)
 			g.Desired = int(aws.ToInt32(a.DesiredCapacity))
 			g.Min = int(aws.ToInt32(a.MinSize))
 			g.Max = int(aws.ToInt32(a.MaxSize))
@@ -117,7 +186,66 @@ func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]
 		}
 		return groups[i].Group < groups[j].Group
 	})
-	return groups, nil
+	return groups, conflicts, nil
+}
+
+// setPurchase reads the types and the purchase mix from the group stack's
+// parameters: a list parameter in either form CloudFormation
+// implementations report, and the spot parameters, which only the
+// template of a spot group declares. What the Auto Scaling group says
+// (setPolicy) wins.
+func (g *Group) setPurchase(params map[string]string) {
+	g.InstanceTypes = spec.SplitList(params[names.ParamInstanceType])
+	if g.InstanceTypes == nil {
+		g.InstanceTypes = []string{}
+	}
+	g.InstanceType = strings.Join(g.InstanceTypes, ",")
+	g.OnDemandPercent = 100
+	allocation, spot := params[names.ParamSpotAllocationStrategy]
+	if !spot {
+		return
+	}
+	g.Spot, g.SpotAllocation = true, allocation
+	g.OnDemandBase, _ = strconv.Atoi(params[names.ParamOnDemandBaseCapacity])
+	g.OnDemandPercent, _ = strconv.Atoi(params[names.ParamOnDemandPercentage])
+}
+
+// setPolicy reads the types and the purchase mix from the Auto Scaling
+// group's mixed instances policy, when it has one: what the group buys
+// now. Spot means some of its capacity may be spot (less than all of it
+// on demand above the base).
+func (g *Group) setPolicy(p *asgtypes.MixedInstancesPolicy) {
+	if p == nil || p.LaunchTemplate == nil || len(p.LaunchTemplate.Overrides) == 0 {
+		return
+	}
+	g.InstanceTypes = nil
+	for _, o := range p.LaunchTemplate.Overrides {
+		g.InstanceTypes = append(g.InstanceTypes, aws.ToString(o.InstanceType))
+	}
+	g.InstanceType = strings.Join(g.InstanceTypes, ",")
+	d := p.InstancesDistribution
+	if d == nil {
+		return
+	}
+	g.OnDemandBase = int(aws.ToInt32(d.OnDemandBaseCapacity))
+	g.OnDemandPercent = int(aws.ToInt32(d.OnDemandPercentageAboveBaseCapacity))
+	g.Spot = d.OnDemandPercentageAboveBaseCapacity != nil && g.OnDemandPercent < 100
+	g.SpotAllocation = ""
+	if g.Spot {
+		g.SpotAllocation = aws.ToString(d.SpotAllocationStrategy)
+	}
+}
+
+// Mix says how a group's nodes are bought, for a table: on-demand, spot,
+// or spot with an on-demand share ("spot, on-demand 1 + 25%").
+func (g Group) Mix() string {
+	switch {
+	case !g.Spot:
+		return OnDemand
+	case g.OnDemandBase == 0 && g.OnDemandPercent == 0:
+		return "spot"
+	}
+	return fmt.Sprintf("spot, on-demand %d + %d%%", g.OnDemandBase, g.OnDemandPercent)
 }
 
 // Joined tells whether a group's join parameters (the join-contract outputs
@@ -208,18 +336,18 @@ func asgLabels(tags []asgtypes.TagDescription) map[string]string {
 
 // GroupsTable is the table form of list-groups.
 func GroupsTable(groups []Group, wide bool) Table {
-	t := Table{Header: []string{"CLUSTER", "GROUP", "STATUS", "TYPE", "DESIRED", "MIN", "MAX", "RUNNING", "JOINED", "UPDATED"}}
+	t := Table{Header: []string{"CLUSTER", "GROUP", "STATUS", "TYPE", "LIFECYCLE", "DESIRED", "MIN", "MAX", "RUNNING", "JOINED", "UPDATED"}}
 	if wide {
-		t.Header = append(t.Header, "STACK", "LABELS")
+		t.Header = append(t.Header, "SPOT-ALLOCATION", "STACK", "LABELS")
 	}
 	for _, g := range groups {
 		joined := "yes"
 		if !g.Joined {
 			joined = "no"
 		}
-		row := []string{g.Cluster, g.Group, g.Status, dash(g.InstanceType), strconv.Itoa(g.Desired), strconv.Itoa(g.Min), strconv.Itoa(g.Max), strconv.Itoa(g.Running), joined, g.Updated.Format(time.RFC3339)}
+		row := []string{g.Cluster, g.Group, g.Status, dash(g.InstanceType), g.Mix(), strconv.Itoa(g.Desired), strconv.Itoa(g.Min), strconv.Itoa(g.Max), strconv.Itoa(g.Running), joined, g.Updated.Format(time.RFC3339)}
 		if wide {
-			row = append(row, g.Stack, dash(FormatLabels(g.Labels)))
+			row = append(row, dash(g.SpotAllocation), g.Stack, dash(FormatLabels(g.Labels)))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -246,7 +374,8 @@ func ListNames(ctx context.Context, cfn CFNAPI) (Names, error) {
 		if c == "" || s.Status == string(cfntypes.StackStatusDeleteComplete) {
 			continue
 		}
-		switch s.Tags[names.TagRole] {
+		role, _ := Ownership(s)
+		switch role {
 		case names.RoleCore:
 			n.Clusters = append(n.Clusters, c)
 		case names.RoleAgents:

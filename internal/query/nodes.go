@@ -23,17 +23,20 @@ type EC2API interface {
 
 // Node is one instance of a cluster. The JSON keys are a public interface.
 type Node struct {
-	Cluster      string            `json:"cluster"`
-	Group        string            `json:"group"`
-	InstanceID   string            `json:"instanceId"`
-	InstanceType string            `json:"instanceType"`
-	State        string            `json:"state"`
-	PrivateIP    string            `json:"privateIp"`
-	PublicIP     string            `json:"publicIp"`
-	Zone         string            `json:"zone"`
-	LaunchTime   time.Time         `json:"launchTime"`
-	Labels       map[string]string `json:"labels"`
-	ImageID      string            `json:"-"`
+	Cluster      string `json:"cluster"`
+	Group        string `json:"group"`
+	InstanceID   string `json:"instanceId"`
+	InstanceType string `json:"instanceType"`
+	// Lifecycle is spot or on-demand (or another purchase option EC2
+	// names, such as scheduled or capacity-block).
+	Lifecycle  string            `json:"lifecycle"`
+	State      string            `json:"state"`
+	PrivateIP  string            `json:"privateIp"`
+	PublicIP   string            `json:"publicIp"`
+	Zone       string            `json:"zone"`
+	LaunchTime time.Time         `json:"launchTime"`
+	Labels     map[string]string `json:"labels"`
+	ImageID    string            `json:"-"`
 }
 
 // liveStates leaves out terminated instances, which EC2 keeps listing for
@@ -93,6 +96,7 @@ func nodeFrom(inst ec2types.Instance) Node {
 		ImageID:      aws.ToString(inst.ImageId),
 		LaunchTime:   aws.ToTime(inst.LaunchTime).UTC(),
 		Labels:       map[string]string{},
+		Lifecycle:    Lifecycle(string(inst.InstanceLifecycle)),
 	}
 	if inst.State != nil {
 		n.State = string(inst.State.Name)
@@ -114,14 +118,26 @@ func nodeFrom(inst ec2types.Instance) Node {
 	return n
 }
 
+// OnDemand is the lifecycle of an instance EC2 gives none.
+const OnDemand = "on-demand"
+
+// Lifecycle names an instance's purchase option from EC2's
+// InstanceLifecycle, which is empty for on-demand instances.
+func Lifecycle(ec2Lifecycle string) string {
+	if ec2Lifecycle == "" {
+		return OnDemand
+	}
+	return ec2Lifecycle
+}
+
 // NodesTable is the table form of list-nodes.
 func NodesTable(nodes []Node, wide bool) Table {
-	t := Table{Header: []string{"CLUSTER", "GROUP", "INSTANCE", "TYPE", "STATE", "PRIVATE-IP", "PUBLIC-IP", "ZONE", "LAUNCHED"}}
+	t := Table{Header: []string{"CLUSTER", "GROUP", "INSTANCE", "TYPE", "LIFECYCLE", "STATE", "PRIVATE-IP", "PUBLIC-IP", "ZONE", "LAUNCHED"}}
 	if wide {
 		t.Header = append(t.Header, "IMAGE", "LABELS")
 	}
 	for _, n := range nodes {
-		row := []string{n.Cluster, n.Group, n.InstanceID, n.InstanceType, n.State, dash(n.PrivateIP), dash(n.PublicIP), n.Zone, n.LaunchTime.Format(time.RFC3339)}
+		row := []string{n.Cluster, n.Group, n.InstanceID, n.InstanceType, n.Lifecycle, n.State, dash(n.PrivateIP), dash(n.PublicIP), n.Zone, n.LaunchTime.Format(time.RFC3339)}
 		if wide {
 			row = append(row, n.ImageID, dash(FormatLabels(n.Labels)))
 		}

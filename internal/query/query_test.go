@@ -87,7 +87,7 @@ func TestListNodes(t *testing.T) {
 	if aws.ToInt32(f.calls[0].MaxResults) != 1000 {
 		t.Errorf("MaxResults = %v, want 1000", f.calls[0].MaxResults)
 	}
-	if nodes[2].Labels["role"] != "worker" || nodes[2].Cluster != "core" || nodes[2].Zone != "us-east-1a" {
+	if nodes[2].Labels["role"] != "worker" || nodes[2].Cluster != "core" || nodes[2].Zone != "us-east-1a" || nodes[2].Lifecycle != "on-demand" {
 		t.Errorf("node = %+v", nodes[2])
 	}
 
@@ -104,6 +104,27 @@ func TestListNodes(t *testing.T) {
 	}
 	if got := filters["tag:clusterctl:group"]; len(got) != 1 || got[0] != "g1" {
 		t.Errorf("group filter = %v", got)
+	}
+}
+
+// EC2 names spot instances and leaves on-demand ones unnamed.
+func TestNodeLifecycle(t *testing.T) {
+	spot := instance("i-9", "core", "batch")
+	spot.InstanceLifecycle = ec2types.InstanceLifecycleTypeSpot
+	nodes := []Node{nodeFrom(instance("i-1", "core", "web")), nodeFrom(spot)}
+	if nodes[0].Lifecycle != "on-demand" || nodes[1].Lifecycle != "spot" {
+		t.Errorf("lifecycles %q, %q", nodes[0].Lifecycle, nodes[1].Lifecycle)
+	}
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, NodesTable(nodes, false)); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(buf.String(), "\n")
+	if f := strings.Fields(lines[0]); f[4] != "LIFECYCLE" {
+		t.Errorf("header %q", lines[0])
+	}
+	if f := strings.Fields(lines[2]); f[2] != "i-9" || f[4] != "spot" {
+		t.Errorf("spot row %q", lines[2])
 	}
 }
 
@@ -126,7 +147,7 @@ func TestNodeJSONKeys(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	want := "cluster group instanceId instanceType labels launchTime privateIp publicIp state zone"
+	want := "cluster group instanceId instanceType labels launchTime lifecycle privateIp publicIp state zone"
 	if strings.Join(keys, " ") != want {
 		t.Errorf("keys = %v, want %s", keys, want)
 	}
@@ -173,22 +194,60 @@ func TestListGroups(t *testing.T) {
 		stale[k] = v
 	}
 	stale["ControlPrivateIp"] = "10.0.0.9"
+	spotParams, mixedParams := maps.Clone(joinedParams), maps.Clone(joinedParams)
+	// Lists as some implementations report them; the spot parameters only
+	// a spot group's template declares.
+	spotParams["InstanceType"] = "['m5.large', 'm5a.large', 'm6i.large']"
+	spotParams["OnDemandBaseCapacity"], spotParams["OnDemandPercentageAboveBaseCapacity"], spotParams["SpotAllocationStrategy"] = "1", "25", "capacity-optimized"
+	mixedParams["InstanceType"] = "c5.large,c5a.large"
 	cfn := &fakeCFN{stacks: []cfntypes.Stack{
 		stack("core", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "core", names.TagGroup: "control"}, nil, coreOut),
 		stack("core-r3", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "agents", names.TagGroup: "r3", names.TagLabels: "role=worker"}, joinedParams, nil),
 		stack("core-old", "UPDATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "agents", names.TagGroup: "old"}, stale, nil),
 		stack("core-dead", "ROLLBACK_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "agents", names.TagGroup: "dead"}, joinedParams, nil),
+		stack("core-spot", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "agents", names.TagGroup: "spot"}, spotParams, nil),
+		stack("core-was-spot", "UPDATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "agents", names.TagGroup: "was-spot"}, spotParams, nil),
+		stack("core-mixed", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "agents", names.TagGroup: "mixed"}, mixedParams, nil),
 		stack("other-g", "CREATE_COMPLETE", map[string]string{names.TagCluster: "other", names.TagRole: "agents", names.TagGroup: "g"}, joinedParams, nil),
 		stack("unrelated", "CREATE_COMPLETE", nil, nil, nil),
+		// Our tags under names they do not give: conflicts, not groups or cores.
+		stack("payments-prod-db", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "agents", names.TagGroup: "r3"}, joinedParams, nil),
+		stack("core-copy", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "core", names.TagGroup: "control"}, nil, map[string]string{"ControlPrivateIp": "10.9.9.9"}),
+		stack("core-x", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "agents"}, joinedParams, nil),
+		stack("core-y", "CREATE_COMPLETE", map[string]string{names.TagCluster: "core", names.TagRole: "admin", names.TagGroup: "y"}, nil, nil),
 	}}
 	asg := &fakeASG{groups: []asgtypes.AutoScalingGroup{{
 		DesiredCapacity: aws.Int32(2), MinSize: aws.Int32(1), MaxSize: aws.Int32(4),
 		Tags:      []asgtypes.TagDescription{{Key: aws.String(names.TagCluster), Value: aws.String("core")}, {Key: aws.String(names.TagGroup), Value: aws.String("r3")}, {Key: aws.String(names.TagLabelPrefix + "tier"), Value: aws.String("memory")}},
 		Instances: []asgtypes.Instance{{LifecycleState: asgtypes.LifecycleStateInService}, {LifecycleState: asgtypes.LifecycleStatePending}},
+	}, {
+		// Spot turned off: the stack may still report the spot parameters
+		// (some implementations keep them); the group buys on demand.
+		DesiredCapacity: aws.Int32(2), MinSize: aws.Int32(0), MaxSize: aws.Int32(3),
+		Tags: []asgtypes.TagDescription{{Key: aws.String(names.TagCluster), Value: aws.String("core")}, {Key: aws.String(names.TagGroup), Value: aws.String("was-spot")}},
+		MixedInstancesPolicy: &asgtypes.MixedInstancesPolicy{
+			LaunchTemplate: &asgtypes.LaunchTemplate{Overrides: []asgtypes.LaunchTemplateOverrides{{InstanceType: aws.String("m5.large")}, {InstanceType: aws.String("m6i.large")}}},
+			InstancesDistribution: &asgtypes.InstancesDistribution{OnDemandBaseCapacity: aws.Int32(0), OnDemandPercentageAboveBaseCapacity: aws.Int32(100),
+				SpotAllocationStrategy: aws.String("lowest-price")},
+		},
 	}}}
-	groups, err := ListGroups(context.Background(), cfn, asg, "core")
+	groups, conflicts, err := ListGroups(context.Background(), cfn, asg, "core")
 	if err != nil {
 		t.Fatal(err)
+	}
+	wantConflicts := map[string]string{
+		"payments-prod-db": "tagged as group r3 of cluster core, whose stack is named core-r3",
+		"core-copy":        "tagged as the core of cluster core, whose core stack is named core",
+		"core-x":           "without a group name",
+		"core-y":           `unknown role "admin"`,
+	}
+	if len(conflicts) != len(wantConflicts) {
+		t.Errorf("conflicts = %+v", conflicts)
+	}
+	for _, c := range conflicts {
+		if want := wantConflicts[c.Stack]; want == "" || !strings.Contains(c.String(), want) || !strings.Contains(c.String(), "never touched") {
+			t.Errorf("conflict %s: %q, want %q", c.Stack, c, want)
+		}
 	}
 	if asg.calls != 1 {
 		t.Errorf("ASG calls = %d, want 1", asg.calls)
@@ -197,8 +256,35 @@ func TestListGroups(t *testing.T) {
 	for _, g := range groups {
 		got[g.Group] = g
 	}
-	if len(groups) != 3 {
-		t.Fatalf("groups = %+v, want dead, old, r3", groups)
+	if len(groups) != 6 {
+		t.Fatalf("groups = %+v, want dead, mixed, old, r3, spot, was-spot", groups)
+	}
+	for name, want := range map[string]struct {
+		types, mix, allocation string
+		percent                int
+	}{
+		"r3":       {"r3.large", "on-demand", "", 100},
+		"mixed":    {"c5.large,c5a.large", "on-demand", "", 100},
+		"spot":     {"m5.large,m5a.large,m6i.large", "spot, on-demand 1 + 25%", "capacity-optimized", 25},
+		"was-spot": {"m5.large,m6i.large", "on-demand", "", 100},
+	} {
+		g := got[name]
+		if g.InstanceType != want.types || strings.Join(g.InstanceTypes, ",") != want.types || g.Mix() != want.mix || g.SpotAllocation != want.allocation || g.OnDemandPercent != want.percent || g.Spot != (want.allocation != "") {
+			t.Errorf("%s: %+v, mix %q", name, g, g.Mix())
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, GroupsTable(groups, true)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"TYPE                           LIFECYCLE                 DESIRED",
+		"m5.large,m5a.large,m6i.large   spot, on-demand 1 + 25%   3",
+		"capacity-optimized   core-spot",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, buf.String())
+		}
 	}
 	if r3 := got["r3"]; !r3.Joined || r3.Desired != 2 || r3.Min != 1 || r3.Max != 4 || r3.Running != 1 || r3.Labels["tier"] != "memory" || len(r3.Labels) != 1 || r3.InstanceType != "r3.large" {
 		t.Errorf("r3 = %+v", r3)

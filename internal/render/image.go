@@ -2,34 +2,26 @@ package render
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
 const al2023Prefix = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-"
 
-var familyRE = regexp.MustCompile(`^([a-z]+)([0-9]+)([a-z-]*)$`)
-
 // DefaultImageParameter is the public SSM parameter of the region's current
-// Amazon Linux 2023 AMI for the architecture of instanceType: arm64 for
-// Graviton families (a1 and every family whose attributes after the
-// generation contain "g": m7g, c7gn, r8g, t4g, x2gd, im4gn, is4gen, g5g...),
-// x86_64 otherwise.
+// Amazon Linux 2023 AMI for the architecture of instanceType as its family
+// tells it (spec.Architecture), which is all an offline render has; when
+// AWS is reachable, ask EC2 (preflight.Architectures) and use
+// ImageParameterFor.
 func DefaultImageParameter(instanceType string) string {
-	return al2023Prefix + arch(instanceType)
+	return ImageParameterFor(spec.Architecture(instanceType))
 }
 
-func arch(instanceType string) string {
-	family, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(instanceType)), ".")
-	if family == "a1" {
-		return "arm64"
-	}
-	// family = prefix letters, generation, attributes (g4dn: g, 4, dn).
-	// The prefix "g" means GPU, not Graviton, so only the attributes count.
-	if m := familyRE.FindStringSubmatch(family); m != nil && strings.Contains(m[3], "g") {
-		return "arm64"
-	}
-	return "x86_64"
+// ImageParameterFor is the public SSM parameter of the region's current
+// Amazon Linux 2023 AMI for an architecture as EC2 names it (x86_64, arm64).
+func ImageParameterFor(arch string) string {
+	return al2023Prefix + arch
 }
 
 // imageParameters turns the operator's image choice (validated by

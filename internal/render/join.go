@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -61,8 +62,13 @@ func ContractOlder(a, b string) bool {
 
 // JoinFromOutputs reads the join contract from a core stack's outputs; the
 // error is a *ContractError for a core of another contract version, and
-// otherwise names every missing (or empty) output. Other outputs are
-// ignored.
+// otherwise names every missing (or empty) output, or the first whose value
+// does not have the shape of what it names. Other outputs are ignored.
+//
+// The values reach the groups' parameters and, through them, root shell
+// code on every node: anyone allowed to update the core stack could put
+// shell code in an output. Checking each value's shape here is what keeps
+// that out; the node scripts check again.
 func JoinFromOutputs(outputs map[string]string) (Join, error) {
 	if v := strings.TrimSpace(outputs[names.OutputContractVersion]); v != "" && v != ContractVersion {
 		return Join{}, &ContractError{Core: v, Want: ContractVersion}
@@ -92,5 +98,55 @@ func JoinFromOutputs(outputs map[string]string) (Join, error) {
 			j.SubnetIds = append(j.SubnetIds, s)
 		}
 	}
-	return j, nil
+	return j, j.check()
+}
+
+// The shapes of the join values (AWS's documented formats).
+var (
+	joinNameRE        = regexp.MustCompile(`^[a-zA-Z][-a-zA-Z0-9]{0,127}$`)
+	bucketNameRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+	securityGroupRE   = regexp.MustCompile(`^sg-[0-9a-f]{8,17}$`)
+	instanceProfileRE = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:instance-profile/[a-zA-Z0-9+=,.@_/-]{1,512}$`)
+	vpcIDRE           = regexp.MustCompile(`^vpc-[0-9a-f]{8,17}$`)
+	subnetIDRE        = regexp.MustCompile(`^subnet-[0-9a-f]{8,17}$`)
+	contractRE        = regexp.MustCompile(`^[0-9]{1,6}$`)
+	bucketKeyRE       = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9/._-]{0,1000}$`)
+)
+
+// OutputError is a join-contract output whose value does not have the
+// shape of what it names.
+type OutputError struct {
+	Output, Value, Want string
+}
+
+func (e *OutputError) Error() string {
+	return fmt.Sprintf("core output %s is %q, not %s", e.Output, e.Value, e.Want)
+}
+
+// check checks every value of the contract by its shape.
+func (j Join) check() error {
+	checks := []struct {
+		output, value, want string
+		ok                  bool
+	}{
+		{names.OutputClusterName, j.ClusterName, "a cluster name", joinNameRE.MatchString(j.ClusterName)},
+		{names.OutputBucketName, j.BucketName, "an S3 bucket name", bucketNameRE.MatchString(j.BucketName)},
+		{names.OutputManagersKey, j.ManagersKey, "a bucket key", bucketKeyRE.MatchString(j.ManagersKey)},
+		{names.OutputControlSecurityGroupID, j.ControlSecurityGroupId, "a security group id", securityGroupRE.MatchString(j.ControlSecurityGroupId)},
+		{names.OutputAgentSecurityGroupID, j.AgentSecurityGroupId, "a security group id", securityGroupRE.MatchString(j.AgentSecurityGroupId)},
+		{names.OutputAgentInstanceProfile, j.AgentInstanceProfile, "an instance profile ARN", instanceProfileRE.MatchString(j.AgentInstanceProfile)},
+		{names.OutputVpcID, j.VpcId, "a VPC id", vpcIDRE.MatchString(j.VpcId)},
+		{names.OutputContractVersion, j.ContractVersion, "a contract version number", contractRE.MatchString(j.ContractVersion)},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			return &OutputError{Output: c.output, Value: c.value, Want: c.want}
+		}
+	}
+	for _, id := range j.SubnetIds {
+		if !subnetIDRE.MatchString(id) {
+			return &OutputError{Output: names.OutputSubnetIDs, Value: strings.Join(j.SubnetIds, ","), Want: "a list of subnet ids"}
+		}
+	}
+	return nil
 }

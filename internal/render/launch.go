@@ -131,6 +131,17 @@ func (r resolver) intrinsic(fn string, arg any) (any, bool) {
 		return r.resolve(a[2]), true
 	case "Fn::Base64":
 		return r.resolve(arg), true
+	case "Fn::Select":
+		a, _ := arg.([]any)
+		if len(a) != 2 {
+			return nil, false
+		}
+		i, ok := a[0].(float64)
+		l, isList := r.resolve(a[1]).([]any)
+		if !ok || !isList || int(i) < 0 || int(i) >= len(l) {
+			return nil, false
+		}
+		return l[int(i)], true
 	case "Fn::Sub":
 		s, ok := arg.(string)
 		if !ok {

@@ -43,7 +43,8 @@ func TestLifecyclePlumbing(t *testing.T) {
 	if !jsonEqual(dig(policy, "Properties", "Queues"), []any{map[string]any{"Ref": "LifecycleQueue"}, map[string]any{"Ref": "LifecycleDeadLetterQueue"}}) {
 		t.Errorf("queue policy applies to %v", dig(policy, "Properties", "Queues"))
 	}
-	var tlsOnly, fromRule bool
+	var tlsOnly bool
+	fromRule := map[string]bool{} // the cluster's rules the queue takes notices from
 	for _, s := range list(dig(policy, "Properties", "PolicyDocument", "Statement")) {
 		st := obj(s)
 		switch st["Effect"] {
@@ -51,15 +52,36 @@ func TestLifecyclePlumbing(t *testing.T) {
 			tlsOnly = st["Principal"] == "*" && st["Action"] == "sqs:*" && jsonEqual(st["Resource"], both) &&
 				dig(st, "Condition", "Bool", "aws:SecureTransport") == "false"
 		case "Allow":
-			fromRule = dig(st, "Principal", "Service") == "events.amazonaws.com" && st["Action"] == "sqs:SendMessage" &&
-				jsonEqual(dig(st, "Condition", "ArnEquals", "aws:SourceArn"), map[string]any{"Fn::GetAtt": []any{"LifecycleRule", "Arn"}})
-			if !fromRule {
-				t.Errorf("queue policy allows %v", st)
+			source, _ := dig(st, "Condition", "ArnEquals", "aws:SourceArn", "Fn::GetAtt").([]any)
+			rule := ""
+			if len(source) == 2 && source[1] == "Arn" {
+				rule, _ = source[0].(string)
 			}
+			if dig(st, "Principal", "Service") != "events.amazonaws.com" || st["Action"] != "sqs:SendMessage" ||
+				rule != "LifecycleRule" && rule != "InterruptionRule" {
+				t.Errorf("queue policy allows %v", st)
+				continue
+			}
+			fromRule[rule] = true
 		}
 	}
-	if !tlsOnly || !fromRule {
-		t.Errorf("queue policy: TLS only %v, sends only from the cluster's rule %v", tlsOnly, fromRule)
+	if !tlsOnly || !fromRule["LifecycleRule"] || !fromRule["InterruptionRule"] {
+		t.Errorf("queue policy: TLS only %v, sends only from the cluster's rules %v", tlsOnly, fromRule)
+	}
+
+	// Spot interruption warnings and rebalance recommendations come to the
+	// same queue, for housekeeping to drain the node at once. EventBridge
+	// cannot match an instance's tags: housekeeping drops the notices of
+	// instances that are not in its swarm.
+	interruptions := obj(res["InterruptionRule"])
+	if !jsonEqual(dig(interruptions, "Properties", "EventPattern"), map[string]any{
+		"source":      []any{"aws.ec2"},
+		"detail-type": []any{"EC2 Spot Instance Interruption Warning", "EC2 Instance Rebalance Recommendation"},
+	}) {
+		t.Errorf("interruption rule pattern %v", dig(interruptions, "Properties", "EventPattern"))
+	}
+	if targets := list(dig(interruptions, "Properties", "Targets")); len(targets) != 1 || !jsonEqual(dig(targets[0], "Arn"), both[0]) || !jsonEqual(dig(targets[0], "DeadLetterConfig", "Arn"), both[1]) {
+		t.Errorf("interruption rule targets %v: want the queue, undeliverable notices to the dead-letter queue", targets)
 	}
 
 	rule := obj(res["LifecycleRule"])

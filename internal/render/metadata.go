@@ -82,11 +82,29 @@ func read(v interface{ Default() }, d Deployed, legacy func(raw json.RawMessage)
 	if err != nil {
 		return err
 	}
-	if err := spec.SetParameters(v, d.Parameters); err != nil {
+	if err := spec.SetParameters(v, declared(d)); err != nil {
 		return err
 	}
 	v.Default()
 	return nil
+}
+
+// declared returns the stack's parameters that its template declares: a
+// parameter an update dropped (a group's spot mix, when spot is turned
+// off) says nothing of the stack, though some implementations keep
+// reporting it. A template that cannot be read keeps them all.
+func declared(d Deployed) map[string]string {
+	var t struct{ Parameters map[string]json.RawMessage }
+	if err := json.Unmarshal(d.Template, &t); err != nil || t.Parameters == nil {
+		return d.Parameters
+	}
+	out := map[string]string{}
+	for k, v := range d.Parameters {
+		if _, ok := t.Parameters[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // recordedMetadata is Metadata.clusterctl as read: the intent, or the

@@ -1,7 +1,10 @@
 package render
 
 import (
+	"maps"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/clusterctl/clusterctl/internal/names"
@@ -34,6 +37,26 @@ func TestReadBack(t *testing.T) {
 				t.Errorf("ReadGroup = %+v, %v\nwant %+v", got, err, want)
 			}
 		})
+	}
+}
+
+// A parameter the template no longer declares says nothing: the spot mix
+// some implementations keep reporting after spot was turned off.
+func TestReadGroupIgnoresStaleParameters(t *testing.T) {
+	g := *variants()[3].group
+	r, err := Group("prod", g, testJoin, testVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := maps.Clone(r.Parameters)
+	params[names.ParamOnDemandBaseCapacity], params[names.ParamOnDemandPercentage], params[names.ParamSpotAllocationStrategy] = "1", "20", "lowest-price"
+	got, err := ReadGroup(g.Name, Deployed{Template: r.Template, Parameters: params, Tags: r.Tags})
+	g.Default()
+	if err != nil || !reflect.DeepEqual(got, g) {
+		t.Errorf("ReadGroup = %+v, %v\nwant %+v", got, err, g)
+	}
+	if err := got.Check("prod"); err != nil {
+		t.Errorf("read back a group that does not check: %v", err)
 	}
 }
 
@@ -127,6 +150,7 @@ func TestLaunch(t *testing.T) {
 	launch := func(f func(*spec.Group, *Join, map[string]string)) string {
 		t.Helper()
 		g, j := *base.group, base.join
+		g.InstanceType = slices.Clone(g.InstanceType)
 		over := map[string]string{}
 		f(&g, &j, over)
 		r, err := Group(base.cluster, g, j, testVersion)
@@ -144,7 +168,7 @@ func TestLaunch(t *testing.T) {
 	}
 	l0 := launch(func(*spec.Group, *Join, map[string]string) {})
 	for name, f := range map[string]func(*spec.Group, *Join, map[string]string){
-		"instance type": func(g *spec.Group, _ *Join, _ map[string]string) { g.InstanceType = "c5.2xlarge" },
+		"instance type": func(g *spec.Group, _ *Join, _ map[string]string) { g.InstanceType = spec.InstanceTypes{"c5.2xlarge"} },
 		"volume":        func(g *spec.Group, _ *Join, _ map[string]string) { g.VolumeSize = intp(31) },
 		"labels":        func(g *spec.Group, _ *Join, _ map[string]string) { g.Labels = spec.Labels{"a": "1"} },
 		"image":         func(g *spec.Group, _ *Join, _ map[string]string) { g.ImageID = "ami-12345678" },
@@ -176,6 +200,51 @@ func TestLaunch(t *testing.T) {
 	}
 	if withSSH("203.0.113.0/24") != withSSH("198.51.100.0/24") {
 		t.Error("changing the SSH CIDR changes the launch data; only its rule changes")
+	}
+	spot := func(g *spec.Group, _ *Join, _ map[string]string) { g.Spot = true }
+	if launch(spot) == l0 {
+		t.Error("spot: launch data unchanged, the nodes would not be replaced by spot ones")
+	}
+	if launch(func(g *spec.Group, j *Join, p map[string]string) {
+		g.InstanceType = append(g.InstanceType, "c5a.xlarge")
+	}) == l0 {
+		t.Error("a second type: launch data unchanged")
+	}
+
+	// A mixed group: its policy is part of what the nodes are launched
+	// with, the types resolved from their list parameter.
+	base = variants()[8]
+	l0 = launch(func(*spec.Group, *Join, map[string]string) {})
+	if !strings.Contains(l0, `"InstanceType":"m7g.large"`) || !strings.Contains(l0, `{"InstanceType":"c7g.xlarge"}`) {
+		t.Errorf("launch data of a mixed group: %s", l0)
+	}
+	for name, f := range map[string]func(*spec.Group, *Join, map[string]string){
+		"type order": func(g *spec.Group, _ *Join, _ map[string]string) {
+			g.InstanceType = spec.InstanceTypes{"m6g.large", "m7g.large", "c7g.xlarge"}
+		},
+		"type replaced":     func(g *spec.Group, _ *Join, _ map[string]string) { g.InstanceType[2] = "r7g.large" },
+		"type dropped":      func(g *spec.Group, _ *Join, _ map[string]string) { g.InstanceType = g.InstanceType[:2] },
+		"on-demand base":    func(g *spec.Group, _ *Join, _ map[string]string) { g.OnDemandBase = intp(2) },
+		"on-demand percent": func(g *spec.Group, _ *Join, _ map[string]string) { g.OnDemandPercent = intp(50) },
+		"spot allocation":   func(g *spec.Group, _ *Join, _ map[string]string) { g.SpotAllocation = spec.SpotLowestPrice },
+		"spot off": func(g *spec.Group, _ *Join, _ map[string]string) {
+			g.Spot, g.OnDemandBase, g.OnDemandPercent, g.SpotAllocation = false, nil, nil, ""
+		},
+		"one type, on-demand": func(g *spec.Group, _ *Join, _ map[string]string) {
+			g.InstanceType, g.Spot, g.OnDemandBase, g.OnDemandPercent, g.SpotAllocation = spec.InstanceTypes{"m7g.large"}, false, nil, nil, ""
+		},
+	} {
+		if launch(f) == l0 {
+			t.Errorf("mixed group, %s: launch data unchanged, the nodes would not be replaced", name)
+		}
+	}
+	if launch(func(_ *spec.Group, _ *Join, p map[string]string) {
+		p[names.ParamInstanceType] = "['m7g.large', 'm6g.large', 'c7g.xlarge']"
+	}) != l0 {
+		t.Error("types as a Python list: launch data changed")
+	}
+	if launch(func(g *spec.Group, _ *Join, _ map[string]string) { g.Count = intp(8) }) != l0 {
+		t.Error("mixed group, count: launch data changed")
 	}
 	if _, err := Launch([]byte(`{"Resources":{}}`), nil); err == nil {
 		t.Error("a template without a launch template has launch data")

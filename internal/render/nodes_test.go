@@ -220,8 +220,11 @@ func TestNodeConfigArtifact(t *testing.T) {
 			j := v.join
 			for _, want := range []string{
 				"bucket=" + shellQuote(j.BucketName), "managers_key=" + shellQuote(j.ManagersKey),
-				"cluster=" + shellQuote(v.cluster), "instance_type=" + shellQuote(v.group.InstanceType),
-				`"clusterctl.group=` + v.group.Name + `"`, `"clusterctl.instance-type=` + v.group.InstanceType + `"`,
+				"cluster=" + shellQuote(v.cluster), "instance_types=" + shellQuote(v.group.InstanceType.String()),
+				`"clusterctl.group=` + v.group.Name + `"`,
+				// What the node is comes from its instance metadata.
+				`"clusterctl.instance-type=$node_type"`, `"clusterctl.lifecycle=$node_lifecycle"`, `"clusterctl.zone=$node_zone"`,
+				`"clusterctl.instance-id=$instance_id"`, "node_lifecycle=$(imds instance-life-cycle)",
 			} {
 				if !strings.Contains(node, want) {
 					t.Errorf("node configuration lacks %s", want)
@@ -272,7 +275,8 @@ func TestNodeConfigHash(t *testing.T) {
 		"bucket":        func(s *input) { s.join.BucketName = "other-bucket" },
 		"image":         func(s *input) { s.g.ImageID = "ami-0fedcba9876543210" },
 		"default image": func(s *input) { s.g.ImageID = "" },
-		"instance type": func(s *input) { s.g.InstanceType = "r7g.xlarge" },
+		"instance type": func(s *input) { s.g.InstanceType = spec.InstanceTypes{"r7g.xlarge"} },
+		"second type":   func(s *input) { s.g.InstanceType = append(s.g.InstanceType, "r6g.large") },
 	} {
 		r, h := render(f)
 		if h == h0 {

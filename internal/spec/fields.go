@@ -136,6 +136,8 @@ func text(v any, unset string) string {
 	return fmt.Sprint(v)
 }
 
+var stringsType = reflect.TypeFor[[]string]()
+
 // Parameters returns the template parameters that carry settings of v (a
 // Core or a Group), by the settings' cfn tags. Lists are comma-separated.
 func Parameters(v any) map[string]string {
@@ -153,7 +155,7 @@ func Parameters(v any) map[string]string {
 				out[p] = strconv.FormatInt(f.Value.Elem().Int(), 10)
 			}
 		case reflect.Slice:
-			out[p] = strings.Join(f.Value.Interface().([]string), ",")
+			out[p] = strings.Join(f.Value.Convert(stringsType).Interface().([]string), ",")
 		}
 	}
 	return out
@@ -179,7 +181,7 @@ func SetParameters(v any, params map[string]string) error {
 			}
 			f.Value.Set(reflect.ValueOf(&n))
 		case reflect.Slice:
-			f.Value.Set(reflect.ValueOf(SplitList(raw)))
+			f.Value.Set(reflect.ValueOf(SplitList(raw)).Convert(f.Value.Type()))
 		}
 	}
 	return nil
@@ -237,4 +239,35 @@ func SetIntent(v any, raw json.RawMessage) error {
 		return fmt.Errorf("reading recorded settings: %w", err)
 	}
 	return nil
+}
+
+// Args returns the command-line flags that give the settings of v (a Core
+// or a Group) that are set, in declaration order, values quoted for a
+// shell where they need it: what creates the same thing again. A group's
+// name is left out (it is given with its cluster).
+func Args(v any) []string {
+	var out []string
+	for _, f := range Fields(v) {
+		val := value(f.Value)
+		if val == nil || f.Param() == "-" {
+			continue
+		}
+		flag := "--" + f.Tag.Get("name")
+		if _, ok := val.(bool); ok {
+			out = append(out, flag)
+			continue
+		}
+		out = append(out, flag, ShellWord(text(val, "")))
+	}
+	return out
+}
+
+// ShellWord quotes s for a POSIX shell unless it needs no quoting.
+func ShellWord(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=,:@", r))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -43,7 +43,25 @@ const (
 	DefaultMin              = 0
 	DefaultVolumeSize       = 30 // GiB
 	DefaultMaxBatch         = 1
+	// A spot group's defaults; without spot, every node is on-demand.
+	DefaultSpotOnDemandBase    = 0
+	DefaultSpotOnDemandPercent = 0
+	DefaultSpotAllocation      = SpotPriceCapacityOptimized
+	onDemandOnlyPercent        = 100
 )
+
+// Spot allocation strategies: how an Auto Scaling group picks the spot
+// pools (instance type and zone) it launches in.
+const (
+	SpotPriceCapacityOptimized = "price-capacity-optimized"
+	SpotCapacityOptimized      = "capacity-optimized"
+	SpotLowestPrice            = "lowest-price"
+)
+
+// SpotAllocations are the spot allocation strategies a group may take.
+func SpotAllocations() []string {
+	return []string{SpotPriceCapacityOptimized, SpotCapacityOptimized, SpotLowestPrice}
+}
 
 // Cluster is a whole cluster: its core and its groups. The core stack is
 // named after the cluster, a group's stack <cluster>-<group>.
@@ -74,30 +92,45 @@ func (c *Cluster) Group(name string) *Group {
 // cluster's network, and (not settings) its bucket, security groups and
 // roles.
 type Core struct {
-	InstanceType string   `json:"instanceType,omitempty" yaml:"instanceType,omitempty" name:"instance-type" placeholder:"TYPE" help:"Managers' instance type (default t3.medium)." cfn:"InstanceType"`
-	ImageID      string   `json:"imageId,omitempty" yaml:"imageId,omitempty" name:"image-id" placeholder:"AMI|PATH" help:"AMI id or SSM parameter path (default: the region's Amazon Linux 2023 for the type's architecture)." unset:"default"`
-	KeyName      string   `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair of the managers." cfn:"KeyName" unset:"none"`
-	SSHCIDR      string   `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to the managers from this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
-	VpcID        string   `json:"vpcId,omitempty" yaml:"vpcId,omitempty" name:"vpc-id" placeholder:"VPC" help:"VPC (default: the account's default VPC)." cfn:"VpcId" unset:"default"`
-	SubnetIDs    []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated; the managers are spread over their zones (default: the VPC's default subnets)." file:"Subnets; the managers are spread over their zones (default: the VPC's default subnets)." cfn:"SubnetIds" unset:"default"`
-	VolumeSize   *int     `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size of each manager in GiB (default 20)." cfn:"VolumeSize"`
-	Managers     *int     `json:"managers,omitempty" yaml:"managers,omitempty" name:"managers" placeholder:"N" help:"Number of swarm managers: 1, 3 or 5 (default 1; 3 keeps the swarm through the loss of one)." cfn:"Managers"`
+	InstanceType string `json:"instanceType,omitempty" yaml:"instanceType,omitempty" name:"instance-type" placeholder:"TYPE" help:"Managers' instance type (default t3.medium)." cfn:"InstanceType"`
+	ImageID      string `json:"imageId,omitempty" yaml:"imageId,omitempty" name:"image-id" placeholder:"AMI|PATH" help:"AMI id or SSM parameter path (default: the region's Amazon Linux 2023 for the type's architecture)." unset:"default"`
+	KeyName      string `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair of the managers." cfn:"KeyName" unset:"none"`
+	SSHCIDR      string `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to the managers from this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
+	// AllowSSHFromAnywhere is intent: no parameter carries it, but the
+	// check of SSHCIDR reads it, so it is recorded with the stack.
+	AllowSSHFromAnywhere bool     `json:"allowSshFromAnywhere,omitempty" yaml:"allowSshFromAnywhere,omitempty" name:"allow-ssh-from-anywhere" help:"Allow --ssh-cidr 0.0.0.0/0: SSH open to the whole internet." unset:"no"`
+	VpcID                string   `json:"vpcId,omitempty" yaml:"vpcId,omitempty" name:"vpc-id" placeholder:"VPC" help:"VPC (default: the account's default VPC)." cfn:"VpcId" unset:"default"`
+	SubnetIDs            []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated; the managers are spread over their zones (default: the VPC's default subnets)." file:"Subnets; the managers are spread over their zones (default: the VPC's default subnets)." cfn:"SubnetIds" unset:"default"`
+	VolumeSize           *int     `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size of each manager in GiB (default 20)." cfn:"VolumeSize"`
+	Managers             *int     `json:"managers,omitempty" yaml:"managers,omitempty" name:"managers" placeholder:"N" help:"Number of swarm managers: 1, 3 or 5 (default 1; 3 keeps the swarm through the loss of one)." cfn:"Managers"`
 }
 
-// Group is one agent group: an Auto Scaling group of one instance type.
+// Group is one agent group: an Auto Scaling group of one instance type,
+// or of several and of spot instances (a mixed group).
 type Group struct {
-	Name          string        `json:"name" yaml:"name" short:"n" name:"name" predictor:"group" required:"" placeholder:"GROUP" help:"Group name; the stack is <cluster>-<group>." cfn:"-"`
-	InstanceType  string        `json:"instanceType" yaml:"instanceType" short:"t" name:"instance-type" placeholder:"TYPE" help:"Instance type of every node in the group." cfn:"InstanceType"`
-	Count         *int          `json:"count,omitempty" yaml:"count,omitempty" short:"c" name:"count" placeholder:"N" help:"Number of nodes, the desired capacity (default 1)." cfn:"DesiredCapacity"`
-	Min           *int          `json:"min,omitempty" yaml:"min,omitempty" name:"min" placeholder:"N" help:"Minimum size (default 0)." cfn:"MinSize"`
-	Max           *int          `json:"max,omitempty" yaml:"max,omitempty" name:"max" placeholder:"N" help:"Maximum size (default: the count + 1, room for a rolling update to keep capacity)." cfn:"MaxSize"`
-	Labels        Labels        `json:"labels,omitempty" yaml:"labels,omitempty" short:"m" name:"labels" placeholder:"KEY=VALUE,..." help:"Labels key=value[,key=value] (repeatable; on update-group they replace the previous set)." file:"Labels, key: value: engine labels on the nodes and tags on their instances." unset:"none"`
-	ImageID       string        `json:"imageId,omitempty" yaml:"imageId,omitempty" name:"image-id" placeholder:"AMI|PATH" help:"AMI id or SSM parameter path (default: Amazon Linux 2023 for the type's architecture)." unset:"default"`
-	VolumeSize    *int          `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size in GiB (default 30)." cfn:"VolumeSize"`
-	SubnetIDs     []string      `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated (default: the core's)." file:"Subnets (default: the core's)." unset:"the core's"`
-	SSHCIDR       string        `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to the group's nodes from this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
-	KeyName       string        `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair of the group's nodes." cfn:"KeyName" unset:"none"`
-	RollingUpdate RollingUpdate `json:"rollingUpdate,omitzero" yaml:"rollingUpdate,omitempty" embed:"" file:"How an update that changes the nodes replaces them."`
+	Name         string        `json:"name" yaml:"name" short:"n" name:"name" predictor:"group" required:"" placeholder:"GROUP" help:"Group name; the stack is <cluster>-<group>." cfn:"-"`
+	InstanceType InstanceTypes `json:"instanceType" yaml:"instanceType" short:"t" name:"instance-type" placeholder:"TYPE,..." help:"Instance type of the nodes; several (comma-separated, in order of preference, one architecture) make a mixed group." file:"Instance type of the nodes, or a list of types (in order of preference, one architecture): a mixed group." cfn:"InstanceType"`
+
+	// Spot and the three settings after it are the group's purchase mix.
+	// Without Spot every node is on-demand (the base is 0, the percentage
+	// 100, there is no spot allocation) and the three stay unset.
+	Spot            bool   `json:"spot,omitempty" yaml:"spot,omitempty" name:"spot" negatable:"" help:"Spot instances, but for the on-demand share below (--no-spot: all on-demand)." file:"Spot instances, but for the on-demand share below (default: all on-demand)." unset:"off"`
+	OnDemandBase    *int   `json:"onDemandBase,omitempty" yaml:"onDemandBase,omitempty" name:"on-demand-base" placeholder:"N" help:"With --spot: the first N nodes are on-demand (default 0)." file:"With spot: the first N nodes are on-demand (default 0)." cfn:"OnDemandBaseCapacity" unset:"all on-demand"`
+	OnDemandPercent *int   `json:"onDemandPercent,omitempty" yaml:"onDemandPercent,omitempty" name:"on-demand-percent" placeholder:"P" help:"With --spot: percent of the nodes above the base that are on-demand (default 0; 100 without --spot)." file:"With spot: percent of the nodes above the base that are on-demand (default 0; 100 without spot)." cfn:"OnDemandPercentageAboveBaseCapacity" unset:"all on-demand"`
+	SpotAllocation  string `json:"spotAllocation,omitempty" yaml:"spotAllocation,omitempty" name:"spot-allocation" placeholder:"STRATEGY" help:"With --spot: how spot capacity is picked: price-capacity-optimized (default), capacity-optimized or lowest-price." file:"With spot: how spot capacity is picked: price-capacity-optimized (default), capacity-optimized or lowest-price." cfn:"SpotAllocationStrategy" unset:"all on-demand"`
+
+	Count      *int     `json:"count,omitempty" yaml:"count,omitempty" short:"c" name:"count" placeholder:"N" help:"Number of nodes, the desired capacity (default 1)." cfn:"DesiredCapacity"`
+	Min        *int     `json:"min,omitempty" yaml:"min,omitempty" name:"min" placeholder:"N" help:"Minimum size (default 0)." cfn:"MinSize"`
+	Max        *int     `json:"max,omitempty" yaml:"max,omitempty" name:"max" placeholder:"N" help:"Maximum size (default: the count + 1, room for a rolling update to keep capacity)." cfn:"MaxSize"`
+	Labels     Labels   `json:"labels,omitempty" yaml:"labels,omitempty" short:"m" name:"labels" placeholder:"KEY=VALUE,..." help:"Labels key=value[,key=value] (repeatable; on update-group they replace the previous set)." file:"Labels, key: value: engine labels on the nodes and tags on their instances." unset:"none"`
+	ImageID    string   `json:"imageId,omitempty" yaml:"imageId,omitempty" name:"image-id" placeholder:"AMI|PATH" help:"AMI id or SSM parameter path (default: Amazon Linux 2023 for the type's architecture)." unset:"default"`
+	VolumeSize *int     `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size in GiB (default 30)." cfn:"VolumeSize"`
+	SubnetIDs  []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated (default: the core's)." file:"Subnets (default: the core's)." unset:"the core's"`
+	SSHCIDR    string   `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to the group's nodes from this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
+	KeyName    string   `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair of the group's nodes." cfn:"KeyName" unset:"none"`
+	// AllowSSHFromAnywhere: see Core.
+	AllowSSHFromAnywhere bool          `json:"allowSshFromAnywhere,omitempty" yaml:"allowSshFromAnywhere,omitempty" name:"allow-ssh-from-anywhere" help:"Allow --ssh-cidr 0.0.0.0/0: SSH open to the whole internet." unset:"no"`
+	RollingUpdate        RollingUpdate `json:"rollingUpdate,omitzero" yaml:"rollingUpdate,omitempty" embed:"" file:"How an update that changes the nodes replaces them."`
 }
 
 // RollingUpdate shapes how an update that changes the nodes replaces them.
@@ -147,10 +180,49 @@ func (g *Group) Default() {
 	g.Min = ptr(g.MinSize())
 	g.Max = ptr(g.MaxSize())
 	g.VolumeSize = ptr(g.Volume())
+	if g.Spot {
+		// Without spot the mix is fixed (all on-demand) and stays unset.
+		g.OnDemandBase = ptr(g.OnDemandBaseCapacity())
+		g.OnDemandPercent = ptr(g.OnDemandPercentage())
+		g.SpotAllocation = g.SpotAllocationStrategy()
+	}
+	if len(g.InstanceType) == 0 {
+		g.InstanceType = nil
+	}
 	if len(g.Labels) == 0 {
 		g.Labels = nil
 	}
 	g.SubnetIDs = nilIfEmpty(g.SubnetIDs)
+}
+
+// Mixed tells whether the group needs a mixed instances policy: several
+// instance types, or spot.
+func (g Group) Mixed() bool { return len(g.InstanceType) > 1 || g.Spot }
+
+// OnDemandBaseCapacity is how many nodes are on-demand before any is spot,
+// defaulted.
+func (g Group) OnDemandBaseCapacity() int { return orDefault(g.OnDemandBase, DefaultSpotOnDemandBase) }
+
+// OnDemandPercentage is the percent of the nodes above the base that are
+// on-demand, defaulted: all of them without spot.
+func (g Group) OnDemandPercentage() int {
+	return orDefault(g.OnDemandPercent, g.defaultOnDemandPercent())
+}
+
+func (g Group) defaultOnDemandPercent() int {
+	if g.Spot {
+		return DefaultSpotOnDemandPercent
+	}
+	return onDemandOnlyPercent
+}
+
+// SpotAllocationStrategy is how spot capacity is picked, defaulted; ""
+// without spot.
+func (g Group) SpotAllocationStrategy() string {
+	if g.Spot && g.SpotAllocation == "" {
+		return DefaultSpotAllocation
+	}
+	return g.SpotAllocation
 }
 
 // Trim leaves out what Default would fill in again, in the core and in
@@ -188,6 +260,16 @@ func (g *Group) Trim() {
 	if g.Volume() == DefaultVolumeSize {
 		g.VolumeSize = nil
 	}
+	// The purchase mix at the defaults of its kind (spot or not).
+	if g.OnDemandBaseCapacity() == DefaultSpotOnDemandBase {
+		g.OnDemandBase = nil
+	}
+	if g.OnDemandPercentage() == g.defaultOnDemandPercent() {
+		g.OnDemandPercent = nil
+	}
+	if g.SpotAllocationStrategy() == DefaultSpotAllocation {
+		g.SpotAllocation = ""
+	}
 }
 
 // Desired is the group's desired capacity, defaulted.
@@ -219,12 +301,26 @@ func (g Group) MinInstancesInService() int {
 // them) taken from changes: what update-group does with the flags given.
 // A count that grows to the max or shrinks under the min without a new
 // max or min moves that bound along (keeping a node of headroom above),
-// as an operator would expect.
+// and turning spot on or off starts the purchase mix afresh from the
+// defaults of the new kind but for what is given, as an operator would
+// expect.
 func (g Group) Update(changes Group, given []string) Group {
 	out := g
+	out.InstanceType = slices.Clone(g.InstanceType)
 	out.Labels = cloneLabels(g.Labels)
 	out.SubnetIDs = slices.Clone(g.SubnetIDs)
 	overlay(&out, &changes, given)
+	if slices.Contains(given, "spot") && out.Spot != g.Spot {
+		for path, reset := range map[string]func(){
+			"onDemandBase":    func() { out.OnDemandBase = nil },
+			"onDemandPercent": func() { out.OnDemandPercent = nil },
+			"spotAllocation":  func() { out.SpotAllocation = "" },
+		} {
+			if !slices.Contains(given, path) {
+				reset()
+			}
+		}
+	}
 	if slices.Contains(given, "count") {
 		if !slices.Contains(given, "max") && out.Desired() >= out.MaxSize() {
 			out.Max = ptr(out.Desired() + 1)

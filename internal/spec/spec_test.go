@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -62,6 +63,39 @@ func TestGroupDefaults(t *testing.T) {
 	}
 }
 
+// The purchase mix: all on-demand without spot; with it, all spot unless
+// a base or a percentage says otherwise.
+func TestMixDefaults(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		in            Group
+		base, percent int
+		allocation    string
+		mixed         bool
+	}{
+		{"one type, on-demand", Group{InstanceType: InstanceTypes{"m5.large"}}, 0, 100, "", false},
+		{"several types, on-demand", Group{InstanceType: InstanceTypes{"m5.large", "m5a.large"}}, 0, 100, "", true},
+		{"spot", Group{InstanceType: InstanceTypes{"m5.large"}, Spot: true}, 0, 0, "price-capacity-optimized", true},
+		{"spot with a mix", Group{InstanceType: InstanceTypes{"m5.large", "m6i.large"}, Spot: true, OnDemandBase: intp(2), OnDemandPercent: intp(50), SpotAllocation: "lowest-price"}, 2, 50, "lowest-price", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := tt.in
+			g.Name = "g"
+			g.Default()
+			if g.OnDemandBaseCapacity() != tt.base || g.OnDemandPercentage() != tt.percent || g.SpotAllocation != tt.allocation || g.Mixed() != tt.mixed {
+				t.Errorf("base %d, percent %d, allocation %q, mixed %v", g.OnDemandBaseCapacity(), g.OnDemandPercentage(), g.SpotAllocation, g.Mixed())
+			}
+			// Without spot the mix is fixed, and stays unset.
+			if (g.OnDemandBase == nil) != !g.Spot || (g.OnDemandPercent == nil) != !g.Spot {
+				t.Errorf("mix set %v/%v for spot %v", g.OnDemandBase, g.OnDemandPercent, g.Spot)
+			}
+			if err := g.Check("core"); err != nil {
+				t.Errorf("defaults refused: %v", err)
+			}
+		})
+	}
+}
+
 func TestCoreDefaults(t *testing.T) {
 	var c Core
 	c.Default()
@@ -73,10 +107,11 @@ func TestCoreDefaults(t *testing.T) {
 // validGroup is a group every rule accepts; each test case breaks one rule.
 func validGroup() Group {
 	return Group{
-		Name: "r3-agents", InstanceType: "r3.large", Count: intp(3), Min: intp(1), Max: intp(5),
+		Name: "r3-agents", InstanceType: InstanceTypes{"r5.large", "r5a.large", "r6i.large"}, Count: intp(3), Min: intp(1), Max: intp(5),
+		Spot: true, OnDemandBase: intp(1), OnDemandPercent: intp(25), SpotAllocation: SpotCapacityOptimized,
 		Labels: Labels{"role": "worker", "tier": "memory/hot"}, ImageID: "ami-0123456789abcdef0", VolumeSize: intp(50),
 		SubnetIDs: []string{"subnet-0aaa1111", "subnet-0bbb2222"}, SSHCIDR: "203.0.113.0/24", KeyName: "ops key",
-		RollingUpdate: RollingUpdate{MaxBatch: intp(2), MinInService: intp(1)},
+		AllowSSHFromAnywhere: true, RollingUpdate: RollingUpdate{MaxBatch: intp(2), MinInService: intp(1)},
 	}
 }
 
@@ -107,14 +142,38 @@ func TestValidateGroup(t *testing.T) {
 		{"name starts with a digit", func(g *Group) { g.Name = "3r" }, "", "name", "must start with a letter"},
 		{"reserved name", func(g *Group) { g.Name = "control" }, "", "name", "reserved"},
 		{"stack name too long", func(g *Group) { g.Name = strings.Repeat("g", 124) }, "core", "name", "would be 129 characters, over the 128 allowed"},
-		{"no instance type", func(g *Group) { g.InstanceType = "" }, "", "instanceType", "missing"},
-		{"bad instance type", func(g *Group) { g.InstanceType = "r3large" }, "", "instanceType", "invalid instance type"},
+		{"no instance type", func(g *Group) { g.InstanceType = nil }, "", "instanceType", "missing"},
+		{"bad instance type", func(g *Group) { g.InstanceType = InstanceTypes{"r3large"} }, "", "instanceType", "invalid instance type"},
+		{"bad second instance type", func(g *Group) { g.InstanceType = InstanceTypes{"r5.large", "r5a"} }, "", "instanceType", `invalid instance type "r5a"`},
+		{"empty entry", func(g *Group) { g.InstanceType = InstanceTypes{"r5.large", ""} }, "", "instanceType", `invalid instance types "r5.large,": empty entry`},
+		{"instance type twice", func(g *Group) { g.InstanceType = InstanceTypes{"r5.large", "r5a.large", "r5.large"} }, "", "instanceType", "instance type r5.large given twice"},
+		{"too many instance types", func(g *Group) {
+			g.InstanceType = nil
+			for i := range MaxInstanceTypes + 1 {
+				g.InstanceType = append(g.InstanceType, fmt.Sprintf("m%d.large", i+1))
+			}
+		}, "", "instanceType", "41 given, at most 40"},
+		{"architecture mix", func(g *Group) { g.InstanceType = InstanceTypes{"m5.large", "m6g.large", "m5a.large"} }, "", "instanceType",
+			"instance types of more than one architecture: m6g.large is arm64, the others x86_64"},
+		{"architecture mix, Graviton first", func(g *Group) {
+			g.InstanceType = InstanceTypes{"m7g.large", "c5.large", "m6g.large", "m6i.large", "r5.large"}
+		}, "", "instanceType",
+			"m7g.large is arm64, m6g.large is arm64, the others x86_64"},
+		{"architecture tie keeps the first type's", func(g *Group) { g.InstanceType = InstanceTypes{"m7g.large", "m5.large"} }, "", "instanceType",
+			"m5.large is x86_64, the others arm64"},
+		{"negative on-demand base", func(g *Group) { g.OnDemandBase = intp(-1) }, "", "onDemandBase", "invalid on-demand base -1: negative"},
+		{"on-demand percentage over 100", func(g *Group) { g.OnDemandPercent = intp(101) }, "", "onDemandPercent", "invalid on-demand percentage 101: expected 0 to 100"},
+		{"negative on-demand percentage", func(g *Group) { g.OnDemandPercent = intp(-5) }, "", "onDemandPercent", "expected 0 to 100"},
+		{"spot allocation", func(g *Group) { g.SpotAllocation = "cheapest" }, "", "spotAllocation", `invalid spot allocation strategy "cheapest": expected price-capacity-optimized, capacity-optimized, lowest-price`},
+		{"on-demand base without spot", func(g *Group) { g.Spot = false; g.OnDemandPercent = nil; g.SpotAllocation = "" }, "", "onDemandBase", "applies to spot groups only (without spot"},
+		{"on-demand percentage without spot", func(g *Group) { g.Spot = false; g.OnDemandBase = nil; g.SpotAllocation = "" }, "", "onDemandPercent", "applies to spot groups only"},
+		{"spot allocation without spot", func(g *Group) { g.Spot = false; g.OnDemandBase = nil; g.OnDemandPercent = nil }, "", "spotAllocation", "applies to spot groups only"},
 		{"negative count", func(g *Group) { g.Count = intp(-1) }, "", "count", "count -1 is negative"},
 		{"negative min", func(g *Group) { g.Min = intp(-1) }, "", "min", "min -1 is negative"},
 		{"negative max", func(g *Group) { g.Count, g.Min, g.Max = intp(0), intp(0), intp(-1) }, "", "max", "max -1 is negative"},
 		{"min above count", func(g *Group) { g.Min = intp(4) }, "", "min", "min 4 is above count 3"},
 		{"count above max", func(g *Group) { g.Max = intp(2) }, "", "max", "count 3 is above max 2"},
-		{"too many labels", func(g *Group) { g.Labels = manyLabels(MaxLabels + 1) }, "", "labels", "41 given, at most 40"},
+		{"too many labels", func(g *Group) { g.Labels = manyLabels(MaxLabels + 1) }, "", "labels", "38 given, at most 37"},
 		{"label key", func(g *Group) { g.Labels = Labels{"a b": "c"} }, "", "labels", `invalid label key "a b"`},
 		{"label value injection", func(g *Group) { g.Labels = Labels{"role": "$(reboot)"} }, "", "labels", `invalid label value "$(reboot)"`},
 		{"label value quotes", func(g *Group) { g.Labels = Labels{"role": "'x'"} }, "", "labels", "invalid label value"},
@@ -138,6 +197,9 @@ func TestValidateGroup(t *testing.T) {
 		{"ssh garbage", func(g *Group) { g.SSHCIDR = "everywhere" }, "", "sshCidr", "invalid CIDR"},
 		{"ssh ipv6", func(g *Group) { g.SSHCIDR = "2001:db8::/32" }, "", "sshCidr", "expected an IPv4"},
 		{"ssh address only", func(g *Group) { g.SSHCIDR = "203.0.113.7" }, "", "sshCidr", "invalid CIDR"},
+		{"ssh from anywhere", func(g *Group) { g.SSHCIDR, g.AllowSSHFromAnywhere = "0.0.0.0/0", false }, "", "sshCidr", "SSH from anywhere (0.0.0.0/0) is refused"},
+		{"ssh from anywhere, IPv6", func(g *Group) { g.SSHCIDR, g.AllowSSHFromAnywhere = "::/0", false }, "", "sshCidr", "SSH from anywhere (::/0) is refused"},
+		{"ssh from anywhere, allowed but IPv6", func(g *Group) { g.SSHCIDR, g.AllowSSHFromAnywhere = "::/0", true }, "", "sshCidr", "expected an IPv4"},
 		{"key name quote", func(g *Group) { g.KeyName = "ops'" }, "", "keyName", "invalid key name"},
 		{"key name newline", func(g *Group) { g.KeyName = "ops\nx" }, "", "keyName", "invalid key name"},
 		{"key name too long", func(g *Group) { g.KeyName = strings.Repeat("k", 256) }, "", "keyName", "invalid key name"},
@@ -178,11 +240,21 @@ func TestCheckGiven(t *testing.T) {
 		given   []string
 		want    string // "" = accepted
 	}{
-		{Group{InstanceType: "big"}, []string{"instanceType"}, "invalid instance type"},
+		{Group{InstanceType: InstanceTypes{"big"}}, []string{"instanceType"}, "invalid instance type"},
+		{Group{InstanceType: InstanceTypes{"c5.large", "c6g.large"}}, []string{"instanceType"}, "c6g.large is arm64"},
+		{Group{OnDemandPercent: intp(200)}, []string{"onDemandPercent"}, "expected 0 to 100"},
+		{Group{Spot: true, SpotAllocation: "x"}, []string{"spot", "spotAllocation"}, "invalid spot allocation strategy"},
+		{Group{OnDemandBase: intp(2)}, []string{"spot", "onDemandBase"}, "applies to spot groups only"},
+		// Whether the group is spot is unknown until the deployed group is read.
+		{Group{OnDemandBase: intp(2)}, []string{"onDemandBase"}, ""},
 		{Group{Labels: Labels{"a b": "c"}}, []string{"labels"}, "invalid label key"},
 		{Group{Count: intp(-1)}, []string{"count"}, "count -1 is negative"},
 		{Group{Count: intp(5), Max: intp(3)}, []string{"count", "max"}, "count 5 is above max 3"},
-		{Group{SSHCIDR: "::/0"}, []string{"sshCidr"}, "IPv4"},
+		{Group{SSHCIDR: "2001:db8::/32"}, []string{"sshCidr"}, "IPv4"},
+		{Group{SSHCIDR: "0.0.0.0/0"}, []string{"sshCidr", "allowSshFromAnywhere"}, "SSH from anywhere"},
+		{Group{SSHCIDR: "0.0.0.0/0", AllowSSHFromAnywhere: true}, []string{"sshCidr", "allowSshFromAnywhere"}, ""},
+		// The deployed group may allow it: checked once it is read.
+		{Group{SSHCIDR: "0.0.0.0/0"}, []string{"sshCidr"}, ""},
 		{Group{RollingUpdate: RollingUpdate{MaxBatch: intp(0)}}, []string{"rollingUpdate.maxBatch"}, "at least 1"},
 		// Unknown until the deployed count and max are read.
 		{Group{Min: intp(5)}, []string{"min"}, ""},
@@ -212,7 +284,9 @@ func TestValidateCore(t *testing.T) {
 		{"image", func(c *Core) { c.ImageID = "my-image" }, "imageId", "invalid image id"},
 		{"key name", func(c *Core) { c.KeyName = "a`b" }, "keyName", "invalid key name"},
 		{"ssh", func(c *Core) { c.SSHCIDR = "10.0.0.1/8" }, "sshCidr", "host bits set"},
-		{"ssh ipv6", func(c *Core) { c.SSHCIDR = "::/0" }, "sshCidr", "IPv4"},
+		{"ssh ipv6", func(c *Core) { c.SSHCIDR = "2001:db8::/32" }, "sshCidr", "IPv4"},
+		{"ssh from anywhere", func(c *Core) { c.SSHCIDR = "0.0.0.0/0" }, "sshCidr", "SSH from anywhere (0.0.0.0/0) is refused"},
+		{"ssh from anywhere, IPv6", func(c *Core) { c.SSHCIDR = "::/0" }, "sshCidr", "SSH from anywhere (::/0) is refused"},
 		{"vpc", func(c *Core) { c.VpcID = "vpc-x" }, "vpcId", "invalid VPC id"},
 		{"subnet", func(c *Core) { c.SubnetIDs = []string{"sn-1"} }, "subnetIds", "invalid subnet id"},
 		{"volume", func(c *Core) { c.VolumeSize = intp(7) }, "volumeSize", "invalid volume size 7"},
@@ -242,7 +316,7 @@ func TestValidateCluster(t *testing.T) {
 	valid := func() Cluster {
 		c := New("prod")
 		c.Core = validCore()
-		c.Groups = []Group{validGroup(), {Name: "c5", InstanceType: "c5.large"}}
+		c.Groups = []Group{validGroup(), {Name: "c5", InstanceType: InstanceTypes{"c5.large"}}}
 		return c
 	}
 	tests := []struct {
@@ -258,7 +332,7 @@ func TestValidateCluster(t *testing.T) {
 		{"core setting", func(c *Cluster) { c.Core.VolumeSize = intp(1) }, "core.volumeSize", "invalid volume size"},
 		{"group setting", func(c *Cluster) { c.Groups[1].Max = intp(0) }, "groups[1].max", "count 1 is above max 0"},
 		{"group nested setting", func(c *Cluster) { c.Groups[0].RollingUpdate.MaxBatch = intp(0) }, "groups[0].rollingUpdate.maxBatch", "at least 1"},
-		{"group missing type", func(c *Cluster) { c.Groups[1].InstanceType = "" }, "groups[1].instanceType", "missing"},
+		{"group missing type", func(c *Cluster) { c.Groups[1].InstanceType = nil }, "groups[1].instanceType", "missing"},
 		{"group twice", func(c *Cluster) { c.Groups[1].Name = c.Groups[0].Name }, "groups[1].name", "given twice"},
 		{"group stack name", func(c *Cluster) { c.Name = strings.Repeat("p", 100); c.Groups[1].Name = strings.Repeat("g", 28) }, "groups[1].name", "over the 128 allowed"},
 	}
@@ -324,7 +398,8 @@ func TestEverySettingHasAFlag(t *testing.T) {
 // Every cfn tag names a parameter internal/names declares.
 func TestParametersAreNamed(t *testing.T) {
 	known := []string{names.ParamInstanceType, names.ParamVolumeSize, names.ParamKeyName, names.ParamSSHCIDR, names.ParamVpcID,
-		names.ParamSubnetIDs, names.ParamDesiredCapacity, names.ParamMinSize, names.ParamMaxSize, names.ParamManagers}
+		names.ParamSubnetIDs, names.ParamDesiredCapacity, names.ParamMinSize, names.ParamMaxSize, names.ParamManagers,
+		names.ParamOnDemandBaseCapacity, names.ParamOnDemandPercentage, names.ParamSpotAllocationStrategy}
 	for _, v := range []any{Core{}, Group{}} {
 		for _, f := range Fields(v) {
 			if p := f.Param(); p != "" && p != "-" && !slices.Contains(known, p) {
@@ -335,7 +410,7 @@ func TestParametersAreNamed(t *testing.T) {
 }
 
 func TestUpdate(t *testing.T) {
-	deployed := Group{Name: "g", InstanceType: "r3.large", Count: intp(3), Min: intp(1), Max: intp(5), VolumeSize: intp(30),
+	deployed := Group{Name: "g", InstanceType: InstanceTypes{"r3.large"}, Count: intp(3), Min: intp(1), Max: intp(5), VolumeSize: intp(30),
 		Labels: Labels{"role": "worker"}, SSHCIDR: "203.0.113.0/24", KeyName: "ops", RollingUpdate: RollingUpdate{MaxBatch: intp(2)}}
 	tests := []struct {
 		name    string
@@ -348,8 +423,8 @@ func TestUpdate(t *testing.T) {
 				t.Errorf("got %+v", g)
 			}
 		}},
-		{"type and labels replace", Group{InstanceType: "r5.large", Labels: Labels{"tier": "memory"}}, []string{"instanceType", "labels"}, func(t *testing.T, g Group) {
-			if g.InstanceType != "r5.large" || !maps.Equal(g.Labels, Labels{"tier": "memory"}) || g.SSHCIDR != "203.0.113.0/24" {
+		{"type and labels replace", Group{InstanceType: InstanceTypes{"r5.large", "r5a.large"}, Labels: Labels{"tier": "memory"}}, []string{"instanceType", "labels"}, func(t *testing.T, g Group) {
+			if g.InstanceType.String() != "r5.large,r5a.large" || !maps.Equal(g.Labels, Labels{"tier": "memory"}) || g.SSHCIDR != "203.0.113.0/24" {
 				t.Errorf("got %+v", g)
 			}
 		}},
@@ -378,11 +453,35 @@ func TestUpdate(t *testing.T) {
 				t.Errorf("sizes %d/%d", *g.Count, *g.Max)
 			}
 		}},
+		{"spot on starts from the spot defaults", Group{Spot: true}, []string{"spot"}, func(t *testing.T, g Group) {
+			g.Default()
+			if !g.Spot || *g.OnDemandBase != 0 || *g.OnDemandPercent != 0 || g.SpotAllocation != SpotPriceCapacityOptimized {
+				t.Errorf("mix %v/%d/%d/%q", g.Spot, *g.OnDemandBase, *g.OnDemandPercent, g.SpotAllocation)
+			}
+		}},
+		{"spot on with a percentage", Group{Spot: true, OnDemandPercent: intp(30)}, []string{"spot", "onDemandPercent"}, func(t *testing.T, g Group) {
+			g.Default()
+			if *g.OnDemandPercent != 30 {
+				t.Errorf("percent %d", *g.OnDemandPercent)
+			}
+		}},
 		{"nested setting", Group{RollingUpdate: RollingUpdate{MinInService: intp(0)}}, []string{"rollingUpdate.minInService"}, func(t *testing.T, g Group) {
 			if *g.RollingUpdate.MaxBatch != 2 || *g.RollingUpdate.MinInService != 0 {
 				t.Errorf("rolling update %+v", g.RollingUpdate)
 			}
 		}},
+	}
+	spotGroup := deployed
+	spotGroup.Spot, spotGroup.OnDemandBase, spotGroup.OnDemandPercent, spotGroup.SpotAllocation = true, intp(1), intp(20), SpotLowestPrice
+	off := spotGroup.Update(Group{}, []string{"spot"})
+	off.Default()
+	if off.Spot || off.OnDemandBase != nil || off.OnDemandPercent != nil || off.OnDemandPercentage() != 100 || off.SpotAllocation != "" || off.Check("core") != nil {
+		t.Errorf("spot off: %+v, %v", off, off.Check("core"))
+	}
+	// Given again, spot keeps the mix: only a change of kind starts afresh.
+	again := spotGroup.Update(Group{Spot: true}, []string{"spot"})
+	if *again.OnDemandPercent != 20 || *again.OnDemandBase != 1 || again.SpotAllocation != SpotLowestPrice {
+		t.Errorf("spot given again: %d/%d/%q", *again.OnDemandBase, *again.OnDemandPercent, again.SpotAllocation)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -414,7 +513,7 @@ func TestTrim(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := tt.in
-			g.Name, g.InstanceType = "g", "m5.large"
+			g.Name, g.InstanceType = "g", InstanceTypes{"m5.large"}
 			g.Default()
 			want := g
 			g.Trim()
@@ -440,7 +539,7 @@ func TestTrim(t *testing.T) {
 }
 
 func TestDiff(t *testing.T) {
-	old := Group{Name: "g", InstanceType: "r3.large", Count: intp(2), Labels: Labels{"role": "web"}}
+	old := Group{Name: "g", InstanceType: InstanceTypes{"r3.large"}, Count: intp(2), Labels: Labels{"role": "web"}}
 	new := old
 	new.Count = intp(3)
 	new.Labels = Labels{"role": "api"}
@@ -471,7 +570,7 @@ func TestDiff(t *testing.T) {
 // Parameters and intent together carry every setting of a group: one
 // written to a template and read back is the same group.
 func TestParametersAndIntentRoundTrip(t *testing.T) {
-	for _, g := range []Group{validGroup(), {Name: "g", InstanceType: "t3.small"}} {
+	for _, g := range []Group{validGroup(), {Name: "g", InstanceType: InstanceTypes{"t3.small"}}} {
 		g.Default()
 		params := Parameters(g)
 		intent, err := Intent(g)
@@ -512,7 +611,7 @@ func TestParametersAndIntentRoundTrip(t *testing.T) {
 	if _, ok := params[names.ParamSubnetIDs]; ok {
 		t.Error("a group's own subnets are intent (unset means the core's), not a parameter of the spec")
 	}
-	intent, _ := Intent(Group{Name: "g", InstanceType: "t3.small", Count: intp(1)})
+	intent, _ := Intent(Group{Name: "g", InstanceType: InstanceTypes{"t3.small"}, Count: intp(1)})
 	if len(intent) != 0 {
 		t.Errorf("intent of a default group = %v, want nothing", intent)
 	}
@@ -595,6 +694,63 @@ func TestLabelsForms(t *testing.T) {
 	}
 }
 
+// Instance types come from flags (comma-separated, repeatable) and files
+// (a string or a list); one type is written as a string.
+func TestInstanceTypesForms(t *testing.T) {
+	var flags InstanceTypes
+	if err := flags.UnmarshalText([]byte("m5.large, m5a.large,m6i.large")); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(flags, InstanceTypes{"m5.large", "m5a.large", "m6i.large"}) || flags.String() != "m5.large,m5a.large,m6i.large" || flags.First() != "m5.large" {
+		t.Errorf("flag read as %q", flags)
+	}
+	// A later -t replaces an earlier one, as for any flag of one value.
+	if err := flags.UnmarshalText([]byte("c5.large")); err != nil || !slices.Equal(flags, InstanceTypes{"c5.large"}) {
+		t.Errorf("second -t read as %q, %v", flags, err)
+	}
+	var typo InstanceTypes
+	_ = typo.UnmarshalText([]byte("m5.large,,m6i.large"))
+	if err := checkInstanceTypes("instanceType", typo); err == nil || !strings.Contains(err.Error(), "empty entry") {
+		t.Errorf("-t m5.large,,m6i.large: %v", err)
+	}
+	for _, tt := range []struct {
+		json, yaml string
+		want       InstanceTypes
+		out        string
+	}{
+		{`"m5.large"`, `m5.large`, InstanceTypes{"m5.large"}, `"m5.large"`},
+		{`"m5.large,m5a.large"`, `m5.large,m5a.large`, InstanceTypes{"m5.large", "m5a.large"}, `["m5.large","m5a.large"]`},
+		{`["m5.large","m5a.large"]`, `[m5.large, m5a.large]`, InstanceTypes{"m5.large", "m5a.large"}, `["m5.large","m5a.large"]`},
+		{`["m5.large"]`, "\n  - m5.large", InstanceTypes{"m5.large"}, `"m5.large"`},
+	} {
+		var j, y struct {
+			T InstanceTypes `json:"instanceType" yaml:"instanceType"`
+		}
+		if err := json.Unmarshal([]byte(`{"instanceType":`+tt.json+`}`), &j); err != nil || !slices.Equal(j.T, tt.want) {
+			t.Errorf("JSON %s: %q, %v", tt.json, j.T, err)
+		}
+		if err := yaml.Unmarshal([]byte("instanceType: "+strings.ReplaceAll(tt.yaml, `\n`, "\n")), &y); err != nil || !slices.Equal(y.T, tt.want) {
+			t.Errorf("YAML %s: %q, %v", tt.yaml, y.T, err)
+		}
+		if out, _ := json.Marshal(tt.want); string(out) != tt.out {
+			t.Errorf("%q written as %s, want %s", tt.want, out, tt.out)
+		}
+	}
+	var bad struct {
+		T InstanceTypes `json:"instanceType" yaml:"instanceType"`
+	}
+	if err := json.Unmarshal([]byte(`{"instanceType":{"a":1}}`), &bad); err == nil {
+		t.Error("an object read as instance types")
+	}
+	if err := yaml.Unmarshal([]byte("instanceType: {a: 1}"), &bad); err == nil {
+		t.Error("a mapping read as instance types")
+	}
+	y, _ := yaml.Marshal(map[string]InstanceTypes{"one": {"m5.large"}, "two": {"m5.large", "m6i.large"}})
+	if string(y) != "one: m5.large\ntwo:\n    - m5.large\n    - m6i.large\n" {
+		t.Errorf("YAML written as:\n%s", y)
+	}
+}
+
 // A cluster file fills the same types: YAML and JSON, camelCase keys.
 func TestFileForms(t *testing.T) {
 	const doc = `apiVersion: clusterctl/v1
@@ -609,6 +765,12 @@ groups:
     count: 3
     labels: {role: worker}
     rollingUpdate: {maxBatch: 2, minInService: 0}
+  - name: spot
+    instanceType: [m5.large, m5a.large, m6i.large]
+    spot: true
+    onDemandBase: 1
+    onDemandPercent: 20
+    spotAllocation: capacity-optimized
 `
 	var c Cluster
 	if err := yaml.Unmarshal([]byte(doc), &c); err != nil {
@@ -620,6 +782,9 @@ groups:
 	g := c.Group("r3-agents")
 	if g == nil || *g.Count != 3 || *g.Max != 4 || g.Labels["role"] != "worker" || *g.RollingUpdate.MinInService != 0 || c.Core.SSHCIDR != "203.0.113.0/24" {
 		t.Fatalf("read %+v", c)
+	}
+	if sp := c.Group("spot"); sp == nil || sp.InstanceType.String() != "m5.large,m5a.large,m6i.large" || !sp.Spot || *sp.OnDemandBase != 1 || *sp.OnDemandPercent != 20 || sp.SpotAllocation != SpotCapacityOptimized {
+		t.Fatalf("spot group read as %+v", sp)
 	}
 	j, err := json.Marshal(c)
 	if err != nil {
@@ -653,9 +818,12 @@ func TestValueShapes(t *testing.T) {
 		"image": {func(v string) error { return checkImage("i", v) },
 			[]string{"", "ami-12345678", "ami-0123456789abcdef0", "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"},
 			[]string{"ami-xyz", "al2023", "/path with space", "ami-123", "ami-0123456789ABCDEF0"}},
-		"ssh cidr": {func(v string) error { return checkSSHCIDR("s", v) },
-			[]string{"", "203.0.113.0/24", "198.51.100.7/32", "0.0.0.0/0"},
-			[]string{"10.0.0.0", "10.0.0.0/33", "300.0.0.0/8", " 10.0.0.0/8", "2001:db8::/32"}},
+		"ssh cidr": {func(v string) error { return errors.Join(checkSSHCIDR("s", v), checkSSHAnywhere("s", v, false)) },
+			[]string{"", "203.0.113.0/24", "198.51.100.7/32", "0.0.0.0/1"},
+			[]string{"10.0.0.0", "10.0.0.0/33", "300.0.0.0/8", " 10.0.0.0/8", "2001:db8::/32", "0.0.0.0/0", "::/0"}},
+		"ssh cidr from anywhere allowed": {func(v string) error { return errors.Join(checkSSHCIDR("s", v), checkSSHAnywhere("s", v, true)) },
+			[]string{"0.0.0.0/0", "203.0.113.0/24"},
+			[]string{"::/0", "10.0.0.0/0"}},
 		"cluster name": {CheckClusterName,
 			[]string{"core", "Core9", "a-b", "a" + strings.Repeat("b", 127)},
 			[]string{"", "9core", "-core", "core_1", "co re", "a" + strings.Repeat("b", 128)}},
@@ -685,6 +853,25 @@ func TestValueShapes(t *testing.T) {
 				t.Errorf("%s %q accepted", name, v)
 			}
 		}
+	}
+}
+
+// Args gives back every setting that is set, as flags a shell reads as
+// they are, and parsing them back gives the same group.
+func TestArgs(t *testing.T) {
+	g := validGroup()
+	got := strings.Join(Args(g), " ")
+	want := "--instance-type r5.large,r5a.large,r6i.large --spot --on-demand-base 1 --on-demand-percent 25 --spot-allocation capacity-optimized --count 3 --min 1 --max 5 --labels role=worker,tier=memory/hot --image-id ami-0123456789abcdef0 " +
+		"--volume-size 50 --subnet-ids subnet-0aaa1111,subnet-0bbb2222 --ssh-cidr 203.0.113.0/24 --key-name 'ops key' --allow-ssh-from-anywhere " +
+		"--max-batch 2 --min-in-service 1"
+	if got != want {
+		t.Errorf("Args =\n%s\nwant\n%s", got, want)
+	}
+	if got := Args(Group{Name: "g", KeyName: "it's"}); !slices.Equal(got, []string{"--key-name", `'it'\''s'`}) {
+		t.Errorf("Args quoting = %q", got)
+	}
+	if got := Args(Core{}); len(got) != 0 {
+		t.Errorf("Args of nothing set = %q", got)
 	}
 }
 

@@ -19,9 +19,10 @@ const (
 	MaxStackName = 128
 	// MaxLabels keeps instances and Auto Scaling groups under EC2's 50
 	// tags: besides one tag per label each carries Name, the 4 ownership
-	// tags and the 3 other group stack tags CloudFormation propagates,
-	// which leaves 42; 2 stay free for the operator's own stack tags.
-	MaxLabels = 40
+	// tags and the 3 other group stack tags CloudFormation propagates, and
+	// an agent instance the 3 tags its node puts there (type, lifecycle,
+	// zone), which leaves 39; 2 stay free for the operator's own stack tags.
+	MaxLabels = 37
 	// MaxLabelChars bounds a label's key and its value.
 	MaxLabelChars = 63
 	// MaxLabelsChars is CloudFormation's limit on a tag value, which the
@@ -30,6 +31,9 @@ const (
 	MinVolumeSize  = 8     // GiB, what Amazon Linux 2023 needs
 	MaxVolumeSize  = 16384 // GiB, EBS gp3
 	MaxKeyName     = 255   // EC2 key pair names
+	// MaxInstanceTypes is what an Auto Scaling group's mixed instances
+	// policy takes.
+	MaxInstanceTypes = 40
 )
 
 var (
@@ -163,6 +167,7 @@ func (c Core) rules() []rule {
 		one("imageId", checkImage("imageId", c.ImageID)),
 		one("keyName", checkKeyName("keyName", c.KeyName)),
 		one("sshCidr", checkSSHCIDR("sshCidr", c.SSHCIDR)),
+		{[]string{"sshCidr", "allowSshFromAnywhere"}, checkSSHAnywhere("sshCidr", c.SSHCIDR, c.AllowSSHFromAnywhere)},
 		one("vpcId", checkVpc("vpcId", c.VpcID)),
 		one("subnetIds", checkSubnets("subnetIds", c.SubnetIDs)),
 		one("volumeSize", checkVolume("volumeSize", c.Volume())),
@@ -221,7 +226,10 @@ func (g Group) rules(cluster string) []rule {
 	desired, min, max := g.Desired(), g.MinSize(), g.MaxSize()
 	rules := []rule{
 		one("name", CheckGroupName(cluster, g.Name)),
-		one("instanceType", checkInstanceType("instanceType", g.InstanceType)),
+		one("instanceType", checkInstanceTypes("instanceType", g.InstanceType)),
+		one("onDemandBase", when(g.OnDemandBaseCapacity() < 0, invalid("onDemandBase", "invalid on-demand base %d: negative", g.OnDemandBaseCapacity()))),
+		one("onDemandPercent", when(g.OnDemandPercentage() < 0 || g.OnDemandPercentage() > 100, invalid("onDemandPercent", "invalid on-demand percentage %d: expected 0 to 100", g.OnDemandPercentage()))),
+		one("spotAllocation", checkSpotAllocation("spotAllocation", g.SpotAllocation)),
 		one("count", nonNegative("count", desired)),
 		one("min", nonNegative("min", min)),
 		one("max", nonNegative("max", max)),
@@ -233,7 +241,23 @@ func (g Group) rules(cluster string) []rule {
 		one("volumeSize", checkVolume("volumeSize", g.Volume())),
 		one("subnetIds", checkSubnets("subnetIds", g.SubnetIDs)),
 		one("sshCidr", checkSSHCIDR("sshCidr", g.SSHCIDR)),
+		{[]string{"sshCidr", "allowSshFromAnywhere"}, checkSSHAnywhere("sshCidr", g.SSHCIDR, g.AllowSSHFromAnywhere)},
 		one("keyName", checkKeyName("keyName", g.KeyName)),
+	}
+	// Without spot every node is on-demand: a mix given anyway needs spot.
+	if !g.Spot {
+		for _, m := range []struct {
+			path  string
+			given bool
+		}{
+			{"onDemandBase", g.OnDemandBase != nil},
+			{"onDemandPercent", g.OnDemandPercent != nil},
+			{"spotAllocation", g.SpotAllocation != ""},
+		} {
+			if m.given {
+				rules = append(rules, rule{[]string{m.path, "spot"}, invalid(m.path, "applies to spot groups only (without spot, every node is on-demand)")})
+			}
+		}
 	}
 	// What CloudFormation requires of an AutoScalingRollingUpdate: a batch
 	// of at least one node, and fewer nodes kept in service than the
@@ -275,6 +299,55 @@ func checkInstanceType(path, t string) error {
 	return nil
 }
 
+// checkInstanceTypes checks a group's types: at least one, each valid,
+// none twice, no more than a mixed instances policy takes, and all of one
+// architecture as their families tell it (one image serves them all; when
+// deploying, EC2 is asked too).
+func checkInstanceTypes(path string, types InstanceTypes) error {
+	if len(types) == 0 {
+		return missing(path)
+	}
+	if len(types) > MaxInstanceTypes {
+		return invalid(path, "invalid instance types: %d given, at most %d allowed", len(types), MaxInstanceTypes)
+	}
+	seen := map[string]bool{}
+	for _, t := range types {
+		if t == "" {
+			return invalid(path, "invalid instance types %q: empty entry", types.String())
+		}
+		if err := checkInstanceType(path, t); err != nil {
+			return err
+		}
+		if seen[t] {
+			return invalid(path, "instance type %s given twice", t)
+		}
+		seen[t] = true
+	}
+	return MixedArchitectures(path, types, Architecture)
+}
+
+// MixedArchitectures refuses instance types that do not share one
+// architecture, naming the odd ones out; arch says a type's architecture
+// (the family's, offline; EC2's, when deploying).
+func MixedArchitectures(path string, types []string, arch func(string) string) error {
+	odd, common := OddArchitecture(types, arch)
+	if len(odd) == 0 {
+		return nil
+	}
+	var what []string
+	for _, t := range odd {
+		what = append(what, t+" is "+arch(t))
+	}
+	return invalid(path, "instance types of more than one architecture: %s, the others %s (the nodes of a group share one image)", strings.Join(what, ", "), common)
+}
+
+func checkSpotAllocation(path, s string) error {
+	if s != "" && !slices.Contains(SpotAllocations(), s) {
+		return invalid(path, "invalid spot allocation strategy %q: expected %s", s, strings.Join(SpotAllocations(), ", "))
+	}
+	return nil
+}
+
 // checkImage accepts "" (the default), an AMI id or an SSM parameter path.
 func checkImage(path, id string) error {
 	if id == "" || amiRE.MatchString(id) || ssmPathRE.MatchString(id) {
@@ -305,10 +378,30 @@ func checkSSHCIDR(path, s string) error {
 		return nil
 	}
 	p, err := netip.ParsePrefix(s)
+	if err == nil && p.Bits() == 0 {
+		return nil // anywhere, checked by checkSSHAnywhere (also ::/0)
+	}
 	if err != nil || !p.Addr().Is4() {
 		return invalid(path, "invalid CIDR %q: expected an IPv4 address/prefix, e.g. 203.0.113.0/24", s)
 	}
 	if p.Masked() != p {
+		return invalid(path, "invalid CIDR %q: host bits set, did you mean %s?", s, p.Masked())
+	}
+	return nil
+}
+
+// checkSSHAnywhere refuses SSH from anywhere (a /0, IPv4 or IPv6) unless
+// it is allowed explicitly; an allowed ::/0 is still not IPv4.
+func checkSSHAnywhere(path, s string, allowed bool) error {
+	p, err := netip.ParsePrefix(s)
+	switch {
+	case err != nil || p.Bits() != 0:
+		return nil
+	case !allowed:
+		return invalid(path, "SSH from anywhere (%s) is refused: give the addresses you connect from, or allow it explicitly with --allow-ssh-from-anywhere (allowSshFromAnywhere: true in a cluster file)", s)
+	case !p.Addr().Is4():
+		return invalid(path, "invalid CIDR %q: expected an IPv4 address/prefix, e.g. 203.0.113.0/24", s)
+	case p.Masked() != p:
 		return invalid(path, "invalid CIDR %q: host bits set, did you mean %s?", s, p.Masked())
 	}
 	return nil

@@ -70,6 +70,29 @@ func (m *Manager) Resources(ctx context.Context, name string) ([]Resource, error
 	return out, nil
 }
 
+// ErrNoResource: the stack has no resource of that logical ID.
+var ErrNoResource = errors.New("no such resource")
+
+// Resource returns one resource of a stack by its logical ID — its
+// physical ID is what the stack really owns, whatever its outputs say.
+// errors.Is(err, ErrNoResource) when the stack has no such resource, and
+// ErrNotFound when there is no such stack. It lists the stack's resources
+// rather than describing the one: a stack holds a handful, and not every
+// implementation describes one resource reliably (moto fails on stacks
+// with resources it does not model).
+func (m *Manager) Resource(ctx context.Context, stack, logicalID string) (*Resource, error) {
+	rs, err := m.Resources(ctx, stack)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		if r.LogicalID == logicalID {
+			return &r, nil
+		}
+	}
+	return nil, fmt.Errorf("stack %q: resource %s: %w", stack, logicalID, ErrNoResource)
+}
+
 // Failed keeps the resources whose status is a failure.
 func Failed(rs []Resource) []Resource {
 	var out []Resource
@@ -182,6 +205,19 @@ func (m *Manager) Plan(ctx context.Context, spec Spec) (*Plan, error) {
 	if err := checkSpec(spec, false); err != nil {
 		return nil, err
 	}
+	// The revision the plan is based on: the caller's, checked now, or
+	// the current one, for Apply to check.
+	latest, err := m.latest(ctx, spec.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRevision(spec.Name, spec.Revision, latest); err != nil {
+		return nil, err
+	}
+	revision := spec.Revision
+	if revision == "" && latest != nil {
+		revision = latest.ID
+	}
 	tok := m.token("changeset")
 	in := &cloudformation.CreateChangeSetInput{
 		StackName:     aws.String(spec.Name),
@@ -207,7 +243,7 @@ func (m *Manager) Plan(ctx context.Context, spec Spec) (*Plan, error) {
 		// failing it (moto: "No updates are to be performed.").
 		var ae smithy.APIError
 		if errors.As(err, &ae) && ae.ErrorCode() == "ValidationError" && noChanges(ae.ErrorMessage()) {
-			return &Plan{Stack: spec.Name, ChangeSetName: aws.ToString(in.ChangeSetName), Empty: true, DisableRollback: spec.DisableRollback}, nil
+			return &Plan{Stack: spec.Name, ChangeSetName: aws.ToString(in.ChangeSetName), Empty: true, DisableRollback: spec.DisableRollback, Revision: revision}, nil
 		}
 		return nil, fmt.Errorf("creating change set for stack %q: %w", spec.Name, err)
 	}
@@ -216,6 +252,7 @@ func (m *Manager) Plan(ctx context.Context, spec Spec) (*Plan, error) {
 		ChangeSetName:   aws.ToString(in.ChangeSetName),
 		ChangeSetID:     aws.ToString(out.Id),
 		DisableRollback: spec.DisableRollback,
+		Revision:        revision,
 	}
 	ready, err := m.awaitChangeSet(ctx, plan)
 	if err != nil {
@@ -313,7 +350,8 @@ func (m *Manager) Discard(ctx context.Context, plan *Plan) error {
 
 // Apply executes the plan's change set and waits with live progress. An
 // empty plan just returns the stack. A failed update returns the stack and
-// an *OperationError.
+// an *OperationError. A stack changed since the plan's revision is not
+// updated: the change set is deleted and the error is a *ChangedError.
 func (m *Manager) Apply(ctx context.Context, plan *Plan) (*Stack, error) {
 	if plan == nil {
 		return nil, errs.Usage("no plan to apply")
@@ -323,7 +361,12 @@ func (m *Manager) Apply(ctx context.Context, plan *Plan) (*Stack, error) {
 	}
 	tok := m.token("update")
 	o := m.newOp(plan.Stack, "update", tok)
-	if err := m.prime(ctx, o); err != nil {
+	latest, err := m.prime(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRevision(plan.Stack, plan.Revision, latest); err != nil {
+		m.cleanupChangeSet(ctx, plan)
 		return nil, err
 	}
 	in := &cloudformation.ExecuteChangeSetInput{
@@ -345,24 +388,33 @@ func (m *Manager) Apply(ctx context.Context, plan *Plan) (*Stack, error) {
 // Delete deletes the stack and waits. A stack that does not exist is
 // already deleted: success.
 func (m *Manager) Delete(ctx context.Context, name string) error {
-	_, err := m.deleteOne(ctx, name, nil, false)
+	_, err := m.deleteOne(ctx, name, nil, false, nil)
 	return err
+}
+
+// DeleteStarted deletes the stack like Delete (like DeleteRetaining with
+// every resource that failed to delete when retainFailed), calling started
+// once CloudFormation has accepted the deletion and before waiting for it
+// (not when there is no stack to delete): for what must hold until the
+// deletion is under way and be undone before it gets far.
+func (m *Manager) DeleteStarted(ctx context.Context, name string, retainFailed bool, started func()) (Outcome, error) {
+	return m.deleteOne(ctx, name, nil, retainFailed, started)
 }
 
 // DeleteRetaining recovers a DELETE_FAILED stack: it deletes the stack,
 // keeping the resources in retain (nil: every resource that failed to
 // delete) for the operator to remove.
 func (m *Manager) DeleteRetaining(ctx context.Context, name string, retain []string) error {
-	_, err := m.deleteOne(ctx, name, retain, true)
+	_, err := m.deleteOne(ctx, name, retain, true, nil)
 	return err
 }
 
 // deleteOne deletes a stack and waits, reporting how it ended.
-func (m *Manager) deleteOne(ctx context.Context, name string, retain []string, retaining bool) (Outcome, error) {
+func (m *Manager) deleteOne(ctx context.Context, name string, retain []string, retaining bool, started func()) (Outcome, error) {
 	tok := m.token("delete")
 	o := m.newOp(name, "delete", tok)
 	gone := Outcome{Stack: name, Status: "DELETE_COMPLETE"}
-	if err := m.prime(ctx, o); err != nil {
+	if _, err := m.prime(ctx, o); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			m.prog.skip(name, "gone")
 			return gone, nil
@@ -384,6 +436,9 @@ func (m *Manager) deleteOne(ctx context.Context, name string, retain []string, r
 	}
 	if _, err := m.api.DeleteStack(ctx, in); err != nil {
 		return Outcome{Stack: name}, fmt.Errorf("deleting stack %q: %w", name, err)
+	}
+	if started != nil {
+		started()
 	}
 	m.prog.begin(o)
 	st, err := m.await(ctx, o)
@@ -433,7 +488,7 @@ func (m *Manager) DeleteMany(ctx context.Context, names []string, concurrency in
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				outcomes[i], errList[i] = m.deleteOne(ctx, names[i], nil, false)
+				outcomes[i], errList[i] = m.deleteOne(ctx, names[i], nil, false, nil)
 			}
 		}()
 	}
@@ -462,7 +517,7 @@ func (m *Manager) ContinueUpdateRollback(ctx context.Context, name string) (*Sta
 func (m *Manager) ContinueUpdateRollbackSkipping(ctx context.Context, name string, skip []string) (*Stack, error) {
 	tok := m.token("rollback")
 	o := m.newOp(name, "continue-rollback", tok)
-	if err := m.prime(ctx, o); err != nil {
+	if _, err := m.prime(ctx, o); err != nil {
 		return nil, err
 	}
 	in := &cloudformation.ContinueUpdateRollbackInput{StackName: aws.String(o.id), ClientRequestToken: aws.String(tok)}

@@ -426,3 +426,29 @@ func TestLostExecuteAndDeleteResponsesAreSafe(t *testing.T) {
 		t.Errorf("DeleteStack calls = %+v", calls)
 	}
 }
+
+// DeleteStarted calls its hook once the deletion is accepted, while the
+// stack is still being deleted, and not for a stack that is not there.
+func TestDeleteStartedHook(t *testing.T) {
+	e := setup(t, quietOpts)
+	e.fake.Seed(cfnfake.Seed{Name: "core", Template: tpl, Resources: []cfnfake.Resource{{LogicalID: "Bucket", Type: "AWS::S3::Bucket"}}})
+	e.fake.Script("core", cfnfake.Delete,
+		cfnfake.Step{Status: "DELETE_IN_PROGRESS"},
+		cfnfake.Step{At: 30 * time.Second, Status: "DELETE_COMPLETE"})
+	var statusAtHook string
+	calls := 0
+	out, err := e.m.DeleteStarted(t.Context(), "core", false, func() {
+		calls++
+		statusAtHook = e.fake.Status("core")
+	})
+	if err != nil || out.Status != "DELETE_COMPLETE" {
+		t.Fatalf("DeleteStarted = %+v, %v", out, err)
+	}
+	if calls != 1 || statusAtHook != "DELETE_IN_PROGRESS" {
+		t.Errorf("hook called %d times, with the stack %s; want once, while DELETE_IN_PROGRESS", calls, statusAtHook)
+	}
+	calls = 0
+	if _, err := e.m.DeleteStarted(t.Context(), "core", false, func() { calls++ }); err != nil || calls != 0 {
+		t.Errorf("DeleteStarted of a deleted stack: %v, hook called %d times", err, calls)
+	}
+}

@@ -26,6 +26,7 @@ type API interface {
 	DescribeStacks(ctx context.Context, in *cloudformation.DescribeStacksInput, optFns ...func(*cloudformation.Options)) (*cloudformation.DescribeStacksOutput, error)
 	DescribeStackEvents(ctx context.Context, in *cloudformation.DescribeStackEventsInput, optFns ...func(*cloudformation.Options)) (*cloudformation.DescribeStackEventsOutput, error)
 	ListStackResources(ctx context.Context, in *cloudformation.ListStackResourcesInput, optFns ...func(*cloudformation.Options)) (*cloudformation.ListStackResourcesOutput, error)
+	ListStacks(ctx context.Context, in *cloudformation.ListStacksInput, optFns ...func(*cloudformation.Options)) (*cloudformation.ListStacksOutput, error)
 	CreateChangeSet(ctx context.Context, in *cloudformation.CreateChangeSetInput, optFns ...func(*cloudformation.Options)) (*cloudformation.CreateChangeSetOutput, error)
 	DescribeChangeSet(ctx context.Context, in *cloudformation.DescribeChangeSetInput, optFns ...func(*cloudformation.Options)) (*cloudformation.DescribeChangeSetOutput, error)
 	ExecuteChangeSet(ctx context.Context, in *cloudformation.ExecuteChangeSetInput, optFns ...func(*cloudformation.Options)) (*cloudformation.ExecuteChangeSetOutput, error)
@@ -57,6 +58,11 @@ type Spec struct {
 	Capabilities []string
 	// DisableRollback keeps a failed stack for debugging (--no-rollback).
 	DisableRollback bool
+	// Revision (updates only) is the stack's Revision, read before the
+	// state this spec was derived from. Plan and Apply refuse with a
+	// *ChangedError once the stack has changed since. Empty: Plan reads
+	// it itself, so Apply still catches a change made after the plan.
+	Revision string
 }
 
 // Stack is what DescribeStacks says about one stack.
@@ -96,6 +102,9 @@ type Plan struct {
 	Empty bool
 	// DisableRollback is carried from the Spec to ExecuteChangeSet.
 	DisableRollback bool
+	// Revision is the stack revision the plan is based on; Apply executes
+	// the change set only if the stack is still at it.
+	Revision string
 }
 
 // Replacements reports the changes that replace a resource (True or Conditional).

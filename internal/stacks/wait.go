@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -81,14 +82,15 @@ func (o *op) record(evs []Event) {
 // prime marks the events already there, so that only later ones count as
 // this operation's, and learns the stack ID. It is called before the
 // mutating call: events cannot be told apart by timestamps (clock skew)
-// nor always by token (other tools, moto).
-func (m *Manager) prime(ctx context.Context, o *op) error {
+// nor always by token (other tools, moto). It returns the newest event
+// (the stack's revision), nil when there is none.
+func (m *Manager) prime(ctx context.Context, o *op) (*Event, error) {
 	out, err := m.api.DescribeStackEvents(ctx, &cloudformation.DescribeStackEventsInput{StackName: aws.String(o.id)})
 	if err != nil {
 		if isNotFound(err) {
-			return newNotFound(o.name, err)
+			return nil, newNotFound(o.name, err)
 		}
-		return fmt.Errorf("reading events of stack %q: %w", o.name, err)
+		return nil, fmt.Errorf("reading events of stack %q: %w", o.name, err)
 	}
 	for _, e := range out.StackEvents {
 		o.seen[aws.ToString(e.EventId)] = true
@@ -96,7 +98,11 @@ func (m *Manager) prime(ctx context.Context, o *op) error {
 			o.id = *e.StackId
 		}
 	}
-	return nil
+	if len(out.StackEvents) == 0 {
+		return nil, nil
+	}
+	latest := eventFrom(out.StackEvents[0])
+	return &latest, nil
 }
 
 // fetchNew returns the events newer than those seen, oldest first.
@@ -367,19 +373,25 @@ func isCancellation(reason string) bool {
 // Wait re-attaches to the operation in progress on a stack, with live
 // progress, and returns its outcome: the stack, plus an *OperationError if
 // it ended failed. A stack with nothing in progress returns at once, with
-// an error if its last operation failed. A stack deleted meanwhile is
-// DELETE_COMPLETE, not an error.
+// an error if its last operation failed. A deletion is an operation like
+// any other: a stack deleted meanwhile, or before Wait was called (found by
+// its ID, or by name among the deleted stacks), is DELETE_COMPLETE and a
+// success; DELETE_FAILED is a failure. ErrNotFound only when no stack of
+// that name ever existed (within CloudFormation's 90 days of memory).
 func (m *Manager) Wait(ctx context.Context, name string) (*Stack, error) {
 	o := m.newOp(name, "wait", "")
 	// Events first, status second: a final event written in between shows
 	// up as a final status, never as an event we consider already seen.
-	if err := m.prime(ctx, o); err != nil {
+	if _, err := m.prime(ctx, o); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return m.LastDeleted(ctx, name)
+		}
 		return nil, err
 	}
 	st, err := m.describe(ctx, o)
 	if err != nil {
 		if isNotFound(err) {
-			return nil, newNotFound(name, err)
+			return m.LastDeleted(ctx, name)
 		}
 		return nil, fmt.Errorf("describing stack %q: %w", name, err)
 	}

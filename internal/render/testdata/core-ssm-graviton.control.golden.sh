@@ -63,6 +63,8 @@ valid() {
     security-group) re='^sg-[0-9a-f]{8,17}$' ;;
     instance-id) re='^i-[0-9a-f]{8,17}$' ;;
     instance-type) re='^[a-z][a-z0-9-]*\.[a-z0-9]+$' ;;
+    lifecycle) re='^[a-z][a-z-]{0,31}$' ;;
+    zone) re='^[a-z]{2}-[a-z0-9-]+[a-z]$' ;;
     contract) re='^[0-9]{1,4}$' ;;
     bucket-key) re='^[a-zA-Z0-9][-_a-zA-Z0-9]*(/[-_a-zA-Z0-9][-_.a-zA-Z0-9]*)*$' ;;
     token) re='^SWMTKN-(1|2-[01])-[0-9a-z]{50}-[0-9a-z]{25}$' ;;
@@ -442,9 +444,31 @@ drained() {
   return 0
 }
 
+handle_interruption() {
+  local file=$1 kind=$2 instance id
+  instance=$(notice_value "$file" instance-id)
+  if ! valid instance-id "$instance"; then
+    log "ignoring a notice of $kind without an instance"
+    forget_notice "$file"
+    return 0
+  fi
+  for id in $(nodes | jq -r --arg i "$instance" --arg ilabel "$instance_label" \
+    '.[] | select(.Description.Engine.Labels[$ilabel] == $i and .Spec.Availability == "active") | .ID'); do
+    docker node update --availability drain "$id" >/dev/null || return 1
+    log "draining node $id of instance $instance at once: $kind"
+  done
+  forget_notice "$file"
+}
+
 handle_notice() {
   local file=$1 kind transition owner now deadline next_beat id role
   kind=$(jq -r '.body | fromjson | ."detail-type" // ""' "$file")
+  case $kind in
+    "EC2 Spot Instance Interruption Warning" | "EC2 Instance Rebalance Recommendation")
+      handle_interruption "$file" "$kind"
+      return
+      ;;
+  esac
   transition=$(notice_value "$file" LifecycleTransition)
   group=$(notice_value "$file" AutoScalingGroupName)
   hook=$(notice_value "$file" LifecycleHookName)

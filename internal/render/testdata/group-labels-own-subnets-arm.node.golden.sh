@@ -7,10 +7,12 @@
 # so that hash changes whenever the configuration does.
 #
 # It installs Docker with the engine labels (the group's, plus
-# clusterctl.group, clusterctl.instance-type and clusterctl.instance-id),
-# then installs and starts the agent service (clusterctl-agent.service),
-# which joins the swarm, keeps the node in it, and signals CloudFormation
-# when the node is Ready in the swarm.
+# clusterctl.group, and what the node really is from its instance metadata:
+# clusterctl.instance-type, clusterctl.lifecycle, clusterctl.zone and
+# clusterctl.instance-id; the first three also as instance tags), then
+# installs and starts the agent service (clusterctl-agent.service), which
+# joins the swarm, keeps the node in it, and signals CloudFormation when the
+# node is Ready in the swarm.
 #
 # CLUSTERCTL_IMDS_URL and CLUSTERCTL_ROOT (a prefix for the files written)
 # exist for tests; nothing sets them on a node.
@@ -22,14 +24,16 @@ group='r7g-agents'
 bucket='prod-bucket-1a2b3c4d5e6f'
 managers_key='join/swarm/managers'
 contract_version='2'
-instance_type='r7g.large'
+instance_types='r7g.large'
 image_parameter='/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64'
 image_id='ami-0123456789abcdef0'
 labels='instancetype=r7g,role=worker,zone=a b'
 
-# daemon_json prints the engine configuration: the group's labels, and
-# clusterctl.group and clusterctl.instance-type for placement constraints
-# such as engine.labels.clusterctl.group==r7g-agents.
+# daemon_json prints the engine configuration: the group's labels and
+# clusterctl.group, then what this node really is (from its instance
+# metadata, checked by identify), for placement constraints such as
+# engine.labels.clusterctl.group==r7g-agents or
+# engine.labels.clusterctl.lifecycle==on-demand.
 daemon_json() {
   cat <<'CLUSTERCTL_DAEMON_JSON'
 {
@@ -38,10 +42,10 @@ daemon_json() {
     "role=worker",
     "zone=a b",
     "clusterctl.group=r7g-agents",
-    "clusterctl.instance-type=r7g.large"
-  ]
-}
 CLUSTERCTL_DAEMON_JSON
+  printf '    "%s",\n' "clusterctl.instance-type=$node_type" "clusterctl.lifecycle=$node_lifecycle" \
+    "clusterctl.zone=$node_zone"
+  printf '    "%s"\n  ]\n}\n' "clusterctl.instance-id=$instance_id"
 }
 
 imds_url=${CLUSTERCTL_IMDS_URL:-http://169.254.169.254}
@@ -87,6 +91,8 @@ valid() {
     security-group) re='^sg-[0-9a-f]{8,17}$' ;;
     instance-id) re='^i-[0-9a-f]{8,17}$' ;;
     instance-type) re='^[a-z][a-z0-9-]*\.[a-z0-9]+$' ;;
+    lifecycle) re='^[a-z][a-z-]{0,31}$' ;;
+    zone) re='^[a-z]{2}-[a-z0-9-]+[a-z]$' ;;
     contract) re='^[0-9]{1,4}$' ;;
     bucket-key) re='^[a-zA-Z0-9][-_a-zA-Z0-9]*(/[-_a-zA-Z0-9][-_.a-zA-Z0-9]*)*$' ;;
     token) re='^SWMTKN-(1|2-[01])-[0-9a-z]{50}-[0-9a-z]{25}$' ;;
@@ -161,7 +167,10 @@ valid group "$group"
 valid bucket "$bucket"
 valid bucket-key "$managers_key"
 valid contract "$contract_version"
-valid instance-type "$instance_type"
+IFS=, read -ra types <<<"$instance_types"
+for t in "${types[@]}"; do
+  valid instance-type "$t"
+done
 check_stack ClusterName "${CLUSTERCTL_STACK_CLUSTER-}" "$cluster"
 check_stack BucketName "${CLUSTERCTL_STACK_BUCKET-}" "$bucket"
 check_stack ManagersKey "${CLUSTERCTL_STACK_MANAGERS_KEY-}" "$managers_key"
@@ -173,15 +182,33 @@ valid security-group "$control_sg"
 valid stack "$stack"
 valid region "$region"
 
+# What this node really is: in a mixed group the type is one of several,
+# spot or on-demand, in any of the group's zones.
 ip=$(imds local-ipv4)
 instance_id=$(imds instance-id)
+node_type=$(imds instance-type)
+node_lifecycle=$(imds instance-life-cycle)
+node_zone=$(imds placement/availability-zone)
 valid ipv4 "$ip"
 valid instance-id "$instance_id"
+valid instance-type "$node_type"
+valid lifecycle "$node_lifecycle"
+valid zone "$node_zone"
+
+# The same on the instance's tags, for operators and cost reports. The
+# core's agent role allows exactly these tags on the cluster's instances;
+# a node of a core that does not allow them yet runs without them.
+if ! out=$(aws ec2 create-tags --resources "$instance_id" --tags \
+  "Key=clusterctl:instance-type,Value=$node_type" \
+  "Key=clusterctl:lifecycle,Value=$node_lifecycle" \
+  "Key=clusterctl:zone,Value=$node_zone" 2>&1); then
+  log "could not tag instance $instance_id, carrying on without the tags: $(tail -n 1 <<<"$out")"
+fi
 
 umask 077
 retry dnf install -y docker jq >/dev/null
 install -d -m 0755 "$root/etc/docker" "$root/etc/clusterctl" "$root/etc/systemd/system" "$root/usr/local/lib/clusterctl"
-daemon_json | jq --arg id "$instance_id" '.labels += ["clusterctl.instance-id=" + $id]' >"$root/etc/docker/daemon.json"
+daemon_json >"$root/etc/docker/daemon.json"
 chmod 0644 "$root/etc/docker/daemon.json"
 # What this node was configured with, for operators and the agent service
 # (shell-quoted).
@@ -190,7 +217,10 @@ printf '%s=%q\n' \
   NODE_ROLE agents \
   NODE_GROUP "$group" \
   NODE_LABELS "$labels" \
-  INSTANCE_TYPE "$instance_type" \
+  INSTANCE_TYPES "$instance_types" \
+  INSTANCE_TYPE "$node_type" \
+  LIFECYCLE "$node_lifecycle" \
+  ZONE "$node_zone" \
   INSTANCE_ID "$instance_id" \
   PRIVATE_IP "$ip" \
   IMAGE_PARAMETER "$image_parameter" \
@@ -271,6 +301,8 @@ valid() {
     security-group) re='^sg-[0-9a-f]{8,17}$' ;;
     instance-id) re='^i-[0-9a-f]{8,17}$' ;;
     instance-type) re='^[a-z][a-z0-9-]*\.[a-z0-9]+$' ;;
+    lifecycle) re='^[a-z][a-z-]{0,31}$' ;;
+    zone) re='^[a-z]{2}-[a-z0-9-]+[a-z]$' ;;
     contract) re='^[0-9]{1,4}$' ;;
     bucket-key) re='^[a-zA-Z0-9][-_a-zA-Z0-9]*(/[-_a-zA-Z0-9][-_.a-zA-Z0-9]*)*$' ;;
     token) re='^SWMTKN-(1|2-[01])-[0-9a-z]{50}-[0-9a-z]{25}$' ;;
@@ -569,4 +601,4 @@ CLUSTERCTL_UNIT
 chmod 0644 "$root/etc/systemd/system/clusterctl-agent.service"
 systemctl daemon-reload
 systemctl enable --now clusterctl-agent.service
-log "the agent service of group $group ($instance_type) started: it joins the swarm and signals readiness"
+log "the agent service of group $group ($node_type, $node_lifecycle, $node_zone) started: it joins the swarm and signals readiness"

@@ -1,0 +1,48 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/spec"
+)
+
+// The delete-core prompt names the bucket that will be emptied and how many
+// object versions it holds; declining changes nothing.
+func TestDeleteCorePromptNamesBucketAndCount(t *testing.T) {
+	svc := motoService(t)
+	ios := svc.IO
+	ctx := context.Background()
+	core, err := svc.CreateCore(ctx, "core", spec.Core{}, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket := core.Outputs[names.OutputBucketName]
+	for _, key := range []string{"join/swarm/worker-token", "join/swarm/ca.pem", "join/groups/g/node-1.sh"} {
+		if _, err := svc.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: strings.NewReader("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errOut := &strings.Builder{}
+	ios.In, ios.ErrOut, ios.InTTY = strings.NewReader("n\n"), errOut, true
+
+	_, err = svc.DeleteCore(ctx, DeleteCoreOptions{Name: "core"})
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "not confirmed") {
+		t.Fatalf("DeleteCore declined = %v", err)
+	}
+	want := `Really delete cluster "core", emptying its bucket ` + bucket + ` (3 object versions)? [y/N]`
+	if !strings.Contains(errOut.String(), want) {
+		t.Errorf("prompt:\n%s\nwant %q", errOut, want)
+	}
+	if n, err := svc.countVersions(ctx, bucket, ""); err != nil || n != 3 {
+		t.Errorf("bucket holds %d versions after declining (%v), want 3", n, err)
+	}
+	if _, err := svc.Stacks.Get(ctx, "core"); err != nil {
+		t.Errorf("core after declining: %v", err)
+	}
+}
