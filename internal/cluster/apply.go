@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -111,7 +112,7 @@ func (s *Service) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, erro
 	if err != nil {
 		return nil, err
 	}
-	corePlan, err := planCore(c, obs)
+	corePlan, err := s.planCoreStack(ctx, c, obs)
 	p.Stacks = append(p.Stacks, corePlan)
 	if err != nil {
 		return p, err
@@ -178,11 +179,11 @@ func (s *Service) observeForApply(ctx context.Context, name string) (*Observed, 
 	return obs, nil
 }
 
-// planCore plans the core: created when there is none; otherwise the
-// file's core must be the deployed one, since there is no update of a
-// core here (a difference is refused, naming it). A VPC or subnets the
-// file leaves out are the ones the core was created in.
-func planCore(c spec.Cluster, obs *Observed) (*StackPlan, error) {
+// planCoreStack plans the core: created when there is none; otherwise
+// updated as update-core would (managers replaced one at a time, groups
+// untouched), planned with its change set. A VPC or subnets the file
+// leaves out are the ones the core was created in.
+func (s *Service) planCoreStack(ctx context.Context, c spec.Cluster, obs *Observed) (*StackPlan, error) {
 	sp := &StackPlan{Plan: Plan{Stack: c.Name, Settings: []spec.Change{}, Changes: []ResourceChange{}}}
 	if obs == nil {
 		sp.Action, sp.core = ActionCreate, &c.Core
@@ -197,19 +198,28 @@ func planCore(c spec.Cluster, obs *Observed) (*StackPlan, error) {
 	if len(want.SubnetIDs) == 0 && want.VpcID == deployed.VpcID {
 		want.SubnetIDs = deployed.SubnetIDs
 	}
-	if d := spec.Diff(deployed, want); d != nil {
-		sp.Settings = d
-	}
-	if len(sp.Settings) == 0 {
+	if len(spec.Diff(deployed, want)) == 0 {
 		sp.Action = ActionUnchanged
 		return sp, nil
 	}
-	sp.Action, sp.Note = ActionUpdate, "core changes need update-core"
-	var diffs []string
-	for _, ch := range sp.Settings {
-		diffs = append(diffs, ch.Path+" "+ch.OldText+" → "+ch.NewText)
+	oc, err := s.observeCore(ctx, obs.Core)
+	if err != nil {
+		return sp, err
 	}
-	return sp, refused("core %s differs from the file (%s): core changes need update-core, and apply changes no existing core; nothing was changed", c.Name, strings.Join(diffs, "; "))
+	if render.ContractOlder(render.ContractVersion, oc.Contract) {
+		return sp, refused("core %s has join contract %s, newer than this clusterctl's %s: apply it with a newer clusterctl", c.Name, oc.Contract, render.ContractVersion)
+	}
+	u, err := s.planCoreUpdate(ctx, oc, want)
+	if err != nil {
+		return sp, within(c.Name, err)
+	}
+	sp.Action, sp.update, sp.Plan = ActionUpdate, u, *u.plan
+	if u.noop() {
+		sp.Action = ActionUnchanged
+	} else {
+		sp.Note = u.plan.NodesLine()
+	}
+	return sp, nil
 }
 
 // planGroups says what becomes of each group, before anything is read
@@ -394,6 +404,25 @@ func (s *Service) execute(ctx context.Context, p *ClusterPlan, obs *Observed, pa
 	} else {
 		core = obs.Core
 	}
+	if cp := p.Stacks[0]; cp.Action == ActionUpdate {
+		cp.run(func() error { return s.applyUpdate(ctx, cp.update) })
+		if cp.err == nil {
+			core, cp.err = s.getCore(ctx, p.Cluster)
+		}
+		if cp.err == nil {
+			cp.err = s.rejoin(ctx, core, obs, todo)
+		}
+		if cp.err != nil {
+			if cp.Result == ResultDone {
+				cp.Result, cp.Error = ResultFailed, errs.Message(cp.err)
+			}
+			for _, sp := range todo {
+				s.discard(ctx, sp.update)
+				sp.Result = ResultNotStarted
+			}
+			return applyFailed(ctx, p, file)
+		}
+	}
 	if len(todo) > 0 {
 		stackNames := make([]string, len(todo))
 		for i, sp := range todo {
@@ -416,6 +445,29 @@ func (s *Service) execute(ctx context.Context, p *ClusterPlan, obs *Observed, pa
 	}
 	_ = g.Wait()
 	return applyFailed(ctx, p, file)
+}
+
+// rejoin plans again the group updates of an apply whose core was just
+// updated, when the core's outputs changed (a core brought to a newer join
+// contract): their change sets were made with the outputs as they were.
+// The settings planned stay what they were; only what the groups receive
+// from the core follows it.
+func (s *Service) rejoin(ctx context.Context, core *stacks.Stack, obs *Observed, todo []*StackPlan) error {
+	if maps.Equal(core.Outputs, obs.Core.Outputs) {
+		return nil
+	}
+	for _, sp := range todo {
+		if sp.Action != ActionUpdate || sp.update == nil {
+			continue
+		}
+		s.discard(ctx, sp.update)
+		u, err := s.planUpdate(ctx, core, obs.Groups[sp.Group], *sp.group)
+		if err != nil {
+			return within(sp.Stack, err)
+		}
+		sp.update = u
+	}
+	return nil
 }
 
 func (s *Service) runGroup(ctx context.Context, core *stacks.Stack, sp *StackPlan) error {

@@ -259,35 +259,99 @@ func TestApplyOneGroupFails(t *testing.T) {
 	}
 }
 
-// A difference in the core is refused before anything changes, naming it:
-// there is no update of a core here.
-func TestApplyRefusesCoreChanges(t *testing.T) {
+// A difference in the core is planned and applied as update-core does it
+// (settings old → new, managers replaced one at a time), before the
+// groups, which are changed only where the file changes them.
+func TestApplyUpdatesCore(t *testing.T) {
 	e := fakeService(t)
+	e.seedCore(t, spec.Core{Managers: intp(3)})
 	e.seed(t, group("a", 1))
+	e.seed(t, group("b", 1))
 	e.fake.ResetLog()
-	c := file(group("a", 3))
-	c.Core = spec.Core{InstanceType: "m5.large", SSHCIDR: "203.0.113.0/24"}
-	p, err := e.s.Apply(t.Context(), ApplyOptions{Spec: c})
-	if !errors.Is(err, ErrRefused) {
-		t.Fatalf("core change: %v", err)
+	c := file(group("a", 3), group("b", 1))
+	c.Core = spec.Core{InstanceType: "m5.large", Managers: intp(3), SSHCIDR: "203.0.113.0/24"}
+
+	p, err := e.s.Apply(t.Context(), ApplyOptions{Spec: c, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, want := range []string{"core changes need update-core", "instanceType t3.medium → m5.large", "sshCidr (closed) → 203.0.113.0/24", "nothing was changed"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error lacks %q: %v", want, err)
+	core := p.Stacks[0]
+	if core.Action != ActionUpdate || core.Note != "3 managers will be replaced one at a time" {
+		t.Errorf("core plan %q, %q", core.Action, core.Note)
+	}
+	var settings []string
+	for _, ch := range core.Settings {
+		settings = append(settings, ch.Path+" "+ch.OldText+" → "+ch.NewText)
+	}
+	for _, want := range []string{"instanceType t3.medium → m5.large", "sshCidr (closed) → 203.0.113.0/24"} {
+		if !slices.Contains(settings, want) {
+			t.Errorf("core settings %q lack %q", settings, want)
 		}
 	}
-	if p == nil || p.Stacks[0].Action != ActionUpdate || p.Stacks[0].Note != "core changes need update-core" {
-		t.Errorf("plan %+v", p)
+	if got := actions(p); !slices.Equal(got, []string{"core update", "core-a update", "core-b unchanged"}) {
+		t.Errorf("dry run: %v", got)
 	}
-	for _, action := range []string{"CreateChangeSet", "CreateStack", "ExecuteChangeSet", "DeleteStack"} {
+	if n := e.fake.Calls("ExecuteChangeSet"); n > 0 {
+		t.Errorf("a dry run executed %d change sets", n)
+	}
+
+	p, err = e.s.Apply(t.Context(), ApplyOptions{Spec: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Stacks[0].Result != ResultDone || p.Stacks[1].Result != ResultDone {
+		t.Errorf("results %q, %q", p.Stacks[0].Result, p.Stacks[1].Result)
+	}
+	if n := e.fake.Calls("ExecuteChangeSet"); n != 2 {
+		t.Errorf("%d change sets executed, want the core's and core-a's", n)
+	}
+	coreStack, err1 := e.s.Stacks.Get(t.Context(), "core")
+	groupStack, err2 := e.s.Stacks.Get(t.Context(), "core-a")
+	if err1 != nil || err2 != nil || !groupStack.Updated.After(coreStack.Updated) {
+		t.Errorf("core-a updated at %v, the core at %v: the groups go after the core (%v, %v)", groupStack.Updated, coreStack.Updated, err1, err2)
+	}
+	if obs, err := e.s.Observe(t.Context(), "core"); err != nil || obs.Spec.Core.InstanceType != "m5.large" || obs.Spec.Core.SSHCIDR != "203.0.113.0/24" {
+		t.Errorf("the core after apply: %+v, %v", obs, err)
+	}
+
+	// What update-core refuses, apply refuses before anything changes.
+	e.fake.ResetLog()
+	c.Core.Managers = intp(1)
+	if _, err := e.s.Apply(t.Context(), ApplyOptions{Spec: c}); !errors.Is(err, ErrRefused) && errs.ExitCode(err) != errs.ExitUsage {
+		t.Errorf("3 → 1 managers and a new type at once: %v", err)
+	}
+	for _, action := range []string{"CreateStack", "ExecuteChangeSet", "DeleteStack"} {
 		if n := e.fake.Calls(action); n > 0 {
-			t.Errorf("%d %s", n, action)
+			t.Errorf("%d %s after a refusal", n, action)
 		}
 	}
-	// A VPC and subnets left out of the file are the core's.
-	c.Core = spec.Core{VpcID: testCore.VpcID}
-	if _, err := e.s.Apply(t.Context(), ApplyOptions{Spec: c, DryRun: true}); err != nil {
-		t.Errorf("the core's own VPC: %v", err)
+}
+
+// A core update that fails stops the apply before any group changes.
+func TestApplyStopsAfterFailedCoreUpdate(t *testing.T) {
+	e := fakeService(t)
+	e.seedCore(t, spec.Core{})
+	e.seed(t, group("a", 1))
+	e.fake.Script("core", cfnfake.Update, cfnfake.UpdateRollback(time.Minute, managerGroup, "Received 0 SUCCESS signal(s) out of 1")...)
+	c := file(group("a", 2))
+	c.Core = spec.Core{InstanceType: "m5.large"}
+	p, err := e.s.Apply(t.Context(), ApplyOptions{Spec: c, File: "prod.yaml"})
+	if err == nil {
+		t.Fatal("the apply succeeded")
+	}
+	if p.Stacks[0].Result != ResultFailed || p.Stacks[1].Result != ResultNotStarted {
+		t.Errorf("results %q, %q", p.Stacks[0].Result, p.Stacks[1].Result)
+	}
+	for _, want := range []string{"UPDATE_ROLLBACK_COMPLETE", "clusterctl apply -f prod.yaml"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%s", want, err)
+		}
+	}
+	if n := len(e.fake.Log("ExecuteChangeSet")); n != 1 {
+		t.Errorf("%d change sets executed, want the core's only", n)
+	}
+	if e.fake.Status("core-a") != "CREATE_COMPLETE" {
+		t.Errorf("core-a: %s", e.fake.Status("core-a"))
 	}
 }
 
