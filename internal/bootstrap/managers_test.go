@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -411,4 +414,50 @@ func (tc *testCluster) tryObject(key string) ([]byte, error) {
 	}
 	defer out.Body.Close()
 	return io.ReadAll(out.Body)
+}
+
+// Housekeeping killed outright while a backup has the engine paused
+// leaves it paused; the next start of housekeeping lets it run again.
+func TestPausedEngineResumedByHousekeeping(t *testing.T) {
+	t.Parallel()
+	tc := deployCore(t, "paused")
+	manager := tc.bootControl(t)
+	pid, err := os.ReadFile(manager.Root("var/run/docker.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := strconv.Atoi(strings.TrimSpace(string(pid)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(engine, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(engine, syscall.SIGCONT) })
+	if state, err := procState(engine); err != nil || state != "T" {
+		t.Fatalf("the engine's state %q (%v), want stopped", state, err)
+	}
+	if err := manager.RestartUnit(context.Background(), "clusterctl-housekeeping"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the engine runs again", func() (bool, string) {
+		state, err := procState(engine)
+		return err == nil && state != "T", fmt.Sprintf("state %q, %v", state, err)
+	})
+	if out := dockerOn(t, manager, "info", "--format", "{{.Swarm.LocalNodeState}}"); out != "active" {
+		t.Errorf("swarm %q after the engine was resumed", out)
+	}
+}
+
+// procState is a process's state letter from /proc (T: stopped).
+func procState(pid int) (string, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", err
+	}
+	_, rest, ok := strings.Cut(string(stat), ") ")
+	if !ok || rest == "" {
+		return "", fmt.Errorf("unreadable /proc/%d/stat", pid)
+	}
+	return rest[:1], nil
 }

@@ -289,10 +289,12 @@ back_up() {
     return 1
   fi
   dir=$(mktemp -d) || return 1
-  kill -STOP "$pid" || { rm -rf "$dir"; return 1; }
+  trap 'kill -CONT "$pid"; exit 143' TERM INT
+  kill -STOP "$pid" || { trap - TERM INT; rm -rf "$dir"; return 1; }
   tar -czf "$dir/swarm.tar.gz" -C "$data" swarm
   rc=$?
   kill -CONT "$pid"
+  trap - TERM INT
   if [ "$rc" -eq 0 ] && put "$backup_key" "$dir/swarm.tar.gz" application/gzip; then
     install -d -m 0700 "$state_dir"
     echo "$now" >"$state_dir/backup"
@@ -577,9 +579,18 @@ receive_notice() {
   handle_notice "$file"
 }
 
+resume_engine() {
+  local pid
+  pid=$(cat "$root/var/run/docker.pid" 2>/dev/null) || return 0
+  if [[ $pid =~ ^[0-9]+$ ]]; then
+    kill -CONT "$pid" 2>/dev/null || true
+  fi
+}
+
 housekeeping() {
   local f
   install -d -m 0700 "$state_dir" "$state_dir/notices"
+  resume_engine
   log "housekeeping of cluster $CLUSTER_NAME started"
   while true; do
     apply_aliases || log "applying the managers' addresses failed"
