@@ -89,7 +89,7 @@ func TestAgentGivesUpWithoutControl(t *testing.T) {
 	tc := deployCore(t, "alone")
 	g := tc.deployGroup(t, "g", 1, nil)
 	agent := g.bootAgent(t, 0, "CLUSTERCTL_JOIN_TIMEOUT=3")
-	calls := signalled(t, agent, time.Minute)
+	calls := signalled(t, agent, 3*time.Minute)
 	want := fmt.Sprintf("--exit-code 1 --reason clusterctl:\\ agent\\ not\\ Ready\\ in\\ the\\ swarm\\ within\\ 3\\ s --stack %s --resource AutoScalingGroup --region %s", g.stack, region)
 	if !slices.Equal(calls, []string{want}) {
 		t.Errorf("signals %q, want %q", calls, want)
@@ -111,7 +111,7 @@ func TestAgentRefusesOtherSwarmCA(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent := g.bootAgent(t, 0, "CLUSTERCTL_JOIN_TIMEOUT=8")
-	calls := signalled(t, agent, time.Minute)
+	calls := signalled(t, agent, 3*time.Minute)
 	if len(calls) != 1 || !strings.HasPrefix(calls[0], "--exit-code 1 ") {
 		t.Errorf("signals %q, want one failure", calls)
 	}

@@ -567,7 +567,7 @@ func (tc *testCluster) bootManager(t *testing.T, i instance, env ...string) *eng
 func (tc *testCluster) readyManager(t *testing.T, n *enginetest.Node) {
 	t.Helper()
 	want := fmt.Sprintf("--exit-code 0 --reason control\\ node\\ ready --stack %s --resource %s --region %s", tc.name, names.ResourceManagerGroup, region)
-	if calls := signalled(t, n, 3*time.Minute); !slices.Equal(calls, []string{want}) {
+	if calls := signalled(t, n, 5*time.Minute); !slices.Equal(calls, []string{want}) {
 		t.Fatalf("%s signals %q, want %q", n.Spec.Name, calls, want)
 	}
 }
@@ -584,7 +584,7 @@ func (g *testGroup) bootAgent(t *testing.T, i int, env ...string) *enginetest.No
 func (g *testGroup) readyAgent(t *testing.T, n *enginetest.Node) {
 	t.Helper()
 	want := fmt.Sprintf("--exit-code 0 --reason agent\\ ready --stack %s --resource AutoScalingGroup --region %s", g.stack, region)
-	if calls := signalled(t, n, 2*time.Minute); !slices.Equal(calls, []string{want}) {
+	if calls := signalled(t, n, 4*time.Minute); !slices.Equal(calls, []string{want}) {
 		t.Fatalf("%s signals %q, want %q", n.Spec.Name, calls, want)
 	}
 }
@@ -604,7 +604,7 @@ func startCluster(t *testing.T, name string, count, agents int) (*testCluster, *
 	for _, n := range nodes {
 		g.readyAgent(t, n)
 	}
-	eventually(t, time.Minute, "every node Ready in the swarm", func() (bool, string) {
+	eventually(t, 3*time.Minute, "every node Ready in the swarm", func() (bool, string) {
 		nodes, err := trySwarmNodes(control)
 		if err != nil {
 			return false, err.Error()

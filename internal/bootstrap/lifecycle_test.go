@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -93,7 +94,7 @@ func TestDrainOnTermination(t *testing.T) {
 	createService(t, control, "web", 4, "--constraint", "engine.labels.clusterctl.group==g",
 		"--health-cmd", "true", "--health-interval", "6s", "--stop-grace-period", "2s")
 	leavingNode, stayingNode := nodeOf(t, control, g.instances[0].id), nodeOf(t, control, g.instances[1].id)
-	eventually(t, time.Minute, "web runs on both agents", func() (bool, string) {
+	eventually(t, 3*time.Minute, "web runs on both agents", func() (bool, string) {
 		on := runningOn(serviceTasks(t, control, "web"))
 		return on[leavingNode] > 0 && on[stayingNode] > 0 && on[leavingNode]+on[stayingNode] == 4, fmt.Sprint(on)
 	})
@@ -101,17 +102,17 @@ func TestDrainOnTermination(t *testing.T) {
 	events := watchNodeEvents(t, control)
 	at := watchCompletion(t, control, g.instances[0].id, "web")
 	token := tc.terminate(t, g.asg, g.instances[0].id, leaving)
-	act := completed(t, token, 2*time.Minute)
+	act := completed(t, token, 4*time.Minute)
 	if act.Result != "CONTINUE" || act.Token != token || act.Group != g.asg || act.Hook != names.LifecycleHook(tc.name) {
 		t.Errorf("lifecycle action %+v", act)
 	}
 	at.check(t, g.instances[0].id, leavingNode, map[string]int{"web": 4})
-	eventually(t, 30*time.Second, "the node's events", func() (bool, string) {
+	eventually(t, 2*time.Minute, "the node's events", func() (bool, string) {
 		got := events.of(leavingNode)
 		i, j := slices.Index(got, "drain"), slices.Index(got, "remove")
 		return i >= 0 && j > i, fmt.Sprintf("events %v, want a drain, then the removal", got)
 	})
-	eventually(t, 30*time.Second, "the notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
+	eventually(t, 2*time.Minute, "the notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
 	// Auto Scaling goes on: the instance is terminated. The swarm keeps
 	// running the service without it.
 	tc.terminateInstance(t, leaving)
@@ -122,13 +123,13 @@ func TestDrainOnTermination(t *testing.T) {
 	// An instance that never joined: nothing to drain.
 	before := len(swarmNodes(t, control))
 	token = tc.terminate(t, g.asg, g.instances[2].id, nil)
-	if act := completed(t, token, time.Minute); act.Result != "CONTINUE" {
+	if act := completed(t, token, 3*time.Minute); act.Result != "CONTINUE" {
 		t.Errorf("lifecycle action of an instance that never joined: %+v", act)
 	}
 	if after := len(swarmNodes(t, control)); after != before {
 		t.Errorf("%d swarm nodes before, %d after", before, after)
 	}
-	eventually(t, 30*time.Second, "the notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
+	eventually(t, 2*time.Minute, "the notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
 
 	// A group of another cluster, with a notice naming one of ours: not
 	// ours to drain.
@@ -136,13 +137,41 @@ func TestDrainOnTermination(t *testing.T) {
 	token = lab.AWS.BeginLifecycleAction(foreign, names.LifecycleHook(tc.name), g.instances[1].id)
 	act, _ = lab.AWS.Action(token)
 	tc.putNotice(t, enginetest.TerminationNotice(account, region, act))
-	eventually(t, time.Minute, "the foreign notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
+	eventually(t, 3*time.Minute, "the foreign notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
 	if act, _ := lab.AWS.Action(token); act.Result != "" {
 		t.Errorf("a foreign group's lifecycle action was completed: %+v", act)
 	}
 	if n := byInstance(swarmNodes(t, control), g.instances[1].id); n == nil || n.Spec.Availability != "active" {
 		t.Errorf("the foreign notice touched %+v", n)
 	}
+
+	// A notice sent longer ago than a lifecycle action can last: given up,
+	// nothing drained.
+	token = lab.AWS.BeginLifecycleAction(g.asg, names.LifecycleHook(tc.name), g.instances[1].id)
+	act, _ = lab.AWS.Action(token)
+	tc.putNotice(t, sentAt(t, enginetest.TerminationNotice(account, region, act), time.Now().Add(-72*time.Hour)))
+	eventually(t, 2*time.Minute, "the old notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
+	if act, _ := lab.AWS.Action(token); act.Completions != 0 {
+		t.Errorf("the lifecycle action of a notice three days old was completed: %+v", act)
+	}
+	if n := byInstance(swarmNodes(t, control), g.instances[1].id); n == nil || n.Spec.Availability != "active" {
+		t.Errorf("a notice three days old touched %+v", n)
+	}
+}
+
+// sentAt sets the time an event was sent.
+func sentAt(t *testing.T, event string, at time.Time) string {
+	t.Helper()
+	var ev map[string]any
+	if err := json.Unmarshal([]byte(event), &ev); err != nil {
+		t.Fatal(err)
+	}
+	ev["time"] = at.UTC().Format(time.RFC3339)
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // foreignGroup creates an Auto Scaling group of another cluster, tagged as
@@ -173,14 +202,14 @@ func TestHousekeepingRestartMidDrain(t *testing.T) {
 	// the drain going.
 	createService(t, control, "slow", 2, "--constraint", "engine.labels.clusterctl.group==g", "--stop-grace-period", "12s")
 	leavingNode, stayingNode := nodeOf(t, control, g.instances[0].id), nodeOf(t, control, g.instances[1].id)
-	eventually(t, time.Minute, "slow runs on both agents", func() (bool, string) {
+	eventually(t, 3*time.Minute, "slow runs on both agents", func() (bool, string) {
 		on := runningOn(serviceTasks(t, control, "slow"))
 		return on[leavingNode] == 1 && on[stayingNode] == 1, fmt.Sprint(on)
 	})
 
 	at := watchCompletion(t, control, g.instances[0].id, "slow")
 	token := tc.terminate(t, g.asg, g.instances[0].id, agents[0])
-	eventually(t, time.Minute, "the node is draining", func() (bool, string) {
+	eventually(t, 3*time.Minute, "the node is draining", func() (bool, string) {
 		n := byInstance(swarmNodes(t, control), g.instances[0].id)
 		return n != nil && n.Spec.Availability == "drain", fmt.Sprintf("%+v", n)
 	})
@@ -193,12 +222,12 @@ func TestHousekeepingRestartMidDrain(t *testing.T) {
 	if control.UnitRestarts("clusterctl-housekeeping") < 1 {
 		t.Fatal("housekeeping was not restarted")
 	}
-	act := completed(t, token, 2*time.Minute)
+	act := completed(t, token, 4*time.Minute)
 	if act.Result != "CONTINUE" {
 		t.Errorf("lifecycle action %+v", act)
 	}
 	at.check(t, g.instances[0].id, leavingNode, map[string]int{"slow": 2})
-	eventually(t, 30*time.Second, "the notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
+	eventually(t, 2*time.Minute, "the notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
 	if act, _ := lab.AWS.Action(token); act.Completions != 1 {
 		t.Errorf("the lifecycle action was completed %d times", act.Completions)
 	}
@@ -216,12 +245,12 @@ func TestDeadNodeRemoved(t *testing.T) {
 	deadNode, stoppedNode := nodeOf(t, control, g.instances[0].id), nodeOf(t, control, g.instances[1].id)
 
 	stopped.StopEngine()
-	eventually(t, time.Minute, "the stopped engine's node is Down", func() (bool, string) {
+	eventually(t, 3*time.Minute, "the stopped engine's node is Down", func() (bool, string) {
 		n := byInstance(swarmNodes(t, control), g.instances[1].id)
 		return n != nil && n.Status.State == "down", fmt.Sprintf("%+v", n)
 	})
 	tc.terminateInstance(t, dead)
-	eventually(t, 2*time.Minute, "the terminated instance's node leaves the swarm", func() (bool, string) {
+	eventually(t, 4*time.Minute, "the terminated instance's node leaves the swarm", func() (bool, string) {
 		nodes := swarmNodes(t, control)
 		return !slices.ContainsFunc(nodes, func(n swarmNode) bool { return n.ID == deadNode }), fmt.Sprintf("%d nodes", len(nodes))
 	})

@@ -64,7 +64,7 @@ func TestManagersFormOneSwarm(t *testing.T) {
 	if strings.TrimSpace(string(token)) != dockerOn(t, managers[0], "swarm", "join-token", "-q", "manager") || sse != "AES256" {
 		t.Errorf("published manager token %q (encryption %q)", token, sse)
 	}
-	eventually(t, time.Minute, "the three managers are published", func() (bool, string) {
+	eventually(t, 3*time.Minute, "the three managers are published", func() (bool, string) {
 		b, err := tc.tryObject(names.ManagersKey)
 		return err == nil && strings.Count(string(b), ":2377\n") == 3, string(b)
 	})
@@ -189,7 +189,7 @@ func TestRollingReplacementKeepsQuorum(t *testing.T) {
 		tc.shrinkManagers(t, old.Spec.InstanceID)
 		check("old manager "+old.Spec.InstanceID+" terminated", live, 3)
 	}
-	eventually(t, time.Minute, "the service runs", func() (bool, string) {
+	eventually(t, 3*time.Minute, "the service runs", func() (bool, string) {
 		tasks, err := tryServiceTasks(live[0], "web")
 		if err != nil {
 			return false, err.Error()
@@ -284,12 +284,12 @@ func TestSingleManagerRestored(t *testing.T) {
 type swarmQuorum struct{ managers, reachable, leaders int }
 
 // quorum asks the first of the live managers that answers, and fails the
-// test when none can list the swarm's nodes (no quorum) for half a minute
+// test when none can list the swarm's nodes (no quorum) for two minutes
 // (an election, when the leader was lost or demoted itself, takes seconds).
 func quorum(t *testing.T, live []*enginetest.Node) swarmQuorum {
 	t.Helper()
 	var last error
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
 		if q, err := tryQuorum(live); err == nil {
 			return q
 		} else {
@@ -330,7 +330,7 @@ func tryQuorum(live []*enginetest.Node) (swarmQuorum, error) {
 func leaderOf(t *testing.T, live []*enginetest.Node) *enginetest.Node {
 	t.Helper()
 	var leader *enginetest.Node
-	eventually(t, time.Minute, "a leader", func() (bool, string) {
+	eventually(t, 3*time.Minute, "a leader", func() (bool, string) {
 		for _, m := range live {
 			if out, err := m.Docker(context.Background(), "node", "inspect", "self", "--format", "{{.ManagerStatus.Leader}}"); err == nil && strings.TrimSpace(out) == "true" {
 				leader = m
@@ -361,7 +361,7 @@ func (tc *testCluster) bootManagers(t *testing.T, env ...string) []*enginetest.N
 func (tc *testCluster) replacement(t *testing.T, known []*enginetest.Node) instance {
 	t.Helper()
 	var found instance
-	eventually(t, time.Minute, "the Auto Scaling group launches a replacement", func() (bool, string) {
+	eventually(t, 3*time.Minute, "the Auto Scaling group launches a replacement", func() (bool, string) {
 		for _, i := range groupInstances(t, tc.c, tc.managerGroup) {
 			if !slices.ContainsFunc(known, func(n *enginetest.Node) bool { return n.Spec.InstanceID == i.id }) {
 				found = i
@@ -440,7 +440,7 @@ func TestPausedEngineResumedByHousekeeping(t *testing.T) {
 	if err := manager.RestartUnit(context.Background(), "clusterctl-housekeeping"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "the engine runs again", func() (bool, string) {
+	eventually(t, 3*time.Minute, "the engine runs again", func() (bool, string) {
 		state, err := procState(engine)
 		return err == nil && state != "T", fmt.Sprintf("state %q, %v", state, err)
 	})

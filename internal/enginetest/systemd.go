@@ -326,6 +326,18 @@ func (n *Node) startEngine(ctx context.Context) error {
 		n.mu.Unlock()
 		return nil
 	}
+	n.mu.Unlock()
+	// The engines share /etc/docker/key.json, which the first one to start
+	// creates: until it exists, engines start one at a time.
+	if !fileExists(trustKey) {
+		n.lab.keyMu.Lock()
+		defer n.lab.keyMu.Unlock()
+	}
+	n.mu.Lock()
+	if n.closed || n.engine != nil {
+		n.mu.Unlock()
+		return nil
+	}
 	logf, err := os.OpenFile(filepath.Join(n.logdir, "docker.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		n.mu.Unlock()
@@ -421,6 +433,9 @@ func (n *Node) KillEngine() {
 	killTree(append(processesUsing(filepath.Join(n.dir, "exec")+"/"), p.cmd.Process.Pid))
 	<-p.done
 }
+
+// trustKey is dockerd's key, shared by the engines of this machine.
+const trustKey = "/etc/docker/key.json"
 
 func fileExists(path string) bool {
 	_, err := os.Stat(path)

@@ -463,7 +463,7 @@ handle_interruption() {
 }
 
 handle_notice() {
-  local file=$1 kind transition owner now deadline next_beat id role
+  local file=$1 kind transition owner sent now deadline next_beat id role
   kind=$(jq -r '.body | fromjson | ."detail-type" // ""' "$file")
   case $kind in
     "EC2 Spot Instance Interruption Warning" | "EC2 Instance Rebalance Recommendation")
@@ -479,6 +479,13 @@ handle_notice() {
   if [ "$kind" != "EC2 Instance-terminate Lifecycle Action" ] || [ "$transition" != autoscaling:EC2_INSTANCE_TERMINATING ] ||
     ! valid auto-scaling-group "$group" || ! valid hook "$hook" || ! valid lifecycle-token "$token" || ! valid instance-id "$instance"; then
     log "ignoring a notice that is not an instance termination of a lifecycle hook"
+    forget_notice "$file"
+    return 0
+  fi
+  sent=$(jq -r '.body | fromjson | .time // "now"' "$file")
+  sent=$(date -d "$sent" +%s 2>/dev/null) || sent=$(date +%s)
+  if [ $(($(date +%s) - sent)) -gt 172800 ]; then
+    log "giving up the termination notice of $instance: sent more than 48 hours ago"
     forget_notice "$file"
     return 0
   fi
@@ -766,14 +773,14 @@ join_managers() {
     if ! valid manager "$manager" || [ "$manager" = "$CONTROL_PRIVATE_IP:$swarm_port" ]; then
       continue
     fi
-    if docker swarm join --token "$(cat "$dir/token")" --advertise-addr "$CONTROL_PRIVATE_IP" "$manager" >/dev/null 2>"$dir/err" ||
+    if timeout 90 docker swarm join --token "$(cat "$dir/token")" --advertise-addr "$CONTROL_PRIVATE_IP" "$manager" </dev/null >/dev/null 2>"$dir/err" ||
       joined_later; then
       log "joined the swarm at $manager as a manager"
       rm -rf "$dir"
       return 0
     fi
     log "joining the swarm at $manager: $(tail -n 1 "$dir/err")"
-    docker swarm leave --force >/dev/null 2>&1 || true
+    timeout 60 docker swarm leave --force </dev/null >/dev/null 2>&1 || true
   done <"$dir/managers"
   rm -rf "$dir"
   return 1
@@ -824,7 +831,7 @@ init_swarm() {
   deadline=$((SECONDS + join_timeout))
   while true; do
     if [ "$(swarm_state)" = pending ]; then
-      docker swarm leave --force >/dev/null 2>&1 || true
+      timeout 60 docker swarm leave --force >/dev/null 2>&1 || true
     fi
     if claim; then
       initialise

@@ -467,10 +467,13 @@ join() {
   fi
   if [ "$(swarm_state)" != inactive ]; then
     log "leaving the swarm this node was in"
-    docker swarm leave --force >/dev/null 2>&1 || true
+    timeout 60 docker swarm leave --force >/dev/null 2>&1 || true
   fi
   while read -r manager; do
-    if docker swarm join --token "$token" --advertise-addr "$PRIVATE_IP" "$manager" >/dev/null 2>"$work/join.err"; then
+    # Bounded, with no input: the engine gives up waiting after 20 s and
+    # goes on joining in the background, but a wedged engine must not stop
+    # this loop.
+    if timeout 90 docker swarm join --token "$token" --advertise-addr "$PRIVATE_IP" "$manager" </dev/null >/dev/null 2>"$work/join.err"; then
       log "joined the swarm at $manager as a worker of group $NODE_GROUP ($INSTANCE_TYPE)"
       date +%s >"$state_dir/joined"
       pause=$retry_min
@@ -505,7 +508,7 @@ converge() {
     if ! in_published_swarm token; then
       if [ "$(swarm_state)" = pending ]; then
         log "the last join did not complete: trying again"
-        docker swarm leave --force >/dev/null 2>&1 || true
+        timeout 60 docker swarm leave --force >/dev/null 2>&1 || true
         return 1
       fi
       join
