@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -387,6 +388,55 @@ func (n *Node) Logs() string {
 		}
 		fmt.Fprintf(&b, "--- %s\n%s\n", e.Name(), tail(string(body), limit))
 	}
+	// What each unit is doing now, and the node's last calls to AWS: a
+	// unit that stopped making progress shows where it waits.
+	n.mu.Lock()
+	var procs []*process
+	for _, u := range n.units {
+		if u.proc != nil {
+			procs = append(procs, u.proc)
+		}
+	}
+	n.mu.Unlock()
+	for _, p := range procs {
+		select {
+		case <-p.done:
+			continue
+		default:
+		}
+		fmt.Fprintf(&b, "--- processes of %s now\n%s", p.name, groupProcesses(p.cmd.Process.Pid))
+	}
+	var calls []string
+	for _, c := range n.lab.AWS.Calls() {
+		if c.From == n.Spec.IP {
+			calls = append(calls, fmt.Sprintf("%s %s %s", c.Time.Format("15:04:05.0"), c.Service, c.Action))
+		}
+	}
+	fmt.Fprintf(&b, "--- last calls to AWS (%d in all)\n%s\n", len(calls), strings.Join(calls[max(0, len(calls)-15):], "\n"))
+	return b.String()
+}
+
+// groupProcesses lists the processes of a process group, each with its
+// age and command line, from /proc.
+func groupProcesses(pgid int) string {
+	entries, _ := os.ReadDir("/proc")
+	var b strings.Builder
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if g, err := syscall.Getpgid(pid); err != nil || g != pgid {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		args := strings.Fields(strings.ReplaceAll(string(cmdline), "\x00", " "))
+		age := "?"
+		if d, ok := processAge(e.Name()); ok {
+			age = d.Round(time.Second).String()
+		}
+		fmt.Fprintf(&b, "%d %s %s\n", pid, age, strings.Join(args, " "))
+	}
 	return b.String()
 }
 
@@ -514,3 +564,27 @@ func (m *metadata) set(path, value string) {
 }
 
 func (m *metadata) close() { m.srv.Close() }
+
+// processAge is how long ago process pid started: its start time in
+// clock ticks (100 a second on Linux) since boot, against the uptime.
+func processAge(pid string) (time.Duration, bool) {
+	stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	uptime, err2 := os.ReadFile("/proc/uptime")
+	if err != nil || err2 != nil {
+		return 0, false
+	}
+	// The command name, in parentheses, may hold spaces: fields count
+	// from after it; the start time is field 22 of the line.
+	_, rest, ok := strings.Cut(string(stat), ") ")
+	fields := strings.Fields(rest)
+	up := strings.Fields(string(uptime))
+	if !ok || len(fields) < 20 || len(up) == 0 {
+		return 0, false
+	}
+	ticks, err := strconv.ParseFloat(fields[19], 64)
+	secs, err2 := strconv.ParseFloat(up[0], 64)
+	if err != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration((secs - ticks/100) * float64(time.Second)), true
+}

@@ -253,9 +253,17 @@ func (u *unit) start() (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer logf.Close() // the process has its own descriptor
 	fmt.Fprintf(logf, "=== %s started\n", time.Now().Format(time.TimeOnly))
-	p, err := u.node.spawn(u.name, logf, u.env, u.argv...)
+	// Each line stamped with the time it was written, as journald does: a
+	// failed test's dump then says when each step happened.
+	r, w, err := os.Pipe()
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	go stampLines(r, logf)
+	p, err := u.node.spawn(u.name, w, u.env, u.argv...)
+	w.Close() // the process has its own descriptor
 	if err != nil {
 		fmt.Fprintf(logf, "=== %v\n", err)
 		return nil, err
@@ -286,6 +294,18 @@ func (u *unit) supervise(p *process) {
 		if p, err = u.start(); err != nil {
 			return
 		}
+	}
+}
+
+// stampLines copies r to out line by line, each line after the time it
+// was read, until every writer of r has closed it.
+func stampLines(r, out *os.File) {
+	defer out.Close()
+	defer r.Close()
+	s := bufio.NewScanner(r)
+	s.Buffer(make([]byte, 64*1024), 1024*1024)
+	for s.Scan() {
+		fmt.Fprintf(out, "%s %s\n", time.Now().Format("15:04:05.0"), s.Text())
 	}
 }
 
