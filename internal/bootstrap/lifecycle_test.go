@@ -79,99 +79,101 @@ func (at *atCompletion) check(t *testing.T, instanceID, nodeID string, replicas 
 	}
 }
 
-// A terminating agent is drained before it leaves the swarm: its replicas
-// run elsewhere, then its node is removed, then the lifecycle action is
-// completed with the notice's token. Notices for an instance that never
-// joined are completed at once; notices for a group of another cluster are
-// dropped without draining anything.
-func TestDrainOnTermination(t *testing.T) {
+// A rolling replacement of a group running a replicated service, played as
+// Auto Scaling does it (a new instance, Ready, then an old one terminated):
+// every terminating agent is drained before it leaves the swarm, so at the
+// moment each lifecycle action is completed (with the notice's token) its
+// node is gone and every replica runs elsewhere; afterwards the swarm holds
+// no Down node. Notices for an instance that never joined are completed at
+// once; notices for a group of another cluster, or older than a lifecycle
+// action lasts, are dropped without draining anything.
+func TestRollingReplacement(t *testing.T) {
 	t.Parallel()
-	tc, g, control, agents := startCluster(t, "drain", 3, 2)
-	leaving := agents[0]
+	tc, g, control, agents := startCluster(t, "rolling", 5, 2)
 	// Replicas that take a while to run again elsewhere (a task is
-	// "starting" until its first health check passes): completing the
+	// "starting" until its first health check passes): completing a
 	// lifecycle action without waiting for them would be seen.
 	createService(t, control, "web", 4, "--constraint", "engine.labels.clusterctl.group==g",
 		"--health-cmd", "true", "--health-interval", "6s", "--stop-grace-period", "2s")
-	leavingNode, stayingNode := nodeOf(t, control, g.instances[0].id), nodeOf(t, control, g.instances[1].id)
 	eventually(t, 3*time.Minute, "web runs on both agents", func() (bool, string) {
 		on := runningOn(serviceTasks(t, control, "web"))
-		return on[leavingNode] > 0 && on[stayingNode] > 0 && on[leavingNode]+on[stayingNode] == 4, fmt.Sprint(on)
+		first, second := on[nodeOf(t, control, g.instances[0].id)], on[nodeOf(t, control, g.instances[1].id)]
+		return first > 0 && second > 0 && first+second == 4, fmt.Sprint(on)
 	})
 
 	events := watchNodeEvents(t, control)
-	at := watchCompletion(t, control, g.instances[0].id, "web")
-	token := tc.terminate(t, g.asg, g.instances[0].id, leaving)
-	act := completed(t, token, 4*time.Minute)
-	if act.Result != "CONTINUE" || act.Token != token || act.Group != g.asg || act.Hook != names.LifecycleHook(tc.name) {
-		t.Errorf("lifecycle action %+v", act)
+	for i, old := range agents {
+		// The replacement first, as the rolling update keeps capacity.
+		fresh := g.bootAgent(t, 2+i)
+		g.readyAgent(t, fresh)
+
+		id := g.instances[i].id
+		node := nodeOf(t, control, id)
+		at := watchCompletion(t, control, id, "web")
+		token := tc.terminate(t, g.asg, id, old)
+		act := completed(t, token, 4*time.Minute)
+		if act.Result != "CONTINUE" || act.Token != token || act.Group != g.asg || act.Hook != names.LifecycleHook(tc.name) || act.Completions != 1 {
+			t.Errorf("lifecycle action of %s: %+v", id, act)
+		}
+		at.check(t, id, node, map[string]int{"web": 4})
+		eventually(t, 2*time.Minute, "the node's events", func() (bool, string) {
+			got := events.of(node)
+			d, r := slices.Index(got, "drain"), slices.Index(got, "remove")
+			return d >= 0 && r > d, fmt.Sprintf("events of %s: %v, want a drain, then the removal", node, got)
+		})
+		eventually(t, 2*time.Minute, "the notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
+		// Auto Scaling goes on: the instance is terminated.
+		tc.terminateInstance(t, old)
 	}
-	at.check(t, g.instances[0].id, leavingNode, map[string]int{"web": 4})
-	eventually(t, 2*time.Minute, "the node's events", func() (bool, string) {
-		got := events.of(leavingNode)
-		i, j := slices.Index(got, "drain"), slices.Index(got, "remove")
-		return i >= 0 && j > i, fmt.Sprintf("events %v, want a drain, then the removal", got)
-	})
-	eventually(t, 2*time.Minute, "the notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
-	// Auto Scaling goes on: the instance is terminated. The swarm keeps
-	// running the service without it.
-	tc.terminateInstance(t, leaving)
-	if on := runningOn(serviceTasks(t, control, "web")); on[stayingNode] != 4 {
-		t.Errorf("web after the termination: %v", on)
+	nodes := swarmNodes(t, control)
+	if len(nodes) != 3 {
+		t.Errorf("%d swarm nodes after the replacement, want the control node and the two new agents", len(nodes))
+	}
+	for _, n := range nodes {
+		if n.Status.State != "ready" {
+			t.Errorf("node %s (%s) is %s after the replacement", n.ID, n.Description.Engine.Labels[names.EngineLabelInstanceID], n.Status.State)
+		}
+	}
+	if on := runningOn(serviceTasks(t, control, "web")); on[nodeOf(t, control, g.instances[2].id)]+on[nodeOf(t, control, g.instances[3].id)] != 4 {
+		t.Errorf("web after the replacement: %v", on)
 	}
 
 	// An instance that never joined: nothing to drain.
-	before := len(swarmNodes(t, control))
-	token = tc.terminate(t, g.asg, g.instances[2].id, nil)
+	token := tc.terminate(t, g.asg, g.instances[4].id, nil)
 	if act := completed(t, token, 3*time.Minute); act.Result != "CONTINUE" {
 		t.Errorf("lifecycle action of an instance that never joined: %+v", act)
 	}
-	if after := len(swarmNodes(t, control)); after != before {
-		t.Errorf("%d swarm nodes before, %d after", before, after)
+	if after := len(swarmNodes(t, control)); after != 3 {
+		t.Errorf("%d swarm nodes after a notice for an instance that never joined, want 3", after)
 	}
 	eventually(t, 2*time.Minute, "the notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
 
 	// A group of another cluster, with a notice naming one of ours: not
 	// ours to drain.
 	foreign := foreignGroup(t, tc, g)
-	token = lab.AWS.BeginLifecycleAction(foreign, names.LifecycleHook(tc.name), g.instances[1].id)
-	act, _ = lab.AWS.Action(token)
+	token = lab.AWS.BeginLifecycleAction(foreign, names.LifecycleHook(tc.name), g.instances[2].id)
+	act, _ := lab.AWS.Action(token)
 	tc.putNotice(t, enginetest.TerminationNotice(account, region, act))
 	eventually(t, 3*time.Minute, "the foreign notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
-	if act, _ := lab.AWS.Action(token); act.Result != "" {
+	if act, _ := lab.AWS.Action(token); act.Result != "" || act.Completions != 0 {
 		t.Errorf("a foreign group's lifecycle action was completed: %+v", act)
 	}
-	if n := byInstance(swarmNodes(t, control), g.instances[1].id); n == nil || n.Spec.Availability != "active" {
+	if n := byInstance(swarmNodes(t, control), g.instances[2].id); n == nil || n.Spec.Availability != "active" {
 		t.Errorf("the foreign notice touched %+v", n)
 	}
 
 	// A notice sent longer ago than a lifecycle action can last: given up,
 	// nothing drained.
-	token = lab.AWS.BeginLifecycleAction(g.asg, names.LifecycleHook(tc.name), g.instances[1].id)
+	token = lab.AWS.BeginLifecycleAction(g.asg, names.LifecycleHook(tc.name), g.instances[3].id)
 	act, _ = lab.AWS.Action(token)
 	tc.putNotice(t, sentAt(t, enginetest.TerminationNotice(account, region, act), time.Now().Add(-72*time.Hour)))
 	eventually(t, 2*time.Minute, "the old notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
 	if act, _ := lab.AWS.Action(token); act.Completions != 0 {
 		t.Errorf("the lifecycle action of a notice three days old was completed: %+v", act)
 	}
-	if n := byInstance(swarmNodes(t, control), g.instances[1].id); n == nil || n.Spec.Availability != "active" {
+	if n := byInstance(swarmNodes(t, control), g.instances[3].id); n == nil || n.Spec.Availability != "active" {
 		t.Errorf("a notice three days old touched %+v", n)
 	}
-}
-
-// sentAt sets the time an event was sent.
-func sentAt(t *testing.T, event string, at time.Time) string {
-	t.Helper()
-	var ev map[string]any
-	if err := json.Unmarshal([]byte(event), &ev); err != nil {
-		t.Fatal(err)
-	}
-	ev["time"] = at.UTC().Format(time.RFC3339)
-	b, err := json.Marshal(ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // foreignGroup creates an Auto Scaling group of another cluster, tagged as
@@ -258,4 +260,19 @@ func TestDeadNodeRemoved(t *testing.T) {
 	if n == nil || n.ID != stoppedNode || n.Status.State != "down" {
 		t.Errorf("the Down node of a running instance: %+v", n)
 	}
+}
+
+// sentAt sets the time an event was sent.
+func sentAt(t *testing.T, event string, at time.Time) string {
+	t.Helper()
+	var ev map[string]any
+	if err := json.Unmarshal([]byte(event), &ev); err != nil {
+		t.Fatal(err)
+	}
+	ev["time"] = at.UTC().Format(time.RFC3339)
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
