@@ -434,9 +434,10 @@ func TestPausedEngineResumedByHousekeeping(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(engine, syscall.SIGCONT) })
-	if state, err := procState(engine); err != nil || state != "T" {
-		t.Fatalf("the engine's state %q (%v), want stopped", state, err)
-	}
+	eventually(t, time.Minute, "the engine is stopped", func() (bool, string) {
+		state, err := procState(engine)
+		return err == nil && state == "T", fmt.Sprintf("state %q, %v", state, err)
+	})
 	if err := manager.RestartUnit(context.Background(), "clusterctl-housekeeping"); err != nil {
 		t.Fatal(err)
 	}
