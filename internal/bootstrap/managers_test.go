@@ -50,6 +50,12 @@ func TestManagersFormOneSwarm(t *testing.T) {
 	if q.managers != 3 || q.reachable != 3 || q.leaders != 1 {
 		t.Errorf("swarm managers %+v, want 3 reachable, one leader", q)
 	}
+	// Managers run no workloads.
+	for _, sn := range swarmNodes(t, managers[0]) {
+		if sn.Spec.Role == "manager" && sn.Spec.Availability != "drain" {
+			t.Errorf("manager %s is %s, want drain", sn.ID, sn.Spec.Availability)
+		}
+	}
 	for _, n := range managers[1:] {
 		if id := dockerOn(t, n, "info", "--format", "{{.Swarm.Cluster.ID}}"); id != dockerOn(t, managers[0], "info", "--format", "{{.Swarm.Cluster.ID}}") {
 			t.Errorf("%s is in swarm %s, not the first manager's", n.Spec.Name, id)

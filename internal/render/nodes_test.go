@@ -126,11 +126,14 @@ func TestControlProgramEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := embeddedProgram(t, resolvedUserData(t, r, names.ResourceControlLaunchTemplate))
-	if got != stripComments(prog) {
+	if got != compact(prog) {
 		t.Error("the embedded program is not the rendered one")
 	}
 	if !strings.HasPrefix(got, "#!/bin/bash\n# clusterctl control node program of cluster prod.") {
 		t.Errorf("the embedded program lost its description:\n%.300s", got)
+	}
+	if l := regexp.MustCompile(`(?m)^.*[^ \\]\\$`).FindString(prog); l != "" {
+		t.Errorf("a line continued without a space before its backslash cannot lose its next line's indentation: %q", l)
 	}
 	if regexp.MustCompile(`(^|[^<])<<[^<]`).MatchString(prog) {
 		t.Error("the control program has a here-document: stripping its comment lines could change it")

@@ -56,7 +56,7 @@ func controlUserData(data coreData) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if data.Program, err = gzipBase64(stripComments(prog)); err != nil {
+	if data.Program, err = gzipBase64(compact(prog)); err != nil {
 		return "", err
 	}
 	ud, err := script("core/*.tmpl", "control-userdata.sh.tmpl", data)
@@ -93,6 +93,20 @@ func stripComments(prog string) string {
 	return strings.Join(out, "\n")
 }
 
+// compact is the program as embedded: comment lines stripped (see
+// stripComments) and every line's indentation too, which only readers need
+// and which costs a few hundred bytes compressed. It is sound for these
+// programs: no here-documents, no line continued without a space before its
+// backslash, and whitespace at the start of a line inside a multi-line
+// string only in jq programs, which ignore it.
+func compact(prog string) string {
+	lines := strings.Split(stripComments(prog), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimLeft(l, " \t")
+	}
+	return strings.Join(lines, "\n")
+}
+
 // gzipBase64 compresses s deterministically (no name, no time) and
 // encodes it in base64 lines of 76 characters.
 func gzipBase64(s string) (string, error) {
@@ -107,14 +121,9 @@ func gzipBase64(s string) (string, error) {
 	if err := zw.Close(); err != nil {
 		return "", err
 	}
-	enc := base64.StdEncoding.EncodeToString(buf.Bytes())
-	var out strings.Builder
-	for len(enc) > 76 {
-		out.WriteString(enc[:76] + "\n")
-		enc = enc[76:]
-	}
-	out.WriteString(enc)
-	return out.String(), nil
+	// One line: base64 -d reads any length, and every line break would
+	// count against the user data's limit.
+	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
 }
 
 // agentUserData renders the loader that fetches, verifies and runs a
