@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/clusterctl/clusterctl/internal/cfnfake"
 )
@@ -131,6 +133,47 @@ func TestDeleteCoreKilledDuringCascade(t *testing.T) {
 	}
 	if r := must(t, "delete-core", "core", "--cascade", "--yes"); !strings.Contains(r.stdout, "Cluster core was already deleted (core: DELETE_COMPLETE)") {
 		t.Errorf("delete-core of a deleted cluster:\n%s", r)
+	}
+}
+
+// The core's stack retains its bucket (the managers write to it until
+// they are terminated), and delete-core deletes it after the stack, with
+// what was written meanwhile; interrupted after the stack was gone, a
+// re-run deletes the bucket left behind.
+func TestDeleteCoreDeletesRetainedBucket(t *testing.T) {
+	resetMoto(t)
+	c := newClients(t)
+	must(t, "create-core", "core", "-q")
+	bucket := outputs(describeStack(t, c, "core"))["BucketName"]
+	// A manager's last word, after the bucket was emptied.
+	if _, err := c.s3.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("status/swarm.json"), Body: strings.NewReader("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.cfn.DeleteStack(t.Context(), &cloudformation.DeleteStackInput{StackName: aws.String("core")}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		out, err := c.cfn.DescribeStacks(t.Context(), &cloudformation.DescribeStacksInput{StackName: aws.String("core")})
+		if err != nil || len(out.Stacks) == 0 || out.Stacks[0].StackStatus == "DELETE_COMPLETE" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the core stack is %s a minute after DeleteStack", out.Stacks[0].StackStatus)
+		}
+	}
+	if _, err := c.s3.HeadBucket(t.Context(), &s3.HeadBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatalf("the stack did not retain its bucket: %v", err)
+	}
+	r := must(t, "delete-core", "core", "--yes", "-o", "json")
+	var d struct{ Status, Bucket string }
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || d.Status != "DELETE_COMPLETE" || d.Bucket != bucket {
+		t.Errorf("delete-core after the stack was gone: %+v, %v\n%s", d, err, r)
+	}
+	if _, err := c.s3.HeadBucket(t.Context(), &s3.HeadBucketInput{Bucket: aws.String(bucket)}); err == nil {
+		t.Errorf("bucket %s left", bucket)
+	}
+	if r := must(t, "delete-core", "core", "--yes"); !strings.Contains(r.stdout, "Cluster core was already deleted (core: DELETE_COMPLETE)") || strings.Contains(r.stdout, "bucket") {
+		t.Errorf("delete-core of a deleted cluster with no bucket left:\n%s", r)
 	}
 }
 

@@ -338,8 +338,13 @@ func (c *DeleteCoreCmd) Run(app *App) error {
 		return err
 	}
 	d := query.DeletionFrom(done.Outcome, done.Groups)
+	d.Bucket = done.Bucket
 	if done.AlreadyDeleted {
-		return writeResult(app, out, d, fmt.Sprintf("Cluster %s was already deleted (%s: %s)", c.Name, d.Stack, d.Status))
+		line := fmt.Sprintf("Cluster %s was already deleted (%s: %s)", c.Name, d.Stack, d.Status)
+		if d.Bucket != "" {
+			line += "; deleted its bucket " + d.Bucket + ", which was left"
+		}
+		return writeResult(app, out, d, line)
 	}
 	line := fmt.Sprintf("Deleted cluster %s (%s", c.Name, d.Result)
 	if n := len(d.Groups); n > 0 {

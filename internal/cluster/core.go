@@ -116,8 +116,12 @@ type CoreDeletion struct {
 	stacks.Outcome
 	Groups []stacks.Outcome
 	// AlreadyDeleted: the core was deleted before this run (an interrupted
-	// delete-core finished meanwhile); nothing was done.
+	// delete-core finished meanwhile); at most its bucket, which the stack
+	// leaves behind, was left to delete.
 	AlreadyDeleted bool
+	// Bucket is the core's bucket, deleted after its stack ("" when it had
+	// none, or it was gone already).
+	Bucket string
 }
 
 // DeleteCore deletes a cluster's core stack. It refuses while groups exist
@@ -138,20 +142,39 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 	core, err := s.getCore(ctx, o.Name)
 	if errors.Is(err, errNoCore) {
 		if prev, lerr := s.Stacks.LastDeleted(ctx, o.Name); lerr == nil {
-			return &CoreDeletion{Outcome: stacks.Outcome{Stack: o.Name, Status: prev.Status}, Groups: []stacks.Outcome{}, AlreadyDeleted: true}, nil
+			done := &CoreDeletion{Outcome: stacks.Outcome{Stack: o.Name, Status: prev.Status}, Groups: []stacks.Outcome{}, AlreadyDeleted: true}
+			// Interrupted after the stack was gone: its bucket, named by
+			// the deleted stack's own resource, may remain.
+			if r, rerr := s.Stacks.Resource(ctx, prev.ID, names.ResourceBucket); rerr == nil && r.PhysicalID != "" {
+				if done.Bucket, err = s.deleteSurvivingBucket(ctx, r.PhysicalID); err != nil {
+					return nil, err
+				}
+			}
+			return done, nil
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	if core.Status == "DELETE_IN_PROGRESS" {
-		// An interrupted delete-core: its work is done but for the wait.
+		// An interrupted delete-core: its work is done but for the wait
+		// and the bucket the stack leaves behind.
+		bucket, err := s.coreBucket(ctx, core)
+		if err != nil {
+			return nil, err
+		}
 		start := time.Now()
 		st, err := s.Stacks.Wait(ctx, o.Name)
 		if err != nil {
 			return nil, explain(err, o.Name, "")
 		}
-		return &CoreDeletion{Outcome: stacks.Outcome{Stack: o.Name, Status: st.Status, Duration: time.Since(start)}, Groups: []stacks.Outcome{}}, nil
+		done := &CoreDeletion{Outcome: stacks.Outcome{Stack: o.Name, Status: st.Status, Duration: time.Since(start)}, Groups: []stacks.Outcome{}}
+		if bucket != "" {
+			if done.Bucket, err = s.deleteSurvivingBucket(ctx, bucket); err != nil {
+				return nil, err
+			}
+		}
+		return done, nil
 	}
 	groups, conflicts, err := s.groupStacks(ctx, o.Name)
 	if err != nil {
@@ -255,7 +278,7 @@ func (s *Service) deleteCore(ctx context.Context, o DeleteCoreOptions, l *lease.
 		return nil, explain(err, o.Name, "")
 	}
 	if bucket != "" {
-		if err := s.deleteSurvivingBucket(ctx, bucket); err != nil {
+		if done.Bucket, err = s.deleteSurvivingBucket(ctx, bucket); err != nil {
 			return nil, err
 		}
 	}
@@ -264,26 +287,28 @@ func (s *Service) deleteCore(ctx context.Context, o DeleteCoreOptions, l *lease.
 	return done, nil
 }
 
-// deleteSurvivingBucket deletes the core's bucket if it outlived the
-// core's stack: CloudFormation fails a stack whose bucket is not empty,
-// but not every implementation does (moto deletes the stack and keeps
-// the bucket); a deleted cluster leaves nothing behind either way.
-func (s *Service) deleteSurvivingBucket(ctx context.Context, bucket string) error {
+// deleteSurvivingBucket deletes the core's bucket once its stack is gone:
+// the stack retains it (DeletionPolicy Retain), because the managers write
+// to it until CloudFormation has terminated them, so a bucket emptied
+// before the stack's deletion would not be empty when CloudFormation got to
+// it. It returns the bucket's name, or "" when it was gone already.
+func (s *Service) deleteSurvivingBucket(ctx context.Context, bucket string) (string, error) {
 	_, err := s.S3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)})
 	if code := errorCode(err); code == "NotFound" || code == "NoSuchBucket" {
-		return nil
+		return "", nil
 	}
 	if err != nil {
-		return fmt.Errorf("looking for bucket %s: %w", bucket, err)
+		return "", fmt.Errorf("looking for bucket %s: %w", bucket, err)
 	}
-	if _, err := s.emptyBucket(ctx, bucket, ""); err != nil {
-		return err
+	n, err := s.emptyBucket(ctx, bucket, "")
+	if err != nil {
+		return "", err
 	}
 	if _, err := s.S3.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)}); err != nil && !isNoBucket(err) {
-		return fmt.Errorf("deleting bucket %s, which outlived the core's stack: %w", bucket, err)
+		return "", fmt.Errorf("deleting bucket %s after the core's stack: %w", bucket, err)
 	}
-	s.printf("Deleted bucket %s, which outlived the core's stack\n", bucket)
-	return nil
+	s.printf("Deleted bucket %s (%s written since it was emptied)\n", bucket, query.Plural(n, "object version"))
+	return bucket, nil
 }
 
 func groupNamesOf(groups []query.Group) []string {

@@ -35,6 +35,9 @@ func (r Result) String() string {
 type Deletion struct {
 	Result
 	Groups []Result `json:"groups"`
+	// Bucket is the core's bucket, deleted after its stack ("" when it was
+	// gone already).
+	Bucket string `json:"bucket,omitempty"`
 }
 
 // DeletionFrom converts the core's and the groups' outcomes.

@@ -384,8 +384,10 @@ func TestCoreContent(t *testing.T) {
 			if dig(b, "Properties", "VersioningConfiguration", "Status") != "Enabled" {
 				t.Error("bucket versioning not enabled")
 			}
-			if b["DeletionPolicy"] != "Delete" {
-				t.Errorf("bucket DeletionPolicy = %v", b["DeletionPolicy"])
+			// Retained: the managers write to it until they are gone;
+			// delete-core deletes it after the stack.
+			if b["DeletionPolicy"] != "Retain" || b["UpdateReplacePolicy"] != "Retain" {
+				t.Errorf("bucket DeletionPolicy = %v, UpdateReplacePolicy = %v", b["DeletionPolicy"], b["UpdateReplacePolicy"])
 			}
 			tlsOnly := false
 			for _, p := range resourcesOfType(res, "AWS::S3::BucketPolicy") {
