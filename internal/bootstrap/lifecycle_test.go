@@ -195,14 +195,15 @@ func foreignGroup(t *testing.T, tc *testCluster, g *testGroup) string {
 
 // Housekeeping restarted while it waits for a drain picks the notice up
 // where it was: the node leaves after its replicas moved, and the
-// lifecycle action is completed once.
+// lifecycle action is completed once. A notice that arrives during the
+// drain is received and heartbeated meanwhile, then handled.
 func TestHousekeepingRestartMidDrain(t *testing.T) {
 	t.Parallel()
-	tc, g, control, agents := startCluster(t, "restart", 2, 2)
+	tc, g, control, agents := startCluster(t, "restart", 3, 2)
 	// The test image's sleep, as the container's first process, ignores
 	// SIGTERM: each task takes its whole grace period to stop, which keeps
 	// the drain going.
-	createService(t, control, "slow", 2, "--constraint", "engine.labels.clusterctl.group==g", "--stop-grace-period", "12s")
+	createService(t, control, "slow", 2, "--constraint", "engine.labels.clusterctl.group==g", "--stop-grace-period", "20s")
 	leavingNode, stayingNode := nodeOf(t, control, g.instances[0].id), nodeOf(t, control, g.instances[1].id)
 	eventually(t, 3*time.Minute, "slow runs on both agents", func() (bool, string) {
 		on := runningOn(serviceTasks(t, control, "slow"))
@@ -214,6 +215,13 @@ func TestHousekeepingRestartMidDrain(t *testing.T) {
 	eventually(t, 3*time.Minute, "the node is draining", func() (bool, string) {
 		n := byInstance(swarmNodes(t, control), g.instances[0].id)
 		return n != nil && n.Spec.Availability == "drain", fmt.Sprintf("%+v", n)
+	})
+	// Another instance terminates meanwhile: its lifecycle action is kept
+	// alive while the first drain goes on, not left to time out.
+	waiting := tc.terminate(t, g.asg, g.instances[2].id, nil)
+	eventually(t, 2*time.Minute, "the waiting notice is heartbeated", func() (bool, string) {
+		act, _ := lab.AWS.Action(waiting)
+		return act.Heartbeats > 0, fmt.Sprintf("%+v", act)
 	})
 	if act, _ := lab.AWS.Action(token); act.Result != "" {
 		t.Fatalf("the drain ended before the restart: %+v", act)
@@ -232,6 +240,9 @@ func TestHousekeepingRestartMidDrain(t *testing.T) {
 	eventually(t, 2*time.Minute, "the notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
 	if act, _ := lab.AWS.Action(token); act.Completions != 1 {
 		t.Errorf("the lifecycle action was completed %d times", act.Completions)
+	}
+	if act := completed(t, waiting, 2*time.Minute); act.Result != "CONTINUE" || act.Completions != 1 {
+		t.Errorf("the waiting lifecycle action: %+v", act)
 	}
 }
 

@@ -390,12 +390,18 @@ rm -rf "$dir"
 notice_value() { jq -r --arg k "$2" '.body | fromjson | .detail[$k] // ""' "$1"; }
 
 heartbeat() {
-local file=$1
-aws autoscaling record-lifecycle-action-heartbeat --auto-scaling-group-name "$group" \
---lifecycle-hook-name "$hook" --lifecycle-action-token "$token" --instance-id "$instance" >/dev/null ||
-log "heartbeat of the lifecycle action of $instance failed"
+local f t
+for f in "$state_dir/notices"/*.json; do
+[ -e "$f" ] || continue
+t=$(notice_value "$f" LifecycleActionToken)
+if valid lifecycle-token "$t" 2>/dev/null && ! aws autoscaling record-lifecycle-action-heartbeat \
+--auto-scaling-group-name "$(notice_value "$f" AutoScalingGroupName)" --lifecycle-hook-name "$(notice_value "$f" LifecycleHookName)" \
+--lifecycle-action-token "$t" --instance-id "$(notice_value "$f" EC2InstanceId)" >/dev/null; then
+log "heartbeat of the lifecycle action of $(notice_value "$f" EC2InstanceId) failed"
+fi
 aws sqs change-message-visibility --queue-url "$LIFECYCLE_QUEUE_URL" \
---receipt-handle "$(jq -r .receipt "$file")" --visibility-timeout "$visibility" >/dev/null 2>&1 || true
+--receipt-handle "$(jq -r .receipt "$f")" --visibility-timeout "$visibility" >/dev/null 2>&1 || true
+done
 }
 
 complete_action() {
@@ -555,7 +561,8 @@ log "instance $instance: its tasks did not all move within $drain_timeout s; rem
 break
 fi
 if [ "$now" -ge "$next_beat" ]; then
-heartbeat "$file"
+receive_notices 0 || true
+heartbeat
 next_beat=$((now + heartbeat_every))
 fi
 publish_status || log "publishing the status snapshot failed"
@@ -573,22 +580,20 @@ complete_action || return 1
 forget_notice "$file"
 }
 
-receive_notice() {
-local out file
-out=$(aws sqs receive-message --queue-url "$LIFECYCLE_QUEUE_URL" --max-number-of-messages 1 \
---wait-time-seconds "$poll_wait" --visibility-timeout "$visibility" --output json) || return 1
-if [ -z "$out" ] || [ "$(jq '.Messages // [] | length' <<<"$out")" = 0 ]; then
-return 0
-fi
+receive_notices() {
+local out i file
+out=$(aws sqs receive-message --queue-url "$LIFECYCLE_QUEUE_URL" --max-number-of-messages 10 \
+--wait-time-seconds "$1" --visibility-timeout "$visibility" --output json) || return 1
 install -d -m 0700 "$state_dir/notices"
-file="$state_dir/notices/$(jq -r '.Messages[0].MessageId | gsub("[^-a-zA-Z0-9]"; "")' <<<"$out").json"
+for i in $(jq '.Messages // [] | keys[]' <<<"$out"); do
+file="$state_dir/notices/$(jq -r --argjson i "$i" '.Messages[$i].MessageId | gsub("[^-a-zA-Z0-9]"; "")' <<<"$out").json"
 if [ -e "$file" ]; then
-jq --arg r "$(jq -r '.Messages[0].ReceiptHandle' <<<"$out")" '.receipt = $r' "$file" >"$file.new" &&
+jq --arg r "$(jq -r --argjson i "$i" '.Messages[$i].ReceiptHandle' <<<"$out")" '.receipt = $r' "$file" >"$file.new" &&
 mv -f "$file.new" "$file" || return 1
 else
-jq '.Messages[0] | {id: .MessageId, receipt: .ReceiptHandle, body: .Body}' <<<"$out" >"$file" || return 1
+jq --argjson i "$i" '.Messages[$i] | {id: .MessageId, receipt: .ReceiptHandle, body: .Body}' <<<"$out" >"$file" || return 1
 fi
-handle_notice "$file"
+done
 }
 
 resume_engine() {
@@ -619,7 +624,7 @@ if [ -e "$f" ]; then
 handle_notice "$f" || log "handling the notice in $f failed; trying again"
 fi
 done
-receive_notice || { log "receiving notices failed"; sleep "$idle"; }
+receive_notices "$poll_wait" || { log "receiving notices failed"; sleep "$idle"; }
 done
 }
 
