@@ -132,6 +132,11 @@ func TestControlProgramEmbedded(t *testing.T) {
 	if !strings.HasPrefix(got, "#!/bin/bash\n# clusterctl control node program of cluster prod.") {
 		t.Errorf("the embedded program lost its description:\n%.300s", got)
 	}
+	for _, py := range regexp.MustCompile(`python3 -c '([^']*)'`).FindAllStringSubmatch(prog, -1) {
+		if regexp.MustCompile(`(?m)^[ \t]`).MatchString(py[1]) {
+			t.Errorf("indented Python would break once the program's indentation is stripped:\n%s", py[1])
+		}
+	}
 	if l := regexp.MustCompile(`(?m)^.*[^ \\]\\$`).FindString(prog); l != "" {
 		t.Errorf("a line continued without a space before its backslash cannot lose its next line's indentation: %q", l)
 	}

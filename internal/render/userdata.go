@@ -97,8 +97,9 @@ func stripComments(prog string) string {
 // stripComments) and every line's indentation too, which only readers need
 // and which costs a few hundred bytes compressed. It is sound for these
 // programs: no here-documents, no line continued without a space before its
-// backslash, and whitespace at the start of a line inside a multi-line
-// string only in jq programs, which ignore it.
+// backslash, no indented Python, and whitespace at the start of a line
+// inside a multi-line string otherwise only in jq programs, which ignore it
+// (TestControlProgramEmbedded checks each).
 func compact(prog string) string {
 	lines := strings.Split(stripComments(prog), "\n")
 	for i, l := range lines {

@@ -105,10 +105,8 @@ ca_matches_token() {
 local want got
 want=$(python3 -c 'import sys
 p = sys.stdin.read().strip().split("-")
-if len(p) == 5 and p[:2] == ["SWMTKN", "2"]:
-del p[2]
-if len(p) != 4 or p[0] != "SWMTKN" or p[1] not in ("1", "2") or len(p[2]) != 50:
-sys.exit("clusterctl: malformed swarm join token")
+if len(p) == 5 and p[:2] == ["SWMTKN", "2"]: del p[2]
+if len(p) != 4 or p[0] != "SWMTKN" or p[1] not in ("1", "2") or len(p[2]) != 50: sys.exit("clusterctl: malformed swarm join token")
 print("%064x" % int(p[2], 36))' <"$1") || return 1
 got=$(sha256sum <"$2" | cut -d' ' -f1)
 [ "$want" = "$got" ]
