@@ -62,7 +62,7 @@ func (s *Service) DrainNode(ctx context.Context, o DrainOptions) (*Drain, error)
 	if err != nil {
 		return nil, err
 	}
-	bucket, err := s.clusterBucket(ctx, n.core)
+	bucket, err := s.bucketOf(ctx, n.core)
 	if err != nil {
 		return nil, err
 	}

@@ -152,15 +152,6 @@ func (s *Service) queueOf(ctx context.Context, core *stacks.Stack) (string, erro
 	return r.PhysicalID, nil
 }
 
-// clusterBucket is the core's own bucket, where the status snapshot is.
-func (s *Service) clusterBucket(ctx context.Context, core *stacks.Stack) (string, error) {
-	bucket, err := s.coreBucket(ctx, core)
-	if err == nil && bucket == "" {
-		return "", refused("cluster %q has no bucket (core stack %s)", core.Name, core.Status)
-	}
-	return bucket, err
-}
-
 // currentStatus reads the status snapshot and refuses when there is none
 // or it is stale: no leader would act on a request, nor show its effect.
 func (s *Service) currentStatus(ctx context.Context, n *clusterNode, bucket string) (*swarmStatus, error) {
