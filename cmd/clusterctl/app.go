@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
@@ -144,6 +145,8 @@ func (a *App) Service() (*cluster.Service, error) {
 		S3:      a.s3,
 		SSM:     ssm.NewFromConfig(cfg),
 		STS:     sts.NewFromConfig(cfg),
+		SQS:     sqs.NewFromConfig(cfg),
+		Region:  cfg.Region,
 		IO:      a.IO,
 		Version: a.Version,
 		Run:     cluster.Run{Command: commandLine(a.Args), ID: a.RunID},

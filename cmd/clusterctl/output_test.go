@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/clusterctl/clusterctl/internal/iostreams"
@@ -105,7 +107,18 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		j, q := same(r.args...)
 		rows = append(rows, row{command: r.command, json: j, query: q, refuses: r.refuses})
 	}
+	// The node commands act through the swarm's managers, which the test
+	// plays; their instances are known once the cluster runs.
+	undo, replaceJSON, replaceQuery := []string{"drain-node", "", "--undo"}, []string{"replace-node", ""}, []string{"replace-node", ""}
 	rows = append(rows,
+		row{command: "drain-node", json: undo, query: undo, before: func(t *testing.T) {
+			playLeader(t, moto.URL, "c1")
+			undo[1] = instanceOf(t, moto.URL, "c1", "g1")
+		}},
+		row{command: "replace-node", json: replaceJSON, query: replaceQuery, before: func(t *testing.T) {
+			playLeader(t, moto.URL, "c1")
+			replaceJSON[1], replaceQuery[1] = instanceOf(t, moto.URL, "c1", "g1"), instanceOf(t, moto.URL, "c1", "g2")
+		}},
 		// Leases left by runs that died, one to break per run.
 		row{command: "unlock", json: []string{"unlock", "c1", "--group", "gu1", "--id", "aaaaaaaaaaaa"}, query: []string{"unlock", "c1", "--group", "gu2", "--id", "bbbbbbbbbbbb"},
 			before: func(t *testing.T) {
@@ -162,10 +175,7 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 func putLease(t *testing.T, endpoint, cluster, group, id string) {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithBaseEndpoint(endpoint))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, s3c, _ := motoClients(t, endpoint)
 	res, err := cloudformation.NewFromConfig(cfg).DescribeStackResource(ctx, &cloudformation.DescribeStackResourceInput{
 		StackName: aws.String(cluster), LogicalResourceId: aws.String(names.ResourceBucket)})
 	if err != nil {
@@ -173,9 +183,101 @@ func putLease(t *testing.T, endpoint, cluster, group, id string) {
 	}
 	rec, _ := json.Marshal(lease.Record{ID: id, Kind: lease.KindGroup, Group: group, Holder: "ci@host (pid 1)",
 		Command: "update-group -n " + group + " -j " + cluster, Started: time.Now(), TTLSeconds: 90})
-	_, err = s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }).PutObject(ctx, &s3.PutObjectInput{
+	_, err = s3c.PutObject(ctx, &s3.PutObjectInput{
 		Bucket: res.StackResourceDetail.PhysicalResourceId, Key: aws.String(lease.Group(group).Key()), Body: bytes.NewReader(rec)})
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+func motoClients(t *testing.T, endpoint string) (aws.Config, *s3.Client, *ec2.Client) {
+	t.Helper()
+	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithBaseEndpoint(endpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }), ec2.NewFromConfig(cfg)
+}
+
+// runningNodes lists the running instances of a cluster by group.
+func runningNodes(ctx context.Context, api *ec2.Client, cluster string) (map[string][]string, error) {
+	out, err := api.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:" + names.TagCluster), Values: []string{cluster}},
+		{Name: aws.String("instance-state-name"), Values: []string{"running"}},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	nodes := map[string][]string{}
+	for _, r := range out.Reservations {
+		for _, i := range r.Instances {
+			for _, tag := range i.Tags {
+				if aws.ToString(tag.Key) == names.TagGroup {
+					nodes[aws.ToString(tag.Value)] = append(nodes[aws.ToString(tag.Value)], aws.ToString(i.InstanceId))
+				}
+			}
+		}
+	}
+	return nodes, nil
+}
+
+// instanceOf returns a running instance of a group.
+func instanceOf(t *testing.T, endpoint, cluster, group string) string {
+	t.Helper()
+	_, _, api := motoClients(t, endpoint)
+	nodes, err := runningNodes(context.Background(), api, cluster)
+	if err != nil || len(nodes[group]) == 0 {
+		t.Fatalf("instances of group %s of %s: %v %v", group, cluster, nodes, err)
+	}
+	return nodes[group][0]
+}
+
+// playLeader plays the leader of the managers of cluster until the test
+// ends: it publishes the swarm's status snapshot, in which every running
+// instance of the cluster is a Ready, active node, every few moments.
+func playLeader(t *testing.T, endpoint, cluster string) {
+	t.Helper()
+	cfg, s3c, api := motoClients(t, endpoint)
+	res, err := cloudformation.NewFromConfig(cfg).DescribeStackResource(context.Background(), &cloudformation.DescribeStackResourceInput{
+		StackName: aws.String(cluster), LogicalResourceId: aws.String(names.ResourceBucket)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket := res.StackResourceDetail.PhysicalResourceId
+	publish := func(ctx context.Context) error {
+		groups, err := runningNodes(ctx, api, cluster)
+		if err != nil {
+			return err
+		}
+		nodes := []map[string]any{}
+		for group, ids := range groups {
+			for _, id := range ids {
+				role, status := "worker", ""
+				if group == names.GroupControl {
+					role, status = "manager", "leader"
+				}
+				nodes = append(nodes, map[string]any{"nodeId": strings.Repeat("n", 25), "instanceId": id, "role": role, "state": "ready",
+					"availability": "active", "managerStatus": status, "runningTasks": 0})
+			}
+		}
+		body, _ := json.Marshal(map[string]any{"version": 1, "cluster": cluster, "time": time.Now().UTC(), "nodes": nodes})
+		_, err = s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: bucket, Key: aws.String(names.StatusKey), Body: bytes.NewReader(body)})
+		return err
+	}
+	if err := publish(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			publish(ctx) // a failure is retried at the next turn
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
 }

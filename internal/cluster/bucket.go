@@ -22,10 +22,15 @@ func (s *Service) Bucket(ctx context.Context, cluster string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return s.bucketOf(ctx, core)
+}
+
+// bucketOf is Bucket of a core already read.
+func (s *Service) bucketOf(ctx context.Context, core *stacks.Stack) (string, error) {
 	bucket, err := s.coreBucket(ctx, core)
 	if err == nil && bucket == "" {
-		msg := fmt.Sprintf("cluster %q has no bucket (core stack %s)", cluster, core.Status)
-		if a := Advice(core, Ref{Cluster: cluster}, nil); a != "" {
+		msg := fmt.Sprintf("cluster %q has no bucket (core stack %s)", core.Name, core.Status)
+		if a := Advice(core, Ref{Cluster: core.Name}, nil); a != "" {
 			msg += "\n" + a
 		}
 		return "", refused("%s", msg)

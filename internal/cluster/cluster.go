@@ -80,10 +80,12 @@ type Service struct {
 	Stacks  StackManager
 	CFN     query.CFNAPI // inventory reads stacks itself, in one call
 	EC2     EC2API
-	ASG     query.ASGAPI
+	ASG     ASGAPI
 	S3      S3API
 	SSM     SSMAPI
 	STS     lease.STSAPI // who the run acts as, for its leases; nil: not recorded
+	SQS     SQSAPI       // requests to the managers
+	Region  string       // of the clients, for the requests' envelope
 	IO      *iostreams.IO
 	Version string
 	// Run says which run of which command this is, for the leases it takes.

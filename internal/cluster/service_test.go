@@ -479,6 +479,16 @@ func (m memASG) DescribeAutoScalingGroups(_ context.Context, in *autoscaling.Des
 	return &out, nil
 }
 
+// The node commands are tested on moto and with the real binary (e2e):
+// the fake's groups have no instances to find or terminate.
+func (memASG) DescribeAutoScalingInstances(context.Context, *autoscaling.DescribeAutoScalingInstancesInput, ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingInstancesOutput, error) {
+	return nil, errors.New("memASG: no instances")
+}
+
+func (memASG) TerminateInstanceInAutoScalingGroup(context.Context, *autoscaling.TerminateInstanceInAutoScalingGroupInput, ...func(*autoscaling.Options)) (*autoscaling.TerminateInstanceInAutoScalingGroupOutput, error) {
+	return nil, errors.New("memASG: no instances")
+}
+
 // recS3 is moto's S3, recording the keys put.
 type recS3 struct {
 	*s3.Client

@@ -11,6 +11,8 @@
 // change.
 package names
 
+import "time"
+
 // Ownership tags of every stack; the templates put the first four on the
 // instances too.
 const (
@@ -128,6 +130,9 @@ const (
 	ResourceControlLaunchTemplate = "ControlLaunchTemplate"
 	ResourceAutoScalingGroup      = "AutoScalingGroup"
 	ResourceLaunchTemplate        = "LaunchTemplate"
+	// ResourceLifecycleQueue is the core's queue, which brings the
+	// managers' housekeeping its notices and clusterctl's requests.
+	ResourceLifecycleQueue = "LifecycleQueue"
 	// ResourceControlInstance is the one control node of a core of join
 	// contract 1.
 	ResourceControlInstance = "ControlInstance"
@@ -167,6 +172,21 @@ const StatusKey = "status/swarm.json"
 // ManagersKey is the bucket key of the managers' addresses: the value of
 // the core's OutputManagersKey.
 const ManagersKey = SwarmPrefix + "/" + Managers
+
+// Requests clusterctl puts on the core's queue for the managers'
+// housekeeping, in the envelope of the events EventBridge puts there:
+// "source" RequestSource, "detail-type" RequestNodeAvailability (set the
+// availability of the swarm nodes of an instance: drain-node).
+const (
+	RequestSource           = "clusterctl"
+	RequestNodeAvailability = "NodeAvailabilityRequest"
+)
+
+// RequestMaxAge bounds a request's age when housekeeping takes it (by the
+// queue's own clock): an older one is dropped, so a request that waited
+// on the queue never changes the swarm long after it was made; clusterctl
+// stops waiting for a request not acted on within it.
+const RequestMaxAge = 10 * time.Minute
 
 // ControlKey is the bucket key of a control-only object (InitMarker,
 // ManagerToken, Backup).
@@ -230,6 +250,9 @@ type Set struct {
 	OutputAutoScalingGroupName, OutputLaunchTemplateID, OutputLaunchTemplateVersion      string
 
 	ResourceBucket, ResourceManagerGroup, ResourceControlLaunchTemplate, ResourceAutoScalingGroup, ResourceLaunchTemplate string
+	ResourceLifecycleQueue                                                                                                string
+
+	RequestSource, RequestNodeAvailability string
 
 	JoinPrefix, SwarmPrefix, SwarmToken, SwarmCA, Managers, ManagersKey string
 	ControlPrefix, InitMarker, ManagerToken, ManagerAliases, Backup     string
@@ -266,6 +289,9 @@ func Template() Set {
 
 		ResourceBucket: ResourceBucket, ResourceManagerGroup: ResourceManagerGroup, ResourceControlLaunchTemplate: ResourceControlLaunchTemplate,
 		ResourceAutoScalingGroup: ResourceAutoScalingGroup, ResourceLaunchTemplate: ResourceLaunchTemplate,
+		ResourceLifecycleQueue: ResourceLifecycleQueue,
+
+		RequestSource: RequestSource, RequestNodeAvailability: RequestNodeAvailability,
 
 		JoinPrefix: JoinPrefix, SwarmPrefix: SwarmPrefix, SwarmToken: SwarmToken, SwarmCA: SwarmCA, Managers: Managers, ManagersKey: ManagersKey,
 		ControlPrefix: ControlPrefix, InitMarker: InitMarker, ManagerToken: ManagerToken, ManagerAliases: ManagerAliases, Backup: Backup,

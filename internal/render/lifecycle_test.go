@@ -43,15 +43,20 @@ func TestLifecyclePlumbing(t *testing.T) {
 	if !jsonEqual(dig(policy, "Properties", "Queues"), []any{map[string]any{"Ref": "LifecycleQueue"}, map[string]any{"Ref": "LifecycleDeadLetterQueue"}}) {
 		t.Errorf("queue policy applies to %v", dig(policy, "Properties", "Queues"))
 	}
-	var tlsOnly bool
+	var tlsOnly, notFromNodes bool
 	fromRule := map[string]bool{} // the cluster's rules the queue takes notices from
 	for _, s := range list(dig(policy, "Properties", "PolicyDocument", "Statement")) {
 		st := obj(s)
-		switch st["Effect"] {
-		case "Deny":
-			tlsOnly = st["Principal"] == "*" && st["Action"] == "sqs:*" && jsonEqual(st["Resource"], both) &&
+		switch {
+		case st["Effect"] == "Deny" && st["Action"] == "sqs:*":
+			tlsOnly = st["Principal"] == "*" && jsonEqual(st["Resource"], both) &&
 				dig(st, "Condition", "Bool", "aws:SecureTransport") == "false"
-		case "Allow":
+		case st["Effect"] == "Deny":
+			// Requests (drain-node) come from operators, never from a node.
+			notFromNodes = st["Principal"] == "*" && st["Action"] == "sqs:SendMessage" && jsonEqual(st["Resource"], both[0]) &&
+				jsonEqual(dig(st, "Condition", "ArnEquals", "aws:PrincipalArn"), []any{
+					map[string]any{"Fn::GetAtt": []any{"ControlRole", "Arn"}}, map[string]any{"Fn::GetAtt": []any{"AgentRole", "Arn"}}})
+		default:
 			source, _ := dig(st, "Condition", "ArnEquals", "aws:SourceArn", "Fn::GetAtt").([]any)
 			rule := ""
 			if len(source) == 2 && source[1] == "Arn" {
@@ -65,8 +70,8 @@ func TestLifecyclePlumbing(t *testing.T) {
 			fromRule[rule] = true
 		}
 	}
-	if !tlsOnly || !fromRule["LifecycleRule"] || !fromRule["InterruptionRule"] {
-		t.Errorf("queue policy: TLS only %v, sends only from the cluster's rules %v", tlsOnly, fromRule)
+	if !tlsOnly || !notFromNodes || !fromRule["LifecycleRule"] || !fromRule["InterruptionRule"] {
+		t.Errorf("queue policy: TLS only %v, no requests from the nodes %v, sends only from the cluster's rules %v", tlsOnly, notFromNodes, fromRule)
 	}
 
 	// Spot interruption warnings and rebalance recommendations come to the

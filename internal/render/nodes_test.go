@@ -346,10 +346,10 @@ func TestUserDataChecked(t *testing.T) {
 	if err := check(edit(func(s string) string { return s + "echo ${Bucket.Arn} ${InstanceType}\n" })); err != nil {
 		t.Errorf("resource attribute and parameter: %v", err)
 	}
-	// Just under the limit as written, over it once 60 stack names of up to
+	// Just under the limit as written, over it once 20 stack names of up to
 	// 128 characters are filled in.
 	if err := check(edit(func(s string) string {
-		pad := strings.Repeat("${AWS::StackName}", 60)
+		pad := strings.Repeat("${AWS::StackName}", 20)
 		return s + "#" + strings.Repeat("x", MaxUserDataBytes-len(s)-len(pad)-2) + pad + "\n"
 	})); err == nil || !strings.Contains(err.Error(), "with the longest stack values: user data is") {
 		t.Errorf("oversized user data: %v", err)

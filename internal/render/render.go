@@ -65,6 +65,9 @@ type coreData struct {
 	UserData                          string
 }
 
+// RequestMaxAge is names.RequestMaxAge in seconds, for control.sh.tmpl.
+func (coreData) RequestMaxAge() int { return int(names.RequestMaxAge.Seconds()) }
+
 // groupData is what workergroup.json.tmpl and agent-userdata.sh.tmpl see.
 type groupData struct {
 	N                                              names.Set

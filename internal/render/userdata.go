@@ -193,8 +193,10 @@ func checkUserData(n int) error {
 }
 
 // maxSubValue bounds the length of what CloudFormation substitutes for
-// ${name} in the user data: pseudo parameters by their documented limits,
-// anything else (identifiers, IPs, bucket names) by a generous 256.
+// ${name} in the user data: pseudo parameters, the bucket's name and the
+// queue's URL by their documented limits (the control node's user data is
+// close to the limit: every byte of a generous bound is one the program
+// cannot have), anything else (identifiers, IPs) by a generous 256.
 func maxSubValue(name string) int {
 	switch name {
 	case "AWS::StackName":
@@ -203,6 +205,11 @@ func maxSubValue(name string) int {
 		return 12
 	case "AWS::Region", "AWS::Partition", "AWS::URLSuffix":
 		return 32
+	case names.ResourceBucket:
+		return 63 // S3 bucket names
+	case names.ResourceLifecycleQueue:
+		// https://sqs.<region>.<URL suffix>/<account>/<name of up to 80>
+		return len("https://sqs.") + 32 + 1 + 32 + 1 + 12 + 1 + 80
 	}
 	return 256
 }

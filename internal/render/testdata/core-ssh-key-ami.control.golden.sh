@@ -29,6 +29,7 @@ join_timeout=${CLUSTERCTL_MANAGER_JOIN_TIMEOUT:-540} # to be a manager: below th
 join_pause=${CLUSTERCTL_MANAGER_JOIN_PAUSE:-5}
 backup_every=${CLUSTERCTL_BACKUP_INTERVAL:-900}   # a lone manager's backup: at least every 15 minutes
 backup_spacing=${CLUSTERCTL_BACKUP_SPACING:-30}   # and after the members changed, this far apart at most
+request_max_age=${CLUSTERCTL_REQUEST_MAX_AGE:-600}
 
 log() { printf 'clusterctl: %s\n' "$*" >&2; }
 
@@ -72,7 +73,8 @@ node-id) re='^[a-z0-9]{25}$' ;;
 queue-url) re='^https://[-a-z0-9.]+(:[0-9]+)?/[0-9]{12}/[-_a-zA-Z0-9]{1,80}$' ;;
 auto-scaling-group) re='^[-_.a-zA-Z0-9]{1,255}$' ;;
 hook) re='^[-_/a-zA-Z0-9]{1,255}$' ;;
-lifecycle-token) re='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' ;;
+lifecycle-token | request-id) re='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' ;;
+availability) re='^(active|drain)$' ;;
 *)
 log "no shape known for $kind"
 return 1
@@ -451,18 +453,42 @@ return 0
 }
 
 handle_interruption() {
-local file=$1 kind=$2 instance id
+local file=$1 kind=$2 instance
 instance=$(notice_value "$file" instance-id)
 if ! valid instance-id "$instance"; then
 log "ignoring a notice of $kind without an instance"
-forget_notice "$file"
-return 0
+else
+set_availability "$instance" drain "$kind" || return 1
 fi
-for id in $(nodes | jq -r --arg i "$instance" --arg ilabel "$instance_label" \
-'.[] | select(.Description.Engine.Labels[$ilabel] == $i and .Spec.Availability == "active") | .ID'); do
-docker node update --availability drain "$id" >/dev/null || return 1
-log "draining node $id of instance $instance at once: $kind"
+forget_notice "$file"
+}
+
+set_availability() {
+local ids id
+ids=$(nodes | jq -r --arg i "$1" --arg l "$instance_label" --arg a "$2" \
+'.[] | select(.Description.Engine.Labels[$l] == $i and .Spec.Availability != $a) | .ID') || return 1
+for id in $ids; do
+docker node update --availability "$2" "$id" >/dev/null || return 1
+log "set node $id of instance $1 to $2: $3"
 done
+}
+
+handle_request() {
+local file=$1 instance want request age
+request=$(notice_value "$file" request-id)
+instance=$(notice_value "$file" instance-id)
+want=$(notice_value "$file" availability)
+age=$(($(date +%s) - $(jq '.sent // 0' "$file") / 1000))
+if [ "$(notice_value "$file" cluster)" != "$CLUSTER_NAME" ] || ! valid request-id "$request" ||
+! valid instance-id "$instance" || ! valid availability "$want"; then
+log "ignoring a node availability request of another shape or cluster"
+elif [ "$age" -gt "$request_max_age" ]; then
+log "dropping request $request to set instance $instance $want: made $age s ago"
+else
+set_availability "$instance" "$want" "request $request" || return 1
+next_status=0
+publish_status || log "publishing the status snapshot failed"
+fi
 forget_notice "$file"
 }
 
@@ -472,6 +498,10 @@ kind=$(jq -r '.body | fromjson | ."detail-type" // ""' "$file")
 case $kind in
 "EC2 Spot Instance Interruption Warning" | "EC2 Instance Rebalance Recommendation")
 handle_interruption "$file" "$kind"
+return
+;;
+NodeAvailabilityRequest)
+handle_request "$file"
 return
 ;;
 esac
@@ -581,7 +611,7 @@ forget_notice "$file"
 receive_notices() {
 local out i file
 out=$(aws sqs receive-message --queue-url "$LIFECYCLE_QUEUE_URL" --max-number-of-messages 10 \
---wait-time-seconds "$1" --visibility-timeout "$visibility" --output json) || return 1
+--wait-time-seconds "$1" --visibility-timeout "$visibility" --attribute-names SentTimestamp --output json) || return 1
 install -d -m 0700 "$state_dir/notices"
 for i in $(jq '.Messages // [] | keys[]' <<<"$out"); do
 file="$state_dir/notices/$(jq -r --argjson i "$i" '.Messages[$i].MessageId | gsub("[^-a-zA-Z0-9]"; "")' <<<"$out").json"
@@ -589,7 +619,8 @@ if [ -e "$file" ]; then
 jq --arg r "$(jq -r --argjson i "$i" '.Messages[$i].ReceiptHandle' <<<"$out")" '.receipt = $r' "$file" >"$file.new" &&
 mv -f "$file.new" "$file" || return 1
 else
-jq --argjson i "$i" '.Messages[$i] | {id: .MessageId, receipt: .ReceiptHandle, body: .Body}' <<<"$out" >"$file" || return 1
+jq --argjson i "$i" '.Messages[$i] | {id: .MessageId, receipt: .ReceiptHandle, body: .Body,
+sent: ((.Attributes.SentTimestamp // "0") | tonumber)}' <<<"$out" >"$file" || return 1
 fi
 done
 }

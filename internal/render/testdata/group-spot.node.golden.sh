@@ -97,7 +97,8 @@ valid() {
     queue-url) re='^https://[-a-z0-9.]+(:[0-9]+)?/[0-9]{12}/[-_a-zA-Z0-9]{1,80}$' ;;
     auto-scaling-group) re='^[-_.a-zA-Z0-9]{1,255}$' ;;
     hook) re='^[-_/a-zA-Z0-9]{1,255}$' ;;
-    lifecycle-token) re='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' ;;
+    lifecycle-token | request-id) re='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' ;;
+    availability) re='^(active|drain)$' ;;
     *)
       log "no shape known for $kind"
       return 1
@@ -307,7 +308,8 @@ valid() {
     queue-url) re='^https://[-a-z0-9.]+(:[0-9]+)?/[0-9]{12}/[-_a-zA-Z0-9]{1,80}$' ;;
     auto-scaling-group) re='^[-_.a-zA-Z0-9]{1,255}$' ;;
     hook) re='^[-_/a-zA-Z0-9]{1,255}$' ;;
-    lifecycle-token) re='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' ;;
+    lifecycle-token | request-id) re='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' ;;
+    availability) re='^(active|drain)$' ;;
     *)
       log "no shape known for $kind"
       return 1
