@@ -47,8 +47,9 @@ func TestSwarmForms(t *testing.T) {
 	}
 	agentIDs := map[string]bool{}
 	for _, n := range nodes {
-		if n.Status.State != "ready" || n.Spec.Availability != "active" {
-			t.Errorf("node %s (%s) is %s, %s", n.ID, n.Status.Addr, n.Status.State, n.Spec.Availability)
+		// Managers run no workloads.
+		if want := map[string]string{"manager": "drain", "worker": "active"}[n.Spec.Role]; n.Status.State != "ready" || n.Spec.Availability != want {
+			t.Errorf("%s %s (%s) is %s, %s", n.Spec.Role, n.ID, n.Status.Addr, n.Status.State, n.Spec.Availability)
 		}
 		labels := n.Description.Engine.Labels
 		if n.Spec.Role == "manager" {
@@ -118,7 +119,7 @@ func TestSwarmForms(t *testing.T) {
 	}
 	for _, n := range st.Nodes {
 		sn := byInstance(nodes, n.InstanceID)
-		if sn == nil || sn.ID != n.NodeID || n.State != "ready" || n.Availability != "active" || !mapsEqual(n.EngineLabels, sn.Description.Engine.Labels) {
+		if sn == nil || sn.ID != n.NodeID || n.State != "ready" || n.Availability != sn.Spec.Availability || !mapsEqual(n.EngineLabels, sn.Description.Engine.Labels) {
 			t.Errorf("snapshot node %+v does not match the swarm", n)
 			continue
 		}
