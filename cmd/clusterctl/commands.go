@@ -161,7 +161,7 @@ func writeNodes(app *App, out *query.Output, nodes []query.Node) error {
 	if nodes == nil {
 		nodes = []query.Node{}
 	}
-	return out.Write(app.IO.Out, nodes, func(wide bool) query.Table { return query.NodesTable(nodes, wide) })
+	return out.Write(app.IO.Out, nodes, func(wide bool) query.Table { return query.NodesTable(nodes, wide, false) })
 }
 
 // ListGroupsCmd is `clusterctl list-groups`.
