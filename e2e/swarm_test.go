@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/query"
 )
 
 // The managers' leader publishes the swarm's status to the cluster bucket;
@@ -23,21 +24,6 @@ import (
 // snapshot a leader would publish (the JSON of publish_status in
 // templates/core/control.sh.tmpl) and run the real binary's list-nodes,
 // list-groups and describe.
-
-// member is one node of a published snapshot.
-type member struct {
-	NodeID        string            `json:"nodeId"`
-	InstanceID    string            `json:"instanceId"`
-	Hostname      string            `json:"hostname"`
-	Address       string            `json:"address"`
-	Role          string            `json:"role"`
-	State         string            `json:"state"`
-	Availability  string            `json:"availability"`
-	ManagerStatus string            `json:"managerStatus"`
-	EngineLabels  map[string]string `json:"engineLabels"`
-	EngineVersion string            `json:"engineVersion"`
-	RunningTasks  int               `json:"runningTasks"`
-}
 
 // instanceOf is one of a cluster's instances in moto.
 type instanceOf struct{ id, ip, group, itype string }
@@ -73,12 +59,12 @@ func clusterInstances(t *testing.T, c clients, cluster string) map[string][]inst
 
 // joined is the swarm node of an instance as the leader sees it: Ready and
 // active; a manager's status is given.
-func joined(in instanceOf, n int, managerStatus string) member {
+func joined(in instanceOf, n int, managerStatus string) query.SwarmNode {
 	role := "worker"
 	if in.group == names.GroupControl {
 		role = "manager"
 	}
-	return member{
+	return query.SwarmNode{
 		NodeID: fmt.Sprintf("node%02d", n), InstanceID: in.id, Hostname: "ip-" + strings.ReplaceAll(in.ip, ".", "-"), Address: in.ip,
 		Role: role, State: "ready", Availability: "active", ManagerStatus: managerStatus,
 		EngineLabels: map[string]string{
@@ -90,8 +76,8 @@ func joined(in instanceOf, n int, managerStatus string) member {
 
 // everyoneReady is the swarm in which every instance of the cluster is a
 // Ready node: the first manager leads.
-func everyoneReady(insts map[string][]instanceOf) []member {
-	var out []member
+func everyoneReady(insts map[string][]instanceOf) []query.SwarmNode {
+	var out []query.SwarmNode
 	for _, g := range sortedKeys(insts) {
 		for _, in := range insts[g] {
 			status := ""
@@ -123,7 +109,7 @@ func sortedKeys(m map[string][]instanceOf) []string {
 }
 
 // publish puts a status snapshot into the bucket, as the leader does.
-func publish(t *testing.T, c clients, bucket, cluster string, at time.Time, lastBackup *time.Time, nodes []member) {
+func publish(t *testing.T, c clients, bucket, cluster string, at time.Time, lastBackup *time.Time, nodes []query.SwarmNode) {
 	t.Helper()
 	var backup any
 	if lastBackup != nil {
@@ -314,10 +300,10 @@ func TestInventoryShowsTheSwarm(t *testing.T) {
 	// The leader sees: managers m0 leading, m1 reachable, m2 unreachable;
 	// web w0 ready, w1 drained, w2 down, and a node whose instance is gone;
 	// batch's instance never joined.
-	gone := member{NodeID: "node99", InstanceID: "i-0123456789abcdef0", Hostname: "ip-gone", Address: "172.31.9.9", Role: "worker", State: "down", Availability: "active",
+	gone := query.SwarmNode{NodeID: "node99", InstanceID: "i-0123456789abcdef0", Hostname: "ip-gone", Address: "172.31.9.9", Role: "worker", State: "down", Availability: "active",
 		EngineLabels: map[string]string{names.EngineLabelGroup: "web", names.EngineLabelInstanceID: "i-0123456789abcdef0", names.EngineLabelInstanceType: "t3.small", "tier": "front"}}
-	seen := func() []member {
-		nodes := []member{joined(m0, 0, "leader"), joined(m1, 1, "reachable"), joined(m2, 2, "unreachable"), joined(w0, 3, ""), joined(w1, 4, ""), joined(w2, 5, ""), gone}
+	seen := func() []query.SwarmNode {
+		nodes := []query.SwarmNode{joined(m0, 0, "leader"), joined(m1, 1, "reachable"), joined(m2, 2, "unreachable"), joined(w0, 3, ""), joined(w1, 4, ""), joined(w2, 5, ""), gone}
 		nodes[2].State = "down"
 		nodes[4].Availability = "drain"
 		nodes[5].State = "down"
