@@ -181,13 +181,14 @@ func TestLifecycle(t *testing.T) {
 	if r := must(t, "list-nodes", "-j", "core", "-n", "c5-agents", "--query", ".[].instanceType"); strings.TrimSpace(r.stdout) != "c5.xlarge" {
 		t.Errorf("list-nodes -n c5-agents --query = %q", r.stdout)
 	}
-	// One tag-filtered DescribeInstances and nothing else; list-groups makes
-	// a constant number of calls whatever the number of groups.
+	// One tag-filtered DescribeInstances, and the swarm's status snapshot
+	// read from the core's own bucket (one S3 read); list-groups makes a
+	// constant number of calls whatever the number of groups.
 	if r := must(t, "list-nodes", "-j", "core", "-v"); !strings.Contains(r.stderr, "aws EC2.DescribeInstances") ||
-		!strings.Contains(r.stderr, "aws calls: 1 (EC2.DescribeInstances=1)") {
+		!strings.Contains(r.stderr, "aws calls: 4 (CloudFormation.DescribeStacks=1 CloudFormation.ListStackResources=1 EC2.DescribeInstances=1 S3.GetObject=1)") {
 		t.Errorf("list-nodes -v:\n%s", r.stderr)
 	}
-	if r := must(t, "list-groups", "-j", "core", "-v"); !strings.Contains(r.stderr, "aws calls: 2 (Auto Scaling.DescribeAutoScalingGroups=1 CloudFormation.DescribeStacks=1)") {
+	if r := must(t, "list-groups", "-j", "core", "-v"); !strings.Contains(r.stderr, "aws calls: 4 (Auto Scaling.DescribeAutoScalingGroups=1 CloudFormation.DescribeStacks=1 CloudFormation.ListStackResources=1 S3.GetObject=1)") {
 		t.Errorf("list-groups -v:\n%s", r.stderr)
 	}
 	if r := must(t, "describe", "core", "-o", "json", "--query", ".groups | map(.health) | unique"); strings.Join(strings.Fields(r.stdout), "") != `["healthy"]` {

@@ -32,7 +32,7 @@ aws cloudformation describe-stacks --stack-name "$cluster" --output json |
 	jq --arg type "$type" --arg count "$count" --arg mis "$min_in_service" \
 		--arg image "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-$arch" '
 	[.Stacks[0].Outputs[]
-		| select(.OutputKey | IN("ClusterName", "BucketName", "ControlPrivateIp",
+		| select(.OutputKey | IN("ClusterName", "BucketName", "ManagersKey",
 			"ControlSecurityGroupId", "AgentSecurityGroupId", "AgentInstanceProfile",
 			"VpcId", "SubnetIds", "ContractVersion"))
 		| {ParameterKey: .OutputKey, ParameterValue: .OutputValue}]

@@ -138,7 +138,7 @@ func (c *AddAgentsCmd) Run(app *App) error {
 	if err != nil {
 		return flagError(err, &c.Group)
 	}
-	return writeNodes(app, out, nodes)
+	return writeNodes(app, out, nodes, false)
 }
 
 // ListNodesCmd is `clusterctl list-nodes`.
@@ -152,18 +152,35 @@ func (c *ListNodesCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	nodes, err := svc.ListNodes(app.Context(), c.Cluster, c.Group)
+	nodes, swarms, err := svc.ListNodes(app.Context(), c.Cluster, c.Group)
 	if err != nil {
 		return err
 	}
-	return writeNodes(app, out, nodes)
+	noteSwarms(app, swarms, "SWARM", query.SwarmStale)
+	return writeNodes(app, out, nodes, true)
 }
 
-func writeNodes(app *App, out *query.Output, nodes []query.Node) error {
+// writeNodes prints nodes; swarm: with what the swarm says of them.
+func writeNodes(app *App, out *query.Output, nodes []query.Node, swarm bool) error {
 	if nodes == nil {
 		nodes = []query.Node{}
 	}
-	return out.Write(app.IO.Out, nodes, func(wide bool) query.Table { return query.NodesTable(nodes, wide) })
+	return out.Write(app.IO.Out, nodes, func(wide bool) query.Table { return query.NodesTable(nodes, wide, swarm) })
+}
+
+// noteSwarms says on stderr, for each cluster listed, why its swarm's
+// state is unknown or stale, so that what column shows for it (unknown:
+// "?", stale: stale) has its reason beside it.
+func noteSwarms(app *App, swarms []query.Swarm, column, stale string) {
+	for _, w := range swarms {
+		if p := w.Problem(); p != "" {
+			shows := "?"
+			if w.Stale() {
+				shows = stale
+			}
+			fmt.Fprintf(app.IO.ErrOut, "clusterctl: cluster %s: %s (%s shows %s)\n", w.Cluster, p, column, shows)
+		}
+	}
 }
 
 // ListGroupsCmd is `clusterctl list-groups`.
@@ -176,15 +193,17 @@ func (c *ListGroupsCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	groups, conflicts, err := svc.ListGroups(app.Context(), c.Cluster)
+	inv, err := svc.ListGroups(app.Context(), c.Cluster)
 	if err != nil {
 		return err
 	}
 	// Stacks that carry a cluster's tags under another name are not its
 	// groups: said apart, so the listing stays what scripts expect.
-	for _, cf := range conflicts {
+	for _, cf := range inv.Conflicts {
 		fmt.Fprintf(app.IO.ErrOut, "clusterctl: conflict: %s\n", cf)
 	}
+	noteSwarms(app, inv.Swarms, "READY", "?")
+	groups := inv.Groups
 	return out.Write(app.IO.Out, groups, func(wide bool) query.Table { return query.GroupsTable(groups, wide) })
 }
 

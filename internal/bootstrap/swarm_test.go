@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/enginetest"
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
@@ -129,6 +131,25 @@ func TestSwarmForms(t *testing.T) {
 		case n.Role == "worker" && (n.ManagerStatus != "" || n.RunningTasks != 1 || n.Address != sn.Status.Addr):
 			t.Errorf("snapshot worker %+v", n)
 		}
+	}
+	// What the leader publishes is what the CLI reads and trusts: every
+	// node, each instance Ready in the swarm, the lone manager leading.
+	snap, err := query.ReadSnapshot(context.Background(), tc.c.s3, tc.bucket, tc.name)
+	if err != nil || snap == nil {
+		t.Fatalf("the CLI's reader refuses the published snapshot: %v", err)
+	}
+	w := query.Swarm{Cluster: tc.name, Snapshot: snap, Now: time.Now()}
+	var listed []query.Node
+	for _, i := range append([]instance{{id: tc.control.id}}, g.instances...) {
+		listed = append(listed, query.Node{Cluster: tc.name, InstanceID: i.id})
+	}
+	for _, n := range query.WithSwarm(listed, w, "") {
+		if want := map[bool]string{true: "ready (leader)", false: "ready"}[n.InstanceID == tc.control.id]; n.Swarm == nil || n.Swarm.Status != want || n.SwarmOnly {
+			t.Errorf("the CLI sees %s as %+v, want %s", n.InstanceID, n.Swarm, want)
+		}
+	}
+	if st := w.Status(); !w.Fresh() || st.Leader != tc.control.id || st.Quorum.String() != "1/1 reachable, tolerates 0 failures" {
+		t.Errorf("the CLI's view of the managers: %+v", st)
 	}
 }
 

@@ -90,6 +90,9 @@ type Service struct {
 	Version string
 	// Run says which run of which command this is, for the leases it takes.
 	Run Run
+	// Now is the clock a swarm status snapshot's age is measured by; nil:
+	// the system's.
+	Now func() time.Time
 
 	callerARN string // from STS, once
 }

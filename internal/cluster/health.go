@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
@@ -46,6 +47,12 @@ type Description struct {
 	// Conflicts are stacks that carry the cluster's tags under names they
 	// do not give: listed, never touched.
 	Conflicts []query.Conflict `json:"conflicts"`
+	// Swarm is what the swarm's status snapshot says: the managers, the
+	// leader, the quorum, the snapshot's age and the last backup; null
+	// when there is no snapshot to go by (a problem says why).
+	Swarm *query.SwarmStatus `json:"swarm"`
+	// swarmUnknown says why Swarm is nil, for the text form.
+	swarmUnknown string
 }
 
 // GroupHealth is a group as `describe` shows it.
@@ -78,14 +85,26 @@ func (s *Service) Describe(ctx context.Context, cluster string) (*Description, e
 		d.Advice = Advice(core, Ref{Cluster: cluster}, nil)
 	}
 	bucket := ""
+	d.swarmUnknown = fmt.Sprintf("not read while the core is %s", core.Status)
 	if settled(core.Status) {
 		d.Problems, bucket, err = s.coreProblems(ctx, core)
 		if err != nil {
 			return nil, err
 		}
+		d.swarmUnknown = "not read: the core has no usable bucket"
+	}
+	var swarm query.Swarm
+	if bucket != "" {
+		if swarm, err = s.swarmIn(ctx, cluster, bucket); err != nil {
+			return nil, err
+		}
+		// Its problem says why the swarm is unknown.
+		d.Swarm, d.swarmUnknown = swarm.Status(), "see the problem below"
+		d.Problems = append(d.Problems, swarmProblems(cluster, swarm)...)
 	}
 	d.Health = healthOf(core.Status, true, d.Problems)
 	for _, g := range groups {
+		g.Ready = swarm.Ready(g.Group)
 		h := GroupHealth{Group: g, Problems: []Problem{}}
 		if !stacks.Classify(g.Status).OK() {
 			st := &stacks.Stack{Name: g.Stack, Status: g.Status}
@@ -172,6 +191,17 @@ func (s *Service) groupProblems(ctx context.Context, cluster, bucket string, g q
 		problems = append(problems, Problem{
 			Reason: fmt.Sprintf("%d of %d nodes in service", g.Running, g.Desired),
 			Repair: fmt.Sprintf("the Auto Scaling group replaces nodes on its own; if they keep failing, see why with `%s` and `clusterctl list-nodes -j %s -n %s`", ref.events(), cluster, g.Group),
+		})
+	}
+	if g.Ready != nil && *g.Ready < g.Running {
+		notReady := g.Running - *g.Ready
+		verb := "are"
+		if notReady == 1 {
+			verb = "is"
+		}
+		problems = append(problems, Problem{
+			Reason: fmt.Sprintf("%d of %d nodes in service %s not Ready in the swarm", notReady, g.Running, verb),
+			Repair: fmt.Sprintf("`clusterctl list-nodes -j %s -n %s` shows each node's swarm state; an agent keeps trying to join on its own (its log on the node: `journalctl -u clusterctl-agent`, through Session Manager)", cluster, g.Group),
 		})
 	}
 	if bucket == "" {
@@ -279,7 +309,11 @@ func WriteDescription(w io.Writer, d *Description) error {
 	if d.Advice != "" {
 		fmt.Fprintf(w, "Advice:   %s\n", d.Advice)
 	}
+	writeSwarmHead(w, d)
 	writeProblems(w, "", d.Problems)
+	if err := writeManagers(w, d.Swarm); err != nil {
+		return err
+	}
 	fmt.Fprintln(w, "\nOutputs:")
 	if err := query.WriteTable(w, query.KVTable(d.Outputs, "OUTPUT", "VALUE")); err != nil {
 		return err
@@ -292,13 +326,13 @@ func WriteDescription(w io.Writer, d *Description) error {
 	if len(d.Groups) == 0 {
 		fmt.Fprintln(w, "(none)")
 	} else {
-		t := query.Table{Header: []string{"GROUP", "STATUS", "HEALTH", "TYPE", "DESIRED", "RUNNING", "JOINED"}}
+		t := query.Table{Header: []string{"GROUP", "STATUS", "HEALTH", "TYPE", "DESIRED", "RUNNING", "READY", "JOINED"}}
 		for _, g := range d.Groups {
 			joined := "yes"
 			if !g.Joined {
 				joined = "no"
 			}
-			t.Rows = append(t.Rows, []string{g.Group.Group, g.Status, g.Health, g.InstanceType, fmt.Sprint(g.Desired), fmt.Sprint(g.Running), joined})
+			t.Rows = append(t.Rows, []string{g.Group.Group, g.Status, g.Health, g.InstanceType, fmt.Sprint(g.Desired), fmt.Sprint(g.Running), query.ReadyText(g.Ready), joined})
 		}
 		if err := query.WriteTable(w, t); err != nil {
 			return err
@@ -317,6 +351,39 @@ func WriteDescription(w io.Writer, d *Description) error {
 		}
 	}
 	return nil
+}
+
+// writeSwarmHead says what the status snapshot says of the swarm as a
+// whole: its age, the quorum, the leader and the backup.
+func writeSwarmHead(w io.Writer, d *Description) {
+	st := d.Swarm
+	if st == nil {
+		fmt.Fprintf(w, "Swarm:    unknown (%s)\n", d.swarmUnknown)
+		return
+	}
+	age := query.FormatAge(time.Duration(st.AgeSeconds * float64(time.Second)))
+	switch {
+	case st.Stale && st.AgeSeconds < 0:
+		fmt.Fprintf(w, "Swarm:    snapshot dated %s ahead, STALE: below is what it says\n", age)
+	case st.Stale:
+		fmt.Fprintf(w, "Swarm:    snapshot %s old, STALE (over %s): below is the swarm as it was then\n", age, query.FormatAge(query.StaleAfter))
+	default:
+		fmt.Fprintf(w, "Swarm:    snapshot %s old\n", age)
+	}
+	leader := st.Leader
+	if leader == "" {
+		leader = "none"
+	}
+	fmt.Fprintf(w, "Quorum:   %s\nLeader:   %s\nBackup:   %s\n", st.Quorum, leader, st.Backup.Text(len(st.Managers)))
+}
+
+// writeManagers lists the swarm's managers.
+func writeManagers(w io.Writer, st *query.SwarmStatus) error {
+	if st == nil {
+		return nil
+	}
+	fmt.Fprintln(w, "\nManagers:")
+	return query.WriteTable(w, st.ManagersTable())
 }
 
 func writeProblems(w io.Writer, prefix string, problems []Problem) {

@@ -7,7 +7,6 @@ import (
 	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/names"
 
-	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
@@ -140,35 +139,18 @@ func (s *Service) ContinueRollback(ctx context.Context, cluster, group string) (
 	return st, err
 }
 
-// ListNodes lists the nodes of a cluster (every cluster when cluster is
-// ""), optionally of one group. A named cluster or group that has no nodes
-// is checked to exist, so a wrong name is "not found", not an empty
-// cluster; when nodes are found that costs nothing.
-func (s *Service) ListNodes(ctx context.Context, cluster, group string) ([]query.Node, error) {
-	nodes, err := query.ListNodes(ctx, s.EC2, cluster, group)
-	if err != nil || len(nodes) > 0 || cluster == "" {
-		return nodes, err
-	}
-	return nodes, s.checkExists(ctx, cluster, group)
-}
-
-// ListGroups lists the agent groups of a cluster (every cluster when
-// cluster is ""), and the stacks that carry their tags under other names
-// (conflicts); none for a named cluster is checked as ListNodes does.
-func (s *Service) ListGroups(ctx context.Context, cluster string) ([]query.Group, []query.Conflict, error) {
-	groups, conflicts, err := s.groupStacks(ctx, cluster)
-	if err != nil || len(groups) > 0 || cluster == "" {
-		return groups, conflicts, err
-	}
-	return groups, conflicts, s.checkExists(ctx, cluster, "")
-}
-
 // checkExists refuses a cluster without its core stack, and a group (other
 // than the control node's) without its stack in that cluster.
 func (s *Service) checkExists(ctx context.Context, cluster, group string) error {
 	if _, err := s.getCore(ctx, cluster); err != nil {
 		return err
 	}
+	return s.checkGroup(ctx, cluster, group)
+}
+
+// checkGroup refuses a group (other than the managers') without its stack
+// in cluster.
+func (s *Service) checkGroup(ctx context.Context, cluster, group string) error {
 	if group == "" || group == names.GroupControl {
 		return nil
 	}

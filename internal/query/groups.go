@@ -43,17 +43,20 @@ type Group struct {
 	InstanceTypes []string `json:"instanceTypes"`
 	// The purchase mix, as a cluster file says it: without spot every node
 	// is on-demand (base 0, 100 percent, no allocation strategy).
-	Spot            bool              `json:"spot"`
-	OnDemandBase    int               `json:"onDemandBase"`
-	OnDemandPercent int               `json:"onDemandPercent"`
-	SpotAllocation  string            `json:"spotAllocation"`
-	Desired         int               `json:"desired"`
-	Min             int               `json:"min"`
-	Max             int               `json:"max"`
-	Running         int               `json:"running"`
-	Labels          map[string]string `json:"labels"`
-	Updated         time.Time         `json:"updated"`
-	Joined          bool              `json:"joined"`
+	Spot            bool   `json:"spot"`
+	OnDemandBase    int    `json:"onDemandBase"`
+	OnDemandPercent int    `json:"onDemandPercent"`
+	SpotAllocation  string `json:"spotAllocation"`
+	Desired         int    `json:"desired"`
+	Min             int    `json:"min"`
+	Max             int    `json:"max"`
+	Running         int    `json:"running"`
+	// Ready is how many of the group's nodes are Ready (and not drained)
+	// in the swarm, by a fresh status snapshot; nil when there is none.
+	Ready   *int              `json:"ready"`
+	Labels  map[string]string `json:"labels"`
+	Updated time.Time         `json:"updated"`
+	Joined  bool              `json:"joined"`
 
 	// Scaling is the group's Auto Scaling group, found by its tags; nil
 	// when it has none (gone, or never created).
@@ -114,13 +117,28 @@ func Ownership(s stacks.Stack) (role string, conflict *Conflict) {
 // calls: one DescribeStacks (all stacks, filtered by ownership tags) and
 // one DescribeAutoScalingGroups filtered by the cluster tag.
 func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]Group, []Conflict, error) {
+	inv, err := ListInventory(ctx, cfn, asg, cluster)
+	return inv.Groups, inv.Conflicts, err
+}
+
+// Inventory is what list-groups reads: the groups, the conflicts, and the
+// core stacks of the clusters listed.
+type Inventory struct {
+	Groups    []Group
+	Conflicts []Conflict
+	Cores     map[string]*stacks.Stack // cluster → its core stack
+	// Swarms are the swarms of the clusters listed, as far as their status
+	// snapshots tell (read by the caller).
+	Swarms []Swarm
+}
+
+// ListInventory is ListGroups with the core stacks it reads on the way.
+func ListInventory(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) (Inventory, error) {
 	all, err := describeAllStacks(ctx, cfn)
 	if err != nil {
-		return nil, nil, err
+		return Inventory{}, err
 	}
-	cores := map[string]map[string]string{} // cluster → core outputs
-	groups := []Group{}
-	conflicts := []Conflict{}
+	inv := Inventory{Groups: []Group{}, Conflicts: []Conflict{}, Cores: map[string]*stacks.Stack{}}
 	var groupStacks []stacks.Stack
 	for _, s := range all {
 		c := s.Tags[names.TagCluster]
@@ -130,20 +148,21 @@ func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]
 		role, conflict := Ownership(s)
 		switch {
 		case conflict != nil:
-			conflicts = append(conflicts, *conflict)
+			inv.Conflicts = append(inv.Conflicts, *conflict)
 		case role == names.RoleCore:
-			cores[c] = s.Outputs
+			inv.Cores[c] = &s
 		case role == names.RoleAgents:
 			groupStacks = append(groupStacks, s)
 		}
 	}
 	if len(groupStacks) == 0 {
-		return groups, conflicts, nil
+		return inv, nil
 	}
 	asgs, err := describeGroups(ctx, asg, cluster)
 	if err != nil {
-		return nil, nil, err
+		return Inventory{}, err
 	}
+	groups := inv.Groups
 	for _, s := range groupStacks {
 		tags, params := s.Tags, s.Parameters
 		g := Group{
@@ -177,7 +196,7 @@ func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]
 			g.Min, _ = strconv.Atoi(params[names.ParamMinSize])
 			g.Max, _ = strconv.Atoi(params[names.ParamMaxSize])
 		}
-		g.Joined = Joined(params, cores[g.Cluster])
+		g.Joined = Joined(params, coreOutputs(inv.Cores[g.Cluster]))
 		groups = append(groups, g)
 	}
 	sort.Slice(groups, func(i, j int) bool {
@@ -186,7 +205,15 @@ func ListGroups(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) ([]
 		}
 		return groups[i].Group < groups[j].Group
 	})
-	return groups, conflicts, nil
+	inv.Groups = groups
+	return inv, nil
+}
+
+func coreOutputs(core *stacks.Stack) map[string]string {
+	if core == nil {
+		return nil
+	}
+	return core.Outputs
 }
 
 // setPurchase reads the types and the purchase mix from the group stack's
@@ -336,7 +363,7 @@ func asgLabels(tags []asgtypes.TagDescription) map[string]string {
 
 // GroupsTable is the table form of list-groups.
 func GroupsTable(groups []Group, wide bool) Table {
-	t := Table{Header: []string{"CLUSTER", "GROUP", "STATUS", "TYPE", "LIFECYCLE", "DESIRED", "MIN", "MAX", "RUNNING", "JOINED", "UPDATED"}}
+	t := Table{Header: []string{"CLUSTER", "GROUP", "STATUS", "TYPE", "LIFECYCLE", "DESIRED", "MIN", "MAX", "RUNNING", "READY", "JOINED", "UPDATED"}}
 	if wide {
 		t.Header = append(t.Header, "SPOT-ALLOCATION", "STACK", "LABELS")
 	}
@@ -345,13 +372,21 @@ func GroupsTable(groups []Group, wide bool) Table {
 		if !g.Joined {
 			joined = "no"
 		}
-		row := []string{g.Cluster, g.Group, g.Status, dash(g.InstanceType), g.Mix(), strconv.Itoa(g.Desired), strconv.Itoa(g.Min), strconv.Itoa(g.Max), strconv.Itoa(g.Running), joined, g.Updated.Format(time.RFC3339)}
+		row := []string{g.Cluster, g.Group, g.Status, dash(g.InstanceType), g.Mix(), strconv.Itoa(g.Desired), strconv.Itoa(g.Min), strconv.Itoa(g.Max), strconv.Itoa(g.Running), ReadyText(g.Ready), joined, g.Updated.Format(time.RFC3339)}
 		if wide {
 			row = append(row, dash(g.SpotAllocation), g.Stack, dash(FormatLabels(g.Labels)))
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// ReadyText is a Ready count for a table: "?" when unknown.
+func ReadyText(ready *int) string {
+	if ready == nil {
+		return swarmUnknown
+	}
+	return strconv.Itoa(*ready)
 }
 
 // Names are the clusters of an account (those with a core stack) and the

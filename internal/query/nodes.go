@@ -34,9 +34,15 @@ type Node struct {
 	PrivateIP  string            `json:"privateIp"`
 	PublicIP   string            `json:"publicIp"`
 	Zone       string            `json:"zone"`
-	LaunchTime time.Time         `json:"launchTime"`
+	LaunchTime *time.Time        `json:"launchTime"` // nil for a swarm node without an instance
 	Labels     map[string]string `json:"labels"`
-	ImageID    string            `json:"-"`
+	// Swarm is what the swarm's status snapshot says of the node; nil when
+	// no snapshot of its cluster was read (see NodeSwarm).
+	Swarm *NodeSwarm `json:"swarm"`
+	// SwarmOnly flags a node of the swarm whose instance is not among the
+	// cluster's instances (terminated, or never tagged as the cluster's).
+	SwarmOnly bool   `json:"swarmOnly"`
+	ImageID   string `json:"-"`
 }
 
 // liveStates leaves out terminated instances, which EC2 keeps listing for
@@ -70,21 +76,36 @@ func ListNodes(ctx context.Context, api EC2API, cluster, group string) ([]Node, 
 			}
 		}
 	}
-	sort.Slice(nodes, func(i, j int) bool {
+	sortNodes(nodes)
+	return nodes, nil
+}
+
+// sortNodes orders nodes by cluster, the managers first, then by group and
+// instance (a swarm node without an instance by its node id).
+func sortNodes(nodes []Node) {
+	sort.SliceStable(nodes, func(i, j int) bool {
 		a, b := nodes[i], nodes[j]
 		if a.Cluster != b.Cluster {
 			return a.Cluster < b.Cluster
 		}
-		// The control node first, then groups by name.
 		if (a.Group == names.GroupControl) != (b.Group == names.GroupControl) {
 			return a.Group == names.GroupControl
 		}
 		if a.Group != b.Group {
 			return a.Group < b.Group
 		}
-		return a.InstanceID < b.InstanceID
+		if a.InstanceID != b.InstanceID {
+			return a.InstanceID < b.InstanceID
+		}
+		return a.swarmID() < b.swarmID()
 	})
-	return nodes, nil
+}
+
+func (n Node) swarmID() string {
+	if n.Swarm == nil {
+		return ""
+	}
+	return n.Swarm.NodeID
 }
 
 func nodeFrom(inst ec2types.Instance) Node {
@@ -94,7 +115,7 @@ func nodeFrom(inst ec2types.Instance) Node {
 		PrivateIP:    aws.ToString(inst.PrivateIpAddress),
 		PublicIP:     aws.ToString(inst.PublicIpAddress),
 		ImageID:      aws.ToString(inst.ImageId),
-		LaunchTime:   aws.ToTime(inst.LaunchTime).UTC(),
+		LaunchTime:   aws.Time(aws.ToTime(inst.LaunchTime).UTC()),
 		Labels:       map[string]string{},
 		Lifecycle:    Lifecycle(string(inst.InstanceLifecycle)),
 	}
@@ -130,16 +151,30 @@ func Lifecycle(ec2Lifecycle string) string {
 	return ec2Lifecycle
 }
 
-// NodesTable is the table form of list-nodes.
-func NodesTable(nodes []Node, wide bool) Table {
-	t := Table{Header: []string{"CLUSTER", "GROUP", "INSTANCE", "TYPE", "LIFECYCLE", "STATE", "PRIVATE-IP", "PUBLIC-IP", "ZONE", "LAUNCHED"}}
+// NodesTable is the table form of list-nodes; swarm adds the SWARM
+// column (what the swarm's status snapshot says of each node, "?" when no
+// snapshot of its cluster was read).
+func NodesTable(nodes []Node, wide, swarm bool) Table {
+	t := Table{Header: []string{"CLUSTER", "GROUP", "INSTANCE", "TYPE", "LIFECYCLE", "STATE"}}
+	if swarm {
+		t.Header = append(t.Header, "SWARM")
+	}
+	t.Header = append(t.Header, "PRIVATE-IP", "PUBLIC-IP", "ZONE", "LAUNCHED")
 	if wide {
 		t.Header = append(t.Header, "IMAGE", "LABELS")
 	}
 	for _, n := range nodes {
-		row := []string{n.Cluster, n.Group, n.InstanceID, n.InstanceType, n.Lifecycle, n.State, dash(n.PrivateIP), dash(n.PublicIP), n.Zone, n.LaunchTime.Format(time.RFC3339)}
+		row := []string{n.Cluster, dash(n.Group), dash(n.InstanceID), dash(n.InstanceType), dash(n.Lifecycle), dash(n.State)}
+		if swarm {
+			row = append(row, n.Swarm.word())
+		}
+		launched := "-"
+		if n.LaunchTime != nil {
+			launched = n.LaunchTime.Format(time.RFC3339)
+		}
+		row = append(row, dash(n.PrivateIP), dash(n.PublicIP), dash(n.Zone), launched)
 		if wide {
-			row = append(row, n.ImageID, dash(FormatLabels(n.Labels)))
+			row = append(row, dash(n.ImageID), dash(FormatLabels(n.Labels)))
 		}
 		t.Rows = append(t.Rows, row)
 	}

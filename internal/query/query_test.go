@@ -116,7 +116,7 @@ func TestNodeLifecycle(t *testing.T) {
 		t.Errorf("lifecycles %q, %q", nodes[0].Lifecycle, nodes[1].Lifecycle)
 	}
 	var buf bytes.Buffer
-	if err := WriteTable(&buf, NodesTable(nodes, false)); err != nil {
+	if err := WriteTable(&buf, NodesTable(nodes, false, false)); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(buf.String(), "\n")
@@ -147,7 +147,7 @@ func TestNodeJSONKeys(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	want := "cluster group instanceId instanceType labels launchTime lifecycle privateIp publicIp state zone"
+	want := "cluster group instanceId instanceType labels launchTime lifecycle privateIp publicIp state swarm swarmOnly zone"
 	if strings.Join(keys, " ") != want {
 		t.Errorf("keys = %v, want %s", keys, want)
 	}
@@ -359,7 +359,7 @@ func TestOutputFormats(t *testing.T) {
 		var buf bytes.Buffer
 		out, err := NewOutput(tt.format, tt.query)
 		if err == nil {
-			err = out.Write(&buf, nodes, func(wide bool) Table { return NodesTable(nodes, wide) })
+			err = out.Write(&buf, nodes, func(wide bool) Table { return NodesTable(nodes, wide, true) })
 		}
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n") {

@@ -1,0 +1,231 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/stacks"
+)
+
+// The swarm's status snapshot (names.StatusKey in the cluster bucket) is
+// read by list-nodes, list-groups and describe: one GetObject per cluster,
+// from the core stack's own bucket. What stops it — no bucket, no
+// snapshot yet, one that is refused or cannot be read — leaves the swarm's
+// state unknown and says why; inventory still lists what EC2 and
+// CloudFormation say. Only an interruption fails the command.
+
+// now is the moment a snapshot's age is measured against.
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// swarmOf reads the swarm's status snapshot of a cluster whose core stack
+// is read.
+func (s *Service) swarmOf(ctx context.Context, core *stacks.Stack) (query.Swarm, error) {
+	bucket, err := s.coreBucket(ctx, core)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return query.Swarm{}, err
+	case err != nil:
+		return query.Swarm{Cluster: core.Name, Missing: err.Error(), Now: s.now()}, nil
+	case bucket == "":
+		return query.Swarm{Cluster: core.Name, Missing: fmt.Sprintf("the core owns no bucket to read its status from (stack %s)", core.Status), Now: s.now()}, nil
+	}
+	return s.swarmIn(ctx, core.Name, bucket)
+}
+
+// swarmIn reads the swarm's status snapshot of cluster from its bucket.
+func (s *Service) swarmIn(ctx context.Context, cluster, bucket string) (query.Swarm, error) {
+	w := query.Swarm{Cluster: cluster, Where: fmt.Sprintf("s3://%s/%s", bucket, names.StatusKey)}
+	snap, err := query.ReadSnapshot(ctx, s.S3, bucket, cluster)
+	w.Now = s.now()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return query.Swarm{}, err
+	case errors.Is(err, query.ErrUntrusted):
+		w.Missing = "refused: " + err.Error()
+	case err != nil:
+		w.Missing = err.Error()
+	case snap == nil:
+		w.Missing = query.NoSnapshotYet(w.Where)
+	}
+	w.Snapshot = snap
+	return w, nil
+}
+
+// clusterSwarm reads a cluster's core stack and its swarm's snapshot; a
+// cluster without a core (or whose core cannot be read) has an unknown
+// swarm.
+func (s *Service) clusterSwarm(ctx context.Context, cluster string) (query.Swarm, error) {
+	core, err := s.getCore(ctx, cluster)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return query.Swarm{}, err
+	case err != nil:
+		return query.Swarm{Cluster: cluster, Missing: err.Error(), Now: s.now()}, nil
+	}
+	return s.swarmOf(ctx, core)
+}
+
+// swarmReaders bounds the clusters whose snapshots are read at once.
+const swarmReaders = 8
+
+// clusterSwarms reads the snapshot of each cluster, at once.
+func (s *Service) clusterSwarms(ctx context.Context, clusters []string, core func(cluster string) *stacks.Stack) ([]query.Swarm, error) {
+	out := make([]query.Swarm, len(clusters))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(swarmReaders)
+	for i, c := range clusters {
+		g.Go(func() (err error) {
+			if st := core(c); st != nil {
+				out[i], err = s.swarmOf(gctx, st)
+			} else {
+				out[i], err = s.clusterSwarm(gctx, c)
+			}
+			return err
+		})
+	}
+	return out, g.Wait()
+}
+
+// ListNodes lists the nodes of a cluster (every cluster when cluster is
+// ""), optionally of one group, with what the swarm's status snapshot
+// says of each, and the swarm of each cluster listed. For one cluster the
+// snapshot is read while EC2 lists the instances: the core stack, its
+// bucket, then the one object. A named cluster or group that has no nodes
+// is checked to exist, so a wrong name is "not found", not an empty
+// cluster.
+func (s *Service) ListNodes(ctx context.Context, cluster, group string) ([]query.Node, []query.Swarm, error) {
+	if cluster == "" {
+		nodes, err := query.ListNodes(ctx, s.EC2, "", group)
+		if err != nil {
+			return nil, nil, err
+		}
+		var clusters []string
+		for _, n := range nodes {
+			if len(clusters) == 0 || clusters[len(clusters)-1] != n.Cluster {
+				clusters = append(clusters, n.Cluster) // nodes come sorted by cluster
+			}
+		}
+		swarms, err := s.clusterSwarms(ctx, clusters, func(string) *stacks.Stack { return nil })
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, w := range swarms {
+			nodes = query.WithSwarm(nodes, w, group)
+		}
+		return nodes, swarms, nil
+	}
+	var (
+		nodes   []query.Node
+		w       query.Swarm
+		coreErr error
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		nodes, err = query.ListNodes(gctx, s.EC2, cluster, group)
+		return err
+	})
+	g.Go(func() error {
+		var core *stacks.Stack
+		if core, coreErr = s.getCore(gctx, cluster); coreErr != nil {
+			return nil
+		}
+		var err error
+		w, err = s.swarmOf(gctx, core)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	if coreErr != nil {
+		if len(nodes) == 0 || ctx.Err() != nil {
+			return nil, nil, coreErr
+		}
+		w = query.Swarm{Cluster: cluster, Missing: coreErr.Error(), Now: s.now()}
+	}
+	nodes = query.WithSwarm(nodes, w, group)
+	if len(nodes) == 0 {
+		if err := s.checkGroup(ctx, cluster, group); err != nil {
+			return nil, nil, err
+		}
+	}
+	return nodes, []query.Swarm{w}, nil
+}
+
+// ListGroups lists the agent groups of a cluster (every cluster when
+// cluster is ""), with the number of each group's nodes Ready in the swarm
+// by the cluster's status snapshot, and the stacks that carry their tags
+// under other names (conflicts); none for a named cluster is checked as
+// ListNodes does. The snapshot of each cluster with groups is read: its
+// core's bucket, then the one object.
+func (s *Service) ListGroups(ctx context.Context, cluster string) (query.Inventory, error) {
+	inv, err := query.ListInventory(ctx, s.CFN, s.ASG, cluster)
+	if err != nil {
+		return query.Inventory{}, err
+	}
+	if len(inv.Groups) == 0 && cluster != "" {
+		return inv, s.checkExists(ctx, cluster, "")
+	}
+	var clusters []string
+	for _, g := range inv.Groups {
+		if len(clusters) == 0 || clusters[len(clusters)-1] != g.Cluster {
+			clusters = append(clusters, g.Cluster) // groups come sorted by cluster
+		}
+	}
+	if inv.Swarms, err = s.clusterSwarms(ctx, clusters, func(c string) *stacks.Stack { return inv.Cores[c] }); err != nil {
+		return query.Inventory{}, err
+	}
+	byCluster := map[string]query.Swarm{}
+	for _, w := range inv.Swarms {
+		byCluster[w.Cluster] = w
+	}
+	query.WithReady(inv.Groups, byCluster)
+	return inv, nil
+}
+
+// swarmProblems judges the swarm by its status snapshot. No snapshot, or
+// a stale one, leaves the swarm's state unknown, which is never healthy;
+// a fresh one tells the managers' quorum and, for a lone manager, its
+// backup.
+func swarmProblems(cluster string, w query.Swarm) []Problem {
+	managers := fmt.Sprintf("`clusterctl list-nodes -j %s -n control` shows the managers", cluster)
+	housekeeping := "the leader's housekeeping service publishes it: " + managers +
+		", and the service's log on one of them is `journalctl -u clusterctl-housekeeping` (through Session Manager)"
+	if !w.Fresh() {
+		return []Problem{{Reason: w.Problem(), Repair: housekeeping}}
+	}
+	st := w.Status()
+	var problems []Problem
+	q := st.Quorum
+	switch {
+	case q.Lost:
+		problems = append(problems, Problem{Broken: true,
+			Reason: fmt.Sprintf("the swarm lost its quorum: %d of %d managers reachable, %d needed; it can neither schedule nor change anything", q.Reachable, q.Managers, q.Needed),
+			Repair: managers + "; on a manager that runs, `docker swarm init --force-new-cluster --advertise-addr ITS-ADDRESS` (through Session Manager) makes it the swarm's only manager, and the Auto Scaling group's new managers join it"})
+	case q.Reachable < q.Managers:
+		problems = append(problems, Problem{
+			Reason: fmt.Sprintf("%d of %d managers unreachable: the swarm tolerates %s more", q.Managers-q.Reachable, q.Managers, query.Plural(q.Tolerates, "failure")),
+			Repair: "the managers' Auto Scaling group replaces a manager whose instance fails, and housekeeping removes its node from the swarm; " + managers})
+	}
+	if b := st.Backup; b.Overdue {
+		reason := "no backup of the swarm state yet"
+		if b.Last != nil {
+			reason = fmt.Sprintf("the last backup of the swarm state is %s old (a lone manager backs up every %s)", query.FormatAge(time.Duration(*b.AgeSeconds*float64(time.Second))), query.FormatAge(query.BackupEvery))
+		}
+		problems = append(problems, Problem{
+			Reason: reason + ": a replacement of the lone manager would lose the services, secrets and networks since",
+			Repair: "the leader backs up on its own; its log on the manager is `journalctl -u clusterctl-housekeeping` (through Session Manager); " +
+				fmt.Sprintf("three managers keep the state without a backup: `clusterctl update-core %s --managers 3`", cluster)})
+	}
+	return problems
+}

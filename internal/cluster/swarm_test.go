@@ -1,0 +1,66 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clusterctl/clusterctl/internal/query"
+)
+
+// The core's health by its swarm's status snapshot: none, a stale one or
+// one refused never reads healthy; a fresh one judges the quorum and a
+// lone manager's backup.
+func TestSwarmProblems(t *testing.T) {
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	manager := func(id, status string) query.SwarmNode {
+		state := "ready"
+		if status == "unreachable" {
+			state = "down"
+		}
+		return query.SwarmNode{NodeID: id, InstanceID: "i-" + id, Role: "manager", State: state, Availability: "active", ManagerStatus: status}
+	}
+	three := []query.SwarmNode{manager("a", "leader"), manager("b", "reachable"), manager("c", "reachable")}
+	swarm := func(age time.Duration, backup *time.Time, nodes ...query.SwarmNode) query.Swarm {
+		return query.Swarm{Cluster: "core", Where: "s3://b/status/swarm.json", Now: at.Add(age),
+			Snapshot: &query.Snapshot{Version: 1, Cluster: "core", Time: at, Nodes: nodes, LastBackup: backup}}
+	}
+	recent, old := at.Add(-10*time.Minute), at.Add(-50*time.Minute)
+	for _, tt := range []struct {
+		name   string
+		w      query.Swarm
+		health string
+		reason string // of the one problem, "" for none
+		repair string
+	}{
+		{"whole", swarm(time.Second, nil, three...), "healthy", "", ""},
+		{"no snapshot", query.Swarm{Cluster: "core", Missing: query.NoSnapshotYet("s3://b/status/swarm.json")}, "degraded",
+			"the swarm's state is unknown: no status snapshot in s3://b/status/swarm.json yet", "`clusterctl list-nodes -j core -n control`"},
+		{"refused", query.Swarm{Cluster: "core", Missing: "refused: untrusted swarm status: it is the status of cluster \"prod\""}, "degraded",
+			"the swarm's state is unknown: refused", "journalctl -u clusterctl-housekeeping"},
+		{"stale", swarm(3*time.Minute, nil, three...), "degraded", "is 3m old (stale after 2m)", "`clusterctl list-nodes -j core -n control`"},
+		{"one unreachable", swarm(time.Second, nil, manager("a", "leader"), manager("b", "reachable"), manager("c", "unreachable")), "degraded",
+			"1 of 3 managers unreachable: the swarm tolerates 0 failures more", "Auto Scaling group replaces"},
+		{"quorum lost", swarm(time.Second, nil, manager("a", "reachable"), manager("b", "unreachable"), manager("c", "unreachable")), "broken",
+			"the swarm lost its quorum: 1 of 3 managers reachable, 2 needed", "docker swarm init --force-new-cluster"},
+		{"lone manager backed up", swarm(time.Second, &recent, manager("a", "leader")), "healthy", "", ""},
+		{"lone manager never backed up", swarm(time.Second, nil, manager("a", "leader")), "degraded",
+			"no backup of the swarm state yet", "`clusterctl update-core core --managers 3`"},
+		{"lone manager backup overdue", swarm(time.Second, &old, manager("a", "leader")), "degraded",
+			"the last backup of the swarm state is 50m1s old (a lone manager backs up every 15m)", "`clusterctl update-core core --managers 3`"},
+	} {
+		problems := swarmProblems("core", tt.w)
+		if h := healthOf("CREATE_COMPLETE", true, problems); h != tt.health {
+			t.Errorf("%s: health %s, want %s (%+v)", tt.name, h, tt.health, problems)
+		}
+		if tt.reason == "" {
+			if len(problems) != 0 {
+				t.Errorf("%s: problems %+v", tt.name, problems)
+			}
+			continue
+		}
+		if len(problems) != 1 || !strings.Contains(problems[0].Reason, tt.reason) || !strings.Contains(problems[0].Repair, tt.repair) {
+			t.Errorf("%s: problems %+v, want one saying %q, repaired by %q", tt.name, problems, tt.reason, tt.repair)
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package query
+
+import (
+	"strings"
+	"time"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+)
+
+// Words of the SWARM column and of NodeSwarm.Status besides the swarm's own
+// node states (down, unknown, disconnected).
+const (
+	SwarmReady     = "ready"
+	SwarmDrain     = "drain"
+	SwarmPause     = "pause"
+	SwarmNotJoined = "not joined"
+	SwarmStale     = "stale"
+	swarmUnknown   = "?"
+)
+
+// NodeSwarm is what the swarm's status snapshot says of one node. The JSON
+// keys are a public interface.
+type NodeSwarm struct {
+	// Status is the SWARM column: ready, drain, pause, down (or another
+	// state of the swarm's), "not joined" (the snapshot has no node of this
+	// instance) or stale (the snapshot is too old to tell); a manager's
+	// status follows in parentheses, "ready (leader)", and so does a mark
+	// on a swarm node without an instance, "down (no instance)".
+	Status        string    `json:"status"`
+	NodeID        string    `json:"nodeId"`
+	State         string    `json:"state"`
+	Availability  string    `json:"availability"`
+	Role          string    `json:"role"`
+	ManagerStatus string    `json:"managerStatus"`
+	RunningTasks  int       `json:"runningTasks"`
+	EngineVersion string    `json:"engineVersion"`
+	SnapshotTime  time.Time `json:"snapshotTime"`
+	Stale         bool      `json:"stale"`
+}
+
+func (s *NodeSwarm) word() string {
+	if s == nil {
+		return swarmUnknown
+	}
+	return s.Status
+}
+
+// nodeState is the word of a swarm node's state and availability: drain
+// (or pause) wins over ready, a node that is not ready says its state.
+func nodeState(n SwarmNode) string {
+	switch {
+	case n.State != "ready":
+		return n.State
+	case n.Availability == "drain":
+		return SwarmDrain
+	case n.Availability == "pause":
+		return SwarmPause
+	}
+	return SwarmReady
+}
+
+// rank orders the swarm nodes of one instance: the one it runs now first
+// (an agent that left and joined again leaves its old node behind, Down).
+func rank(n SwarmNode) int {
+	switch n.State {
+	case "ready":
+		return 0
+	case "down":
+		return 2
+	}
+	return 1
+}
+
+// nodeSwarm is what the snapshot says of swarm node n (nil: the instance
+// has none); marks follow the status in parentheses.
+func (w Swarm) nodeSwarm(n *SwarmNode, marks ...string) *NodeSwarm {
+	ns := &NodeSwarm{SnapshotTime: w.Snapshot.Time, Stale: w.Stale(), Status: SwarmNotJoined}
+	if n != nil {
+		ns.NodeID, ns.State, ns.Availability, ns.Role = n.NodeID, n.State, n.Availability, n.Role
+		ns.ManagerStatus, ns.RunningTasks, ns.EngineVersion = n.ManagerStatus, n.RunningTasks, n.EngineVersion
+		ns.Status = nodeState(*n)
+		if n.ManagerStatus != "" && !ns.Stale {
+			marks = append([]string{n.ManagerStatus}, marks...)
+		}
+	}
+	if ns.Stale {
+		// What the swarm said then is in the other fields; the status never
+		// says ready of a swarm nobody has seen lately.
+		ns.Status = SwarmStale
+	}
+	if len(marks) > 0 {
+		ns.Status += " (" + strings.Join(marks, ", ") + ")"
+	}
+	return ns
+}
+
+// WithSwarm merges what cluster w.Cluster's swarm says into its nodes:
+// each gets its swarm node (by the instance id engine label), or "not
+// joined"; the swarm's nodes that match no listed instance are appended,
+// flagged SwarmOnly (only those of group when a group is given). Without a
+// snapshot the nodes are left as they are (Swarm nil). Other clusters'
+// nodes are untouched.
+func WithSwarm(nodes []Node, w Swarm, group string) []Node {
+	if w.Snapshot == nil {
+		return nodes
+	}
+	byInstance := map[string][]int{} // instance id → indexes into Snapshot.Nodes, best first
+	for i, sn := range w.Snapshot.Nodes {
+		if sn.InstanceID == "" {
+			continue
+		}
+		l := byInstance[sn.InstanceID]
+		at := len(l)
+		for at > 0 && rank(w.Snapshot.Nodes[l[at-1]]) > rank(sn) {
+			at--
+		}
+		byInstance[sn.InstanceID] = append(l[:at], append([]int{i}, l[at:]...)...)
+	}
+	used := make([]bool, len(w.Snapshot.Nodes))
+	listed := map[string]bool{}
+	for i := range nodes {
+		n := &nodes[i]
+		if n.Cluster != w.Cluster || n.SwarmOnly {
+			continue
+		}
+		listed[n.InstanceID] = true
+		if l := byInstance[n.InstanceID]; len(l) > 0 {
+			used[l[0]] = true
+			n.Swarm = w.nodeSwarm(&w.Snapshot.Nodes[l[0]])
+		} else {
+			n.Swarm = w.nodeSwarm(nil)
+		}
+	}
+	for i, sn := range w.Snapshot.Nodes {
+		g := sn.EngineLabels[names.EngineLabelGroup]
+		if used[i] || group != "" && g != group {
+			continue
+		}
+		mark := "no instance"
+		if listed[sn.InstanceID] {
+			mark = "duplicate" // an earlier node of an instance listed above
+		}
+		labels := map[string]string{}
+		for k, v := range sn.EngineLabels {
+			if !strings.HasPrefix(k, names.EngineLabelReserved) {
+				labels[k] = v
+			}
+		}
+		nodes = append(nodes, Node{
+			Cluster: w.Cluster, Group: g, InstanceID: sn.InstanceID,
+			InstanceType: sn.EngineLabels[names.EngineLabelInstanceType],
+			Lifecycle:    sn.EngineLabels[names.EngineLabelLifecycle],
+			Zone:         sn.EngineLabels[names.EngineLabelZone],
+			PrivateIP:    sn.Address, Labels: labels,
+			Swarm: w.nodeSwarm(&w.Snapshot.Nodes[i], mark), SwarmOnly: true,
+		})
+	}
+	sortNodes(nodes)
+	return nodes
+}
+
+// Ready counts the nodes of group that are Ready and active in a fresh
+// snapshot (nil without one: unknown).
+func (w Swarm) Ready(group string) *int {
+	if !w.Fresh() {
+		return nil
+	}
+	n := 0
+	for _, sn := range w.Snapshot.Nodes {
+		if sn.EngineLabels[names.EngineLabelGroup] == group && nodeState(sn) == SwarmReady {
+			n++
+		}
+	}
+	return &n
+}
+
+// WithReady sets each group's Ready from its cluster's swarm.
+func WithReady(groups []Group, swarms map[string]Swarm) {
+	for i := range groups {
+		groups[i].Ready = swarms[groups[i].Cluster].Ready(groups[i].Group)
+	}
+}
