@@ -76,7 +76,7 @@ func (s *Service) DrainNode(ctx context.Context, o DrainOptions) (*Drain, error)
 	}
 	d := &Drain{Cluster: n.Cluster, Group: n.Group, InstanceID: n.InstanceID, Availability: want, Nodes: st.nodesOf(n.InstanceID)}
 	if len(d.Nodes) == 0 {
-		return nil, refused("%s has no node in the swarm (status of %s ago): nothing to set %s", n.what(), roughly(st.age(time.Now())), want)
+		return nil, refused("%s has no node in the swarm (status of %s ago): nothing to set %s", n.what(), query.FormatAge(st.age(time.Now())), want)
 	}
 	if availabilityReached(d.Nodes, want) {
 		d.DurationSeconds = seconds(time.Since(start))
@@ -127,7 +127,7 @@ func (s *Service) awaitAvailability(ctx context.Context, n *clusterNode, bucket,
 			return stoppedWaiting(fmt.Errorf("waiting for %s to be %s: %w", n.InstanceID, want, ctx.Err()), hint)
 		case <-tick.C:
 		}
-		st, err := s.readStatus(ctx, bucket)
+		st, err := s.readStatus(ctx, bucket, n.Cluster)
 		if ctx.Err() != nil {
 			return stoppedWaiting(fmt.Errorf("waiting for %s to be %s: %w", n.InstanceID, want, ctx.Err()), hint)
 		}

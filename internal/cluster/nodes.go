@@ -14,6 +14,7 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
@@ -155,7 +156,7 @@ func (s *Service) queueOf(ctx context.Context, core *stacks.Stack) (string, erro
 // currentStatus reads the status snapshot and refuses when there is none
 // or it is stale: no leader would act on a request, nor show its effect.
 func (s *Service) currentStatus(ctx context.Context, n *clusterNode, bucket string) (*swarmStatus, error) {
-	st, err := s.readStatus(ctx, bucket)
+	st, err := s.readStatus(ctx, bucket, n.Cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +165,7 @@ func (s *Service) currentStatus(ctx context.Context, n *clusterNode, bucket stri
 	}
 	if now := time.Now(); st.stale(now) {
 		return nil, refused("the swarm status of cluster %q is %s old: no manager leads the swarm or its housekeeping is stopped, so nothing would act on the request (clusterctl describe %s)",
-			n.Cluster, roughly(st.age(now)), n.Cluster)
+			n.Cluster, query.FormatAge(st.age(now)), n.Cluster)
 	}
 	return st, nil
 }

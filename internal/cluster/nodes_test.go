@@ -16,6 +16,7 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/query"
 )
 
 func TestCheckInstanceID(t *testing.T) {
@@ -147,7 +148,7 @@ func TestCheckReplace(t *testing.T) {
 	}
 	worker := SwarmNode{NodeID: "nw", InstanceID: "i-w", Role: "worker", State: "ready"}
 	status := func(at time.Time, nodes ...SwarmNode) *swarmStatus {
-		return &swarmStatus{Cluster: "core", Nodes: nodes, published: at}
+		return &swarmStatus{query.Snapshot{Cluster: "core", Nodes: nodes, Time: at}}
 	}
 	agent := &clusterNode{Cluster: "core", Group: "web", InstanceID: "i-w"}
 	manager := func(id string) *clusterNode {
@@ -163,7 +164,7 @@ func TestCheckReplace(t *testing.T) {
 	}{
 		{"agent", status(fresh, mgr("i-a", "leader"), worker), agent, "", "", 0},
 		{"agent, no status", nil, agent, "", "no swarm status", 1},
-		{"agent, stale status", status(stale, mgr("i-a", "leader"), worker), agent, "", "5m0s old", 1},
+		{"agent, stale status", status(stale, mgr("i-a", "leader"), worker), agent, "", "5m old", 1},
 		{"one of three", status(fresh, mgr("i-a", "leader"), mgr("i-b", "reachable"), mgr("i-c", "reachable")), manager("i-b"), "", "", 0},
 		{"the leader of three", status(fresh, mgr("i-a", "leader"), mgr("i-b", "reachable"), mgr("i-c", "reachable")), manager("i-a"), "", "", 0},
 		{"another unreachable", status(fresh, mgr("i-a", "leader"), mgr("i-b", "unreachable"), mgr("i-c", "reachable")), manager("i-c"), "",
@@ -175,8 +176,8 @@ func TestCheckReplace(t *testing.T) {
 		{"a manager that never joined", status(fresh, mgr("i-a", "leader"), mgr("i-b", "reachable"), mgr("i-c", "reachable")), manager("i-x"), "", "", 0},
 		{"three, stale status", status(stale, mgr("i-a", "leader"), mgr("i-b", "reachable"), mgr("i-c", "reachable")), manager("i-b"), "", "quorum cannot be told", 2},
 		{"the only manager", status(fresh, mgr("i-a", "leader"), worker), manager("i-a"), "the control plane is down until its replacement restores the swarm from the backup it takes as it leaves", "", 0},
-		{"the only manager, dead", &swarmStatus{Nodes: []SwarmNode{mgr("i-a", "leader")}, LastBackup: &backup, published: stale}, manager("i-a"),
-			"i-a is the only manager (the swarm status of cluster \"core\" is 5m0s old: no manager leads the swarm or its housekeeping is stopped): the control plane is down until its replacement restores the swarm from the last backup, of 7m0s ago", "", 0},
+		{"the only manager, dead", &swarmStatus{query.Snapshot{Nodes: []SwarmNode{mgr("i-a", "leader")}, LastBackup: &backup, Time: stale}}, manager("i-a"),
+			"i-a is the only manager (the swarm status of cluster \"core\" is 5m old: no manager leads the swarm or its housekeeping is stopped): the control plane is down until its replacement restores the swarm from the last backup, of 7m ago; services keep running on the agents", "", 0},
 		{"the only manager, dead, no backup", status(stale, mgr("i-a", "leader")), manager("i-a"), "there is no backup, so services, secrets and networks are lost", "", 0},
 		{"manager, no status", nil, manager("i-a"), "", "no swarm status", 1},
 	} {
@@ -203,8 +204,7 @@ func TestCheckReplace(t *testing.T) {
 // is called.
 type statusS3 struct {
 	S3API
-	body     string // "": no snapshot
-	modified time.Time
+	body string // "": no snapshot
 }
 
 func (s statusS3) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
@@ -214,24 +214,28 @@ func (s statusS3) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(
 	if s.body == "" {
 		return nil, &s3types.NoSuchKey{}
 	}
-	return &s3.GetObjectOutput{Body: io.NopCloser(strings.NewReader(s.body)), LastModified: aws.Time(s.modified)}, nil
+	return &s3.GetObjectOutput{Body: io.NopCloser(strings.NewReader(s.body))}, nil
 }
 
-// The snapshot's age is the bucket's (when it was stored), not what the
-// publishing manager's clock said; a stale or missing one is refused, as
-// nothing would act on a request.
+// The snapshot is judged as inventory judges it (its time, the cluster it
+// names); a stale or missing one is refused, as nothing would act on a
+// request.
 func TestCurrentStatus(t *testing.T) {
-	const snapshot = `{"version":1,"cluster":"core","time":"2001-01-01T00:00:00Z","nodes":[{"nodeId":"n1","instanceId":"i-01234567","role":"worker","state":"ready","availability":"active","managerStatus":"","runningTasks":2}]}`
+	snapshot := func(at time.Time) string {
+		return `{"version":1,"cluster":"core","time":"` + at.UTC().Format(time.RFC3339) + `","nodes":[{"nodeId":"n1","instanceId":"i-01234567","role":"worker","state":"ready","availability":"active","managerStatus":"","runningTasks":2}]}`
+	}
 	n := &clusterNode{Cluster: "core", InstanceID: "i-01234567"}
 	for _, tt := range []struct {
 		name string
 		s3   statusS3
 		want string // in the error; "" for none
 	}{
-		{"fresh", statusS3{body: snapshot, modified: time.Now().Add(-30 * time.Second)}, ""},
+		{"fresh", statusS3{body: snapshot(time.Now().Add(-30 * time.Second))}, ""},
 		{"none", statusS3{}, `cluster "core" has no swarm status in its bucket`},
-		{"stale", statusS3{body: snapshot, modified: time.Now().Add(-5 * time.Minute)}, `the swarm status of cluster "core" is 5m0s old`},
-		{"not a snapshot", statusS3{body: "<html>", modified: time.Now()}, "is not a status snapshot"},
+		{"stale", statusS3{body: snapshot(time.Now().Add(-5 * time.Minute))}, `the swarm status of cluster "core" is 5m old`},
+		{"dated ahead", statusS3{body: snapshot(time.Now().Add(5 * time.Minute))}, `the swarm status of cluster "core" is`},
+		{"another cluster's", statusS3{body: strings.Replace(snapshot(time.Now()), `"core"`, `"other"`, 1)}, `is the status of cluster "other"`},
+		{"not a snapshot", statusS3{body: "<html>"}, "is not a status snapshot"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &Service{S3: tt.s3}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/lease"
+	"github.com/clusterctl/clusterctl/internal/query"
 )
 
 // ReplaceOptions says which node replace-node replaces.
@@ -63,7 +64,7 @@ func (s *Service) ReplaceNode(ctx context.Context, o ReplaceOptions) (*Replaceme
 		scope = lease.Core()
 	}
 	err = s.withLease(ctx, n.Cluster, scope, func(ctx context.Context, in leased) error {
-		st, err := s.readStatus(ctx, in.bucket)
+		st, err := s.readStatus(ctx, in.bucket, n.Cluster)
 		if err != nil {
 			return err
 		}
@@ -107,7 +108,7 @@ func checkReplace(st *swarmStatus, n *clusterNode, now time.Time) (string, error
 	}
 	stale := ""
 	if st.stale(now) {
-		stale = fmt.Sprintf("the swarm status of cluster %q is %s old: no manager leads the swarm or its housekeeping is stopped", n.Cluster, roughly(st.age(now)))
+		stale = fmt.Sprintf("the swarm status of cluster %q is %s old: no manager leads the swarm or its housekeeping is stopped", n.Cluster, query.FormatAge(st.age(now)))
 	}
 	if !n.manager() {
 		if stale != "" {
@@ -132,7 +133,7 @@ func checkReplace(st *swarmStatus, n *clusterNode, now time.Time) (string, error
 			case st.LastBackup == nil:
 				from = "anew: there is no backup, so services, secrets and networks are lost"
 			default:
-				from = fmt.Sprintf("from the last backup, of %s ago", roughly(now.Sub(*st.LastBackup)))
+				from = fmt.Sprintf("from the last backup, of %s ago", query.FormatAge(now.Sub(*st.LastBackup)))
 			}
 			stale = fmt.Sprintf(" (%s)", stale)
 		}
@@ -148,7 +149,7 @@ func checkReplace(st *swarmStatus, n *clusterNode, now time.Time) (string, error
 	reachable := 0
 	var unreachable []string
 	for _, m := range others {
-		if m.reachable() {
+		if inQuorum(m) {
 			reachable++
 		} else {
 			unreachable = append(unreachable, m.InstanceID)
@@ -201,7 +202,7 @@ func (s *Service) awaitReplacement(ctx context.Context, n *clusterNode, bucket s
 		now, err := s.groupInstances(ctx, n.AutoScalingGroup)
 		var st *swarmStatus
 		if err == nil {
-			st, err = s.readStatus(ctx, bucket)
+			st, err = s.readStatus(ctx, bucket, n.Cluster)
 		}
 		if ctx.Err() != nil {
 			return stoppedWaiting(fmt.Errorf("waiting for the replacement of %s: %w", n.InstanceID, ctx.Err()), hint)
@@ -245,7 +246,7 @@ func readyNode(st *swarmStatus, instance string, manager bool) *SwarmNode {
 		return nil
 	}
 	for _, node := range st.nodesOf(instance) {
-		if node.State == "ready" && (!manager || node.reachable()) {
+		if node.State == "ready" && (!manager || inQuorum(node)) {
 			return &node
 		}
 	}

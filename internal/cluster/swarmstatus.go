@@ -2,83 +2,40 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
-
-	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/query"
 )
 
-// swarmStatus is the status snapshot of the swarm that the managers'
-// leader publishes to the cluster bucket (names.StatusKey; the fields of
-// publish_status in templates/core/control.sh.tmpl): the part the node
-// commands read.
-type swarmStatus struct {
-	Cluster    string      `json:"cluster"`
-	Time       time.Time   `json:"time"`
-	LastBackup *time.Time  `json:"lastBackup"`
-	Nodes      []SwarmNode `json:"nodes"`
-	// published is when the bucket stored it (Last-Modified): the
-	// bucket's clock, not the publishing manager's.
-	published time.Time
+// swarmStatus is the swarm's status snapshot, read as inventory reads it
+// (query.ReadSnapshot: the cluster's own, trusted), with what the node
+// commands ask of it.
+type swarmStatus struct{ query.Snapshot }
+
+// SwarmNode is one node of the swarm as the status snapshot shows it.
+type SwarmNode = query.SwarmNode
+
+// readStatus reads the status snapshot of cluster's swarm from bucket;
+// nil when there is none (no manager has published one).
+func (s *Service) readStatus(ctx context.Context, bucket, cluster string) (*swarmStatus, error) {
+	snap, err := query.ReadSnapshot(ctx, s.S3, bucket, cluster)
+	if err != nil || snap == nil {
+		return nil, err
+	}
+	return &swarmStatus{Snapshot: *snap}, nil
 }
 
-// SwarmNode is one node of the swarm as the status snapshot shows it. The
-// JSON keys are the snapshot's.
-type SwarmNode struct {
-	NodeID       string `json:"nodeId"`
-	InstanceID   string `json:"instanceId"`
-	Role         string `json:"role"`  // manager or worker
-	State        string `json:"state"` // ready, down, ...
-	Availability string `json:"availability"`
-	// ManagerStatus is leader, reachable or unreachable for a manager, ""
-	// for a worker.
-	ManagerStatus string `json:"managerStatus"`
-	RunningTasks  int    `json:"runningTasks"`
-}
-
-// statusStaleAfter: a snapshot older than this says no leader publishes
-// (it publishes at least every 30 s).
-const statusStaleAfter = 2 * time.Minute
-
-// readStatus reads the status snapshot of the swarm from bucket; nil when
-// there is none (no manager has published one).
-func (s *Service) readStatus(ctx context.Context, bucket string) (*swarmStatus, error) {
-	out, err := s.S3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(names.StatusKey)})
-	var nsk *s3types.NoSuchKey
-	if errors.As(err, &nsk) || errorCode(err) == "NoSuchKey" {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the swarm's status s3://%s/%s: %w", bucket, names.StatusKey, err)
-	}
-	defer out.Body.Close()
-	body, err := io.ReadAll(out.Body)
-	if err != nil {
-		return nil, fmt.Errorf("reading the swarm's status s3://%s/%s: %w", bucket, names.StatusKey, err)
-	}
-	var st swarmStatus
-	if err := json.Unmarshal(body, &st); err != nil {
-		return nil, fmt.Errorf("the swarm's status s3://%s/%s is not a status snapshot: %w", bucket, names.StatusKey, err)
-	}
-	st.published = aws.ToTime(out.LastModified)
-	if st.published.IsZero() {
-		st.published = st.Time
-	}
-	return &st, nil
+// at is the snapshot judged at now, as inventory judges it.
+func (st *swarmStatus) at(now time.Time) query.Swarm {
+	return query.Swarm{Snapshot: &st.Snapshot, Now: now}
 }
 
 // age is how old the snapshot is at now.
-func (st *swarmStatus) age(now time.Time) time.Duration { return max(now.Sub(st.published), 0) }
+func (st *swarmStatus) age(now time.Time) time.Duration { return max(st.at(now).Age(), 0) }
 
-// stale says whether no leader has published the snapshot for a while.
-func (st *swarmStatus) stale(now time.Time) bool { return st.age(now) > statusStaleAfter }
+// stale says whether no leader has published the snapshot for a while (or
+// its publisher's clock is wrong).
+func (st *swarmStatus) stale(now time.Time) bool { return st.at(now).Stale() }
 
 // nodesOf returns the swarm nodes of an instance (more than one while a
 // node that rejoined under another id is still listed).
@@ -104,14 +61,6 @@ func (st *swarmStatus) managers() []SwarmNode {
 }
 
 // reachable says whether a manager takes part in the swarm's quorum.
-func (n SwarmNode) reachable() bool {
+func inQuorum(n SwarmNode) bool {
 	return n.ManagerStatus == "leader" || n.ManagerStatus == "reachable"
-}
-
-// roughly prints a duration to the second, or minute above ten minutes.
-func roughly(d time.Duration) string {
-	if d >= 10*time.Minute {
-		return d.Round(time.Minute).String()
-	}
-	return d.Round(time.Second).String()
 }

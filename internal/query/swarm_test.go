@@ -121,9 +121,10 @@ func TestWithSwarm(t *testing.T) {
 			{Cluster: "other", Group: "web", InstanceID: "i-9", Labels: map[string]string{}}}
 	}
 	swarm := []SwarmNode{
-		swarmNode("n1", "i-m1", "control", "ready", "active", "leader"),
-		swarmNode("n2", "i-m2", "control", "ready", "active", "reachable"),
-		swarmNode("n3", "i-m3", "control", "down", "active", "unreachable"),
+		// Managers are drained: they run no workloads.
+		swarmNode("n1", "i-m1", "control", "ready", "drain", "leader"),
+		swarmNode("n2", "i-m2", "control", "ready", "drain", "reachable"),
+		swarmNode("n3", "i-m3", "control", "down", "drain", "unreachable"),
 		swarmNode("n4", "i-1", "web", "ready", "active", ""),
 		swarmNode("n5", "i-2", "web", "ready", "drain", ""),
 		swarmNode("n6", "i-3", "web", "down", "active", ""),

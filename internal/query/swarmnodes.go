@@ -47,11 +47,13 @@ func (s *NodeSwarm) word() string {
 
 // nodeState is the word of a swarm node's state and availability: drain
 // (or pause) wins over ready, a node that is not ready says its state.
+// Managers are drained from the start (they run no workloads): theirs is
+// not news.
 func nodeState(n SwarmNode) string {
 	switch {
 	case n.State != "ready":
 		return n.State
-	case n.Availability == "drain":
+	case n.Availability == "drain" && n.Role != "manager":
 		return SwarmDrain
 	case n.Availability == "pause":
 		return SwarmPause
