@@ -307,7 +307,11 @@ func (s *Service) deleteSurvivingBucket(ctx context.Context, bucket string) (str
 	if _, err := s.S3.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)}); err != nil && !isNoBucket(err) {
 		return "", fmt.Errorf("deleting bucket %s after the core's stack: %w", bucket, err)
 	}
-	s.printf("Deleted bucket %s (%s written since it was emptied)\n", bucket, query.Plural(n, "object version"))
+	if n > 0 {
+		s.printf("Deleted bucket %s (%s written since it was emptied)\n", bucket, query.Plural(n, "object version"))
+	} else {
+		s.printf("Deleted bucket %s\n", bucket)
+	}
 	return bucket, nil
 }
 
