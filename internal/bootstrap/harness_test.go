@@ -430,13 +430,22 @@ func swarmNodes(t *testing.T, m *enginetest.Node) []swarmNode {
 func trySwarmNodes(m *enginetest.Node) ([]swarmNode, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ids, err := docker(ctx, m, "node", "ls", "-q")
-	if err != nil {
-		return nil, err
-	}
-	out, err := docker(ctx, m, append([]string{"node", "inspect"}, strings.Fields(ids)...)...)
-	if err != nil {
-		return nil, err
+	var out string
+	for {
+		ids, err := docker(ctx, m, "node", "ls", "-q")
+		if err != nil {
+			return nil, err
+		}
+		out, err = docker(ctx, m, append([]string{"node", "inspect"}, strings.Fields(ids)...)...)
+		// A node removed between the two (housekeeping at work): list
+		// again.
+		if err != nil && strings.Contains(err.Error(), "No such node") && ctx.Err() == nil {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		break
 	}
 	var nodes []swarmNode
 	if err := json.Unmarshal([]byte(out), &nodes); err != nil {

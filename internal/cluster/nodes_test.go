@@ -232,7 +232,7 @@ func TestCurrentStatus(t *testing.T) {
 	}{
 		{"fresh", statusS3{body: snapshot(time.Now().Add(-30 * time.Second))}, ""},
 		{"none", statusS3{}, `cluster "core" has no swarm status in its bucket`},
-		{"stale", statusS3{body: snapshot(time.Now().Add(-5 * time.Minute))}, `the swarm status of cluster "core" is 5m old`},
+		{"stale", statusS3{body: snapshot(time.Now().Add(-5 * time.Minute))}, `the swarm status of cluster "core" is 5m`},
 		{"dated ahead", statusS3{body: snapshot(time.Now().Add(5 * time.Minute))}, `the swarm status of cluster "core" is`},
 		{"another cluster's", statusS3{body: strings.Replace(snapshot(time.Now()), `"core"`, `"other"`, 1)}, `is the status of cluster "other"`},
 		{"not a snapshot", statusS3{body: "<html>"}, "is not a status snapshot"},
