@@ -389,6 +389,12 @@ func TestCoreContent(t *testing.T) {
 			if b["DeletionPolicy"] != "Retain" || b["UpdateReplacePolicy"] != "Retain" {
 				t.Errorf("bucket DeletionPolicy = %v, UpdateReplacePolicy = %v", b["DeletionPolicy"], b["UpdateReplacePolicy"])
 			}
+			// The managers' own termination notices still reach the queue
+			// when the stack is deleted: the rule and the queue's policy go
+			// after the managers.
+			if deps := obj(res[names.ResourceManagerGroup])["DependsOn"]; !jsonEqual(deps, []any{"LifecycleRule", "LifecycleQueuePolicy"}) {
+				t.Errorf("managers' group DependsOn %v", deps)
+			}
 			tlsOnly := false
 			for _, p := range resourcesOfType(res, "AWS::S3::BucketPolicy") {
 				for _, s := range list(dig(p, "Properties", "PolicyDocument", "Statement")) {
