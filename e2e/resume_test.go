@@ -177,20 +177,6 @@ func TestDeleteCoreDeletesRetainedBucket(t *testing.T) {
 	}
 }
 
-// keysUnder lists the object keys under a prefix of a bucket.
-func keysUnder(t *testing.T, c clients, bucket, prefix string) []string {
-	t.Helper()
-	out, err := c.s3.ListObjectsV2(t.Context(), &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, o := range out.Contents {
-		keys = append(keys, aws.ToString(o.Key))
-	}
-	return keys
-}
-
 // Node configurations that no launch template version of a live group
 // keeps (the current and the previous one, which a rollback needs) are
 // removed by the next command on the group; those of a group that has no
@@ -202,10 +188,10 @@ func TestUnusedNodeConfigsRemoved(t *testing.T) {
 	must(t, "create-core", "core", "-q")
 	bucket := outputs(describeStack(t, c, "core"))["BucketName"]
 	must(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-q")
-	first := keysUnder(t, c, bucket, "join/groups/g/")
+	first := objectKeys(t, c, bucket, "join/groups/g/")
 	must(t, "update-group", "-n", "g", "-j", "core", "-t", "t3.medium", "-q")
 	must(t, "update-group", "-n", "g", "-j", "core", "-t", "t3.large", "-q")
-	if keys := keysUnder(t, c, bucket, "join/groups/g/"); len(first) != 1 || len(keys) != 3 {
+	if keys := objectKeys(t, c, bucket, "join/groups/g/"); len(first) != 1 || len(keys) != 3 {
 		t.Fatalf("node configurations after two updates: %v (the first %v), want 3", keys, first)
 	}
 	// A group that has no stack left its node configuration behind.
@@ -215,7 +201,7 @@ func TestUnusedNodeConfigsRemoved(t *testing.T) {
 	}
 
 	r := must(t, "update-group", "-n", "g", "-j", "core", "-c", "2")
-	keys := keysUnder(t, c, bucket, "join/groups/g/")
+	keys := objectKeys(t, c, bucket, "join/groups/g/")
 	if len(keys) != 2 || slices.Contains(keys, first[0]) {
 		t.Errorf("node configurations of g: %v, want the current and the previous one, not %s", keys, first[0])
 	}
@@ -223,7 +209,7 @@ func TestUnusedNodeConfigsRemoved(t *testing.T) {
 		!strings.Contains(r.stderr, "Removed 1 node configuration no launch template of group ghost uses") {
 		t.Errorf("update-group does not say what it removed:\n%s", r.stderr)
 	}
-	if left := keysUnder(t, c, bucket, "join/groups/ghost/"); len(left) != 0 {
+	if left := objectKeys(t, c, bucket, "join/groups/ghost/"); len(left) != 0 {
 		t.Errorf("node configuration of a group with no stack left: %v", left)
 	}
 	if n := objectsUnder(t, c, bucket, "locks/"); n != 0 {

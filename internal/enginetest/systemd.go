@@ -426,15 +426,22 @@ func (n *Node) startEngine(ctx context.Context) error {
 // stopEngine stops the engine as systemd does: SIGTERM, and after a grace
 // period every process left of it.
 func (n *Node) stopEngine() {
-	n.mu.Lock()
-	p := n.engine
-	n.engine = nil
-	n.mu.Unlock()
+	p := n.takeEngine()
 	if p == nil {
 		return
 	}
 	p.stopMain(20 * time.Second)
 	killTree(processesUsing(filepath.Join(n.dir, "exec") + "/"))
+}
+
+// takeEngine returns the node's engine process, if one runs, and forgets
+// it: whoever takes it stops it.
+func (n *Node) takeEngine() *process {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	p := n.engine
+	n.engine = nil
+	return p
 }
 
 // StopEngine stops the node's engine (systemctl stop docker).
@@ -443,10 +450,7 @@ func (n *Node) StopEngine() { n.stopEngine() }
 // KillEngine kills the node's engine and everything it runs at once, as a
 // crash would; the node's units keep running.
 func (n *Node) KillEngine() {
-	n.mu.Lock()
-	p := n.engine
-	n.engine = nil
-	n.mu.Unlock()
+	p := n.takeEngine()
 	if p == nil {
 		return
 	}
