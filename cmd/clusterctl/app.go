@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -22,6 +23,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
 	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/remote"
 	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
@@ -56,6 +58,10 @@ type App struct {
 	svc *cluster.Service
 	rec *awsx.Recorder
 	s3  *s3.Client // the whole client, for packages that need more than the Service's view
+	// sessions opens Session Manager sessions at ssmEndpoint (what the
+	// plugin is told).
+	sessions    remote.SessionAPI
+	ssmEndpoint string
 }
 
 func newApp(ctx context.Context, ios *iostreams.IO, g *Globals, args []string) *App {
@@ -137,21 +143,38 @@ func (a *App) Service() (*cluster.Service, error) {
 	}
 	mgr := stacks.NewManager(cfn, stacks.Options{RunID: a.RunID, Progress: progress, TTY: a.IO.ErrTTY, Color: a.IO.Color})
 	a.s3 = s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = awsx.CustomEndpoint(cfg) })
+	ssmc := ssm.NewFromConfig(cfg)
+	a.sessions, a.ssmEndpoint = ssmc, ssmEndpoint(a.ctx, cfg)
 	a.svc = &cluster.Service{
-		Stacks:  mgr,
-		CFN:     cfn,
-		EC2:     ec2.NewFromConfig(cfg),
-		ASG:     autoscaling.NewFromConfig(cfg),
-		S3:      a.s3,
-		SSM:     ssm.NewFromConfig(cfg),
-		STS:     sts.NewFromConfig(cfg),
-		SQS:     sqs.NewFromConfig(cfg),
-		Region:  cfg.Region,
-		IO:      a.IO,
-		Version: a.Version,
-		Run:     cluster.Run{Command: commandLine(a.Args), ID: a.RunID},
+		Stacks: mgr,
+		CFN:    cfn,
+		EC2:    ec2.NewFromConfig(cfg),
+		ASG:    autoscaling.NewFromConfig(cfg),
+		S3:     a.s3,
+		SSM:    ssmc,
+		STS:    sts.NewFromConfig(cfg),
+		SQS:    sqs.NewFromConfig(cfg),
+		Region: cfg.Region,
+		IO:     a.IO,
+		// Run Command, for the docker commands.
+		RunCommand: ssmc,
+		Version:    a.Version,
+		Run:        cluster.Run{Command: commandLine(a.Args), ID: a.RunID},
 	}
 	return a.svc, nil
+}
+
+// ssmEndpoint is the Systems Manager endpoint of cfg, as the Session
+// Manager plugin needs it: the custom endpoint, else the region's.
+func ssmEndpoint(ctx context.Context, cfg aws.Config) string {
+	if awsx.CustomEndpoint(cfg) {
+		return *cfg.BaseEndpoint
+	}
+	ep, err := ssm.NewDefaultEndpointResolverV2().ResolveEndpoint(ctx, ssm.EndpointParameters{Region: aws.String(cfg.Region)})
+	if err != nil {
+		return "https://ssm." + cfg.Region + ".amazonaws.com"
+	}
+	return ep.URI.String()
 }
 
 // commandLine spells a run's arguments as a shell would take them back.

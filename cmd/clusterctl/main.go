@@ -74,6 +74,9 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 	app.finish()
 	if err != nil {
 		code := errs.ExitCode(err)
+		if errs.Silent(err) {
+			return code
+		}
 		if e, ok := awsx.Unreachable(err); ok {
 			// The endpoint is the whole story; the SDK's wrapping is noise.
 			err = e

@@ -169,6 +169,19 @@ const (
 // may read it too: it tells them whether the swarm sees them).
 const StatusKey = "status/swarm.json"
 
+// CommandPrefix is where Run Command writes the output of the docker
+// commands clusterctl runs on the managers (OutputS3KeyPrefix
+// CommandPrefix/<run>), and where a standard input too large to send
+// inline waits for them (CommandInputKey). Only operators and the managers
+// may use it; a lifecycle rule expires what it holds after a day.
+const CommandPrefix = "commands"
+
+// CommandOutputPrefix is the OutputS3KeyPrefix of one run's command.
+func CommandOutputPrefix(run string) string { return CommandPrefix + "/" + run }
+
+// CommandInputKey is the bucket key of one run's standard input.
+func CommandInputKey(run string) string { return CommandPrefix + "/" + run + "/stdin" }
+
 // ManagersKey is the bucket key of the managers' addresses: the value of
 // the core's OutputManagersKey.
 const ManagersKey = SwarmPrefix + "/" + Managers
@@ -261,6 +274,8 @@ type Set struct {
 
 	StatusKey string
 
+	CommandPrefix string
+
 	MetadataKey string
 }
 
@@ -300,6 +315,8 @@ func Template() Set {
 		EngineLabelLifecycle: EngineLabelLifecycle, EngineLabelZone: EngineLabelZone,
 
 		StatusKey: StatusKey,
+
+		CommandPrefix: CommandPrefix,
 
 		MetadataKey: MetadataKey,
 	}

@@ -44,6 +44,9 @@ type Snapshot struct {
 	// nil with several managers, which keep the state themselves.
 	LastBackup *time.Time  `json:"lastBackup"`
 	Nodes      []SwarmNode `json:"nodes"`
+	// Services are the swarm's services; nil when the managers that
+	// published the snapshot do not publish them (an older clusterctl).
+	Services []SnapshotService `json:"services"`
 }
 
 // SwarmNode is one node of the swarm as the snapshot gives it.
@@ -80,7 +83,8 @@ var ErrUntrusted = errors.New("untrusted swarm status")
 // cluster would show that cluster's swarm as this one's.
 func ReadSnapshot(ctx context.Context, api S3API, bucket, cluster string) (*Snapshot, error) {
 	where := fmt.Sprintf("s3://%s/%s", bucket, names.StatusKey)
-	out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(names.StatusKey)})
+	out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(names.StatusKey)},
+		func(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true }) // published by the managers' aws s3 cp, with no checksum to check
 	if err != nil {
 		if noSuchKey(err) {
 			return nil, nil
@@ -110,6 +114,11 @@ func ReadSnapshot(ctx context.Context, api S3API, bucket, cluster string) (*Snap
 	for _, n := range snap.Nodes {
 		if n.NodeID == "" {
 			return nil, fmt.Errorf("%w: %s lists a node without an id", ErrUntrusted, where)
+		}
+	}
+	for _, sv := range snap.Services {
+		if sv.ID == "" || sv.Name == "" {
+			return nil, fmt.Errorf("%w: %s lists a service without an id or name", ErrUntrusted, where)
 		}
 	}
 	snap.Time = snap.Time.UTC()
