@@ -10,20 +10,65 @@ import (
 	"github.com/clusterctl/clusterctl/internal/names"
 )
 
-// SnapshotService is one service of the swarm as the status snapshot gives
-// it (services in publish_status, templates/core/control.sh.tmpl).
+// SnapshotService is one service of the swarm as the status snapshot
+// gives it: what publish_status (templates/core/control.sh.tmpl) keeps of
+// `docker service inspect`, in the engine's own words. Never the whole
+// spec: its environment may hold secrets, and agents may read the
+// snapshot.
 type SnapshotService struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-	// Mode is replicated, global, replicated-job or global-job.
-	Mode string `json:"mode"`
-	// Replicas is what a replicated service (or job) asks for; nil for a
-	// global one.
-	Replicas    *int           `json:"replicas"`
-	Image       string         `json:"image"`
-	Ports       []ServicePort  `json:"ports"`
-	Constraints []string       `json:"constraints"`
-	Tasks       []SnapshotTask `json:"tasks"`
+	ID        string `json:"ID"`
+	Name      string `json:"Name"`
+	Mode      ServiceMode
+	Image     string `json:"Image"`
+	Endpoint  struct{ Ports []DockerPort }
+	Placement struct{ Constraints []string }
+}
+
+// ServiceMode is the engine's mode of a service: one of its fields is set.
+type ServiceMode struct {
+	Replicated    *struct{ Replicas *int }
+	Global        *struct{}
+	ReplicatedJob *struct{ TotalCompletions *int }
+	GlobalJob     *struct{}
+}
+
+// Name is replicated, global, replicated-job or global-job.
+func (m ServiceMode) Name() string {
+	switch {
+	case m.Replicated != nil:
+		return "replicated"
+	case m.Global != nil:
+		return "global"
+	case m.ReplicatedJob != nil:
+		return "replicated-job"
+	case m.GlobalJob != nil:
+		return "global-job"
+	}
+	return "unknown"
+}
+
+// Replicas is what a replicated service (or job) asks for; nil for a
+// global one.
+func (m ServiceMode) Replicas() *int {
+	switch {
+	case m.Replicated != nil:
+		if m.Replicated.Replicas == nil {
+			one := 1
+			return &one
+		}
+		return m.Replicated.Replicas
+	case m.ReplicatedJob != nil:
+		return m.ReplicatedJob.TotalCompletions
+	}
+	return nil
+}
+
+// DockerPort is a port as the engine gives it.
+type DockerPort struct {
+	Protocol      string
+	TargetPort    int
+	PublishedPort int
+	PublishMode   string
 }
 
 // ServicePort is a port a service publishes.
@@ -42,17 +87,19 @@ func (p ServicePort) String() string {
 	return s
 }
 
-// SnapshotTask is one task of a service meant to run.
+// SnapshotTask is one task of the swarm's services, in the engine's words.
 type SnapshotTask struct {
-	ID           string `json:"id"`
-	Slot         int    `json:"slot"`
-	NodeID       string `json:"nodeId"` // "" while no node is assigned
-	State        string `json:"state"`
-	DesiredState string `json:"desiredState"`
-	// Message and Error are the swarm's words on the task: "pending task
-	// scheduling", "no suitable node (insufficient resources on 3 nodes)".
-	Message string `json:"message"`
-	Error   string `json:"error"`
+	ServiceID    string
+	NodeID       string // "" while no node took it
+	DesiredState string
+	Status       struct {
+		State string
+		// Message and Err are the swarm's words on the task: "pending
+		// task scheduling", "no suitable node (insufficient resources on
+		// 3 nodes)".
+		Message string
+		Err     string
+	}
 }
 
 // Service is a swarm service as `clusterctl services` shows it. The JSON
@@ -71,10 +118,9 @@ type Service struct {
 	Pending string `json:"pending"`
 }
 
-// Task is one task of a service with the node it runs on.
+// Task is one task of a service meant to run (or complete), with the
+// node it runs on.
 type Task struct {
-	ID           string `json:"id"`
-	Slot         int    `json:"slot"`
 	NodeID       string `json:"nodeId"`
 	InstanceID   string `json:"instanceId"`
 	Group        string `json:"group"`
@@ -92,48 +138,66 @@ type Services struct {
 	Stale        bool      `json:"stale"`
 }
 
-// ServicesOf builds the services view of a snapshot: each task's node
-// named by its instance and group; the replicas running (tasks running
-// and meant to) against those desired (a global service's: its tasks
-// meant to run).
+// ServicesOf builds the services view of a snapshot: each task meant to
+// run (not being shut down) with its node named by instance and group;
+// the replicas running (tasks running and meant to) against those asked
+// (a global service's: its tasks meant to run).
 func ServicesOf(snap *Snapshot) []Service {
 	nodes := map[string]SwarmNode{}
 	for _, n := range snap.Nodes {
 		nodes[n.NodeID] = n
 	}
+	tasks := map[string][]SnapshotTask{}
+	for _, t := range snap.Tasks {
+		if t.DesiredState != "shutdown" && t.DesiredState != "remove" {
+			tasks[t.ServiceID] = append(tasks[t.ServiceID], t)
+		}
+	}
 	out := []Service{}
 	for _, s := range snap.Services {
-		v := Service{Name: s.Name, ID: s.ID, Mode: s.Mode, Image: s.Image, Ports: s.Ports, Constraints: s.Constraints, Tasks: []Task{}}
-		if v.Ports == nil {
-			v.Ports = []ServicePort{}
-		}
+		v := Service{Name: s.Name, ID: s.ID, Mode: s.Mode.Name(), Image: imageName(s.Image), Ports: []ServicePort{}, Constraints: s.Placement.Constraints, Tasks: []Task{}}
 		if v.Constraints == nil {
 			v.Constraints = []string{}
 		}
-		for _, t := range s.Tasks {
+		for _, p := range s.Endpoint.Ports {
+			v.Ports = append(v.Ports, ServicePort{Published: p.PublishedPort, Target: p.TargetPort, Protocol: p.Protocol, Mode: p.PublishMode})
+		}
+		for _, t := range tasks[s.ID] {
 			n := nodes[t.NodeID]
-			v.Tasks = append(v.Tasks, Task{ID: t.ID, Slot: t.Slot, NodeID: t.NodeID, InstanceID: n.InstanceID, Group: n.EngineLabels[names.EngineLabelGroup],
-				State: t.State, DesiredState: t.DesiredState, Message: t.Message, Error: t.Error})
-			if t.State == "running" && t.DesiredState == "running" {
+			v.Tasks = append(v.Tasks, Task{NodeID: t.NodeID, InstanceID: n.InstanceID, Group: n.EngineLabels[names.EngineLabelGroup],
+				State: t.Status.State, DesiredState: t.DesiredState, Message: t.Status.Message, Error: t.Status.Err})
+			if t.Status.State == "running" && t.DesiredState == "running" {
 				v.Running++
 			}
 			if t.DesiredState == "running" {
 				v.Desired++
 			}
-			if t.State == "pending" && v.Pending == "" {
-				v.Pending = t.Error
+			if t.Status.State == "pending" && v.Pending == "" {
+				v.Pending = t.Status.Err
 				if v.Pending == "" {
-					v.Pending = t.Message
+					v.Pending = t.Status.Message
 				}
 			}
 		}
-		if s.Replicas != nil {
-			v.Desired = *s.Replicas
+		slices.SortFunc(v.Tasks, func(a, b Task) int {
+			return strings.Compare(a.InstanceID+"\x00"+a.NodeID+"\x00"+a.State, b.InstanceID+"\x00"+b.NodeID+"\x00"+b.State)
+		})
+		if r := s.Mode.Replicas(); r != nil {
+			v.Desired = *r
 		}
 		out = append(out, v)
 	}
 	slices.SortFunc(out, func(a, b Service) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// imageName is an image as the operator named it, without the digest the
+// swarm pins it to.
+func imageName(image string) string {
+	if i := strings.Index(image, "@sha256:"); i > 0 {
+		return image[:i]
+	}
+	return image
 }
 
 // ServicesTable is the table of services: where their tasks run, and why

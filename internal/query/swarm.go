@@ -44,9 +44,11 @@ type Snapshot struct {
 	// nil with several managers, which keep the state themselves.
 	LastBackup *time.Time  `json:"lastBackup"`
 	Nodes      []SwarmNode `json:"nodes"`
-	// Services are the swarm's services; nil when the managers that
-	// published the snapshot do not publish them (an older clusterctl).
+	// Services are the swarm's services, and Tasks their tasks; Services
+	// is nil when the managers that published the snapshot do not publish
+	// them (an older clusterctl).
 	Services []SnapshotService `json:"services"`
+	Tasks    []SnapshotTask    `json:"tasks"`
 }
 
 // SwarmNode is one node of the swarm as the snapshot gives it.

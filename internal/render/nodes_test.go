@@ -388,7 +388,8 @@ func TestBucketPermissions(t *testing.T) {
 			continue
 		}
 		switch r := fmt.Sprint(dig(st, "Resource", "Fn::Sub")); r {
-		case "${Bucket.Arn}/" + names.SwarmPrefix + "/*", "${Bucket.Arn}/" + names.ControlPrefix + "/*", "${Bucket.Arn}/" + names.StatusKey:
+		case "${Bucket.Arn}/" + names.SwarmPrefix + "/*", "${Bucket.Arn}/" + names.ControlPrefix + "/*", "${Bucket.Arn}/" + names.StatusKey,
+			"${Bucket.Arn}/" + names.CommandPrefix + "/*": // Run Command's output of the docker commands
 		default:
 			t.Errorf("control role statement %v outside the swarm and control prefixes and the status", st)
 		}
@@ -412,6 +413,56 @@ func TestBucketPermissions(t *testing.T) {
 	}
 	if strings.HasPrefix(names.ControlPrefix+"/", names.JoinPrefix+"/") {
 		t.Error("what only managers may read is under the agents' prefix")
+	}
+}
+
+// TestCommandOutputPrefix checks the prefix where Run Command writes the
+// output of the docker commands: the managers may write it (and read the
+// standard input put there), the agents may not touch it, and what it
+// holds expires after a day.
+func TestCommandOutputPrefix(t *testing.T) {
+	r, err := variants()[0].render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := obj(decode(t, r.Template)["Resources"])
+	where := "${Bucket.Arn}/" + names.CommandPrefix + "/*"
+	writes := false
+	for _, st := range roleStatements(res, "ControlRole") {
+		if dig(st, "Resource", "Fn::Sub") == where && jsonEqual(st["Action"], []any{"s3:PutObject", "s3:GetObject"}) && st["Effect"] == "Allow" {
+			writes = true
+		}
+	}
+	if !writes {
+		t.Error("the managers may not write the command output")
+	}
+	for _, st := range roleStatements(res, "AgentRole") {
+		if strings.Contains(fmt.Sprint(st["Resource"]), names.CommandPrefix) {
+			t.Errorf("agents are allowed %v", st)
+		}
+	}
+	denied := false
+	for _, p := range resourcesOfType(res, "AWS::S3::BucketPolicy") {
+		for _, s := range list(dig(p, "Properties", "PolicyDocument", "Statement")) {
+			st := obj(s)
+			if st["Effect"] == "Deny" && st["Action"] == "s3:*" && dig(st, "Resource", "Fn::Sub") == where &&
+				jsonEqual(dig(st, "Condition", "ArnEquals", "aws:PrincipalArn", "Fn::GetAtt"), []any{"AgentRole", "Arn"}) {
+				denied = true
+			}
+		}
+	}
+	if !denied {
+		t.Error("the bucket policy does not keep the agents from the command output")
+	}
+	expires := false
+	for _, rule := range list(dig(res, names.ResourceBucket, "Properties", "LifecycleConfiguration", "Rules")) {
+		rl := obj(rule)
+		if rl["Prefix"] == names.CommandPrefix+"/" && rl["Status"] == "Enabled" && fmt.Sprint(rl["ExpirationInDays"]) == "1" {
+			expires = true
+		}
+	}
+	if !expires {
+		t.Error("the command output does not expire after a day")
 	}
 }
 

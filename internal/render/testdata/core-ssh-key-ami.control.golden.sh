@@ -141,6 +141,17 @@ fi
 docker inspect --type task $ids
 }
 
+services() {
+local ids
+ids=$(docker service ls -q) || return 1
+if [ -z "$ids" ]; then
+echo '[]' | tee "$2" >"$1"
+return 0
+fi
+# shellcheck disable=SC2086 # one word per service id
+docker service inspect $ids >"$1" && tasks service ps $ids >"$2"
+}
+
 publish_join_material() {
 local force=${1:-} dir sum line self
 dir=$(mktemp -d) || return 1
@@ -206,8 +217,7 @@ if [ "$now" -lt "$next_status" ]; then
 return 0
 fi
 dir=$(mktemp -d) || return 1
-# shellcheck disable=SC2046 # one word per node id
-if ! nodes >"$dir/nodes.json" || ! tasks node ps $(docker node ls -q) >"$dir/tasks.json" ||
+if ! nodes >"$dir/nodes.json" || ! services "$dir/services.json" "$dir/tasks.json" ||
 ! digest=$(docker swarm ca | sha256sum | cut -d' ' -f1); then
 rm -rf "$dir"
 return 1
@@ -216,7 +226,7 @@ backup=
 if [ -s "$state_dir/backup" ]; then
 backup=$(date -u -d "@$(cat "$state_dir/backup")" +%Y-%m-%dT%H:%M:%SZ) || backup=
 fi
-jq -n --slurpfile nodes "$dir/nodes.json" --slurpfile tasks "$dir/tasks.json" \
+jq -n --slurpfile nodes "$dir/nodes.json" --slurpfile tasks "$dir/tasks.json" --slurpfile services "$dir/services.json" \
 --arg cluster "$CLUSTER_NAME" --arg time "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
 --arg publisher "$INSTANCE_ID" --arg ilabel "$instance_label" --arg digest "$digest" --arg backup "$backup" '
 ($tasks[0] | unique_by(.ID) | map(select(.Status.State == "running" and .DesiredState == "running") | .NodeID)
@@ -243,7 +253,9 @@ else .ManagerStatus.Reachability end),
 engineLabels: (.Description.Engine.Labels // {}),
 engineVersion: .Description.Engine.EngineVersion,
 runningTasks: ($running[.ID] // 0)
-}] | sort_by(.nodeId)
+}] | sort_by(.nodeId),
+services: [$services[0][] | {ID, Endpoint} + (.Spec | {Name, Mode} + (.TaskTemplate | {Image: .ContainerSpec.Image, Placement}))],
+tasks: [$tasks[0][] | {ServiceID, NodeID, DesiredState, Status}]
 }' >"$dir/status.json" &&
 put "$status_key" "$dir/status.json" application/json
 local rc=$?
