@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -196,5 +197,112 @@ func TestDockerRefusesTerminalCommands(t *testing.T) {
 	}
 	if n := len(f.Commands()); n != 0 {
 		t.Errorf("%d commands sent", n)
+	}
+}
+
+// publishServices puts a status snapshot whose swarm runs web (2 of 3
+// replicas, one pending for want of resources) on the cluster's nodes.
+func publishServices(t *testing.T, c clients, bucket string) map[string][]instanceOf {
+	t.Helper()
+	insts := clusterInstances(t, c, "core")
+	nodes := everyoneReady(insts)
+	agents := insts["g"]
+	var nodeOf = map[string]string{}
+	for _, n := range nodes {
+		nodeOf[n.InstanceID] = n.NodeID
+	}
+	body, err := json.Marshal(map[string]any{
+		"version": 1, "cluster": "core", "time": time.Now().UTC().Format(time.RFC3339), "publisher": nodes[0].InstanceID,
+		"caDigest": strings.Repeat("ab", 32), "nodes": nodes, "lastBackup": time.Now().UTC().Format(time.RFC3339),
+		"services": []map[string]any{{
+			"ID": "svc1", "Name": "web", "Mode": map[string]any{"Replicated": map[string]any{"Replicas": 3}}, "Image": "busybox:latest@sha256:0123",
+			"Endpoint":  map[string]any{"Ports": []map[string]any{{"Protocol": "tcp", "TargetPort": 8080, "PublishedPort": 80, "PublishMode": "ingress"}}},
+			"Placement": map[string]any{"Constraints": []string{"node.labels.clusterctl.group==g"}},
+		}},
+		"tasks": []map[string]any{
+			{"ServiceID": "svc1", "NodeID": nodeOf[agents[0].id], "DesiredState": "running", "Status": map[string]any{"State": "running"}},
+			{"ServiceID": "svc1", "NodeID": nodeOf[agents[1].id], "DesiredState": "running", "Status": map[string]any{"State": "running"}},
+			{"ServiceID": "svc1", "NodeID": "", "DesiredState": "running", "Status": map[string]any{"State": "pending", "Message": "pending task scheduling", "Err": "no suitable node (insufficient resources on 2 nodes)"}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.s3.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(names.StatusKey), Body: bytes.NewReader(body)}); err != nil {
+		t.Fatal(err)
+	}
+	return insts
+}
+
+// services shows what the leader's snapshot says of the swarm's services,
+// from one read of the bucket.
+func TestServices(t *testing.T) {
+	c, bucket := newCluster(t)
+	must(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-c", "2", "-q")
+	r := clusterctl(t, "services", "-j", "core")
+	if r.code != 1 || !strings.Contains(r.stderr, "no status snapshot") {
+		t.Errorf("services without a snapshot:\n%s", r)
+	}
+	insts := publishServices(t, c, bucket)
+	r = must(t, "services", "-j", "core")
+	rows := tableRows(t, r.stdout)
+	if len(rows) != 1 || rows[0]["NAME"] != "web" || rows[0]["REPLICAS"] != "2/3" || rows[0]["IMAGE"] != "busybox:latest" || rows[0]["PORTS"] != "80->8080/tcp" ||
+		rows[0]["PENDING"] != "no suitable node (insufficient resources on 2 nodes)" ||
+		!strings.Contains(rows[0]["TASKS"], insts["g"][0].id+" (g) running") || !strings.Contains(rows[0]["TASKS"], insts["g"][1].id+" (g) running") {
+		t.Errorf("services:\n%s", r.stdout)
+	}
+	type task struct {
+		InstanceID, Group, State string
+	}
+	type service struct {
+		Name, Mode, Pending string
+		Running, Desired    int
+		Constraints         []string
+		Tasks               []task
+	}
+	got := decode[[]service](t, must(t, "services", "-j", "core", "web", "-o", "json"))
+	if len(got) != 1 || got[0].Running != 2 || got[0].Desired != 3 || got[0].Mode != "replicated" || len(got[0].Tasks) != 3 ||
+		len(got[0].Constraints) != 1 || got[0].Constraints[0] != "node.labels.clusterctl.group==g" {
+		t.Errorf("services web -o json: %+v", got)
+	}
+	if r := must(t, "services", "-j", "core", "--query", ".[].pending"); r.stdout != "no suitable node (insufficient resources on 2 nodes)\n" {
+		t.Errorf("--query: %q", r.stdout)
+	}
+	if r := clusterctl(t, "services", "-j", "core", "nope"); r.code != 1 || !strings.Contains(r.stderr, `no service "nope"`) {
+		t.Errorf("unknown service:\n%s", r)
+	}
+	// One read of the bucket, nothing sent to the managers.
+	r = must(t, "services", "-j", "core", "-v")
+	if n := strings.Count(r.stderr, "aws S3.GetObject "); n != 1 || strings.Contains(r.stderr, "SSM.") {
+		t.Errorf("calls:\n%s", r.stderr)
+	}
+}
+
+// list-clusters lists every core with what its swarm's snapshot says.
+func TestListClusters(t *testing.T) {
+	c, bucket := newCluster(t, "g")
+	must(t, "update-group", "-n", "g", "-j", "core", "-c", "2", "-q")
+	must(t, "create-core", "other", "-q")
+	publishServices(t, c, bucket)
+	r := must(t, "list-clusters")
+	rows := tableRows(t, r.stdout)
+	if len(rows) != 2 || rows[0]["CLUSTER"] != "core" || rows[1]["CLUSTER"] != "other" {
+		t.Fatalf("list-clusters:\n%s", r.stdout)
+	}
+	if rows[0]["STATUS"] != "CREATE_COMPLETE" && rows[0]["STATUS"] != "UPDATE_COMPLETE" || rows[0]["HEALTH"] != "healthy" || rows[0]["MANAGERS"] != "1/1" ||
+		rows[0]["GROUPS"] != "1" || rows[0]["NODES"] != "3/3" || rows[0]["SERVICES"] != "1" {
+		t.Errorf("core: %v", rows[0])
+	}
+	if rows[1]["MANAGERS"] != "?/1" || rows[1]["NODES"] != "?/?" || rows[1]["GROUPS"] != "0" || rows[1]["HEALTH"] == "healthy" {
+		t.Errorf("other, no snapshot: %v", rows[1])
+	}
+	type summary struct {
+		Cluster string
+		Nodes   *int
+		Swarm   string
+	}
+	got := decode[[]summary](t, must(t, "list-clusters", "-o", "json"))
+	if len(got) != 2 || got[0].Nodes == nil || *got[0].Nodes != 3 || got[1].Nodes != nil || !strings.Contains(got[1].Swarm, "no status snapshot") {
+		t.Errorf("list-clusters -o json: %+v", got)
 	}
 }
