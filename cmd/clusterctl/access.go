@@ -91,15 +91,16 @@ func (c *ShellCmd) Run(app *App) error {
 			return err
 		}
 	}
-	plugin, err := remote.FindPlugin()
-	if err != nil {
-		return err
-	}
 	svc, err := app.Service()
 	if err != nil {
 		return err
 	}
 	target, err := svc.ShellTarget(app.Context(), c.Instance, c.Cluster)
+	if err != nil {
+		return err
+	}
+	// Before a session is started that nothing could use.
+	plugin, err := remote.FindPlugin()
 	if err != nil {
 		return err
 	}

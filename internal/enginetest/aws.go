@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clusterctl/clusterctl/internal/ssmfake"
 )
 
 // AWS is the endpoint the nodes use: every request goes on to moto, except
@@ -28,6 +30,11 @@ type AWS struct {
 
 	srv   *http.Server
 	proxy *httputil.ReverseProxy
+
+	// runCommand plays Run Command's invocations, which moto does not
+	// (see ssmagent.go).
+	runCommand *ssmfake.RunCommand
+	agents     agents
 
 	mu         sync.Mutex
 	actions    map[string]*LifecycleAction // by token
@@ -66,6 +73,7 @@ func newAWS(gateway netip.Addr, motoURL string) (*AWS, error) {
 		actions: map[string]*LifecycleAction{}, onComplete: map[string]func(LifecycleAction){}, denied: map[Call]bool{}}
 	// Nodes are killed in the middle of calls: not worth a log line.
 	a.proxy.ErrorLog = log.New(io.Discard, "", 0)
+	a.runCommand = ssmfake.New(a.proxy)
 	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
 	go a.srv.Serve(ln)
 	return a, nil
@@ -169,6 +177,10 @@ func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if service == "autoscaling" && (action == "CompleteLifecycleAction" || action == "RecordLifecycleActionHeartbeat") {
 		a.lifecycleAction(w, action, form)
+		return
+	}
+	if service == "ssm" {
+		a.runCommand.ServeHTTP(w, r)
 		return
 	}
 	a.proxy.ServeHTTP(w, r)

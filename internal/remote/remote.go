@@ -196,6 +196,13 @@ func (r *Runner) Run(ctx context.Context, d Docker) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("command %s on %s ended %s: %s", id, d.Instance, inv.Status, details(inv))
 	}
+	// With an output bucket, Systems Manager names where the output went
+	// (documented: empty only without a bucket). Without that, what ran
+	// and what it printed are unknown.
+	if aws.ToString(inv.StandardOutputUrl) == "" {
+		return nil, fmt.Errorf("command %s on %s ended %s, but Systems Manager names no output in s3://%s/%s: what ran and what it printed are unknown",
+			id, d.Instance, inv.Status, d.Bucket, prefix)
+	}
 	if err := r.readOutput(ctx, d.Bucket, prefix, inv, res); err != nil {
 		return nil, err
 	}

@@ -242,7 +242,7 @@ func agent(t *testing.T, store *fakeS3, env []string) func(in *ssm.SendCommandIn
 		if len(inline) > 10 {
 			inline = inline[:10]
 		}
-		return &ssm.GetCommandInvocationOutput{Status: status, ResponseCode: int32(code), StandardOutputContent: aws.String(inline)}
+		return &ssm.GetCommandInvocationOutput{Status: status, ResponseCode: int32(code), StandardOutputContent: aws.String(inline), StandardOutputUrl: aws.String("https://s3/x")}
 	}
 }
 
@@ -314,7 +314,7 @@ func TestRunSendsALargeInputThroughTheBucket(t *testing.T) {
 func TestRunFallsBackToInlineOutput(t *testing.T) {
 	store := &fakeS3{objects: map[string][]byte{}}
 	api := &fakeSSM{finish: func(*ssm.SendCommandInput) *ssm.GetCommandInvocationOutput {
-		return &ssm.GetCommandInvocationOutput{Status: ssmtypes.CommandInvocationStatusSuccess, StandardOutputContent: aws.String("ID HOSTNAME")}
+		return &ssm.GetCommandInvocationOutput{Status: ssmtypes.CommandInvocationStatusSuccess, StandardOutputContent: aws.String("ID HOSTNAME"), StandardOutputUrl: aws.String("https://s3/x")}
 	}}
 	r := &Runner{SSM: api, S3: store, Poll: time.Millisecond, OutputWait: 10 * time.Millisecond}
 	res, err := r.Run(context.Background(), Docker{Instance: "i-1", Args: []string{"node", "ls"}, Bucket: "bkt", Run: "r"})
@@ -335,6 +335,19 @@ func TestCtrlCCancelsTheCommand(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "cancelled command cmd-1") {
 		t.Errorf("message: %v", err)
+	}
+}
+
+// An invocation that names no output location (moto's, which runs
+// nothing) is not taken for an empty success.
+func TestNoOutputLocationIsAnError(t *testing.T) {
+	api := &fakeSSM{finish: func(*ssm.SendCommandInput) *ssm.GetCommandInvocationOutput {
+		return &ssm.GetCommandInvocationOutput{Status: ssmtypes.CommandInvocationStatusSuccess}
+	}}
+	r := &Runner{SSM: api, S3: &fakeS3{objects: map[string][]byte{}}, Poll: time.Millisecond}
+	_, err := r.Run(context.Background(), Docker{Instance: "i-1", Args: []string{"node", "ls"}, Bucket: "bkt", Run: "r"})
+	if err == nil || !strings.Contains(err.Error(), "names no output") || errs.ExitCode(err) != 1 {
+		t.Fatalf("err %v", err)
 	}
 }
 

@@ -115,6 +115,11 @@ func (f *RunCommand) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				"Status": c.status, "StatusDetails": c.status, "ResponseCode": c.code,
 				"StandardOutputContent": "", "StandardErrorContent": "",
 			}
+			if c.Bucket != "" {
+				// As Systems Manager names them when output goes to a bucket.
+				base := "https://s3.amazonaws.com/" + c.Bucket + "/" + c.Prefix + "/" + c.ID + "/" + c.Instance + "/awsrunShellScript/0.awsrunShellScript/"
+				out["StandardOutputUrl"], out["StandardErrorUrl"] = base+"stdout", base+"stderr"
+			}
 		}
 		f.mu.Unlock()
 		if c == nil {
