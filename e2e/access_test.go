@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -304,5 +306,46 @@ func TestListClusters(t *testing.T) {
 	got := decode[[]summary](t, must(t, "list-clusters", "-o", "json"))
 	if len(got) != 2 || got[0].Nodes == nil || *got[0].Nodes != 3 || got[1].Nodes != nil || !strings.Contains(got[1].Swarm, "no status snapshot") {
 		t.Errorf("list-clusters -o json: %+v", got)
+	}
+}
+
+// shell starts a session on the cluster's leader and hands it to the
+// Session Manager plugin as the AWS CLI does; without the plugin it says
+// how to install it (exit 1); an instance that is no node is refused.
+func TestShell(t *testing.T) {
+	c, bucket := newCluster(t)
+	managers := clusterInstances(t, c, "core")[names.GroupControl]
+	publish(t, c, bucket, "core", time.Now(), nil, []query.SwarmNode{joined(managers[0], 0, "leader")})
+	f, url := runCommandEndpoint(t)
+	dir := t.TempDir()
+	noPlugin := append(env(), "AWS_ENDPOINT_URL="+url, "PATH="+dir+":/usr/bin:/bin")
+	r := clusterctlEnv(t, noPlugin, "shell", "-j", "core")
+	if r.code != 1 || !strings.Contains(r.stderr, "session-manager-plugin") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || len(f.Sessions()) != 0 {
+		t.Errorf("shell without the plugin:\n%s", r)
+	}
+	if r := clusterctlEnv(t, noPlugin, "shell", "i-0123456789abcdef0"); r.code != 2 {
+		t.Errorf("shell on no node:\n%s", r)
+	}
+	// A plugin that records what it was given and exits 3.
+	plugin := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >\"" + dir + "/args\"\nexit 3\n"
+	if err := os.WriteFile(filepath.Join(dir, "session-manager-plugin"), []byte(plugin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = clusterctlEnv(t, noPlugin, "shell", "-j", "core")
+	if r.code != 3 {
+		t.Fatalf("shell with the plugin: %s", r)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "args"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	want := []string{`{"SessionId":"clusterctl-test-1","StreamUrl":"wss://ssmmessages.example/v1/data-channel/clusterctl-test-1","TokenValue":"token-clusterctl-test-1"}`,
+		"us-east-1", "StartSession", "", `{"Target":"` + managers[0].id + `"}`, url}
+	if strings.Join(args, "\n") != strings.Join(want, "\n") {
+		t.Errorf("plugin args:\n%q\nwant\n%q", args, want)
+	}
+	if s := f.Sessions(); len(s) != 1 || s[0] != managers[0].id {
+		t.Errorf("sessions %v", s)
 	}
 }

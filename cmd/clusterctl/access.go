@@ -140,9 +140,12 @@ func (c *ListClustersCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	clusters, err := svc.ListClusters(app.Context())
+	clusters, conflicts, err := svc.ListClusters(app.Context())
 	if err != nil {
 		return err
+	}
+	for _, cf := range conflicts {
+		fmt.Fprintf(app.IO.ErrOut, "clusterctl: conflict: %s\n", cf)
 	}
 	return out.Write(app.IO.Out, clusters, func(wide bool) query.Table { return query.ClustersTable(clusters, wide) })
 }

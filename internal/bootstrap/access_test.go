@@ -195,7 +195,7 @@ networks:
 	}
 
 	// list-clusters lists this core with its swarm.
-	clusters, err := svc.ListClusters(ctx)
+	clusters, _, err := svc.ListClusters(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

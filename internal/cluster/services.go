@@ -59,14 +59,13 @@ func (s *Service) Services(ctx context.Context, cluster, name string) (*ServiceL
 // status, its groups, and what its swarm's status snapshot says (one read
 // per cluster, several at once). The snapshot is read from the bucket the
 // core's BucketName output names: a listing decides nothing, and the
-// snapshot read is the cluster's own or refused (query.ReadSnapshot).
-func (s *Service) ListClusters(ctx context.Context) ([]query.ClusterSummary, error) {
+// snapshot read is the cluster's own or refused (query.ReadSnapshot). The
+// stacks that carry a cluster's tags under a name they do not give come
+// back apart, as conflicts.
+func (s *Service) ListClusters(ctx context.Context) ([]query.ClusterSummary, []query.Conflict, error) {
 	cores, err := query.ListCores(ctx, s.CFN)
 	if err != nil {
-		return nil, err
-	}
-	for _, cf := range cores.Conflicts {
-		fmt.Fprintf(s.IO.ErrOut, "clusterctl: conflict: %s\n", cf)
+		return nil, nil, err
 	}
 	out := make([]query.ClusterSummary, len(cores.Cores))
 	g, gctx := errgroup.WithContext(ctx)
@@ -87,7 +86,7 @@ func (s *Service) ListClusters(ctx context.Context) ([]query.ClusterSummary, err
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, cores.Conflicts, nil
 }

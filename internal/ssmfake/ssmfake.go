@@ -1,7 +1,8 @@
-// Package ssmfake plays what moto does not model of Systems Manager's Run
-// Command, for tests: an invocation runs until whoever plays the SSM agent
+// Package ssmfake plays what moto does not model of Systems Manager, for
+// tests: a Run Command invocation runs until whoever plays the SSM agent
 // says how it ended (moto reports every command a success at once, exit
-// code 0), and CancelCommand reaches that agent. It stands in front of
+// code 0), and CancelCommand reaches that agent; StartSession answers as
+// Session Manager does (moto has no sessions). It stands in front of
 // moto as an http.Handler: SendCommand goes on to moto, which records the
 // command (tests check it there with the SDK); GetCommandInvocation and
 // CancelCommand are answered here; every other call goes on.
@@ -37,10 +38,19 @@ type Command struct {
 type RunCommand struct {
 	next http.Handler
 
-	mu       sync.Mutex
-	commands map[string]*Command // by id and instance
-	sent     chan *Command
-	all      []*Command
+	mu         sync.Mutex
+	commands   map[string]*Command // by id and instance
+	sent       chan *Command
+	all        []*Command
+	sessions   []string // the targets of the sessions started, in order
+	terminated []string // the sessions terminated
+}
+
+// Sessions lists the targets of the sessions started so far.
+func (f *RunCommand) Sessions() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.sessions...)
 }
 
 // New returns the handler, passing what it does not answer to next.
@@ -49,7 +59,7 @@ func New(next http.Handler) *RunCommand {
 }
 
 // Sent delivers each command as it is sent, once per instance: the agent's
-// side.
+// side (the first 64 not taken wait; later ones are only in Commands).
 func (f *RunCommand) Sent() <-chan *Command { return f.sent }
 
 // Commands lists every command sent so far.
@@ -100,6 +110,8 @@ func (f *RunCommand) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		CommandId   string
 		InstanceId  string
 		InstanceIds []string
+		Target      string
+		SessionId   string
 	}
 	json.Unmarshal(body, &in)
 	switch strings.TrimPrefix(target, "AmazonSSM.") {
@@ -127,6 +139,17 @@ func (f *RunCommand) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, out)
+	case "StartSession":
+		f.mu.Lock()
+		f.sessions = append(f.sessions, in.Target)
+		id := fmt.Sprintf("clusterctl-test-%d", len(f.sessions))
+		f.mu.Unlock()
+		writeJSON(w, map[string]any{"SessionId": id, "TokenValue": "token-" + id, "StreamUrl": "wss://ssmmessages.example/v1/data-channel/" + id})
+	case "TerminateSession":
+		f.mu.Lock()
+		f.terminated = append(f.terminated, in.SessionId)
+		f.mu.Unlock()
+		writeJSON(w, map[string]any{"SessionId": in.SessionId})
 	case "CancelCommand":
 		f.mu.Lock()
 		found := false
@@ -185,7 +208,12 @@ func (f *RunCommand) send(w http.ResponseWriter, r *http.Request, instances []st
 		f.commands[key(cmd.ID, i)] = cmd
 		f.all = append(f.all, cmd)
 		f.mu.Unlock()
-		f.sent <- cmd
+		select {
+		case f.sent <- cmd:
+		default:
+			// Nobody plays the agent: the command stays pending, as with
+			// an agent that is offline; Commands still lists it.
+		}
 	}
 }
 
