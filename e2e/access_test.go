@@ -187,6 +187,25 @@ func TestDockerCtrlCCancels(t *testing.T) {
 	}
 }
 
+// --timeout cancels the command on the node too, and exits 1.
+func TestDockerTimeoutCancels(t *testing.T) {
+	newCluster(t)
+	f, url := runCommandEndpoint(t)
+	r := clusterctlAt(t, url, "--timeout", "3s", "docker", "-j", "core", "--", "service", "create", "--name", "web", "busybox")
+	sent := f.Commands()
+	if r.code != 1 || !strings.Contains(r.stderr, "--timeout reached") || len(sent) != 1 || !strings.Contains(r.stderr, "cancelled command "+sent[0].ID) {
+		t.Fatalf("timeout:\n%s", r)
+	}
+	select {
+	case <-sent[0].Cancelled:
+	default:
+		t.Errorf("the command was not cancelled")
+	}
+	if got := sent[0].Parameters["executionTimeout"]; len(got) != 1 || got[0] != "3" {
+		t.Errorf("execution timeout %v, want 3", got)
+	}
+}
+
 // What needs a terminal is refused before anything is sent.
 func TestDockerRefusesTerminalCommands(t *testing.T) {
 	newCluster(t)
@@ -302,6 +321,11 @@ func TestListClusters(t *testing.T) {
 		Cluster string
 		Nodes   *int
 		Swarm   string
+	}
+	// One DescribeStacks page, one snapshot read per cluster.
+	r = must(t, "list-clusters", "-v")
+	if !strings.Contains(r.stderr, "aws calls: 3 (CloudFormation.DescribeStacks=1 S3.GetObject=2)") {
+		t.Errorf("calls:\n%s", r.stderr)
 	}
 	got := decode[[]summary](t, must(t, "list-clusters", "-o", "json"))
 	if len(got) != 2 || got[0].Nodes == nil || *got[0].Nodes != 3 || got[1].Nodes != nil || !strings.Contains(got[1].Swarm, "no status snapshot") {
