@@ -146,20 +146,20 @@ func (a *App) Service() (*cluster.Service, error) {
 	ssmc := ssm.NewFromConfig(cfg)
 	a.sessions, a.ssmEndpoint = ssmc, ssmEndpoint(a.ctx, cfg)
 	a.svc = &cluster.Service{
-		Stacks: mgr,
-		CFN:    cfn,
-		EC2:    ec2.NewFromConfig(cfg),
-		ASG:    autoscaling.NewFromConfig(cfg),
-		S3:     a.s3,
-		SSM:    ssmc,
-		STS:    sts.NewFromConfig(cfg),
-		SQS:    sqs.NewFromConfig(cfg),
-		Region: cfg.Region,
-		IO:     a.IO,
-		// Run Command, for the docker commands.
-		RunCommand: ssmc,
-		Version:    a.Version,
-		Run:        cluster.Run{Command: commandLine(a.Args), ID: a.RunID},
+		Stacks:  mgr,
+		CFN:     cfn,
+		EC2:     ec2.NewFromConfig(cfg),
+		ASG:     autoscaling.NewFromConfig(cfg),
+		S3:      a.s3,
+		SSM:     ssmc,
+		STS:     sts.NewFromConfig(cfg),
+		SQS:     sqs.NewFromConfig(cfg),
+		Region:  cfg.Region,
+		IO:      a.IO,
+		Version: a.Version,
+		Run:     cluster.Run{Command: commandLine(a.Args), ID: a.RunID},
+
+		RunCommand: ssmc, // the docker commands
 	}
 	return a.svc, nil
 }

@@ -38,17 +38,17 @@ type CLI struct {
 	Describe    DescribeCmd    `cmd:"" help:"Show a cluster: core status, outputs, parameters, and its groups with their health."`
 	Events      EventsCmd      `cmd:"" help:"Print the stack events of a cluster's core or of one group."`
 	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operations in progress on a cluster (core and busy groups) or one group, deletions included, and return their outcome."`
+	Unlock      UnlockCmd      `cmd:"" help:"Break a lease left by a run that died, by its id."`
+	Render      RenderCmd      `cmd:"" help:"Print what would be deployed: a template, its parameters and tags, a node configuration."`
+	VersionCmd  VersionCmd     `cmd:"" name:"version" help:"Print the version."`
+	Completion  CompletionCmd  `cmd:"" help:"Print the shell completion script: source <(clusterctl completion bash)."`
+	Help        HelpCmd        `cmd:"" help:"Explain a command (clusterctl help update-group), or list them all."`
+
 	// Using the swarm from where the operator sits.
 	Docker       DockerCmd       `cmd:"" help:"Run a docker command on the swarm's leader through Systems Manager: clusterctl docker -j CLUSTER -- service ls."`
 	Shell        ShellCmd        `cmd:"" help:"Open a Session Manager shell on a node (a manager with -j CLUSTER)."`
 	Services     ServicesCmd     `cmd:"" help:"List the swarm's services with their replicas, image, ports and where their tasks run."`
 	ListClusters ListClustersCmd `cmd:"" name:"list-clusters" help:"List every cluster in the region with status, health, managers, groups and nodes."`
-
-	Unlock     UnlockCmd     `cmd:"" help:"Break a lease left by a run that died, by its id."`
-	Render     RenderCmd     `cmd:"" help:"Print what would be deployed: a template, its parameters and tags, a node configuration."`
-	VersionCmd VersionCmd    `cmd:"" name:"version" help:"Print the version."`
-	Completion CompletionCmd `cmd:"" help:"Print the shell completion script: source <(clusterctl completion bash)."`
-	Help       HelpCmd       `cmd:"" help:"Explain a command (clusterctl help update-group), or list them all."`
 }
 
 // CreateCoreCmd is `clusterctl create-core NAME`.

@@ -78,19 +78,21 @@ type SSMAPI interface {
 
 // Service runs the cluster commands against one AWS configuration.
 type Service struct {
-	Stacks StackManager
-	CFN    query.CFNAPI // inventory reads stacks itself, in one call
-	EC2    EC2API
-	ASG    ASGAPI
-	S3     S3API
-	SSM    SSMAPI
-	STS    lease.STSAPI // who the run acts as, for its leases; nil: not recorded
-	SQS    SQSAPI       // requests to the managers
+	Stacks  StackManager
+	CFN     query.CFNAPI // inventory reads stacks itself, in one call
+	EC2     EC2API
+	ASG     ASGAPI
+	S3      S3API
+	SSM     SSMAPI
+	STS     lease.STSAPI // who the run acts as, for its leases; nil: not recorded
+	SQS     SQSAPI       // requests to the managers
+	Region  string       // of the clients, for the requests' envelope
+	IO      *iostreams.IO
+	Version string
+
 	// RunCommand runs docker commands on the managers (Run Command).
 	RunCommand remote.SSMAPI
-	Region     string // of the clients, for the requests' envelope
-	IO         *iostreams.IO
-	Version    string
+
 	// Run says which run of which command this is, for the leases it takes.
 	Run Run
 	// Now is the clock a swarm status snapshot's age is measured by; nil:
