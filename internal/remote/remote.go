@@ -45,14 +45,14 @@ const Document = "AWS-RunShellScript"
 const (
 	// InlineInput bounds the standard input sent inside the command (as
 	// base64, a third larger): SendCommand's parameters are limited in
-	// size, so a larger input goes through the bucket, where the node
-	// fetches it.
-	InlineInput = 24 << 10
+	// size (16 KiB is the bound we keep under), so a larger input goes
+	// through the bucket, where the node fetches it.
+	InlineInput = 8 << 10
 	// MaxInput bounds the standard input clusterctl reads and sends.
 	MaxInput = 256 << 20
-	// maxScript bounds the script itself: arguments that long are a
-	// mistake, and SendCommand would refuse them.
-	maxScript = 48 << 10
+	// maxScript bounds the script itself, under SendCommand's limit:
+	// arguments that long are refused before anything is sent.
+	maxScript = 15 << 10
 	// maxOutput bounds what is read of each output object.
 	maxOutput = 1 << 30
 	// deliveryTimeout is how long Systems Manager tries to deliver the

@@ -372,3 +372,13 @@ func TestPluginArgs(t *testing.T) {
 		t.Errorf("args %q", args)
 	}
 }
+
+// Arguments too long for SendCommand are refused before anything is sent.
+func TestRunRefusesOverlongArguments(t *testing.T) {
+	api := &fakeSSM{}
+	r := &Runner{SSM: api, S3: &fakeS3{objects: map[string][]byte{}}, Poll: time.Millisecond}
+	_, err := r.Run(context.Background(), Docker{Instance: "i-1", Args: []string{"config", "create", strings.Repeat("x", maxScript)}, Bucket: "bkt", Run: "r"})
+	if errs.ExitCode(err) != errs.ExitUsage || len(api.sent) != 0 {
+		t.Fatalf("err %v, sent %d", err, len(api.sent))
+	}
+}
