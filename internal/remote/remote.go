@@ -103,7 +103,8 @@ type Result struct {
 type Runner struct {
 	SSM SSMAPI
 	S3  S3API
-	// Poll is how often the invocation is asked about; 0: a second.
+	// Poll is how often the invocation is asked about at most (from 100
+	// ms, doubling); 0: a second.
 	Poll time.Duration
 	// OutputWait bounds how long output objects a finished invocation
 	// names are waited for (the agent uploads them as it reports); 0: 10 s.
@@ -211,10 +212,13 @@ func (r *Runner) Run(ctx context.Context, d Docker) (*Result, error) {
 
 // wait polls the invocation until it ends.
 func (r *Runner) wait(ctx context.Context, id, instance string) (*ssm.GetCommandInvocationOutput, error) {
-	poll := r.Poll
-	if poll <= 0 {
-		poll = time.Second
+	most := r.Poll
+	if most <= 0 {
+		most = time.Second
 	}
+	// Most commands end within a second or two: ask soon, then every
+	// second.
+	poll := min(most, 100*time.Millisecond)
 	for {
 		inv, err := r.SSM.GetCommandInvocation(ctx, &ssm.GetCommandInvocationInput{CommandId: aws.String(id), InstanceId: aws.String(instance)})
 		var ae interface{ ErrorCode() string }
@@ -238,6 +242,7 @@ func (r *Runner) wait(ctx context.Context, id, instance string) (*ssm.GetCommand
 			return nil, ctx.Err()
 		case <-time.After(poll):
 		}
+		poll = min(2*poll, most)
 	}
 }
 
