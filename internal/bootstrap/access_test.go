@@ -95,7 +95,7 @@ func TestDockerOnRealSwarm(t *testing.T) {
 
 	// Arguments with spaces, quotes and what a shell would expand make
 	// exactly that service.
-	label := `it's a "test" with  spaces; $(touch /tmp/no) *`
+	label := `it's a "test" with  spaces; $(touch pwned) *`
 	env := `GREETING=hello "world" $HOME` + "\n`id`"
 	r = run(nil, "service", "create", "--detach", "--name", "quoted", "--no-resolve-image", "--network", "host",
 		"--label", "note="+label, "--env", env, "--constraint", "engine.labels.clusterctl.group==g", enginetest.Image, "sleep", "3600")
