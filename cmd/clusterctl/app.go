@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/aws/aws-sdk-go-v2/service/acm"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -144,6 +146,8 @@ func (a *App) Service() (*cluster.Service, error) {
 		ASG:     autoscaling.NewFromConfig(cfg),
 		S3:      a.s3,
 		SSM:     ssm.NewFromConfig(cfg),
+		ACM:     acm.NewFromConfig(cfg),
+		ELB:     elasticloadbalancingv2.NewFromConfig(cfg),
 		STS:     sts.NewFromConfig(cfg),
 		SQS:     sqs.NewFromConfig(cfg),
 		Region:  cfg.Region,

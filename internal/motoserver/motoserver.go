@@ -4,6 +4,7 @@
 package motoserver
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,12 @@ import (
 
 // ErrNotInstalled says how to get moto_server.
 var ErrNotInstalled = errors.New("moto_server not found on PATH: install it with pip install 'moto[server]'")
+
+// gaps is the Python program that runs moto_server with the gaps of
+// moto's CloudFormation that our templates meet filled in.
+//
+//go:embed gaps.py
+var gaps string
 
 // Server is a running moto_server.
 type Server struct {
@@ -40,7 +47,13 @@ func StartOn(host string, log io.Writer) (*Server, error) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(path, "-H", host, "-p", fmt.Sprint(port))
+	args := []string{"-H", host, "-p", fmt.Sprint(port)}
+	cmd := exec.Command(path, args...)
+	// moto's own Python, when it can be found, runs moto_server with the
+	// gaps its CloudFormation has for our templates filled in (gaps.py).
+	if py, err := exec.LookPath("python3"); err == nil && exec.Command(py, "-c", "import moto.server, moto.elbv2").Run() == nil {
+		cmd = exec.Command(py, append([]string{"-c", gaps}, args...)...)
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting moto_server: %w", err)
