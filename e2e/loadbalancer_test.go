@@ -28,6 +28,10 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 )
 
+// testCertificateARN has the shape of an ACM certificate's ARN, for what
+// is rendered offline.
+const testCertificateARN = "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-0000-1111-2222-333344445555"
+
 // lbClients reach moto's ACM and Elastic Load Balancing.
 func lbClients(t *testing.T) (*acm.Client, *elbv2.Client) {
 	t.Helper()
