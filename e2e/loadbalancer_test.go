@@ -308,6 +308,22 @@ func TestLoadBalancer(t *testing.T) {
 		t.Error("the load balancer changed without --yes")
 	}
 
+	// With --yes it goes: an internal load balancer of another group, so
+	// that the group removed below still has its own.
+	must(t, "add-agents", "-n", "api", "-t", "t3.small", "-j", "core", "--publish", "8080", "--load-balancer", "internal", "-q")
+	apiLB := outputs(describeStack(t, c, "core-api"))["LoadBalancerArn"]
+	if got := readGroupLB(t, elb, apiLB); got.scheme != "internal" || !maps.Equal(got.listeners, map[int32]string{8080: "TCP"}) {
+		t.Errorf("internal load balancer %+v", got)
+	}
+	must(t, "update-group", "-n", "api", "-j", "core", "--publish", "", "--yes", "-q")
+	if out, err := elb.DescribeLoadBalancers(ctx, &elbv2.DescribeLoadBalancersInput{}); err != nil || len(out.LoadBalancers) != 1 || aws.ToString(out.LoadBalancers[0].LoadBalancerArn) != lbARN {
+		t.Errorf("load balancers after removing api's: %v, %v", out, err)
+	}
+	if err := json.Unmarshal([]byte(must(t, "list-groups", "-j", "core", "-o", "json").stdout), &groups); err != nil || len(groups) != 2 || groups[0].Group != "api" || groups[0].LoadBalancer != nil {
+		t.Errorf("list-groups after removing api's load balancer: %v %+v", err, groups)
+	}
+	must(t, "remove-group", "-n", "api", "-j", "core", "--yes", "-q")
+
 	// Removing the group removes all of it.
 	must(t, "remove-group", "-n", "web", "-j", "core", "--yes", "-q")
 	if out, err := elb.DescribeLoadBalancers(ctx, &elbv2.DescribeLoadBalancersInput{}); err != nil || len(out.LoadBalancers) != 0 {

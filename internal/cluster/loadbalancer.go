@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
@@ -63,4 +64,26 @@ func writeLoadBalancers(w io.Writer, groups []GroupHealth) {
 			fmt.Fprintf(w, "%s: load balancer %s (%s): %s\n", g.Group.Group, lb.EndpointText(), lb.Scheme, lb.PortsText())
 		}
 	}
+}
+
+// lbRemovals says, for each group the plan updates, what removing or
+// replacing its load balancer takes from its clients (lbRemoval): apply
+// asks before it, as update-group does.
+func lbRemovals(p *ClusterPlan, obs *Observed) []string {
+	if obs == nil {
+		return nil
+	}
+	var out []string
+	for _, sp := range p.Stacks {
+		og := obs.Groups[sp.Group]
+		if sp.Action != ActionUpdate || sp.group == nil || og == nil || og.Stack == nil {
+			continue
+		}
+		desired := *sp.group
+		desired.Default()
+		if what := lbRemoval(og.Spec, desired, og.Stack.Outputs[names.OutputLoadBalancerDNSName]); what != "" {
+			out = append(out, what)
+		}
+	}
+	return out
 }

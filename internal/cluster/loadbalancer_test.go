@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +16,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/acm"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 
+	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
@@ -92,5 +96,48 @@ func TestLBRemoval(t *testing.T) {
 		if got := lbRemoval(tt.deployed, tt.given, "lb-1.elb.amazonaws.com"); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// apply asks before a file removes a group's load balancer, as
+// update-group does: off a terminal it needs --yes, and nothing changes
+// without it.
+func TestApplyRemovingLoadBalancerAsks(t *testing.T) {
+	s := motoService(t)
+	ctx := t.Context()
+	newMotoWorld(t, s)
+	c := spec.New("lbapply")
+	c.Groups = []spec.Group{{Name: "web", InstanceType: spec.InstanceTypes{"t3.small"}, Publish: spec.Ports{"80"}, LoadBalancer: spec.SchemeInternal}}
+	if _, err := s.Apply(ctx, ApplyOptions{Spec: c}); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := s.Observe(ctx, "lbapply")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := obs.Groups["web"]; g == nil || !g.Spec.Published() || g.Stack.Outputs[names.OutputLoadBalancerDNSName] == "" {
+		t.Fatalf("group web as deployed: %+v", g)
+	}
+	// The VPC's CIDR, asked of EC2, is who may connect by default.
+	if got := strings.Join(spec.SplitList(obs.Groups["web"].Stack.Parameters[names.ParamLoadBalancerAllowFrom]), ","); got != "172.31.0.0/16" {
+		t.Errorf("internal load balancer allows %q, want the default VPC's CIDR", got)
+	}
+	c.Groups = []spec.Group{{Name: "web", InstanceType: spec.InstanceTypes{"t3.small"}}}
+	_, err = s.Apply(ctx, ApplyOptions{Spec: c})
+	if err == nil || errs.ExitCode(err) != 2 || !strings.Contains(err.Error(), `refusing to remove the load balancer`) || !strings.Contains(err.Error(), "pass --yes") {
+		t.Fatalf("removal without --yes: %v", err)
+	}
+	if obs, err := s.Observe(ctx, "lbapply"); err != nil || !obs.Groups["web"].Spec.Published() {
+		t.Fatalf("the load balancer changed without --yes: %v", err)
+	}
+	if _, err := s.Apply(ctx, ApplyOptions{Spec: c, Yes: true}); err != nil {
+		t.Fatal(err)
+	}
+	if obs, err := s.Observe(ctx, "lbapply"); err != nil || obs.Groups["web"].Spec.Published() {
+		t.Fatalf("after apply --yes: %+v, %v", obs.Groups["web"].Spec, err)
+	}
+	lbs, err := s.ELB.(*elasticloadbalancingv2.Client).DescribeLoadBalancers(ctx, &elasticloadbalancingv2.DescribeLoadBalancersInput{})
+	if err != nil || len(lbs.LoadBalancers) != 0 {
+		t.Errorf("load balancers after apply --yes: %v, %v", lbs, err)
 	}
 }

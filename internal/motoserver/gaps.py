@@ -34,6 +34,24 @@ def _delete_target_group(self, account_id, region):
 
 elbv2.FakeTargetGroup.delete = _delete_target_group
 
+# An update that removes target groups: CloudFormation updates the Auto
+# Scaling group first and deletes the target groups it no longer names in
+# its cleanup phase; moto deletes them first, and the Auto Scaling group,
+# still naming them, fails to find them. It now forgets the target groups
+# that are gone.
+from moto.autoscaling import models as autoscaling  # noqa: E402
+
+_update_attached_target_groups = autoscaling.AutoScalingBackend.update_attached_target_groups
+
+
+def _update_existing_target_groups(self, group_name):
+    group = self.autoscaling_groups[group_name]
+    group.target_group_arns = [a for a in group.target_group_arns if a in self.elbv2_backend.target_groups]
+    return _update_attached_target_groups(self, group_name)
+
+
+autoscaling.AutoScalingBackend.update_attached_target_groups = _update_existing_target_groups
+
 from moto.server import main  # noqa: E402
 
 main(sys.argv[1:])

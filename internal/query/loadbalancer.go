@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -98,6 +99,13 @@ func WithLoadBalancers(ctx context.Context, api ELBAPI, groups []Group) error {
 		}
 		eg.Go(func() error {
 			ports, err := portHealth(ctx, api, lb.ARN)
+			var nf *elbtypes.LoadBalancerNotFoundException
+			if errors.As(err, &nf) {
+				// Gone (removed by an update, or by hand): the group has
+				// no load balancer, whatever a stale output says.
+				groups[i].LoadBalancer = nil
+				return nil
+			}
 			if err != nil {
 				return fmt.Errorf("load balancer of group %s: %w", groups[i].Group, err)
 			}
