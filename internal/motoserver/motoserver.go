@@ -25,8 +25,25 @@ var gaps string
 
 // Server is a running moto_server.
 type Server struct {
-	URL string
-	cmd *exec.Cmd
+	URL    string
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once the process has exited
+}
+
+// start runs a server process, its output going to log; exited is closed
+// when it exits.
+func start(log io.Writer, name string, args ...string) (*exec.Cmd, chan struct{}, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	return cmd, exited, nil
 }
 
 // Start runs moto_server on a free loopback port, its output going to log
@@ -48,19 +65,30 @@ func StartOn(host string, log io.Writer) (*Server, error) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	args := []string{"-H", host, "-p", fmt.Sprint(port)}
-	cmd := exec.Command(path, args...)
-	// moto's own Python, when it can be found, runs moto_server with the
-	// gaps its CloudFormation has for our templates filled in (gaps.py).
-	if py, err := exec.LookPath("python3"); err == nil && exec.Command(py, "-c", "import moto.server, moto.elbv2").Run() == nil {
-		cmd = exec.Command(py, append([]string{"-c", gaps}, args...)...)
+	// moto's own Python, when python3 is it, runs moto_server with the gaps
+	// its CloudFormation has for our templates filled in (gaps.py); a
+	// python3 without moto exits at once, and moto_server runs as it is.
+	cmd, exited, err := start(log, "python3", append([]string{"-c", gaps}, args...)...)
+	if err == nil {
+		select {
+		case <-exited:
+			err = errors.New("python3 cannot run moto")
+		case <-time.After(time.Second):
+		}
 	}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting moto_server: %w", err)
+	if err != nil {
+		if cmd, exited, err = start(log, path, args...); err != nil {
+			return nil, fmt.Errorf("starting moto_server: %w", err)
+		}
 	}
-	s := &Server{URL: "http://" + net.JoinHostPort(host, fmt.Sprint(port)), cmd: cmd}
+	s := &Server{URL: "http://" + net.JoinHostPort(host, fmt.Sprint(port)), cmd: cmd, exited: exited}
 	client := &http.Client{Timeout: time.Second}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		select {
+		case <-exited:
+			return nil, fmt.Errorf("moto_server exited before it answered on %s", s.URL)
+		default:
+		}
 		resp, err := client.Get(s.URL + "/moto-api/")
 		if err == nil {
 			resp.Body.Close()
@@ -91,6 +119,6 @@ func (s *Server) Pid() int { return s.cmd.Process.Pid }
 func (s *Server) Close() {
 	if s.cmd.Process != nil {
 		s.cmd.Process.Kill()
-		s.cmd.Wait()
+		<-s.exited
 	}
 }
