@@ -301,7 +301,7 @@ func TestLoadBalancer(t *testing.T) {
 	// Removing the load balancer changes the clients' endpoint: off a
 	// terminal it needs --yes, and nothing changes without it.
 	r = clusterctl(t, "update-group", "-n", "web", "-j", "core", "--publish", "")
-	if r.code != 2 || !strings.Contains(r.stderr, "refusing to remove the load balancer "+dns+" of group \"web\"") || !strings.Contains(r.stderr, "pass --yes") {
+	if r.code != 2 || !strings.Contains(r.stderr, "refusing to remove group \"web\"'s load balancer "+dns+" (ports 80,443/tls,8080) and the endpoint its clients use without confirmation") || !strings.Contains(r.stderr, "pass --yes") {
 		t.Errorf("removal without --yes: %s", r)
 	}
 	if len(readGroupLB(t, elb, lbARN).listeners) != 3 {
@@ -339,5 +339,35 @@ func TestLoadBalancer(t *testing.T) {
 		if strings.Contains(rule, lbSG) {
 			t.Errorf("the nodes still admit %s", rule)
 		}
+	}
+}
+
+// On a terminal, update-group shows the plan and asks before it removes a
+// group's load balancer: "n" changes nothing (exit 1), "y" removes it.
+func TestLoadBalancerRemovalPrompt(t *testing.T) {
+	resetMoto(t)
+	must(t, "create-core", "core", "-q")
+	_, elb := lbClients(t)
+	must(t, "add-agents", "-n", "web", "-t", "t3.small", "-j", "core", "--publish", "8080", "--load-balancer", "internal", "-q")
+	ask := func(answer string) (int, string) {
+		t.Helper()
+		term := startTerminal(t, env(), binary, "update-group", "-n", "web", "-j", "core", "--publish", "")
+		term.expect("[y/N]: ")
+		term.typeText(answer)
+		return term.exit(), term.screen()
+	}
+	code, screen := ask("n\n")
+	if code != 1 || !strings.Contains(screen, "publish") || !strings.Contains(screen, "8080 → (none)") ||
+		!strings.Contains(screen, "Really remove group \"web\"'s load balancer ") {
+		t.Errorf("answer n: exit %d\n%s", code, screen)
+	}
+	if out, err := elb.DescribeLoadBalancers(context.Background(), &elbv2.DescribeLoadBalancersInput{}); err != nil || len(out.LoadBalancers) != 1 {
+		t.Fatalf("after answering n: %v, %v", out, err)
+	}
+	if code, screen := ask("y\n"); code != 0 {
+		t.Errorf("answer y: exit %d\n%s", code, screen)
+	}
+	if out, err := elb.DescribeLoadBalancers(context.Background(), &elbv2.DescribeLoadBalancersInput{}); err != nil || len(out.LoadBalancers) != 0 {
+		t.Errorf("after answering y: %v, %v", out, err)
 	}
 }

@@ -49,9 +49,9 @@ func lbRemoval(deployed, desired spec.Group, endpoint string) string {
 	}
 	switch {
 	case !desired.Published():
-		return fmt.Sprintf("remove the load balancer%s of group %q (ports %s): its clients lose their endpoint", where, desired.Name, deployed.Publish)
+		return fmt.Sprintf("remove group %q's load balancer%s (ports %s) and the endpoint its clients use", desired.Name, where, deployed.Publish)
 	case desired.Scheme() != deployed.Scheme():
-		return fmt.Sprintf("replace the load balancer%s of group %q (%s → %s): its endpoint changes", where, desired.Name, deployed.Scheme(), desired.Scheme())
+		return fmt.Sprintf("replace group %q's load balancer%s with an %s one, at a new endpoint", desired.Name, where, desired.Scheme())
 	}
 	return ""
 }

@@ -89,8 +89,8 @@ func TestLBRemoval(t *testing.T) {
 	}{
 		{"no load balancer before", none, web, ""},
 		{"a port added", web, more, ""},
-		{"removed", more, none, `remove the load balancer lb-1.elb.amazonaws.com of group "web" (ports 80,8080): its clients lose their endpoint`},
-		{"scheme changed", web, internal, `replace the load balancer lb-1.elb.amazonaws.com of group "web" (internet-facing → internal): its endpoint changes`},
+		{"removed", more, none, `remove group "web"'s load balancer lb-1.elb.amazonaws.com (ports 80,8080) and the endpoint its clients use`},
+		{"scheme changed", web, internal, `replace group "web"'s load balancer lb-1.elb.amazonaws.com with an internal one, at a new endpoint`},
 		{"still none", none, none, ""},
 	} {
 		if got := lbRemoval(tt.deployed, tt.given, "lb-1.elb.amazonaws.com"); got != tt.want {
@@ -124,7 +124,7 @@ func TestApplyRemovingLoadBalancerAsks(t *testing.T) {
 	}
 	c.Groups = []spec.Group{{Name: "web", InstanceType: spec.InstanceTypes{"t3.small"}}}
 	_, err = s.Apply(ctx, ApplyOptions{Spec: c})
-	if err == nil || errs.ExitCode(err) != 2 || !strings.Contains(err.Error(), `refusing to remove the load balancer`) || !strings.Contains(err.Error(), "pass --yes") {
+	if err == nil || errs.ExitCode(err) != 2 || !strings.Contains(err.Error(), `refusing to remove group "web"'s load balancer`) || !strings.Contains(err.Error(), "pass --yes") {
 		t.Fatalf("removal without --yes: %v", err)
 	}
 	if obs, err := s.Observe(ctx, "lbapply"); err != nil || !obs.Groups["web"].Spec.Published() {
