@@ -10,9 +10,11 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/acm"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -152,6 +154,8 @@ func (a *App) Service() (*cluster.Service, error) {
 		ASG:     autoscaling.NewFromConfig(cfg),
 		S3:      a.s3,
 		SSM:     ssmc,
+		ACM:     acm.NewFromConfig(cfg),
+		ELB:     elasticloadbalancingv2.NewFromConfig(cfg),
 		STS:     sts.NewFromConfig(cfg),
 		SQS:     sqs.NewFromConfig(cfg),
 		Region:  cfg.Region,

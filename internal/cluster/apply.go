@@ -122,6 +122,10 @@ func (s *Service) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, erro
 	if len(deletes) > 0 && !o.DryRun && !o.Yes && !s.IO.InTTY {
 		return p, errs.Usage("refusing to delete %s (%s) without confirmation: pass --yes when not on a terminal", query.Plural(len(deletes), "group stack"), strings.Join(deletes, ", "))
 	}
+	lbChanges := lbRemovals(p, obs)
+	if len(lbChanges) > 0 && !o.DryRun && !o.Yes && !s.IO.InTTY {
+		return p, errs.Usage("refusing to %s without confirmation: pass --yes when not on a terminal", strings.Join(lbChanges, "; "))
+	}
 	if err := s.prepare(ctx, p, obs, parallel); err != nil {
 		s.discardAll(ctx, p)
 		return p, err
@@ -139,6 +143,12 @@ func (s *Service) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, erro
 	}
 	if len(deletes) > 0 {
 		if err := s.confirm(ctx, o.Yes, fmt.Sprintf("delete %s of cluster %q, not in the file: %s", query.Plural(len(deletes), "group stack"), c.Name, strings.Join(deletes, ", "))); err != nil {
+			s.discardAll(ctx, p)
+			return p, err
+		}
+	}
+	for _, what := range lbChanges {
+		if err := s.confirm(ctx, o.Yes, what); err != nil {
 			s.discardAll(ctx, p)
 			return p, err
 		}

@@ -32,6 +32,7 @@ import (
 type EC2API interface {
 	query.EC2API
 	preflight.EC2API
+	preflight.RouteTablesAPI
 	DescribeVpcs(ctx context.Context, in *ec2.DescribeVpcsInput, opts ...func(*ec2.Options)) (*ec2.DescribeVpcsOutput, error)
 	DescribeSubnets(ctx context.Context, in *ec2.DescribeSubnetsInput, opts ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
 	DescribeLaunchTemplateVersions(ctx context.Context, in *ec2.DescribeLaunchTemplateVersionsInput, opts ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplateVersionsOutput, error)
@@ -78,12 +79,16 @@ type SSMAPI interface {
 
 // Service runs the cluster commands against one AWS configuration.
 type Service struct {
-	Stacks  StackManager
-	CFN     query.CFNAPI // inventory reads stacks itself, in one call
-	EC2     EC2API
-	ASG     ASGAPI
-	S3      S3API
-	SSM     SSMAPI
+	Stacks StackManager
+	CFN    query.CFNAPI // inventory reads stacks itself, in one call
+	EC2    EC2API
+	ASG    ASGAPI
+	S3     S3API
+	SSM    SSMAPI
+	// ACM checks a load balancer's certificate; ELB reads a group's load
+	// balancer (its listeners and the health of its targets).
+	ACM     preflight.ACMAPI
+	ELB     query.ELBAPI
 	STS     lease.STSAPI // who the run acts as, for its leases; nil: not recorded
 	SQS     SQSAPI       // requests to the managers
 	Region  string       // of the clients, for the requests' envelope
@@ -128,7 +133,16 @@ func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.G
 	for _, g := range rep.Unoffered {
 		s.printf("Note: %s: the group's nodes launch in its other zones\n", g)
 	}
-	return nil
+	if !g.Published() {
+		return nil
+	}
+	cert := ""
+	if g.TLS() {
+		cert = g.Certificate
+	}
+	return preflight.CheckLoadBalancer(ctx, s.EC2, s.ACM, preflight.LoadBalancerRequest{
+		Scheme: g.Scheme(), Certificate: cert, SubnetIDs: subnets, SubnetZones: rep.SubnetZones, VpcID: join.VpcId,
+	})
 }
 
 // ErrRefused marks an operation refused because of the state it met

@@ -91,7 +91,7 @@ func TestReadErrors(t *testing.T) {
 		{"typo", group + "    cout: 3\n", "f.yaml:7: groups[0].cout: unknown setting; did you mean count?"},
 		{"part of a key", group + "    type: c5.large\n", "f.yaml:7: groups[0].type: unknown setting; did you mean instanceType?"},
 		{"start of a key", group + "    volume: 50\n", "f.yaml:7: groups[0].volume: unknown setting; did you mean volumeSize?"},
-		{"nothing close", group + "    flavour: spicy\n", "f.yaml:7: groups[0].flavour: unknown setting (expected one of name, instanceType, spot, onDemandBase, onDemandPercent, spotAllocation, count, min, max, labels, imageId, volumeSize, subnetIds, sshCidr, keyName, allowSshFromAnywhere, rollingUpdate)"},
+		{"nothing close", group + "    flavour: spicy\n", "f.yaml:7: groups[0].flavour: unknown setting (expected one of name, instanceType, spot, onDemandBase, onDemandPercent, spotAllocation, count, min, max, labels, imageId, volumeSize, subnetIds, sshCidr, keyName, allowSshFromAnywhere, publish, loadBalancer, allowFrom, certificate, deregistrationDelay, accessLogs, rollingUpdate)"},
 		{"nested unknown", group + "    rollingUpdate:\n      batch: 2\n", "f.yaml:8: groups[0].rollingUpdate.batch: unknown setting; did you mean maxBatch?"},
 		{"nested, nothing close", group + "    rollingUpdate:\n      speed: 2\n", "f.yaml:8: groups[0].rollingUpdate.speed: unknown setting (expected one of maxBatch, minInService)"},
 		{"nested typo", group + "    rollingUpdate:\n      maxbatch: 2\n", "f.yaml:8: groups[0].rollingUpdate.maxbatch: unknown setting; did you mean maxBatch?"},

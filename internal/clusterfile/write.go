@@ -71,8 +71,13 @@ func Schema() ([]byte, error) {
 }
 
 // schemaOf gives the schema of the spec's types that read more than one
-// form: a group's instance types are one type or a list of them.
+// form: a group's instance types are one type or a list of them; its
+// published ports a port, a string or a list of them.
 func schemaOf(t reflect.Type) *jsonschema.Schema {
+	if t == reflect.TypeFor[spec.Ports]() {
+		port := []*jsonschema.Schema{{Type: "integer", Minimum: "1", Maximum: "65535"}, {Type: "string"}}
+		return &jsonschema.Schema{OneOf: append(port, &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{OneOf: port}})}
+	}
 	if t != reflect.TypeFor[spec.InstanceTypes]() {
 		return nil
 	}

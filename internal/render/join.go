@@ -21,6 +21,10 @@ type Join struct {
 	// ManagersKey is the bucket key of the live managers' addresses.
 	ManagersKey     string
 	ContractVersion string
+	// VpcCidr is no core output: the VPC's CIDR as EC2 says it, who may
+	// connect to a group's internal load balancer by default. Only a
+	// group with such a load balancer needs it.
+	VpcCidr string
 }
 
 // Outputs returns j as the core's outputs (and so the group's join

@@ -83,6 +83,7 @@ type groupData struct {
 	Mixed, Spot     bool
 	InstanceTypes   []string
 	SpotAllocations []string
+	loadBalancerData
 }
 
 type label struct{ Key, Value string }
@@ -193,6 +194,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		ContractVersion: ContractVersion, Labels: labels, Metadata: meta,
 		HookName: names.LifecycleHook(cluster),
 		Mixed:    g.Mixed(), Spot: g.Spot, InstanceTypes: g.InstanceType, SpotAllocations: spec.SpotAllocations(),
+		loadBalancerData: loadBalancerOf(g, join.VpcCidr),
 	}
 	engine, err := engineLabels(g.Name, labels)
 	if err != nil {
@@ -225,6 +227,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 			delete(params, k)
 		}
 	}
+	loadBalancerParameters(params, g, data.loadBalancerData)
 	params[names.ParamSubnetIDs] = strings.Join(subnets, ",")
 	params[names.ParamImageParameter] = imageParam
 	params[names.ParamImageID] = imageID
@@ -247,6 +250,9 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		Artifacts:    []Artifact{node},
 	}
 	if err := check(r); err != nil {
+		if g.Published() && len(r.Template) > MaxTemplateBytes {
+			return nil, fmt.Errorf("%w: %d published ports are more than one group's template holds (each adds a listener, a target group and security group rules)", err, len(g.Publish))
+		}
 		return nil, err
 	}
 	return r, nil
@@ -282,10 +288,11 @@ func execute(pattern, name string, data any) ([]byte, error) {
 // free of global state.
 func parse(pattern string) (*template.Template, error) {
 	t, err := template.New("").Option("missingkey=error").Funcs(template.FuncMap{
-		"json": jsonString,
-		"ref":  subRef,
-		"sub":  subLiteral,
-		"sh":   shellQuote,
+		"json":  jsonString,
+		"ref":   subRef,
+		"sub":   subLiteral,
+		"sh":    shellQuote,
+		"upper": strings.ToUpper,
 	}).ParseFS(templates.FS, pattern, "node/*.tmpl")
 	if err != nil {
 		return nil, fmt.Errorf("parsing templates %s: %w", pattern, err)

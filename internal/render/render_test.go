@@ -94,8 +94,30 @@ func variants() []variant {
 			OnDemandBase: intp(1), OnDemandPercent: intp(25), SpotAllocation: spec.SpotCapacityOptimized,
 			Count: intp(6), Max: intp(12), Labels: spec.Labels{"role": "batch"},
 		}},
+		// Load balancers: internet-facing with TLS ending at it, and
+		// internal (allowed from the VPC by default) with a UDP port, a
+		// node port of its own and access logs.
+		{name: "group-lb", cluster: "prod", join: testJoin, group: &spec.Group{
+			Name: "web", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2),
+			Publish: spec.Ports{"80", "443/tls"}, Certificate: testCertificate,
+		}},
+		{name: "group-lb-internal", cluster: "prod", join: lbJoin, group: &spec.Group{
+			Name: "dns", InstanceType: spec.InstanceTypes{"c5.large"}, Spot: true, Count: intp(3),
+			Publish: spec.Ports{"53/udp", "8080:30080", "8443:30080/tls"}, LoadBalancer: spec.SchemeInternal,
+			Certificate: testCertificate, DeregistrationDelay: intp(120), AccessLogs: "prod-lb-logs",
+		}},
+		{name: "group-lb-allow-from", cluster: "prod", join: testJoin, group: &spec.Group{
+			Name: "api", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2),
+			Publish: spec.Ports{"443:30443", "8443"}, AllowFrom: []string{"203.0.113.0/24", "198.51.100.0/24"},
+		}},
 	}
 }
+
+const testCertificate = "arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-0000-1111-2222-333344445555"
+
+// lbJoin is testJoin with the VPC's CIDR, which an internal load balancer
+// allows by default.
+var lbJoin = func() Join { j := testJoin; j.VpcCidr = "10.0.0.0/16"; return j }()
 
 // stackMeta is everything of a Rendered but the template and the artifact
 // bodies, for golden files.
@@ -314,7 +336,7 @@ func TestJoinFromOutputsRefusesTamperedValues(t *testing.T) {
 
 func TestParametersMatchTemplate(t *testing.T) {
 	// Parameters that may legitimately be empty when deployed.
-	optional := map[string]bool{"ImageId": true, "KeyName": true, "SshCidr": true}
+	optional := map[string]bool{"ImageId": true, "KeyName": true, "SshCidr": true, "AccessLogsBucket": true}
 	for _, v := range variants() {
 		r, err := v.render()
 		if err != nil {
@@ -781,9 +803,17 @@ func checkNodeSecurity(t *testing.T, res map[string]any) {
 		r := obj(x)
 		switch r["Type"] {
 		case "AWS::EC2::SecurityGroupIngress":
+			// The nodes admit their load balancer on the node ports,
+			// from its security group alone (checkLoadBalancer).
+			if dig(r, "Properties", "SourceSecurityGroupId", "Ref") == names.ResourceLoadBalancerSecurityGroup {
+				continue
+			}
 			rules = append(rules, obj(r["Properties"]))
 			conds[id] = r["Condition"]
 		case "AWS::EC2::SecurityGroup":
+			if id == names.ResourceLoadBalancerSecurityGroup {
+				continue // open to its clients by design (checkLoadBalancer)
+			}
 			for _, in := range list(dig(r, "Properties", "SecurityGroupIngress")) {
 				rules = append(rules, obj(in))
 			}

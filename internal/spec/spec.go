@@ -129,8 +129,18 @@ type Group struct {
 	SSHCIDR    string   `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to the group's nodes from this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
 	KeyName    string   `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair of the group's nodes." cfn:"KeyName" unset:"none"`
 	// AllowSSHFromAnywhere: see Core.
-	AllowSSHFromAnywhere bool          `json:"allowSshFromAnywhere,omitempty" yaml:"allowSshFromAnywhere,omitempty" name:"allow-ssh-from-anywhere" help:"Allow --ssh-cidr 0.0.0.0/0: SSH open to the whole internet." unset:"no"`
-	RollingUpdate        RollingUpdate `json:"rollingUpdate,omitzero" yaml:"rollingUpdate,omitempty" embed:"" file:"How an update that changes the nodes replaces them."`
+	AllowSSHFromAnywhere bool `json:"allowSshFromAnywhere,omitempty" yaml:"allowSshFromAnywhere,omitempty" name:"allow-ssh-from-anywhere" help:"Allow --ssh-cidr 0.0.0.0/0: SSH open to the whole internet." unset:"no"`
+
+	// The group's load balancer (publish.go): present when ports are
+	// published; the other settings mean nothing without them.
+	Publish             Ports    `json:"publish,omitempty" yaml:"publish,omitempty" name:"publish" placeholder:"PORT[:NODEPORT][/tcp|udp|tls],..." help:"Put a Network Load Balancer in front of the group with a listener per port, forwarding to the node port (default: the port); tls ends TLS at the load balancer (--publish \"\" on update-group removes it)." file:"Ports a Network Load Balancer in front of the group listens on, each PORT[:NODEPORT][/tcp|udp|tls], forwarded to the node port (default: the port); tls ends TLS at the load balancer." unset:"none"`
+	LoadBalancer        string   `json:"loadBalancer,omitempty" yaml:"loadBalancer,omitempty" name:"load-balancer" placeholder:"SCHEME" help:"With --publish: internet-facing (default) or internal." file:"With publish: internet-facing (default) or internal." cfn:"LoadBalancerScheme" unset:"none"`
+	AllowFrom           []string `json:"allowFrom,omitempty" yaml:"allowFrom,omitempty" name:"allow-from" placeholder:"CIDR" help:"With --publish: IPv4 CIDRs allowed to connect, comma-separated (default: anywhere for internet-facing, the VPC's CIDR for internal)." file:"With publish: IPv4 CIDRs allowed to connect (default: anywhere for internet-facing, the VPC's CIDR for internal)." unset:"default"`
+	Certificate         string   `json:"certificate,omitempty" yaml:"certificate,omitempty" name:"certificate" placeholder:"ACM_ARN" help:"With tls ports: the ACM certificate the load balancer ends TLS with." file:"With tls ports: the ACM certificate the load balancer ends TLS with." cfn:"CertificateArn" unset:"none"`
+	DeregistrationDelay *int     `json:"deregistrationDelay,omitempty" yaml:"deregistrationDelay,omitempty" name:"deregistration-delay" placeholder:"SECONDS" help:"With --publish: seconds a node leaving the load balancer keeps its connections before its drain starts (default 30)." file:"With publish: seconds a node leaving the load balancer keeps its connections before its drain starts (default 30)." cfn:"DeregistrationDelay" unset:"none"`
+	AccessLogs          string   `json:"accessLogs,omitempty" yaml:"accessLogs,omitempty" name:"access-logs" placeholder:"BUCKET" help:"With --publish: S3 bucket the load balancer writes its access logs to (off by default)." file:"With publish: S3 bucket the load balancer writes its access logs to (off by default)." cfn:"AccessLogsBucket" unset:"off"`
+
+	RollingUpdate RollingUpdate `json:"rollingUpdate,omitzero" yaml:"rollingUpdate,omitempty" embed:"" file:"How an update that changes the nodes replaces them."`
 }
 
 // RollingUpdate shapes how an update that changes the nodes replaces them.
@@ -193,6 +203,13 @@ func (g *Group) Default() {
 		g.Labels = nil
 	}
 	g.SubnetIDs = nilIfEmpty(g.SubnetIDs)
+	g.Publish = g.Publish.canonical()
+	g.AllowFrom = nilIfEmpty(g.AllowFrom)
+	if g.Published() {
+		// Without a load balancer its settings stay unset.
+		g.LoadBalancer = g.Scheme()
+		g.DeregistrationDelay = ptr(g.Deregistration())
+	}
 }
 
 // Mixed tells whether the group needs a mixed instances policy: several
@@ -270,6 +287,12 @@ func (g *Group) Trim() {
 	if g.SpotAllocationStrategy() == DefaultSpotAllocation {
 		g.SpotAllocation = ""
 	}
+	if g.LoadBalancer == SchemeInternetFacing {
+		g.LoadBalancer = ""
+	}
+	if g.Deregistration() == DefaultDeregistrationDelay {
+		g.DeregistrationDelay = nil
+	}
 }
 
 // Desired is the group's desired capacity, defaulted.
@@ -309,7 +332,18 @@ func (g Group) Update(changes Group, given []string) Group {
 	out.InstanceType = slices.Clone(g.InstanceType)
 	out.Labels = cloneLabels(g.Labels)
 	out.SubnetIDs = slices.Clone(g.SubnetIDs)
+	out.Publish = slices.Clone(g.Publish)
+	out.AllowFrom = slices.Clone(g.AllowFrom)
 	overlay(&out, &changes, given)
+	// Publishing nothing removes the load balancer and its settings with
+	// it, but for those given.
+	if slices.Contains(given, "publish") && !out.Published() {
+		for _, path := range lbSettings {
+			if !slices.Contains(given, path) {
+				fieldAt(&out, path).Value.SetZero()
+			}
+		}
+	}
 	if slices.Contains(given, "spot") && out.Spot != g.Spot {
 		for path, reset := range map[string]func(){
 			"onDemandBase":    func() { out.OnDemandBase = nil },

@@ -244,6 +244,7 @@ func (g Group) rules(cluster string) []rule {
 		{[]string{"sshCidr", "allowSshFromAnywhere"}, checkSSHAnywhere("sshCidr", g.SSHCIDR, g.AllowSSHFromAnywhere)},
 		one("keyName", checkKeyName("keyName", g.KeyName)),
 	}
+	rules = append(rules, g.lbRules()...)
 	// Without spot every node is on-demand: a mix given anyway needs spot.
 	if !g.Spot {
 		for _, m := range []struct {
