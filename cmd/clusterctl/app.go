@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -126,6 +127,9 @@ func (a *App) Service() (*cluster.Service, error) {
 		opts.Log = a.IO.ErrOut
 	}
 	cfg, rec, err := awsx.Load(a.ctx, opts)
+	if se := (*awsx.SettingError)(nil); errors.As(err, &se) {
+		return nil, errs.AsUsage(err)
+	}
 	if err != nil {
 		return nil, err
 	}
