@@ -39,6 +39,13 @@ const (
 	TagName = "Name"
 )
 
+// TagNodeBucket is on every instance (managers and agents), from its Auto
+// Scaling group: the cluster's bucket, so that list-nodes reads the swarm's
+// status without asking CloudFormation for the core's bucket. It is a hint,
+// not proof: the snapshot read there must name the cluster, and commands
+// that act on the bucket find it through the core stack.
+const TagNodeBucket = "clusterctl:bucket"
+
 // Values of the ownership tags.
 const (
 	RoleCore     = "core"
@@ -261,6 +268,8 @@ type Set struct {
 
 	StatusKey string
 
+	TagNodeBucket string
+
 	MetadataKey string
 }
 
@@ -300,6 +309,8 @@ func Template() Set {
 		EngineLabelLifecycle: EngineLabelLifecycle, EngineLabelZone: EngineLabelZone,
 
 		StatusKey: StatusKey,
+
+		TagNodeBucket: TagNodeBucket,
 
 		MetadataKey: MetadataKey,
 	}
