@@ -104,7 +104,9 @@ func bounded(client *awshttp.BuildableClient, b Bounds) aws.HTTPClient {
 			}
 			// An idle pooled connection is closed before its read deadline
 			// could fail it, so the deadline only ever ends a request.
-			tr.IdleConnTimeout = min(tr.IdleConnTimeout, b.Response/2)
+			if tr.IdleConnTimeout == 0 || tr.IdleConnTimeout > b.Response/2 {
+				tr.IdleConnTimeout = b.Response / 2
+			}
 		}).
 		WithReadTimeout(0). // ours is boundedConn
 		Freeze()
