@@ -1,12 +1,19 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -110,5 +117,47 @@ func TestSilentEndpoint(t *testing.T) {
 	r := clusterctlEnv(t, append(env(), "CLUSTERCTL_AWS_RESPONSE_TIMEOUT=30"), "list-nodes")
 	if r.code != 2 || r.stderr != "clusterctl: CLUSTERCTL_AWS_RESPONSE_TIMEOUT=\"30\": not a positive duration (e.g. 20s, 500ms)\n" {
 		t.Errorf("a bad bound:\n%s", r)
+	}
+}
+
+// An endpoint that stops answering while a command waits on the stack it
+// created: the command ends with the one line, then says how to follow
+// the operation, which carries on in CloudFormation.
+func TestEndpointGoesSilentDuringAWait(t *testing.T) {
+	resetMoto(t)
+	target, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moto := httputil.NewSingleHostReverseProxy(target)
+	var silent atomic.Bool
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if silent.Load() {
+			// Read, never answered: until the client gives up (the server
+			// notices once the body is read) or the test ends.
+			io.Copy(io.Discard, r.Body)
+			select {
+			case <-r.Context().Done():
+			case <-done:
+			}
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		moto.ServeHTTP(w, r)
+		if strings.Contains(string(body), "Action=CreateStack") || strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".CreateStack") {
+			silent.Store(true)
+		}
+	}))
+	defer srv.Close()
+	defer close(done)
+
+	// moto creates the whole stack inside CreateStack: the bound leaves it
+	// time to, on a loaded machine too.
+	r := clusterctlEnv(t, append(env(), "AWS_ENDPOINT_URL="+srv.URL, "CLUSTERCTL_AWS_RESPONSE_TIMEOUT=8s"), "create-core", "core", "-q")
+	want := regexp.MustCompile(`(?m)^clusterctl: AWS endpoint ` + regexp.QuoteMeta(srv.URL) + `: no response to CloudFormation\.\w+ in 8 s \(3 attempts\)\nre-attach with: clusterctl wait core\n$`)
+	if r.code != 1 || !silent.Load() || !want.MatchString(r.stderr) {
+		t.Errorf("create-core with the endpoint silent after CreateStack:\n%s\nwant exit 1 and stderr ending with lines matching %s", r, want)
 	}
 }
