@@ -4,22 +4,17 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/acm"
-	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
-	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
 
+	"github.com/clusterctl/clusterctl/internal/awsapi"
 	"github.com/clusterctl/clusterctl/internal/awsx"
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
@@ -59,7 +54,7 @@ type App struct {
 	out *query.Output
 	svc *cluster.Service
 	rec *awsx.Recorder
-	s3  *s3.Client // the whole client, for packages that need more than the Service's view
+	s3  awsapi.S3 // every S3 call, for packages that need more than the Service's view
 	// sessions opens Session Manager sessions at ssmEndpoint (what the
 	// plugin is told).
 	sessions    remote.SessionAPI
@@ -134,30 +129,35 @@ func (a *App) Service() (*cluster.Service, error) {
 		opts.Log = a.IO.ErrOut
 	}
 	cfg, rec, err := awsx.Load(a.ctx, opts)
+	if se := (*awsx.SettingError)(nil); errors.As(err, &se) {
+		return nil, errs.AsUsage(err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	a.rec = rec
-	cfn := cloudformation.NewFromConfig(cfg)
+	// The clients are held by awsapi's types, never stored in an
+	// interface themselves: see awsapi for why (the binary's size).
+	cfn := awsapi.NewCloudFormation(cfg)
 	var progress = a.IO.ErrOut
 	if a.Globals.Quiet {
 		progress = nil
 	}
 	mgr := stacks.NewManager(cfn, stacks.Options{RunID: a.RunID, Progress: progress, TTY: a.IO.ErrTTY, Color: a.IO.Color})
-	a.s3 = s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = awsx.CustomEndpoint(cfg) })
-	ssmc := ssm.NewFromConfig(cfg)
+	a.s3 = awsapi.NewS3(cfg, func(o *s3.Options) { o.UsePathStyle = awsx.CustomEndpoint(cfg) })
+	ssmc := awsapi.NewSSM(cfg)
 	a.sessions, a.ssmEndpoint = ssmc, ssmEndpoint(a.ctx, cfg)
 	a.svc = &cluster.Service{
 		Stacks:  mgr,
 		CFN:     cfn,
-		EC2:     ec2.NewFromConfig(cfg),
-		ASG:     autoscaling.NewFromConfig(cfg),
+		EC2:     awsapi.NewEC2(cfg),
+		ASG:     awsapi.NewASG(cfg),
 		S3:      a.s3,
 		SSM:     ssmc,
-		ACM:     acm.NewFromConfig(cfg),
-		ELB:     elasticloadbalancingv2.NewFromConfig(cfg),
-		STS:     sts.NewFromConfig(cfg),
-		SQS:     sqs.NewFromConfig(cfg),
+		ACM:     awsapi.NewACM(cfg),
+		ELB:     awsapi.NewELB(cfg),
+		STS:     awsapi.NewSTS(cfg),
+		SQS:     awsapi.NewSQS(cfg),
 		Region:  cfg.Region,
 		IO:      a.IO,
 		Version: a.Version,

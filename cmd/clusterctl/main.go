@@ -77,14 +77,26 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		if errs.Silent(err) {
 			return code
 		}
-		if e, ok := awsx.Unreachable(err); ok {
-			// The endpoint is the whole story; the SDK's wrapping is noise.
-			err = e
-		}
-		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", errs.Message(err))
+		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", message(err))
 		return code
 	}
 	return errs.ExitOK
+}
+
+// message is the text the user sees for a command's error. An endpoint
+// that could not be reached or did not answer is the whole story of the
+// first line (the SDK's wrapping is noise); the lines after it, which say
+// what state a command left and how to resume, are kept.
+func message(err error) string {
+	text := errs.Message(err)
+	e, ok := awsx.Unreachable(err)
+	if !ok {
+		return text
+	}
+	if _, rest, found := strings.Cut(text, "\n"); found {
+		return e.Error() + "\n" + rest
+	}
+	return e.Error()
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

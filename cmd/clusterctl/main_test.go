@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/clusterctl/clusterctl/internal/awsx"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
 )
 
@@ -80,5 +83,19 @@ func TestRun(t *testing.T) {
 				t.Errorf("output is not JSON: %s", out)
 			}
 		})
+	}
+}
+
+// An endpoint that did not answer is the first line's whole story; the
+// lines after it (what state was left, how to resume) are kept.
+func TestEndpointMessage(t *testing.T) {
+	e := &awsx.EndpointError{Endpoint: "http://127.0.0.1:1", Reason: "no response", Silence: 20 * time.Second, Operation: "CloudFormation.DescribeStackEvents", Attempts: 3}
+	wrapped := fmt.Errorf("waiting for stack %q: operation error CloudFormation: DescribeStackEvents, %w\nre-attach with: clusterctl wait core", "core", e)
+	want := "AWS endpoint http://127.0.0.1:1: no response to CloudFormation.DescribeStackEvents in 20 s (3 attempts)\nre-attach with: clusterctl wait core"
+	if got := message(wrapped); got != want {
+		t.Errorf("message = %q, want %q", got, want)
+	}
+	if got := message(fmt.Errorf("listing: %w", e)); got != e.Error() {
+		t.Errorf("message = %q, want %q", got, e.Error())
 	}
 }

@@ -39,6 +39,13 @@ const (
 	TagName = "Name"
 )
 
+// TagNodeBucket is on every instance (managers and agents), from its Auto
+// Scaling group: the cluster's bucket, so that list-nodes reads the swarm's
+// status without asking CloudFormation for the core's bucket. It is a hint,
+// not proof: the snapshot read there must name the cluster, and commands
+// that act on the bucket find it through the core stack.
+const TagNodeBucket = "clusterctl:bucket"
+
 // Values of the ownership tags.
 const (
 	RoleCore     = "core"
@@ -275,6 +282,7 @@ type Set struct {
 	StatusKey string
 
 	CommandPrefix string
+	TagNodeBucket string
 
 	MetadataKey string
 }
@@ -317,6 +325,7 @@ func Template() Set {
 		StatusKey: StatusKey,
 
 		CommandPrefix: CommandPrefix,
+		TagNodeBucket: TagNodeBucket,
 
 		MetadataKey: MetadataKey,
 	}

@@ -43,6 +43,9 @@ type Node struct {
 	// cluster's instances (terminated, or never tagged as the cluster's).
 	SwarmOnly bool   `json:"swarmOnly"`
 	ImageID   string `json:"-"`
+	// Bucket is the cluster bucket the instance's tag names
+	// (names.TagNodeBucket); "" for instances launched without it.
+	Bucket string `json:"-"`
 }
 
 // liveStates leaves out terminated instances, which EC2 keeps listing for
@@ -132,6 +135,8 @@ func nodeFrom(inst ec2types.Instance) Node {
 			n.Cluster = v
 		case k == names.TagGroup:
 			n.Group = v
+		case k == names.TagNodeBucket:
+			n.Bucket = v
 		case strings.HasPrefix(k, names.TagLabelPrefix):
 			n.Labels[strings.TrimPrefix(k, names.TagLabelPrefix)] = v
 		}

@@ -574,6 +574,8 @@ func TestGroupContent(t *testing.T) {
 			wantTags(t, asgTags, map[string]string{
 				"Name": name, names.TagCluster: v.cluster, names.TagRole: names.RoleAgents, names.TagGroup: g.Name, names.TagVersion: testVersion,
 			})
+			// Its nodes name the cluster bucket, for list-nodes.
+			wantRefTag(t, asgTags, names.TagNodeBucket, names.OutputBucketName)
 
 			labelTags := map[string]string{}
 			for k, val := range g.Labels {
@@ -756,6 +758,7 @@ func checkManagerGroup(t *testing.T, doc map[string]any, cluster string) {
 		"Name": cluster + "-control", names.TagCluster: cluster, names.TagRole: names.RoleCore,
 		names.TagGroup: names.GroupControl, names.TagVersion: testVersion,
 	})
+	wantRefTag(t, tags, names.TagNodeBucket, names.ResourceBucket)
 	for _, tag := range tags {
 		if dig(tag, "PropagateAtLaunch") != true {
 			t.Errorf("tag %v not on the managers", tag)
@@ -999,6 +1002,20 @@ func resourcesOfType(res map[string]any, typ string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// wantRefTag checks that tags hold key, its value a Ref to ref.
+func wantRefTag(t *testing.T, tags []any, key, ref string) {
+	t.Helper()
+	for _, tg := range tags {
+		if k, _ := obj(tg)["Key"].(string); k == key {
+			if got := dig(tg, "Value", "Ref"); got != ref {
+				t.Errorf("tag %s = %v, want a Ref to %s", key, obj(tg)["Value"], ref)
+			}
+			return
+		}
+	}
+	t.Errorf("no tag %s among %v", key, tags)
 }
 
 func wantTags(t *testing.T, tags []any, want map[string]string) {
