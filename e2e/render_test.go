@@ -332,10 +332,13 @@ func TestGroupDeployedByHand(t *testing.T) {
 	must(t, "create-core", "core", "-q")
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 	cmd.Dir = t.TempDir()
-	// The AWS CLI takes an empty AWS_PROFILE for a profile named "".
+	// The AWS CLI takes an empty AWS_PROFILE for a profile named "". The
+	// region is set as the README's "Pointing it at AWS" says, so that
+	// the AWS CLI v1 (which reads only AWS_DEFAULT_REGION) finds it too.
 	cmd.Env = slices.DeleteFunc(append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv()), func(v string) bool {
-		return strings.HasPrefix(v, "AWS_PROFILE=")
+		return strings.HasPrefix(v, "AWS_PROFILE=") || strings.HasPrefix(v, "AWS_REGION=") || strings.HasPrefix(v, "AWS_DEFAULT_REGION=")
 	})
+	cmd.Env = append(cmd.Env, readmeRegionEnv(t, "us-east-1")...)
 	if r := runCommand(t, cmd); r.code != 0 {
 		t.Fatalf("%s\n%s", script, r)
 	}
@@ -388,6 +391,32 @@ func TestReadmeDocumentsGroupParametersAndTags(t *testing.T) {
 
 // readmeBlock returns the fenced block of README.md that follows the line
 // starting with marker.
+// readmeRegionEnv returns the region variables the README's "Pointing it
+// at AWS" example exports, each set to region.
+func readmeRegionEnv(t *testing.T, region string) []string {
+	t.Helper()
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vars []string
+	for _, line := range strings.Split(section(string(readme), "## Pointing it at AWS"), "\n") {
+		words, ok := strings.CutPrefix(line, "export ")
+		if !ok {
+			continue
+		}
+		for _, w := range strings.Fields(words) {
+			if name, _, ok := strings.Cut(w, "="); ok && strings.Contains(name, "REGION") {
+				vars = append(vars, name+"="+region)
+			}
+		}
+	}
+	if len(vars) == 0 {
+		t.Fatal(`README.md's "Pointing it at AWS" exports no region`)
+	}
+	return vars
+}
+
 func readmeBlock(t *testing.T, marker string) string {
 	t.Helper()
 	readme, err := os.ReadFile("../README.md")
