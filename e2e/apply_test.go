@@ -186,3 +186,33 @@ func TestApplyRefusals(t *testing.T) {
 		t.Errorf("the core after apply:\n%s", r)
 	}
 }
+
+// A live group that the file leaves out is shown as kept in every form
+// of the plan, also when nothing else changes: apply never says the
+// cluster matches the file while it has a group the file does not list.
+func TestApplyShowsGroupsNotInTheFile(t *testing.T) {
+	resetMoto(t)
+	dir := t.TempDir()
+	whole := filepath.Join(dir, "whole.yaml")
+	coreOnly := filepath.Join(dir, "core.yaml")
+	head := "apiVersion: clusterctl/v1\nkind: Cluster\nname: keep\n"
+	if err := os.WriteFile(whole, []byte(head+"groups:\n  - name: a\n    instanceType: t3.small\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(coreOnly, []byte(head), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	must(t, "apply", "-f", whole, "-q")
+	const note = "not in the file, kept (--prune deletes it)"
+	for _, args := range [][]string{
+		{}, {"-o", "wide"}, {"-o", "json"}, {"-o", "yaml"}, {"--query", ".stacks[].note"}, {"--dry-run"},
+	} {
+		r := must(t, append([]string{"apply", "-f", coreOnly, "-q"}, args...)...)
+		if !strings.Contains(r.stdout, note) {
+			t.Errorf("apply %v does not show the group not in the file:\n%s", args, r)
+		}
+		if strings.Contains(r.stderr, "matches") {
+			t.Errorf("apply %v says the cluster matches the file:\n%s", args, r)
+		}
+	}
+}

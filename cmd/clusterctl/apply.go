@@ -8,6 +8,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/clusterfile"
 	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
@@ -39,7 +40,9 @@ func (c *ApplyCmd) Run(app *App) error {
 	opts := cluster.ApplyOptions{Spec: want, File: c.File, DryRun: c.DryRun, Prune: c.Prune, Yes: c.Yes, Parallel: c.Parallel}
 	if out.TableForm() {
 		opts.OnPlan = func(p *cluster.ClusterPlan) error {
-			if p.NoChanges {
+			// Kept groups are shown even when nothing changes, so the
+			// file is never taken for the whole cluster.
+			if p.NoChanges && len(p.Kept()) == 0 {
 				return nil
 			}
 			fmt.Fprintf(app.IO.ErrOut, "Plan for cluster %s (%s):\n", p.Cluster, name)
@@ -67,6 +70,8 @@ func (c *ApplyCmd) Run(app *App) error {
 		return err
 	}
 	switch {
+	case p.NoChanges && len(p.Kept()) > 0:
+		fmt.Fprintf(app.IO.ErrOut, "No changes to cluster %s; %s not in %s kept (--prune deletes them)\n", p.Cluster, query.Plural(len(p.Kept()), "group stack"), name)
 	case p.NoChanges:
 		fmt.Fprintf(app.IO.ErrOut, "No changes: cluster %s matches %s\n", p.Cluster, name)
 	case p.DryRun:

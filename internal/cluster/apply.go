@@ -369,6 +369,10 @@ func (s *Service) discardAll(ctx context.Context, p *ClusterPlan) {
 	}
 }
 
+// Kept names the deployed group stacks the file leaves out and apply
+// keeps (no --prune).
+func (p *ClusterPlan) Kept() []string { return p.names(ActionKept) }
+
 func (p *ClusterPlan) names(action string) []string {
 	var out []string
 	for _, sp := range p.Stacks {
