@@ -45,7 +45,7 @@ func (c *ApplyCmd) Run(app *App) error {
 			if p.NoChanges && len(p.Kept()) == 0 {
 				return nil
 			}
-			fmt.Fprintf(app.IO.ErrOut, "Plan for cluster %s (%s):\n", p.Cluster, name)
+			fmt.Fprintf(app.IO.Out, "Plan for cluster %s (%s):\n", p.Cluster, name)
 			return cluster.WriteClusterPlan(app.IO.Out, p)
 		}
 	}

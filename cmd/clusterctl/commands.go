@@ -274,7 +274,7 @@ func runUpdate(app *App, out *query.Output, stack string, ask, dryRun bool, upda
 			w = app.IO.ErrOut
 		}
 		onPlan = func(p *cluster.Plan) error {
-			fmt.Fprintf(app.IO.ErrOut, "Plan for %s:\n", stack)
+			fmt.Fprintf(w, "Plan for %s:\n", stack)
 			return cluster.WritePlan(w, p)
 		}
 	}

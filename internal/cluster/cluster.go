@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -95,6 +97,8 @@ type Service struct {
 	Now func() time.Time
 
 	callerARN string // from STS, once
+
+	said sync.Map // notes printed in this run (noteOnce)
 }
 
 // Run identifies one run of a command in the leases it takes.
@@ -120,10 +124,43 @@ func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.G
 	if err != nil {
 		return err
 	}
-	for _, g := range rep.Unoffered {
-		s.printf("Note: %s: the group's nodes launch in its other zones\n", g)
+	for _, n := range zoneNotes(g.Name, rep.Unoffered) {
+		s.noteOnce(n)
 	}
 	return nil
+}
+
+// zoneNotes says, once per zone, which of a group's types that zone does
+// not offer: one line per zone, however many types the group has.
+func zoneNotes(group string, gaps []preflight.Gap) []string {
+	var zones []string
+	types := map[string][]string{}
+	subnets := map[string][]string{}
+	for _, g := range gaps {
+		if _, ok := types[g.Zone]; !ok {
+			zones = append(zones, g.Zone)
+		}
+		types[g.Zone] = append(types[g.Zone], g.InstanceType)
+		subnets[g.Zone] = g.Subnets
+	}
+	var out []string
+	for _, z := range zones {
+		verb := "is"
+		if len(types[z]) > 1 {
+			verb = "are"
+		}
+		out = append(out, fmt.Sprintf("Note: group %s: %s %s not offered in %s (subnet %s): its nodes launch in the other zones\n",
+			group, strings.Join(types[z], ", "), verb, z, strings.Join(subnets[z], ", ")))
+	}
+	return out
+}
+
+// noteOnce prints a note the first time this run has it to say: apply
+// checks a group when it plans it and again when it creates it.
+func (s *Service) noteOnce(msg string) {
+	if _, said := s.said.LoadOrStore(msg, true); !said {
+		s.printf("%s", msg)
+	}
 }
 
 // ErrRefused marks an operation refused because of the state it met

@@ -156,7 +156,8 @@ func TestMarshalRoundTrip(t *testing.T) {
 		}
 	}
 	b, _ := Marshal(c, "yaml")
-	if !strings.HasPrefix(string(b), "apiVersion: clusterctl/v1\nkind: Cluster\nname: prod\ncore:\n  instanceType: m5.large\n") {
+	// The first line points editors at the schema, as the README's files do.
+	if !strings.HasPrefix(string(b), SchemaComment+"\napiVersion: clusterctl/v1\nkind: Cluster\nname: prod\ncore:\n  instanceType: m5.large\n") {
 		t.Errorf("yaml:\n%s", b)
 	}
 	if _, err := Marshal(c, "toml"); err == nil {

@@ -242,6 +242,9 @@ func (c *Core) Trim() {
 	if c.Volume() == DefaultCoreVolumeSize {
 		c.VolumeSize = nil
 	}
+	if c.ManagerCount() == DefaultManagers {
+		c.Managers = nil
+	}
 }
 
 // Trim leaves out the group's settings at their default. The count stays:

@@ -531,6 +531,30 @@ func TestTrim(t *testing.T) {
 	if c.Core.VolumeSize != nil || c.Core.InstanceType != "" || c.Groups[0].Max != nil {
 		t.Errorf("trimmed cluster %+v", c)
 	}
+	for _, tt := range []struct {
+		name             string
+		in               Core
+		managers, volume bool // still set after Trim
+	}{
+		{"all defaults", Core{}, false, false},
+		{"one manager is the default", Core{Managers: intp(1)}, false, false},
+		{"three managers chosen", Core{Managers: intp(3)}, true, false},
+		{"volume chosen", Core{VolumeSize: intp(40), Managers: intp(5)}, true, true},
+	} {
+		t.Run("core "+tt.name, func(t *testing.T) {
+			core := tt.in
+			core.Default()
+			want := core
+			core.Trim()
+			if (core.Managers != nil) != tt.managers || (core.VolumeSize != nil) != tt.volume || core.InstanceType != want.InstanceType {
+				t.Errorf("trimmed %+v", core)
+			}
+			core.Default()
+			if !reflect.DeepEqual(core, want) {
+				t.Errorf("Default after Trim: %+v, want %+v", core, want)
+			}
+		})
+	}
 	c = Cluster{Core: Core{InstanceType: "m5.large", VolumeSize: intp(40)}}
 	c.Trim()
 	if *c.Core.VolumeSize != 40 || c.Core.InstanceType != "m5.large" {
