@@ -102,11 +102,16 @@ func readClusterFile(app *App, path string) (c spec.Cluster, name string, err er
 
 // ExportCmd is `clusterctl export CLUSTER`.
 type ExportCmd struct {
-	Cluster string `arg:"" predictor:"cluster" help:"Cluster name."`
+	Cluster string `arg:"" optional:"" predictor:"cluster" help:"Cluster name."`
+	ClusterFlag
 }
 
 func (c *ExportCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, "", ""))
+	check := c.ClusterFlag.into(&c.Cluster, "export", true)
+	if check == nil {
+		check = checkNames(c.Cluster, "", "")
+	}
+	out, svc, err := app.prepare(check)
 	if err != nil {
 		return err
 	}

@@ -47,14 +47,19 @@ type CLI struct {
 
 // CreateCoreCmd is `clusterctl create-core NAME`.
 type CreateCoreCmd struct {
-	Name string `arg:"" help:"Cluster name (= core stack name)."`
+	Name string `arg:"" optional:"" help:"Cluster name (= core stack name)."`
+	ClusterFlag
 	spec.Core
 	NoRollback bool `name:"no-rollback" help:"Keep a failed stack for debugging."`
 	DryRun     bool `name:"dry-run" help:"Show what would be created (stack, template size, parameters, tags) and create nothing."`
 }
 
 func (c *CreateCoreCmd) Run(app *App) error {
-	out, svc, err := app.prepare(coreInput(c.Name, &c.Core))
+	check := c.ClusterFlag.into(&c.Name, "create-core", true)
+	if check == nil {
+		check = coreInput(c.Name, &c.Core)
+	}
+	out, svc, err := app.prepare(check)
 	if err != nil {
 		return err
 	}
@@ -75,7 +80,8 @@ func (c *CreateCoreCmd) Run(app *App) error {
 // UpdateCoreCmd is `clusterctl update-core NAME`: the settings given
 // replace the deployed ones, the others stay.
 type UpdateCoreCmd struct {
-	Name string `arg:"" predictor:"cluster" help:"Cluster name (= core stack name)."`
+	Name string `arg:"" optional:"" predictor:"cluster" help:"Cluster name (= core stack name)."`
+	ClusterFlag
 	spec.Core
 	DryRun bool `name:"dry-run" help:"Show the plan and change nothing."`
 	Yes    bool `short:"y" help:"Apply the plan without asking (needed when not on a terminal)."`
@@ -85,7 +91,10 @@ type UpdateCoreCmd struct {
 
 func (c *UpdateCoreCmd) Run(app *App, kctx *kong.Context) error {
 	changes := given(kctx, &c.Core)
-	check := checkCluster(c.Name, "")
+	check := c.ClusterFlag.into(&c.Name, "update-core", true)
+	if check == nil {
+		check = checkCluster(c.Name, "")
+	}
 	if check == nil {
 		check = flagError(c.Core.CheckGiven(changes), &c.Core)
 	}
@@ -116,7 +125,7 @@ func (c *UpdateCoreCmd) Run(app *App, kctx *kong.Context) error {
 // AddAgentsCmd is `clusterctl add-agents -n GROUP -t TYPE -j CLUSTER`.
 type AddAgentsCmd struct {
 	spec.Group
-	Cluster       string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster (core stack) to join."`
+	Cluster       string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster (core stack) to join."`
 	NoRollback    bool   `name:"no-rollback" help:"Keep a failed stack for debugging."`
 	ReplaceFailed bool   `name:"replace-failed" help:"Delete a dead stack of this group (rolled back or failed) and create it again."`
 	DryRun        bool   `name:"dry-run" help:"Show what would be created and uploaded (stack, template size, parameters, tags, node configuration) and change nothing."`
@@ -143,7 +152,7 @@ func (c *AddAgentsCmd) Run(app *App) error {
 
 // ListNodesCmd is `clusterctl list-nodes`.
 type ListNodesCmd struct {
-	Cluster string `short:"j" name:"join" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
+	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
 	Group   string `short:"n" name:"name" predictor:"node-group" help:"Only this group ('control' for the managers)."`
 }
 
@@ -185,7 +194,7 @@ func noteSwarms(app *App, swarms []query.Swarm, column, stale string) {
 
 // ListGroupsCmd is `clusterctl list-groups`.
 type ListGroupsCmd struct {
-	Cluster string `short:"j" name:"join" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
+	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
 }
 
 func (c *ListGroupsCmd) Run(app *App) error {
@@ -211,7 +220,7 @@ func (c *ListGroupsCmd) Run(app *App) error {
 // settings given replace the deployed ones, the others stay.
 type UpdateGroupCmd struct {
 	spec.Group
-	Cluster string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
+	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
 	DryRun  bool   `name:"dry-run" help:"Show the plan and change nothing."`
 	// ContinueRollback recovers UPDATE_ROLLBACK_FAILED; it takes no changes.
 	ContinueRollback bool `name:"continue-rollback" help:"Continue a failed update rollback (UPDATE_ROLLBACK_FAILED) instead of updating."`
@@ -320,7 +329,7 @@ type updateView struct {
 // RemoveGroupCmd is `clusterctl remove-group -n GROUP -j CLUSTER`.
 type RemoveGroupCmd struct {
 	Group        string `short:"n" name:"name" predictor:"group" required:"" help:"Group name."`
-	Cluster      string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster the group belongs to."`
+	Cluster      string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster the group belongs to."`
 	Yes          bool   `short:"y" help:"Do not ask for confirmation (needed when not on a terminal)."`
 	RetainFailed bool   `name:"retain-failed" help:"After a failed delete (DELETE_FAILED), delete the stack keeping the resources that could not be deleted."`
 }
@@ -343,14 +352,19 @@ func (c *RemoveGroupCmd) Run(app *App) error {
 
 // DeleteCoreCmd is `clusterctl delete-core NAME`.
 type DeleteCoreCmd struct {
-	Name         string `arg:"" predictor:"cluster" help:"Cluster name (= core stack name)."`
-	Cascade      bool   `help:"Remove the cluster's groups first."`
-	Yes          bool   `short:"y" help:"Do not ask for confirmation (needed when not on a terminal)."`
-	RetainFailed bool   `name:"retain-failed" help:"After a failed delete (DELETE_FAILED), delete the stack keeping the resources that could not be deleted."`
+	Name string `arg:"" optional:"" predictor:"cluster" help:"Cluster name (= core stack name)."`
+	ClusterFlag
+	Cascade      bool `help:"Remove the cluster's groups first."`
+	Yes          bool `short:"y" help:"Do not ask for confirmation (needed when not on a terminal)."`
+	RetainFailed bool `name:"retain-failed" help:"After a failed delete (DELETE_FAILED), delete the stack keeping the resources that could not be deleted."`
 }
 
 func (c *DeleteCoreCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Name, "", ""))
+	check := c.ClusterFlag.into(&c.Name, "delete-core", true)
+	if check == nil {
+		check = checkNames(c.Name, "", "")
+	}
+	out, svc, err := app.prepare(check)
 	if err != nil {
 		return err
 	}
@@ -377,11 +391,16 @@ func (c *DeleteCoreCmd) Run(app *App) error {
 
 // DescribeCmd is `clusterctl describe CLUSTER`.
 type DescribeCmd struct {
-	Cluster string `arg:"" predictor:"cluster" help:"Cluster name."`
+	Cluster string `arg:"" optional:"" predictor:"cluster" help:"Cluster name."`
+	ClusterFlag
 }
 
 func (c *DescribeCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, "", ""))
+	check := c.ClusterFlag.into(&c.Cluster, "describe", true)
+	if check == nil {
+		check = checkNames(c.Cluster, "", "")
+	}
+	out, svc, err := app.prepare(check)
 	if err != nil {
 		return err
 	}
@@ -399,13 +418,18 @@ func (c *DescribeCmd) Run(app *App) error {
 
 // EventsCmd is `clusterctl events CLUSTER [-n GROUP] [--follow]`.
 type EventsCmd struct {
-	Cluster string `arg:"" predictor:"cluster" help:"Cluster name."`
-	Group   string `short:"n" name:"name" predictor:"group" help:"A group of the cluster (default: the core stack)."`
-	Follow  bool   `short:"f" help:"Keep printing new events until the operation in progress ends."`
+	Cluster string `arg:"" optional:"" predictor:"cluster" help:"Cluster name."`
+	ClusterFlag
+	Group  string `short:"n" name:"name" predictor:"group" help:"A group of the cluster (default: the core stack)."`
+	Follow bool   `short:"f" help:"Keep printing new events until the operation in progress ends."`
 }
 
 func (c *EventsCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, "", c.Group))
+	check := c.ClusterFlag.into(&c.Cluster, "events", true)
+	if check == nil {
+		check = checkNames(c.Cluster, "", c.Group)
+	}
+	out, svc, err := app.prepare(check)
 	if err != nil {
 		return err
 	}
@@ -432,12 +456,17 @@ func (c *EventsCmd) Run(app *App) error {
 
 // WaitCmd is `clusterctl wait CLUSTER [-n GROUP]`.
 type WaitCmd struct {
-	Cluster string `arg:"" predictor:"cluster" help:"Cluster name."`
-	Group   string `short:"n" name:"name" predictor:"group" help:"A group of the cluster (default: the core stack)."`
+	Cluster string `arg:"" optional:"" predictor:"cluster" help:"Cluster name."`
+	ClusterFlag
+	Group string `short:"n" name:"name" predictor:"group" help:"A group of the cluster (default: the core stack)."`
 }
 
 func (c *WaitCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, "", c.Group))
+	check := c.ClusterFlag.into(&c.Cluster, "wait", true)
+	if check == nil {
+		check = checkNames(c.Cluster, "", c.Group)
+	}
+	out, svc, err := app.prepare(check)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
-			fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", oneLine(err.Error()))
+			fmt.Fprintf(ios.ErrOut, "clusterctl: %s%s\n", oneLine(err.Error()), argumentHint(pe, args))
 			return errs.ExitUsage
 		}
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", oneLine(err.Error()))
@@ -85,3 +85,51 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// argumentHint says, after kong's "unexpected argument X", which flag X
+// belongs to, given the command it was typed to: a cluster file is -f, a
+// cluster -j where the command takes no cluster argument, a group -n; with
+// the command line corrected.
+func argumentHint(pe *kong.ParseError, args []string) string {
+	word, ok := strings.CutPrefix(pe.Error(), "unexpected argument ")
+	if !ok || pe.Context == nil {
+		return ""
+	}
+	cmd := pe.Context.Selected()
+	if cmd == nil {
+		return ""
+	}
+	flags := map[string]bool{}
+	for _, group := range cmd.AllFlags(true) {
+		for _, f := range group {
+			flags[f.Name] = true
+		}
+	}
+	clusterArg := false
+	for _, p := range cmd.Positional {
+		clusterArg = clusterArg || p.Name == "name" || p.Name == "cluster"
+	}
+	var flag, what string
+	switch {
+	case flags["file"]:
+		flag, what = "-f", "the cluster file"
+	case flags["join"] && !clusterArg:
+		flag, what = "-j", "the cluster"
+	case flags["name"]:
+		flag, what = "-n", "the group"
+	default:
+		return ""
+	}
+	fixed := make([]string, 0, len(args)+1)
+	done := false
+	for i, a := range args {
+		// The command's own words come first (FullPath starts with the
+		// program's name); the word is after them.
+		if !done && a == word && i >= len(strings.Fields(cmd.FullPath()))-1 {
+			fixed, done = append(fixed, flag, a), true
+			continue
+		}
+		fixed = append(fixed, a)
+	}
+	return fmt.Sprintf(": %s is given with %s (clusterctl %s)", what, flag, commandLine(fixed))
+}
