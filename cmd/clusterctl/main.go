@@ -71,6 +71,10 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 	}
 	app := newApp(ctx, ios, &cli.Globals, args)
 	err = kctx.Run(app)
+	if err != nil && app.svc != nil {
+		// A cluster or group not found: the close name, if one is live.
+		err = app.svc.Suggest(app.Context(), err)
+	}
 	app.finish()
 	if err != nil {
 		code := errs.ExitCode(err)

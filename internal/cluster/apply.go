@@ -189,6 +189,12 @@ func (s *Service) planCoreStack(ctx context.Context, c spec.Cluster, obs *Observ
 		sp.Action, sp.core = ActionCreate, &c.Core
 		sp.Settings = spec.Diff(spec.Core{}, c.Core)
 		sp.Note = "core: " + c.Core.Type()
+		// A new cluster named close to a live one may be a slip.
+		if live, err := s.listNames(ctx); err == nil {
+			if near := Closest(c.Name, live.Clusters); near != "" {
+				sp.Note += " (a new cluster: did you mean " + near + "?)"
+			}
+		}
 		return sp, nil
 	}
 	deployed, want := obs.Spec.Core, c.Core

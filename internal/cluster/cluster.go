@@ -170,9 +170,29 @@ var ErrRefused = errors.New("refused")
 type refusal struct {
 	msg   string
 	cause error // what was met, for errors.Is: stacks.ErrNotFound, errNoCore
+
+	// A cluster or group found missing: Suggest may name a close one,
+	// which then replaces advice (creating what was only mistyped).
+	missing *missingName
 }
 
-func (r *refusal) Error() string { return r.msg }
+// missingName is the cluster, or the group of a cluster, a command named
+// and did not find.
+type missingName struct {
+	cluster, group string
+	advice         string // said unless a close name is: " (create it with ...)"
+	closest        string // set by Suggest
+}
+
+func (r *refusal) Error() string {
+	switch {
+	case r.missing == nil:
+		return r.msg
+	case r.missing.closest != "":
+		return r.msg + "; did you mean " + r.missing.closest + "?"
+	}
+	return r.msg + r.missing.advice
+}
 func (r *refusal) Is(target error) bool {
 	return target == ErrRefused || r.cause != nil && errors.Is(r.cause, target)
 }
@@ -194,7 +214,7 @@ var errNoCore = errors.New("no core stack")
 func (s *Service) getCore(ctx context.Context, cluster string) (*stacks.Stack, error) {
 	core, err := s.Stacks.Get(ctx, cluster)
 	if errors.Is(err, stacks.ErrNotFound) {
-		return nil, refusedFor(errNoCore, "cluster %q not found: no core stack of that name (create it with `clusterctl create-core %s`)", cluster, cluster)
+		return nil, clusterNotFound(errNoCore, cluster, " (create it with `clusterctl create-core "+cluster+"`)")
 	}
 	if err != nil {
 		return nil, err
