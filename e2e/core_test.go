@@ -54,6 +54,7 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		{"--managers", []string{"--managers", "5"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--dry-run", nil}, // creates nothing: nothing to update
+		{"--join", nil},    // the cluster as a flag: TestClusterAsFlagOrArgument
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {

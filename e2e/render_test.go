@@ -104,6 +104,7 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 			{"--subnet-ids", nil, []string{"--subnet-ids", "subnet-0123456789abcdef0,subnet-0123456789abcdef1"}, map[string]string{"SubnetIds": "subnet-0123456789abcdef0,subnet-0123456789abcdef1"}, false},
 			{"--volume-size", nil, []string{"--volume-size", "50"}, map[string]string{"VolumeSize": "50"}, false},
 			{"--managers", nil, []string{"--managers", "3"}, map[string]string{"Managers": "3"}, false},
+			{"--join", []string{"render", "core"}, []string{"-j", "c9"}, map[string]string{"clusterctl:cluster": "c9"}, false},
 			{"--parameters", nil, []string{"--parameters"}, nil, false},
 			{"--cli-input-json", nil, []string{"--cli-input-json"}, nil, false},
 		}},
