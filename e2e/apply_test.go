@@ -99,7 +99,7 @@ func TestApplyWorkflow(t *testing.T) {
 		t.Errorf("the dry run changed the stacks: %v", got)
 	}
 
-	r = must(t, "apply", "-f", path, "-q", "-o", "json")
+	r = must(t, "apply", "-f", path, "-q", "-o", "json", "--yes")
 	type stack struct {
 		Stack, Action, Result string
 	}
@@ -172,7 +172,7 @@ func TestApplyRefusals(t *testing.T) {
 
 	// A core that differs from the file is updated as update-core would.
 	must(t, "create-core", "prod", "-q")
-	cmd := exec.Command(binary, "apply", "-f", "-")
+	cmd := exec.Command(binary, "apply", "-f", "-", "--yes")
 	cmd.Env = env()
 	cmd.Stdin = strings.NewReader("apiVersion: clusterctl/v1\nkind: Cluster\nname: prod\ncore:\n  instanceType: m5.large\n")
 	r := runCommand(t, cmd)

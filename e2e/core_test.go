@@ -322,7 +322,7 @@ func TestUpgradeContract1Core(t *testing.T) {
 	}
 
 	// update-group brings the group to contract 2.
-	r = must(t, "update-group", "-n", "web", "-j", "core", "-q")
+	r = must(t, "update-group", "-n", "web", "-j", "core", "-q", "--yes")
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^join\.ContractVersion\s+1 → 2$`),
 		regexp.MustCompile(`(?m)^join\.ControlPrivateIp\s+[0-9.]+ → \(none\)$`),

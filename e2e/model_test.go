@@ -198,7 +198,7 @@ func TestUpdatePlan(t *testing.T) {
 	}
 
 	// Closing SSH and clearing the labels are changes too.
-	r = must(t, "update-group", "-n", "web", "-j", "core", "--ssh-cidr", "", "-m", "", "-q")
+	r = must(t, "update-group", "-n", "web", "-j", "core", "--ssh-cidr", "", "-m", "", "-q", "--yes")
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^labels\s+role=web → \(none\)$`),
 		regexp.MustCompile(`(?m)^sshCidr\s+203\.0\.113\.0/24 → \(closed\)$`),

@@ -222,6 +222,7 @@ type UpdateGroupCmd struct {
 	spec.Group
 	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
 	DryRun  bool   `name:"dry-run" help:"Show the plan and change nothing."`
+	Yes     bool   `short:"y" help:"Replace nodes without asking (needed when not on a terminal)."`
 	// ContinueRollback recovers UPDATE_ROLLBACK_FAILED; it takes no changes.
 	ContinueRollback bool `name:"continue-rollback" help:"Continue a failed update rollback (UPDATE_ROLLBACK_FAILED) instead of updating."`
 }
@@ -246,10 +247,12 @@ func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
 		return continueRollback(app, out, svc, c.Cluster, c.Name)
 	}
 	opts := cluster.UpdateOptions{
-		Cluster: c.Cluster, Group: c.Name, DryRun: c.DryRun,
+		Cluster: c.Cluster, Group: c.Name, DryRun: c.DryRun, Yes: c.Yes,
 		Desired: func(deployed spec.Group) spec.Group { return deployed.Update(c.Group, changes) },
 	}
-	return runUpdate(app, out, names.GroupStack(c.Cluster, c.Name), false, c.DryRun, func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error) {
+	// Asked on a terminal when nodes are replaced: the plan shows it.
+	ask := !c.Yes && !c.DryRun && app.IO.InTTY
+	return runUpdate(app, out, names.GroupStack(c.Cluster, c.Name), ask, c.DryRun, func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error) {
 		opts.OnPlan = onPlan
 		res, err := svc.UpdateGroup(app.Context(), opts)
 		return res, flagError(err, &c.Group)

@@ -152,6 +152,8 @@ type UpdateOptions struct {
 	// deployed: update-group applies the flags given to it (spec.Group.Update).
 	Desired func(deployed spec.Group) spec.Group
 	DryRun  bool
+	// Yes replaces nodes without asking (needed when not on a terminal).
+	Yes bool
 	// OnPlan, when set, is shown the plan before it is applied.
 	OnPlan func(*Plan) error
 }
@@ -265,6 +267,12 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 	}
 	if o.DryRun {
 		return res, s.Stacks.Discard(ctx, cs)
+	}
+	if plan.NodesReplaced > 0 {
+		if err := s.confirm(ctx, o.Yes, fmt.Sprintf("replace %s of group %q of cluster %q", query.Plural(plan.NodesReplaced, "node"), o.Group, o.Cluster)); err != nil {
+			s.Stacks.Discard(ctx, cs)
+			return res, err
+		}
 	}
 	if err := s.uploadArtifacts(ctx, in.bucket, r); err != nil {
 		return res, err

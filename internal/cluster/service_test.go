@@ -301,7 +301,7 @@ func TestUpdateRollbackExplained(t *testing.T) {
 	asg := cfnfake.Res{LogicalID: names.ResourceAutoScalingGroup, Type: "AWS::AutoScaling::AutoScalingGroup"}
 	e.fake.Script("core-g", cfnfake.Update, cfnfake.UpdateRollback(time.Minute, asg, "Received 0 SUCCESS signal(s) out of 1")...)
 
-	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g",
+	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", Yes: true,
 		Desired: func(d spec.Group) spec.Group { d.InstanceType = spec.InstanceTypes{"m5.xlarge"}; return d }})
 	if err == nil {
 		t.Fatal("the update succeeded")
