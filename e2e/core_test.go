@@ -52,6 +52,7 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		{"--volume-size", []string{"--volume-size", "40"}},
 		{"--managers", []string{"--managers", "3"}},
 		{"--managers", []string{"--managers", "5"}},
+		{"--tags", []string{"--tags", "team=platform,cost-center=4711"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--dry-run", nil}, // creates nothing: nothing to update
 		{"--join", nil},    // the cluster as a flag: TestClusterAsFlagOrArgument

@@ -103,6 +103,7 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 		{"--key-name", []string{"--key-name", "ops"}},
 		{"--max-batch", []string{"--max-batch", "2"}},
 		{"--min-in-service", []string{"--min-in-service", "0"}},
+		{"--tags", []string{"--tags", "team=web,owner=Jane Doe", "--tags", "cost-center=4711"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--replace-failed", []string{"--replace-failed"}},
 		{"--dry-run", nil}, // creates nothing: TestDryRunsChangeNothing

@@ -108,6 +108,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"volumeSize", spec.Core{VolumeSize: intp(25)}},
 		{"allowSshFromAnywhere", spec.Core{SSHCIDR: "0.0.0.0/0", AllowSSHFromAnywhere: true}},
 		{"managers", spec.Core{Managers: intp(3)}},
+		{"tags", spec.Core{Tags: spec.Tags{"team": "platform", "cost-center": "4711"}}},
 	}
 	groupCases := []struct {
 		setting string
@@ -134,6 +135,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"keyName", spec.Group{KeyName: "ops"}},
 		{"rollingUpdate.maxBatch", spec.Group{Count: intp(3), RollingUpdate: spec.RollingUpdate{MaxBatch: intp(2)}}},
 		{"rollingUpdate.minInService", spec.Group{RollingUpdate: spec.RollingUpdate{MinInService: intp(0)}}},
+		{"tags", spec.Group{Tags: spec.Tags{"team": "web", "owner": "Jane Doe"}, Labels: spec.Labels{"role": "web"}}},
 	}
 	covered := map[string]bool{}
 	for _, c := range coreCases {
