@@ -41,6 +41,8 @@ func TestClusterAsFlagOrArgument(t *testing.T) {
 		{[]string{"drain-node", "i-0123456789abcdef0", "core"}, "the cluster is given with -j (clusterctl drain-node i-0123456789abcdef0 -j core)"},
 		{[]string{"apply", "core.yaml"}, "unexpected argument core.yaml: the cluster file is given with -f (clusterctl apply -f core.yaml)"},
 		{[]string{"events", "core", "a"}, "the group is given with -n (clusterctl events core -n a)"},
+		{[]string{"remove-group", "a", "-j", "core"}, "the group is given with -n (clusterctl remove-group -n a -j core)"},
+		{[]string{"update-group", "--cluster=core", "a", "-c", "2"}, "the group is given with -n (clusterctl update-group --cluster=core -n a -c 2)"},
 		{[]string{"describe"}, "missing the cluster: clusterctl describe NAME (or -j NAME)"},
 		{[]string{"delete-core", "core", "-j", "other"}, "the cluster is given twice, as core and -j other"},
 	} {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -113,11 +114,15 @@ func argumentHint(pe *kong.ParseError, args []string) string {
 	for _, p := range cmd.Positional {
 		clusterArg = clusterArg || p.Name == "name" || p.Name == "cluster"
 	}
+	// A cluster given with -j already: the word is the group.
+	clusterGiven := slices.ContainsFunc(args, func(a string) bool {
+		return a == "-j" || strings.HasPrefix(a, "-j=") || a == "--join" || strings.HasPrefix(a, "--join=") || a == "--cluster" || strings.HasPrefix(a, "--cluster=")
+	})
 	var flag, what string
 	switch {
 	case flags["file"]:
 		flag, what = "-f", "the cluster file"
-	case flags["join"] && !clusterArg:
+	case flags["join"] && !clusterArg && !clusterGiven:
 		flag, what = "-j", "the cluster"
 	case flags["name"]:
 		flag, what = "-n", "the group"
