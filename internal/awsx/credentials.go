@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
@@ -31,6 +32,10 @@ func checkCredentials(ctx context.Context, cfg aws.Config) error {
 		}
 		if aws.IsCredentialsProvider(cfg.Credentials, (*ec2rolecreds.Provider)(nil)) {
 			return ErrNoCredentials
+		}
+		// The cache's own wrapping says nothing the user can act on.
+		if inner := errors.Unwrap(err); inner != nil && strings.HasPrefix(err.Error(), "failed to refresh cached credentials") {
+			err = inner
 		}
 		return fmt.Errorf("getting AWS credentials: %w", err)
 	}
