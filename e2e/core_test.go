@@ -52,8 +52,10 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		{"--volume-size", []string{"--volume-size", "40"}},
 		{"--managers", []string{"--managers", "3"}},
 		{"--managers", []string{"--managers", "5"}},
+		{"--tags", []string{"--tags", "team=platform,cost-center=4711"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--dry-run", nil}, // creates nothing: nothing to update
+		{"--join", nil},    // the cluster as a flag: TestClusterAsFlagOrArgument
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
@@ -321,7 +323,7 @@ func TestUpgradeContract1Core(t *testing.T) {
 	}
 
 	// update-group brings the group to contract 2.
-	r = must(t, "update-group", "-n", "web", "-j", "core", "-q")
+	r = must(t, "update-group", "-n", "web", "-j", "core", "-q", "--yes")
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^join\.ContractVersion\s+1 → 2$`),
 		regexp.MustCompile(`(?m)^join\.ControlPrivateIp\s+[0-9.]+ → \(none\)$`),

@@ -114,6 +114,7 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 		{"--certificate", []string{"--publish", "443/tls", "--certificate", cert}},
 		{"--deregistration-delay", []string{"--publish", "80", "--deregistration-delay", "5"}},
 		{"--access-logs", []string{"--publish", "80", "--access-logs", "ops-lb-logs"}},
+		{"--tags", []string{"--tags", "team=web,owner=Jane Doe", "--tags", "cost-center=4711"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--replace-failed", []string{"--replace-failed"}},
 		{"--dry-run", nil}, // creates nothing: TestDryRunsChangeNothing
@@ -209,7 +210,7 @@ func TestUpdatePlan(t *testing.T) {
 	}
 
 	// Closing SSH and clearing the labels are changes too.
-	r = must(t, "update-group", "-n", "web", "-j", "core", "--ssh-cidr", "", "-m", "", "-q")
+	r = must(t, "update-group", "-n", "web", "-j", "core", "--ssh-cidr", "", "-m", "", "-q", "--yes")
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^labels\s+role=web → \(none\)$`),
 		regexp.MustCompile(`(?m)^sshCidr\s+203\.0\.113\.0/24 → \(closed\)$`),

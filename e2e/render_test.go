@@ -94,6 +94,7 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 			{"--certificate", nil, []string{"--publish", "443/tls", "--certificate", testCertificateARN}, map[string]string{"CertificateArn": testCertificateARN}, false},
 			{"--deregistration-delay", nil, []string{"--publish", "80", "--deregistration-delay", "5"}, map[string]string{"DeregistrationDelay": "5"}, false},
 			{"--access-logs", nil, []string{"--publish", "80", "--access-logs", "ops-lb-logs"}, map[string]string{"AccessLogsBucket": "ops-lb-logs"}, false},
+			{"--tags", nil, []string{"--tags", "team=web"}, map[string]string{"team": "web"}, false},
 			{"--join", nil, []string{"-j", "core"}, map[string]string{"ClusterName": "core", "ContractVersion": "2", "ManagersKey": "join/swarm/managers"}, true},
 			{"--join", nil, []string{"-j", "prod", "--offline"}, map[string]string{"clusterctl:cluster": "prod"}, true},
 			{"--offline", []string{"render", "group", "-n", "web", "-t", "c5.large", "-j", "core"}, []string{"--offline"}, map[string]string{"ClusterName": "", "BucketName": ""}, true},
@@ -110,6 +111,8 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 			{"--subnet-ids", nil, []string{"--subnet-ids", "subnet-0123456789abcdef0,subnet-0123456789abcdef1"}, map[string]string{"SubnetIds": "subnet-0123456789abcdef0,subnet-0123456789abcdef1"}, false},
 			{"--volume-size", nil, []string{"--volume-size", "50"}, map[string]string{"VolumeSize": "50"}, false},
 			{"--managers", nil, []string{"--managers", "3"}, map[string]string{"Managers": "3"}, false},
+			{"--tags", nil, []string{"--tags", "team=platform"}, map[string]string{"team": "platform"}, false},
+			{"--join", []string{"render", "core"}, []string{"-j", "c9"}, map[string]string{"clusterctl:cluster": "c9"}, false},
 			{"--parameters", nil, []string{"--parameters"}, nil, false},
 			{"--cli-input-json", nil, []string{"--cli-input-json"}, nil, false},
 		}},
@@ -338,10 +341,13 @@ func TestGroupDeployedByHand(t *testing.T) {
 	must(t, "create-core", "core", "-q")
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 	cmd.Dir = t.TempDir()
-	// The AWS CLI takes an empty AWS_PROFILE for a profile named "".
+	// The AWS CLI takes an empty AWS_PROFILE for a profile named "". The
+	// region is set as the README's "Pointing it at AWS" says, so that
+	// the AWS CLI v1 (which reads only AWS_DEFAULT_REGION) finds it too.
 	cmd.Env = slices.DeleteFunc(append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv()), func(v string) bool {
-		return strings.HasPrefix(v, "AWS_PROFILE=")
+		return strings.HasPrefix(v, "AWS_PROFILE=") || strings.HasPrefix(v, "AWS_REGION=") || strings.HasPrefix(v, "AWS_DEFAULT_REGION=")
 	})
+	cmd.Env = append(cmd.Env, readmeRegionEnv(t, "us-east-1")...)
 	if r := runCommand(t, cmd); r.code != 0 {
 		t.Fatalf("%s\n%s", script, r)
 	}
@@ -394,6 +400,32 @@ func TestReadmeDocumentsGroupParametersAndTags(t *testing.T) {
 
 // readmeBlock returns the fenced block of README.md that follows the line
 // starting with marker.
+// readmeRegionEnv returns the region variables the README's "Pointing it
+// at AWS" example exports, each set to region.
+func readmeRegionEnv(t *testing.T, region string) []string {
+	t.Helper()
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vars []string
+	for _, line := range strings.Split(section(string(readme), "## Pointing it at AWS"), "\n") {
+		words, ok := strings.CutPrefix(line, "export ")
+		if !ok {
+			continue
+		}
+		for _, w := range strings.Fields(words) {
+			if name, _, ok := strings.Cut(w, "="); ok && strings.Contains(name, "REGION") {
+				vars = append(vars, name+"="+region)
+			}
+		}
+	}
+	if len(vars) == 0 {
+		t.Fatal(`README.md's "Pointing it at AWS" exports no region`)
+	}
+	return vars
+}
+
 func readmeBlock(t *testing.T, marker string) string {
 	t.Helper()
 	readme, err := os.ReadFile("../README.md")

@@ -74,12 +74,19 @@ func Load(ctx context.Context, o Options) (aws.Config, *Recorder, error) {
 			})
 		})}
 	}))
+	// The SDK's own warnings (falling back to IMDSv1, ...) go to the -v
+	// log only: what the user must know reaches them as clusterctl's
+	// one-line errors.
+	loaders = append(loaders, config.WithLogger(sdkLogger(o.Log)))
 	cfg, err := config.LoadDefaultConfig(ctx, loaders...)
 	if err != nil {
 		return aws.Config{}, nil, fmt.Errorf("loading AWS configuration: %w", err)
 	}
 	if cfg.Region == "" {
 		return aws.Config{}, nil, ErrNoRegion
+	}
+	if err := checkCredentials(ctx, cfg); err != nil {
+		return aws.Config{}, nil, err
 	}
 	// Bounded once the standard configuration (a CA bundle, ...) is in.
 	if b, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok {

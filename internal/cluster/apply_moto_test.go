@@ -110,6 +110,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"volumeSize", spec.Core{VolumeSize: intp(25)}},
 		{"allowSshFromAnywhere", spec.Core{SSHCIDR: "0.0.0.0/0", AllowSSHFromAnywhere: true}},
 		{"managers", spec.Core{Managers: intp(3)}},
+		{"tags", spec.Core{Tags: spec.Tags{"team": "platform", "cost-center": "4711"}}},
 	}
 	groupCases := []struct {
 		setting string
@@ -143,6 +144,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"deregistrationDelay", spec.Group{Publish: spec.Ports{"80"}, DeregistrationDelay: intp(5)}},
 		{"deregistrationDelay", spec.Group{Publish: spec.Ports{"80"}, DeregistrationDelay: intp(30)}}, // the default: left out of the file
 		{"accessLogs", spec.Group{Publish: spec.Ports{"80"}, AccessLogs: "rt-lb-logs"}},
+		{"tags", spec.Group{Tags: spec.Tags{"team": "web", "owner": "Jane Doe"}, Labels: spec.Labels{"role": "web"}}},
 	}
 	covered := map[string]bool{}
 	for _, c := range coreCases {

@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -105,6 +107,8 @@ type Service struct {
 	Now func() time.Time
 
 	callerARN string // from STS, once
+
+	said sync.Map // notes printed in this run (noteOnce)
 }
 
 // Run identifies one run of a command in the leases it takes.
@@ -130,8 +134,8 @@ func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.G
 	if err != nil {
 		return err
 	}
-	for _, g := range rep.Unoffered {
-		s.printf("Note: %s: the group's nodes launch in its other zones\n", g)
+	for _, n := range zoneNotes(g.Name, rep.Unoffered) {
+		s.noteOnce(n)
 	}
 	if !g.Published() {
 		return nil
@@ -145,6 +149,39 @@ func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.G
 	})
 }
 
+// zoneNotes says, once per zone, which of a group's types that zone does
+// not offer: one line per zone, however many types the group has.
+func zoneNotes(group string, gaps []preflight.Gap) []string {
+	var zones []string
+	types := map[string][]string{}
+	subnets := map[string][]string{}
+	for _, g := range gaps {
+		if _, ok := types[g.Zone]; !ok {
+			zones = append(zones, g.Zone)
+		}
+		types[g.Zone] = append(types[g.Zone], g.InstanceType)
+		subnets[g.Zone] = g.Subnets
+	}
+	var out []string
+	for _, z := range zones {
+		verb := "is"
+		if len(types[z]) > 1 {
+			verb = "are"
+		}
+		out = append(out, fmt.Sprintf("Note: group %s: %s %s not offered in %s (subnet %s): its nodes launch in the other zones\n",
+			group, strings.Join(types[z], ", "), verb, z, strings.Join(subnets[z], ", ")))
+	}
+	return out
+}
+
+// noteOnce prints a note the first time this run has it to say: apply
+// checks a group when it plans it and again when it creates it.
+func (s *Service) noteOnce(msg string) {
+	if _, said := s.said.LoadOrStore(msg, true); !said {
+		s.printf("%s", msg)
+	}
+}
+
 // ErrRefused marks an operation refused because of the state it met
 // (unknown cluster or group, duplicate, dependants exist). Exit code 1.
 var ErrRefused = errors.New("refused")
@@ -152,9 +189,29 @@ var ErrRefused = errors.New("refused")
 type refusal struct {
 	msg   string
 	cause error // what was met, for errors.Is: stacks.ErrNotFound, errNoCore
+
+	// A cluster or group found missing: Suggest may name a close one,
+	// which then replaces advice (creating what was only mistyped).
+	missing *missingName
 }
 
-func (r *refusal) Error() string { return r.msg }
+// missingName is the cluster, or the group of a cluster, a command named
+// and did not find.
+type missingName struct {
+	cluster, group string
+	advice         string // said unless a close name is: " (create it with ...)"
+	closest        string // set by Suggest
+}
+
+func (r *refusal) Error() string {
+	switch {
+	case r.missing == nil:
+		return r.msg
+	case r.missing.closest != "":
+		return r.msg + "; did you mean " + r.missing.closest + "?"
+	}
+	return r.msg + r.missing.advice
+}
 func (r *refusal) Is(target error) bool {
 	return target == ErrRefused || r.cause != nil && errors.Is(r.cause, target)
 }
@@ -176,7 +233,7 @@ var errNoCore = errors.New("no core stack")
 func (s *Service) getCore(ctx context.Context, cluster string) (*stacks.Stack, error) {
 	core, err := s.Stacks.Get(ctx, cluster)
 	if errors.Is(err, stacks.ErrNotFound) {
-		return nil, refusedFor(errNoCore, "cluster %q not found: no core stack of that name (create it with `clusterctl create-core %s`)", cluster, cluster)
+		return nil, clusterNotFound(errNoCore, cluster, " (create it with `clusterctl create-core "+cluster+"`)")
 	}
 	if err != nil {
 		return nil, err

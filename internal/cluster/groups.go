@@ -152,8 +152,8 @@ type UpdateOptions struct {
 	// deployed: update-group applies the flags given to it (spec.Group.Update).
 	Desired func(deployed spec.Group) spec.Group
 	DryRun  bool
-	// Yes removes (or replaces) the group's load balancer without asking:
-	// its clients lose their endpoint (needed when not on a terminal).
+	// Yes replaces nodes, and removes (or replaces) the group's load
+	// balancer, without asking (needed when not on a terminal).
 	Yes bool
 	// OnPlan, when set, is shown the plan before it is applied.
 	OnPlan func(*Plan) error
@@ -269,8 +269,16 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 	if o.DryRun {
 		return res, s.Stacks.Discard(ctx, cs)
 	}
+	// Each is asked on its own: removing the load balancer takes the
+	// clients' endpoint away, replacing nodes moves the tasks.
 	if what := lbRemoval(deployed.Spec, desired, st.Outputs[names.OutputLoadBalancerDNSName]); what != "" {
 		if err := s.confirm(ctx, o.Yes, what); err != nil {
+			s.Stacks.Discard(ctx, cs)
+			return res, err
+		}
+	}
+	if plan.NodesReplaced > 0 {
+		if err := s.confirm(ctx, o.Yes, fmt.Sprintf("replace %s of group %q of cluster %q", query.Plural(plan.NodesReplaced, "node"), o.Group, o.Cluster)); err != nil {
 			s.Stacks.Discard(ctx, cs)
 			return res, err
 		}

@@ -305,7 +305,7 @@ func TestUpdateRollbackExplained(t *testing.T) {
 	asg := cfnfake.Res{LogicalID: names.ResourceAutoScalingGroup, Type: "AWS::AutoScaling::AutoScalingGroup"}
 	e.fake.Script("core-g", cfnfake.Update, cfnfake.UpdateRollback(time.Minute, asg, "Received 0 SUCCESS signal(s) out of 1")...)
 
-	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g",
+	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", Yes: true,
 		Desired: func(d spec.Group) spec.Group { d.InstanceType = spec.InstanceTypes{"m5.xlarge"}; return d }})
 	if err == nil {
 		t.Fatal("the update succeeded")
@@ -547,5 +547,38 @@ func TestContinueRollbackHoldsTheGroupLease(t *testing.T) {
 	st, err := e.s.ContinueRollback(t.Context(), "core", "g")
 	if err != nil || st.Status != "UPDATE_ROLLBACK_COMPLETE" {
 		t.Errorf("ContinueRollback = %+v, %v", st, err)
+	}
+}
+
+// New tags go with the change set, so that CloudFormation puts them on
+// the stack and its resources (moto keeps a stack's first tags; the fake
+// applies a change set's as CloudFormation does); removed ones go.
+func TestUpdateChangesTags(t *testing.T) {
+	e := fakeService(t)
+	e.seed(t, spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2), Tags: spec.Tags{"team": "web", "owner": "jane"}})
+	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", Yes: true,
+		Desired: func(d spec.Group) spec.Group {
+			return d.Update(spec.Group{Tags: spec.Tags{"team": "api"}}, []string{"tags"})
+		}})
+	if err != nil || !res.Applied {
+		t.Fatalf("update: %+v, %v", res, err)
+	}
+	if len(res.Plan.Settings) != 1 || res.Plan.Settings[0].Path != "tags" || res.Plan.NodesReplaced != 2 {
+		t.Errorf("plan %+v", res.Plan)
+	}
+	calls := e.fake.Log("CreateChangeSet")
+	if len(calls) != 1 {
+		t.Fatalf("%d change sets", len(calls))
+	}
+	sent := map[string]string{}
+	for i := 1; calls[0].Params.Get(fmt.Sprintf("Tags.member.%d.Key", i)) != ""; i++ {
+		sent[calls[0].Params.Get(fmt.Sprintf("Tags.member.%d.Key", i))] = calls[0].Params.Get(fmt.Sprintf("Tags.member.%d.Value", i))
+	}
+	if sent["team"] != "api" || sent["owner"] != "" || sent[names.TagCluster] != "core" {
+		t.Errorf("change set tags %v", sent)
+	}
+	st, err := e.s.Stacks.Get(t.Context(), "core-g")
+	if err != nil || st.Tags["team"] != "api" || st.Tags["owner"] != "" {
+		t.Errorf("stack tags after the update: %v, %v", st.Tags, err)
 	}
 }

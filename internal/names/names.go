@@ -37,6 +37,9 @@ const (
 	TagLabelPrefix = "clusterctl:label:"
 	// TagName is EC2's display name.
 	TagName = "Name"
+	// TagPrefix begins every tag key of clusterctl's: the operator's own
+	// tags (spec.Tags) may not.
+	TagPrefix = "clusterctl:"
 )
 
 // TagNodeBucket is on every instance (managers and agents), from its Auto

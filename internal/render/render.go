@@ -63,6 +63,7 @@ type coreData struct {
 	Metadata                          metadata
 	Program                           string // the control node program, gzip and base64
 	UserData                          string
+	Tags                              []label // the operator's, sorted by key
 }
 
 // RequestMaxAge is names.RequestMaxAge in seconds, for control.sh.tmpl.
@@ -73,6 +74,7 @@ type groupData struct {
 	N                                              names.Set
 	Cluster, Group, Name, Version, ContractVersion string
 	Labels                                         []label // sorted by key
+	Tags                                           []label // the operator's, sorted by key
 	NodeKey, NodeSHA256                            string  // the node configuration in the bucket
 	HookName                                       string
 	UserData                                       string
@@ -87,6 +89,24 @@ type groupData struct {
 }
 
 type label struct{ Key, Value string }
+
+// tagList is the operator's tags in key order, for the templates.
+func tagList(t spec.Tags) []label {
+	var out []label
+	for _, k := range t.Keys() {
+		out = append(out, label{k, t[k]})
+	}
+	return out
+}
+
+// withTags adds the operator's tags to a stack's own; spec refuses keys
+// of clusterctl's, so none is overwritten.
+func withTags(own map[string]string, t spec.Tags) map[string]string {
+	for k, v := range t {
+		own[k] = v
+	}
+	return own
+}
 
 // Core renders the core stack of cluster from its spec.
 func Core(cluster string, core spec.Core, version string) (*Rendered, error) {
@@ -111,7 +131,7 @@ func renderCore(cluster string, core spec.Core, version string) (*Rendered, erro
 		return nil, err
 	}
 	data := coreData{N: names.Template(), Cluster: cluster, Version: version, ContractVersion: ContractVersion,
-		HookName: names.LifecycleHook(cluster), Metadata: meta}
+		HookName: names.LifecycleHook(cluster), Metadata: meta, Tags: tagList(core.Tags)}
 	data.UserData, err = controlUserData(data)
 	if err != nil {
 		return nil, err
@@ -127,12 +147,12 @@ func renderCore(cluster string, core spec.Core, version string) (*Rendered, erro
 		StackName:  cluster,
 		Template:   body,
 		Parameters: params,
-		Tags: map[string]string{
+		Tags: withTags(map[string]string{
 			names.TagCluster: cluster,
 			names.TagRole:    names.RoleCore,
 			names.TagGroup:   names.GroupControl,
 			names.TagVersion: version,
-		},
+		}, core.Tags),
 		Capabilities: []string{"CAPABILITY_IAM"},
 	}
 	if err := check(r); err != nil {
@@ -191,7 +211,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 	data := groupData{
 		N:       names.Template(),
 		Cluster: cluster, Group: g.Name, Name: name, Version: version,
-		ContractVersion: ContractVersion, Labels: labels, Metadata: meta,
+		ContractVersion: ContractVersion, Labels: labels, Tags: tagList(g.Tags), Metadata: meta,
 		HookName: names.LifecycleHook(cluster),
 		Mixed:    g.Mixed(), Spot: g.Spot, InstanceTypes: g.InstanceType, SpotAllocations: spec.SpotAllocations(),
 		loadBalancerData: loadBalancerOf(g, join.VpcCidr),
@@ -237,7 +257,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		StackName:  name,
 		Template:   body,
 		Parameters: params,
-		Tags: map[string]string{
+		Tags: withTags(map[string]string{
 			names.TagCluster: cluster,
 			names.TagRole:    names.RoleAgents,
 			names.TagGroup:   g.Name,
@@ -245,7 +265,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 			names.TagLabels:  labelsTag,
 			names.TagImage:   imageTag,
 			names.TagSubnets: subnetsTag,
-		},
+		}, g.Tags),
 		Capabilities: []string{},
 		Artifacts:    []Artifact{node},
 	}

@@ -110,6 +110,60 @@ func variants() []variant {
 			Name: "api", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2),
 			Publish: spec.Ports{"443:30443", "8443"}, AllowFrom: []string{"203.0.113.0/24", "198.51.100.0/24"},
 		}},
+		// The operator's own tags, with characters JSON must escape.
+		{name: "core-tags", cluster: "prod", core: &spec.Core{
+			InstanceType: "t3.medium", VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds,
+			Tags: spec.Tags{"cost-center": "4711", "owner": "Jane \"JD\" Doe"},
+		}},
+		{name: "group-tags", cluster: "prod", join: testJoin, group: &spec.Group{
+			Name: "tagged", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"},
+			Tags: spec.Tags{"cost-center": "4711", "team": "payments"},
+		}},
+	}
+}
+
+// The operator's tags are on the stack (CloudFormation puts them on its
+// taggable resources) and in the launch template's tag specifications,
+// so that every instance and volume carries them from its launch.
+func TestCustomTags(t *testing.T) {
+	for _, v := range variants() {
+		want := map[string]string{}
+		lt := "LaunchTemplate"
+		if v.core != nil {
+			maps.Copy(want, v.core.Tags)
+			lt = "ControlLaunchTemplate"
+		} else {
+			maps.Copy(want, v.group.Tags)
+		}
+		t.Run(v.name, func(t *testing.T) {
+			r, err := v.render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, val := range want {
+				if r.Tags[k] != val {
+					t.Errorf("stack tag %s = %q, want %q", k, r.Tags[k], val)
+				}
+			}
+			specs := map[string]map[string]string{}
+			for _, ts := range list(dig(decode(t, r.Template), "Resources", lt, "Properties", "LaunchTemplateData", "TagSpecifications")) {
+				tags := map[string]string{}
+				for _, tag := range list(obj(ts)["Tags"]) {
+					tags[obj(tag)["Key"].(string)] = obj(tag)["Value"].(string)
+				}
+				specs[obj(ts)["ResourceType"].(string)] = tags
+			}
+			for _, res := range []string{"instance", "volume"} {
+				for k, val := range want {
+					if specs[res][k] != val {
+						t.Errorf("%s tag %s = %q, want %q", res, k, specs[res][k], val)
+					}
+				}
+			}
+			if len(want) == 0 && len(specs["instance"]) > 0 && v.group != nil && len(v.group.Labels) == 0 {
+				t.Errorf("instance tags without labels or tags: %v", specs["instance"])
+			}
+		})
 	}
 }
 
@@ -496,7 +550,9 @@ func TestCoreContent(t *testing.T) {
 			if !slices.Equal(r.Capabilities, []string{"CAPABILITY_IAM"}) {
 				t.Errorf("capabilities %v", r.Capabilities)
 			}
-			if want := (map[string]string{names.TagCluster: v.cluster, names.TagRole: names.RoleCore, names.TagGroup: names.GroupControl, names.TagVersion: testVersion}); !maps.Equal(r.Tags, want) {
+			want := map[string]string{names.TagCluster: v.cluster, names.TagRole: names.RoleCore, names.TagGroup: names.GroupControl, names.TagVersion: testVersion}
+			maps.Copy(want, v.core.Tags)
+			if !maps.Equal(r.Tags, want) {
 				t.Errorf("stack tags %v, want %v", r.Tags, want)
 			}
 			if r.StackName != v.cluster {
@@ -612,6 +668,7 @@ func TestGroupContent(t *testing.T) {
 				names.TagCluster: v.cluster, names.TagRole: names.RoleAgents, names.TagGroup: g.Name, names.TagVersion: testVersion,
 				names.TagLabels: wantLabels, names.TagImage: wantImage, names.TagSubnets: wantSubnets,
 			}
+			maps.Copy(want, g.Tags)
 			if !maps.Equal(r.Tags, want) {
 				t.Errorf("stack tags %v, want %v", r.Tags, want)
 			}

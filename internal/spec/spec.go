@@ -103,6 +103,9 @@ type Core struct {
 	SubnetIDs            []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated; the managers are spread over their zones (default: the VPC's default subnets)." file:"Subnets; the managers are spread over their zones (default: the VPC's default subnets)." cfn:"SubnetIds" unset:"default"`
 	VolumeSize           *int     `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size of each manager in GiB (default 20)." cfn:"VolumeSize"`
 	Managers             *int     `json:"managers,omitempty" yaml:"managers,omitempty" name:"managers" placeholder:"N" help:"Number of swarm managers: 1, 3 or 5 (default 1; 3 keeps the swarm through the loss of one)." cfn:"Managers"`
+	// Tags are intent: recorded with the template, put on the stack and
+	// written into the launch template, so they reach every resource.
+	Tags Tags `json:"tags,omitempty" yaml:"tags,omitempty" name:"tags" placeholder:"KEY=VALUE,..." help:"AWS tags key=value[,key=value] on the stack and every resource it makes, instances and volumes included (repeatable; on update-core they replace the previous set)." file:"AWS tags, key: value: on the stack and every resource it makes, instances and volumes included." unset:"none"`
 }
 
 // Group is one agent group: an Auto Scaling group of one instance type,
@@ -141,6 +144,8 @@ type Group struct {
 	AccessLogs          string   `json:"accessLogs,omitempty" yaml:"accessLogs,omitempty" name:"access-logs" placeholder:"BUCKET" help:"With --publish: S3 bucket the load balancer writes its access logs to (off by default)." file:"With publish: S3 bucket the load balancer writes its access logs to (off by default)." cfn:"AccessLogsBucket" unset:"off"`
 
 	RollingUpdate RollingUpdate `json:"rollingUpdate,omitzero" yaml:"rollingUpdate,omitempty" embed:"" file:"How an update that changes the nodes replaces them."`
+	// Tags: see Core.
+	Tags Tags `json:"tags,omitempty" yaml:"tags,omitempty" name:"tags" placeholder:"KEY=VALUE,..." help:"AWS tags key=value[,key=value] on the group's stack and every resource it makes, instances and volumes included (repeatable; on update-group they replace the previous set)." file:"AWS tags, key: value: on the group's stack and every resource it makes, instances and volumes included." unset:"none"`
 }
 
 // RollingUpdate shapes how an update that changes the nodes replaces them.
@@ -166,6 +171,9 @@ func (c *Core) Default() {
 	c.VolumeSize = ptr(c.Volume())
 	c.Managers = ptr(c.ManagerCount())
 	c.SubnetIDs = nilIfEmpty(c.SubnetIDs)
+	if len(c.Tags) == 0 {
+		c.Tags = nil
+	}
 }
 
 // ManagerCount is the number of swarm managers, defaulted.
@@ -201,6 +209,9 @@ func (g *Group) Default() {
 	}
 	if len(g.Labels) == 0 {
 		g.Labels = nil
+	}
+	if len(g.Tags) == 0 {
+		g.Tags = nil
 	}
 	g.SubnetIDs = nilIfEmpty(g.SubnetIDs)
 	g.Publish = g.Publish.canonical()
@@ -258,6 +269,9 @@ func (c *Cluster) Trim() {
 func (c *Core) Trim() {
 	if c.Volume() == DefaultCoreVolumeSize {
 		c.VolumeSize = nil
+	}
+	if c.ManagerCount() == DefaultManagers {
+		c.Managers = nil
 	}
 }
 
@@ -331,6 +345,7 @@ func (g Group) Update(changes Group, given []string) Group {
 	out := g
 	out.InstanceType = slices.Clone(g.InstanceType)
 	out.Labels = cloneLabels(g.Labels)
+	out.Tags = cloneTags(g.Tags)
 	out.SubnetIDs = slices.Clone(g.SubnetIDs)
 	out.Publish = slices.Clone(g.Publish)
 	out.AllowFrom = slices.Clone(g.AllowFrom)
@@ -371,6 +386,7 @@ func (g Group) Update(changes Group, given []string) Group {
 func (c Core) Update(changes Core, given []string) Core {
 	out := c
 	out.SubnetIDs = slices.Clone(c.SubnetIDs)
+	out.Tags = cloneTags(c.Tags)
 	overlay(&out, &changes, given)
 	return out
 }

@@ -172,6 +172,7 @@ func (c Core) rules() []rule {
 		one("subnetIds", checkSubnets("subnetIds", c.SubnetIDs)),
 		one("volumeSize", checkVolume("volumeSize", c.Volume())),
 		one("managers", checkManagers("managers", c.ManagerCount())),
+		one("tags", checkTags("tags", c.Tags, 0)),
 	}
 }
 
@@ -243,6 +244,7 @@ func (g Group) rules(cluster string) []rule {
 		one("sshCidr", checkSSHCIDR("sshCidr", g.SSHCIDR)),
 		{[]string{"sshCidr", "allowSshFromAnywhere"}, checkSSHAnywhere("sshCidr", g.SSHCIDR, g.AllowSSHFromAnywhere)},
 		one("keyName", checkKeyName("keyName", g.KeyName)),
+		{[]string{"tags", "labels"}, checkTags("tags", g.Tags, len(g.Labels))},
 	}
 	rules = append(rules, g.lbRules()...)
 	// Without spot every node is on-demand: a mix given anyway needs spot.
