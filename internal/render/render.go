@@ -60,6 +60,8 @@ type coreData struct {
 	N                                 names.Set
 	Cluster, Version, ContractVersion string
 	HookName                          string // the termination lifecycle hook of the managers
+	LogGroup                          string // the cluster's log group
+	LogOpts                           string // logOpts(LogGroup)
 	Metadata                          metadata
 	Program                           string // the control node program, gzip and base64
 	UserData                          string
@@ -110,7 +112,7 @@ func renderCore(cluster string, core spec.Core, version string) (*Rendered, erro
 		return nil, err
 	}
 	data := coreData{N: names.Template(), Cluster: cluster, Version: version, ContractVersion: ContractVersion,
-		HookName: names.LifecycleHook(cluster), Metadata: meta}
+		HookName: names.LifecycleHook(cluster), Metadata: meta, LogGroup: names.LogGroup(cluster), LogOpts: logOpts(names.LogGroup(cluster))}
 	data.UserData, err = controlUserData(data)
 	if err != nil {
 		return nil, err
@@ -202,6 +204,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		Cluster: cluster, Group: g.Name, Bucket: join.BucketName, ManagersKey: join.ManagersKey,
 		ContractVersion: ContractVersion, InstanceTypes: g.InstanceType.String(), ImageParameter: imageParam, ImageID: imageID,
 		LabelList: labelList, EngineLabels: engine, N: names.Template(),
+		LogGroup: join.LogGroupName, LogDriver: join.LogDriver, LogOpts: logOpts(join.LogGroupName),
 	})
 	if err != nil {
 		return nil, err

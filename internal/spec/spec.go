@@ -43,6 +43,8 @@ const (
 	DefaultMin              = 0
 	DefaultVolumeSize       = 30 // GiB
 	DefaultMaxBatch         = 1
+	DefaultLogRetentionDays = 30
+	DefaultLogDriver        = "awslogs"
 	// A spot group's defaults; without spot, every node is on-demand.
 	DefaultSpotOnDemandBase    = 0
 	DefaultSpotOnDemandPercent = 0
@@ -103,6 +105,10 @@ type Core struct {
 	SubnetIDs            []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated; the managers are spread over their zones (default: the VPC's default subnets)." file:"Subnets; the managers are spread over their zones (default: the VPC's default subnets)." cfn:"SubnetIds" unset:"default"`
 	VolumeSize           *int     `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size of each manager in GiB (default 20)." cfn:"VolumeSize"`
 	Managers             *int     `json:"managers,omitempty" yaml:"managers,omitempty" name:"managers" placeholder:"N" help:"Number of swarm managers: 1, 3 or 5 (default 1; 3 keeps the swarm through the loss of one)." cfn:"Managers"`
+	// The cluster's CloudWatch log group and what ships to it.
+	LogRetentionDays *int   `json:"logRetentionDays,omitempty" yaml:"logRetentionDays,omitempty" name:"log-retention-days" placeholder:"DAYS" help:"Days the cluster's log group keeps events: a value CloudWatch allows (1, 3, 5, 7, 14, 30, ... 3653; default 30)." cfn:"LogRetentionDays"`
+	LogKMSKey        string `json:"logKmsKey,omitempty" yaml:"logKmsKey,omitempty" name:"log-kms-key" placeholder:"ARN" help:"ARN of a KMS key that encrypts the log group (default: CloudWatch's own encryption)." cfn:"LogKmsKey" unset:"CloudWatch's"`
+	LogDriver        string `json:"logDriver,omitempty" yaml:"logDriver,omitempty" name:"log-driver" placeholder:"DRIVER" help:"Log driver of every node's engine: awslogs (default: containers log to the cluster's log group) or none (the engine's own json-file)." cfn:"LogDriver"`
 }
 
 // Group is one agent group: an Auto Scaling group of one instance type,
@@ -156,6 +162,19 @@ func (c *Core) Default() {
 	c.VolumeSize = ptr(c.Volume())
 	c.Managers = ptr(c.ManagerCount())
 	c.SubnetIDs = nilIfEmpty(c.SubnetIDs)
+	c.LogRetentionDays = ptr(c.LogRetention())
+	c.LogDriver = c.Logging()
+}
+
+// LogRetention is how many days the log group keeps events, defaulted.
+func (c Core) LogRetention() int { return orDefault(c.LogRetentionDays, DefaultLogRetentionDays) }
+
+// Logging is the engines' log driver, defaulted.
+func (c Core) Logging() string {
+	if c.LogDriver == "" {
+		return DefaultLogDriver
+	}
+	return c.LogDriver
 }
 
 // ManagerCount is the number of swarm managers, defaulted.
@@ -241,6 +260,12 @@ func (c *Cluster) Trim() {
 func (c *Core) Trim() {
 	if c.Volume() == DefaultCoreVolumeSize {
 		c.VolumeSize = nil
+	}
+	if c.LogRetention() == DefaultLogRetentionDays {
+		c.LogRetentionDays = nil
+	}
+	if c.Logging() == DefaultLogDriver {
+		c.LogDriver = ""
 	}
 }
 
