@@ -11,6 +11,7 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -146,6 +147,7 @@ func (a *App) Service() (*cluster.Service, error) {
 		SSM:     ssm.NewFromConfig(cfg),
 		STS:     sts.NewFromConfig(cfg),
 		SQS:     sqs.NewFromConfig(cfg),
+		CWLogs:  cloudwatchlogs.NewFromConfig(cfg),
 		Region:  cfg.Region,
 		IO:      a.IO,
 		Version: a.Version,

@@ -1,0 +1,195 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+)
+
+func logsClient(t *testing.T) *cloudwatchlogs.Client {
+	t.Helper()
+	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
+		config.WithBaseEndpoint(endpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cloudwatchlogs.NewFromConfig(cfg)
+}
+
+// putEvents writes events to a stream of group as an engine would, the
+// stream created first when it is new.
+func putEvents(t *testing.T, cw *cloudwatchlogs.Client, group, stream string, at time.Time, messages ...string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := cw.CreateLogStream(ctx, &cloudwatchlogs.CreateLogStreamInput{LogGroupName: aws.String(group), LogStreamName: aws.String(stream)})
+	var exists *types.ResourceAlreadyExistsException
+	if err != nil && !errors.As(err, &exists) {
+		t.Fatal(err)
+	}
+	var evs []types.InputLogEvent
+	for i, m := range messages {
+		evs = append(evs, types.InputLogEvent{Message: aws.String(m), Timestamp: aws.Int64(at.Add(time.Duration(i) * time.Millisecond).UnixMilli())})
+	}
+	if _, err := cw.PutLogEvents(ctx, &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String(group), LogStreamName: aws.String(stream), LogEvents: evs}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The core owns its log group, with the retention asked for; clusterctl
+// logs reads a service's tasks interleaved by time, each line saying task
+// and node, a node's own lines and containers, and filters by time and
+// pattern; -o json prints one object per event.
+func TestLogs(t *testing.T) {
+	resetMoto(t)
+	must(t, "create-core", "core", "-q", "--log-retention-days", "14")
+	cw := logsClient(t)
+	out, err := cw.DescribeLogGroups(context.Background(), &cloudwatchlogs.DescribeLogGroupsInput{LogGroupNamePrefix: aws.String("/clusterctl/core")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.LogGroups) != 1 || aws.ToString(out.LogGroups[0].LogGroupName) != "/clusterctl/core" || aws.ToInt32(out.LogGroups[0].RetentionInDays) != 14 {
+		t.Fatalf("log groups %+v, want /clusterctl/core kept 14 days", out.LogGroups)
+	}
+	if o := outputs(describeStack(t, newClients(t), "core")); o["LogGroupName"] != "/clusterctl/core" || o["LogDriver"] != "awslogs" {
+		t.Errorf("outputs %v", o)
+	}
+
+	const group, a, b = "/clusterctl/core", "i-0aaaaaaaaaaaaaaaa", "i-0bbbbbbbbbbbbbbbb"
+	old := time.Now().Add(-time.Hour)
+	now := time.Now().Add(-time.Minute)
+	putEvents(t, cw, group, "service/web/web.1.t1@"+a, old, "web one old")
+	putEvents(t, cw, group, "service/web/web.2.t2@"+b, now, "web two GET /")
+	putEvents(t, cw, group, "service/web/web.1.t1@"+a, now.Add(time.Second), "web one GET /health")
+	putEvents(t, cw, group, "service/webapi/webapi.1.t3@"+a, now, "webapi, not web")
+	putEvents(t, cw, group, "node/"+a, now.Add(2*time.Second), "drained i-0ccc")
+	putEvents(t, cw, group, "container/builder@"+b, now, "builder on b")
+
+	r := must(t, "logs", "-j", "core", "web")
+	want := "web.1.t1@" + a + " | web one old\n" + "web.2.t2@" + b + " | web two GET /\n" + "web.1.t1@" + a + " | web one GET /health\n"
+	if r.stdout != want {
+		t.Errorf("logs web:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	r = must(t, "logs", "-j", "core", "web", "--since", "10m")
+	if strings.Contains(r.stdout, "old") || strings.Count(r.stdout, "\n") != 2 {
+		t.Errorf("--since 10m:\n%s", r.stdout)
+	}
+	r = must(t, "logs", "-j", "core", "web", "--until", old.Add(time.Minute).UTC().Format(time.RFC3339))
+	if r.stdout != "web.1.t1@"+a+" | web one old\n" {
+		t.Errorf("--until:\n%s", r.stdout)
+	}
+	r = must(t, "logs", "-j", "core", "web", "--grep", "health")
+	if r.stdout != "web.1.t1@"+a+" | web one GET /health\n" {
+		t.Errorf("--grep health:\n%s", r.stdout)
+	}
+	r = must(t, "logs", "-j", "core", "--node", a, "--since", "10m")
+	want = "web.1.t1@" + a + " | web one GET /health\n" + "clusterctl@" + a + " | drained i-0ccc\n"
+	if !strings.Contains(r.stdout, "webapi.1.t3@"+a+" | webapi, not web\n") || !strings.HasSuffix(r.stdout, want) || strings.Contains(r.stdout, b) {
+		t.Errorf("--node %s:\n%s", a, r.stdout)
+	}
+	r = must(t, "logs", "-j", "core", "web", "--tail", "1", "-o", "json")
+	var ev map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &ev); err != nil || ev["message"] != "web one GET /health" || ev["task"] != "web.1.t1" ||
+		ev["node"] != a || ev["service"] != "web" || strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("--tail 1 -o json: %s (%v)", r.stdout, err)
+	}
+	r = must(t, "logs", "-j", "core", "--grep", "GET", "-o", "json", "--query", ".message")
+	if r.stdout != "\"web two GET /\"\n\"web one GET /health\"\n" {
+		t.Errorf("--query .message:\n%s", r.stdout)
+	}
+
+	// Bad input: exit 2, no AWS call needed.
+	for _, args := range [][]string{
+		{"logs", "-j", "core", "--since", "yesterday"},
+		{"logs", "-j", "core", "--node", "web-1"},
+		{"logs", "-j", "core", "we b"},
+		{"logs", "-j", "core", "--tail", "-1"},
+		{"logs", "-j", "core", "--since", "1m", "--until", "1h"},
+	} {
+		if r := clusterctl(t, args...); r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("%v: %s", args, r)
+		}
+	}
+	if r := clusterctl(t, "logs", "-j", "nosuch"); r.code != 1 || !strings.Contains(r.stderr, `cluster "nosuch" not found`) {
+		t.Errorf("unknown cluster: %s", r)
+	}
+}
+
+// --follow prints an event written after it started, exactly once, and
+// Ctrl-C ends it with exit code 130.
+func TestLogsFollow(t *testing.T) {
+	resetMoto(t)
+	must(t, "create-core", "core", "-q")
+	cw := logsClient(t)
+	const group, node = "/clusterctl/core", "i-0aaaaaaaaaaaaaaaa"
+	putEvents(t, cw, group, "service/web/web.1.t1@"+node, time.Now().Add(-time.Second), "before")
+
+	cmd := exec.Command(binary, "logs", "-j", "core", "web", "--follow")
+	cmd.Env = env()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan string, 10)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	next := func(what string) string {
+		select {
+		case l := <-lines:
+			return l
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no line while waiting for %s; stderr: %s", what, stderr.String())
+		}
+		return ""
+	}
+	if l := next("the event written before"); l != "web.1.t1@"+node+" | before" {
+		t.Fatalf("first line %q", l)
+	}
+	putEvents(t, cw, group, "service/web/web.2.t2@"+node, time.Now(), "after")
+	if l := next("the event written after"); l != "web.2.t2@"+node+" | after" {
+		t.Fatalf("second line %q", l)
+	}
+	// Several polls later (their back-off starts at a second), nothing
+	// came twice.
+	time.Sleep(4 * time.Second)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var rest []string
+	for l := range lines {
+		rest = append(rest, l)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want 130; stderr: %s", err, stderr.String())
+	}
+	if len(rest) != 0 {
+		t.Errorf("lines after the second: %q", rest)
+	}
+	_, _ = io.Copy(io.Discard, stdout)
+}
