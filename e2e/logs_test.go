@@ -126,6 +126,13 @@ func TestLogs(t *testing.T) {
 	if r := clusterctl(t, "logs", "-j", "nosuch"); r.code != 1 || !strings.Contains(r.stderr, `cluster "nosuch" not found`) {
 		t.Errorf("unknown cluster: %s", r)
 	}
+
+	// The log group goes with the core.
+	must(t, "delete-core", "core", "--yes", "-q")
+	out, err = cw.DescribeLogGroups(context.Background(), &cloudwatchlogs.DescribeLogGroupsInput{LogGroupNamePrefix: aws.String("/clusterctl/core")})
+	if err != nil || len(out.LogGroups) != 0 {
+		t.Errorf("after delete-core, log groups %+v (%v)", out.LogGroups, err)
+	}
 }
 
 // --follow prints an event written after it started, exactly once, and

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -70,6 +71,7 @@ func motoService(t *testing.T) *Service {
 		S3:      s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }),
 		SSM:     ssm.NewFromConfig(cfg),
 		STS:     sts.NewFromConfig(cfg),
+		CWLogs:  cloudwatchlogs.NewFromConfig(cfg),
 		IO:      ios,
 		Version: "test",
 		Run:     Run{Command: "test", ID: "test"},
