@@ -15,8 +15,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+
+	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
 func logsClient(t *testing.T) *cloudwatchlogs.Client {
@@ -199,4 +204,102 @@ func TestLogsFollow(t *testing.T) {
 		t.Errorf("lines after the second: %q", rest)
 	}
 	_, _ = io.Copy(io.Discard, stdout)
+}
+
+// A cluster made before clusterctl had log groups: update-core adds its
+// log group, and update-group's plan says the nodes are replaced to log
+// there, which applying it does.
+func TestLogsOnExistingCluster(t *testing.T) {
+	resetMoto(t)
+	c := newClients(t)
+	ctx := context.Background()
+	must(t, "create-core", "core", "-q")
+	stripLogs(t, c, "core")
+	cw := logsClient(t)
+	if out, err := cw.DescribeLogGroups(ctx, &cloudwatchlogs.DescribeLogGroupsInput{}); err != nil || len(out.LogGroups) != 0 {
+		t.Fatalf("the old core has log groups %+v (%v)", out.LogGroups, err)
+	}
+	must(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-q")
+	if r := clusterctl(t, "logs", "-j", "core"); r.code != 1 || !strings.Contains(r.stderr, "has no log group yet: add it with `clusterctl update-core core`") {
+		t.Errorf("logs of a core without a log group: %s", r)
+	}
+
+	r := must(t, "update-core", "core", "--yes", "-q")
+	if !strings.Contains(r.stdout, "LogGroup") {
+		t.Errorf("update-core plan does not name the log group:\n%s", r.stdout)
+	}
+	out, err := cw.DescribeLogGroups(ctx, &cloudwatchlogs.DescribeLogGroupsInput{})
+	if err != nil || len(out.LogGroups) != 1 || aws.ToString(out.LogGroups[0].LogGroupName) != "/clusterctl/core" || aws.ToInt32(out.LogGroups[0].RetentionInDays) != 30 {
+		t.Fatalf("after update-core, log groups %+v (%v)", out.LogGroups, err)
+	}
+
+	// moto leaves a stack's outputs as they were when it executes a change
+	// set; CloudFormation does not. The test plays its part.
+	refreshOutputs(t, c, "core", render.DefaultImageParameter("t3.medium"))
+	if o := outputs(describeStack(t, c, "core")); o["LogGroupName"] != "/clusterctl/core" || o["LogDriver"] != "awslogs" {
+		t.Fatalf("outputs after update-core: %v", o)
+	}
+	r = must(t, "update-group", "-n", "g", "-j", "core", "--dry-run")
+	for _, want := range []string{"join.logs", "(none)", "awslogs to /clusterctl/core",
+		"The nodes' engines log awslogs to /clusterctl/core instead of (none) (the core's log settings): the rolling update replaces the nodes"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("update-group plan lacks %q:\n%s", want, r)
+		}
+	}
+	must(t, "update-group", "-n", "g", "-j", "core", "-q")
+	if r := must(t, "update-group", "-n", "g", "-j", "core", "--dry-run"); strings.Contains(r.stdout, "join.logs") {
+		t.Errorf("after update-group the plan still changes the logs:\n%s", r.stdout)
+	}
+}
+
+// stripLogs makes the core stack what a clusterctl without log groups
+// deployed: no log group, no log parameters or outputs. (Its bucket is a
+// new one: the old one is retained, empty.)
+func stripLogs(t *testing.T, c clients, stack string) {
+	t.Helper()
+	ctx := context.Background()
+	tout, err := c.cfn.GetTemplate(ctx, &cloudformation.GetTemplateInput{StackName: aws.String(stack)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(aws.ToString(tout.TemplateBody)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"LogRetentionDays", "LogKmsKey", "LogDriver"} {
+		delete(doc["Parameters"].(map[string]any), p)
+	}
+	delete(doc["Conditions"].(map[string]any), "HasLogKmsKey")
+	res := doc["Resources"].(map[string]any)
+	delete(res, "LogGroup")
+	delete(res, "LogsPolicy")
+	res["ManagerGroup"].(map[string]any)["DependsOn"] = []any{"LifecycleRule", "LifecycleQueuePolicy"}
+	delete(doc["Outputs"].(map[string]any), "LogGroupName")
+	delete(doc["Outputs"].(map[string]any), "LogDriver")
+	body, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = []byte(strings.ReplaceAll(string(body), "CLUSTERCTL_LOG_DRIVER='${LogDriver}' ", ""))
+	st := describeStack(t, c, stack)
+	var params []cfntypes.Parameter
+	for _, p := range st.Parameters {
+		switch aws.ToString(p.ParameterKey) {
+		case "LogRetentionDays", "LogKmsKey", "LogDriver":
+		case "ImageParameter": // reported resolved
+			params = append(params, cfntypes.Parameter{ParameterKey: p.ParameterKey, ParameterValue: aws.String(render.DefaultImageParameter("t3.medium"))})
+		case "SubnetIds": // reported as a Python list
+			params = append(params, cfntypes.Parameter{ParameterKey: p.ParameterKey, ParameterValue: aws.String(strings.Join(spec.SplitList(aws.ToString(p.ParameterValue)), ","))})
+		default:
+			params = append(params, cfntypes.Parameter{ParameterKey: p.ParameterKey, ParameterValue: p.ParameterValue})
+		}
+	}
+	// Deleted and created again: the stack as it was first created.
+	if _, err := c.cfn.DeleteStack(ctx, &cloudformation.DeleteStackInput{StackName: aws.String(stack)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.cfn.CreateStack(ctx, &cloudformation.CreateStackInput{StackName: aws.String(stack), TemplateBody: aws.String(string(body)),
+		Parameters: params, Tags: st.Tags, Capabilities: []cfntypes.Capability{cfntypes.CapabilityCapabilityIam}}); err != nil {
+		t.Fatal(err)
+	}
 }

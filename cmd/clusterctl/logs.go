@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -93,5 +95,8 @@ func (c *LogsCmd) Run(app *App) error {
 		_, err := fmt.Fprintln(app.IO.Out, b.String())
 		return err
 	})
+	if c.Follow && errors.Is(err, context.DeadlineExceeded) {
+		return nil // --timeout: as long as the operator wanted to follow
+	}
 	return err
 }

@@ -172,6 +172,9 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 	if err != nil {
 		return nil, err
 	}
+	if join.LogGroupName != "" {
+		meta.Logs = &NodeLogs{Group: join.LogGroupName, Driver: join.LogDriver}
+	}
 	subnets, subnetsTag := join.SubnetIds, names.SubnetsCore
 	if len(g.SubnetIDs) > 0 {
 		subnets, subnetsTag = g.SubnetIDs, names.SubnetsOwn
