@@ -52,6 +52,9 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		{"--volume-size", []string{"--volume-size", "40"}},
 		{"--managers", []string{"--managers", "3"}},
 		{"--managers", []string{"--managers", "5"}},
+		{"--log-retention-days", []string{"--log-retention-days", "90"}},
+		{"--log-kms-key", []string{"--log-kms-key", "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}},
+		{"--log-driver", []string{"--log-driver", "none"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--dry-run", nil}, // creates nothing: nothing to update
 	}
