@@ -50,7 +50,8 @@ func talk(t *testing.T, m *enginetest.Node, service, instanceID string) {
 // The engines' awslogs driver, as the node configuration sets it up,
 // ships a real service's output to the cluster's log group (on moto, with
 // the node role's credentials from the instance metadata), and clusterctl
-// logs prints it as task@node. With the logs endpoint unreachable, the
+// logs prints it as task@node; the agent service's own lines go to its
+// node's stream. With the logs endpoint unreachable, the
 // container keeps running and docker logs on its node still shows it.
 func TestContainerLogsShipped(t *testing.T) {
 	t.Parallel()
@@ -74,18 +75,29 @@ func TestContainerLogsShipped(t *testing.T) {
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		return strings.HasPrefix(lines[0], "talker.1.") && strings.Contains(lines[0], prefix+"1") && len(lines) >= 2, out
 	})
+	// The agent service's own lines go to the node's stream.
+	eventually(t, time.Minute, "the agent's decisions in its node's stream", func() (bool, string) {
+		out, err := clusterctl(bin, "logs", "-j", "logs", "--node", shipping.Spec.InstanceID, "--grep", "joined")
+		if err != nil {
+			return false, err.Error()
+		}
+		return strings.HasPrefix(out, "clusterctl@"+shipping.Spec.InstanceID+" | clusterctl: joined the swarm at "), out
+	})
+	// The engine's calls are signed with its node's role credentials (the
+	// node scripts' own, with the test's).
 	var signed, other []string
 	for _, c := range lab.AWS.Calls() {
-		if c.Service == "logs" && c.Action == "PutLogEvents" {
-			if c.From == shipping.Spec.IP && c.KeyID == enginetest.NodeKeyID(shipping.Spec.InstanceID) {
-				signed = append(signed, c.KeyID)
-			} else {
-				other = append(other, fmt.Sprintf("%s from %s", c.KeyID, c.From))
-			}
+		if c.Service != "logs" || c.KeyID == "testing" {
+			continue
+		}
+		if c.Action == "PutLogEvents" && c.From == shipping.Spec.IP && c.KeyID == enginetest.NodeKeyID(shipping.Spec.InstanceID) {
+			signed = append(signed, c.KeyID)
+		} else if c.From != shipping.Spec.IP || c.KeyID != enginetest.NodeKeyID(shipping.Spec.InstanceID) {
+			other = append(other, fmt.Sprintf("%s %s from %s", c.Action, c.KeyID, c.From))
 		}
 	}
 	if len(signed) == 0 || len(other) > 0 {
-		t.Errorf("PutLogEvents with the node role's key from the shipping node: %d; others: %q", len(signed), other)
+		t.Errorf("the engine's PutLogEvents with its node role's key: %d; other engine calls: %q", len(signed), other)
 	}
 
 	talk(t, m, "mute", cut.Spec.InstanceID)
@@ -105,8 +117,8 @@ func TestContainerLogsShipped(t *testing.T) {
 		}
 	}
 	for _, c := range lab.AWS.Calls() {
-		if c.From == cut.Spec.IP && c.Service == "logs" {
-			t.Errorf("the cut node reached the logs endpoint: %+v", c)
+		if c.From == cut.Spec.IP && c.KeyID == enginetest.NodeKeyID(cut.Spec.InstanceID) {
+			t.Errorf("the cut node's engine reached AWS: %+v", c)
 		}
 	}
 	if out, err := clusterctl(bin, "logs", "-j", "logs", "mute"); err != nil || out != "" {

@@ -570,6 +570,39 @@ if ! valid cluster "$CLUSTER_NAME" || ! valid group "$NODE_GROUP" || ! valid buc
   ! valid region "$AWS_REGION" || ! valid instance-type "$INSTANCE_TYPE"; then
   exit 1
 fi
+# ship_log copies this service's log lines (its stderr) to the journal
+# and, a batch every 5 s at most, to this node's stream of the cluster's
+# log group, node/<instance-id>. A batch CloudWatch does not take is
+# dropped: the journal has it all, and the agent never waits for it.
+ship_log() {
+  local line n stream=node/$INSTANCE_ID
+  local -a batch=()
+  aws logs create-log-stream --log-group-name "$LOG_GROUP" --log-stream-name "$stream" >/dev/null 2>&1 || true
+  while true; do
+    n=0
+    IFS= read -r -t 5 line || n=$?
+    if [ "$n" -eq 0 ]; then
+      printf '%s\n' "$line"
+      batch+=("$(date +%s%3N) $line")
+      if [ "${#batch[@]}" -lt 50 ]; then
+        continue
+      fi
+    fi
+    if [ "${#batch[@]}" -gt 0 ]; then
+      printf '%s\n' "${batch[@]}" | jq -Rn '[inputs | capture("^(?<t>[0-9]+) (?<m>.*)$") | {timestamp: (.t | tonumber), message: .m}]' >"$work/events.json" &&
+        aws logs put-log-events --cli-connect-timeout 5 --cli-read-timeout 10 --log-group-name "$LOG_GROUP" --log-stream-name "$stream" \
+          --log-events "file://$work/events.json" >/dev/null 2>&1
+      batch=()
+    fi
+    if [ "$n" -ne 0 ] && [ "$n" -le 128 ]; then
+      return 0 # the service ended
+    fi
+  done
+}
+if [ -n "${LOG_GROUP:-}" ] && valid instance-id "$INSTANCE_ID"; then
+  exec 2> >(ship_log >&2)
+fi
+
 install -d -m 0700 "$state_dir"
 if [ ! -e "$state_dir/started" ]; then
   date +%s >"$state_dir/started"
