@@ -158,6 +158,7 @@ func (a *App) Service() (*cluster.Service, error) {
 		ELB:     awsapi.NewELB(cfg),
 		STS:     awsapi.NewSTS(cfg),
 		SQS:     awsapi.NewSQS(cfg),
+		CWLogs:  awsapi.NewCloudWatchLogs(cfg),
 		Region:  cfg.Region,
 		IO:      a.IO,
 		Version: a.Version,

@@ -37,6 +37,7 @@ type CLI struct {
 	Schema      SchemaCmd      `cmd:"" help:"Print the JSON Schema of cluster files, for editors."`
 	Describe    DescribeCmd    `cmd:"" help:"Show a cluster: core status, outputs, parameters, and its groups with their health."`
 	Events      EventsCmd      `cmd:"" help:"Print the stack events of a cluster's core or of one group."`
+	Logs        LogsCmd        `cmd:"" help:"Print the logs of a cluster's services and nodes from its CloudWatch log group; --follow for new ones."`
 	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operations in progress on a cluster (core and busy groups) or one group, deletions included, and return their outcome."`
 	Unlock      UnlockCmd      `cmd:"" help:"Break a lease left by a run that died, by its id."`
 	Render      RenderCmd      `cmd:"" help:"Print what would be deployed: a template, its parameters and tags, a node configuration."`

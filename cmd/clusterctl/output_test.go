@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -124,6 +126,10 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		}},
 		row{command: "services", json: []string{"services", "-j", "c1"}, query: []string{"services", "-j", "c1"}, before: func(t *testing.T) {
 			playLeader(t, moto.URL, "c1")
+		}},
+		// One event in the cluster's log group, as a node would write it.
+		row{command: "logs", json: []string{"logs", "-j", "c1"}, query: []string{"logs", "-j", "c1"}, before: func(t *testing.T) {
+			putLogEvent(t, moto.URL, "/clusterctl/c1", "node/i-0123456789abcdef0", "drained i-0fedcba9876543210")
 		}},
 		// Leases left by runs that died, one to break per run.
 		row{command: "unlock", json: []string{"unlock", "c1", "--group", "gu1", "--id", "aaaaaaaaaaaa"}, query: []string{"unlock", "c1", "--group", "gu2", "--id", "bbbbbbbbbbbb"},
@@ -290,4 +296,20 @@ func playLeader(t *testing.T, endpoint, cluster string) {
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
+}
+
+// putLogEvent writes one event to a stream of a log group, as a node would.
+func putLogEvent(t *testing.T, endpoint, group, stream, message string) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, _, _ := motoClients(t, endpoint)
+	cw := cloudwatchlogs.NewFromConfig(cfg)
+	if _, err := cw.CreateLogStream(ctx, &cloudwatchlogs.CreateLogStreamInput{LogGroupName: aws.String(group), LogStreamName: aws.String(stream)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := cw.PutLogEvents(ctx, &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String(group), LogStreamName: aws.String(stream),
+		LogEvents: []cwtypes.InputLogEvent{{Message: aws.String(message), Timestamp: aws.Int64(time.Now().UnixMilli())}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

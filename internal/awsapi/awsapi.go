@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/acm"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -402,4 +403,33 @@ func (a ELB) DescribeTargetGroups(ctx context.Context, in *elbv2.DescribeTargetG
 
 func (a ELB) DescribeTargetHealth(ctx context.Context, in *elbv2.DescribeTargetHealthInput, optFns ...func(*elbv2.Options)) (*elbv2.DescribeTargetHealthOutput, error) {
 	return a.describeTargetHealth(ctx, in, optFns...)
+}
+
+// CloudWatchLogs makes clusterctl's CloudWatchLogs calls.
+type CloudWatchLogs struct {
+	describeLogGroups  func(context.Context, *cloudwatchlogs.DescribeLogGroupsInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.DescribeLogGroupsOutput, error)
+	describeLogStreams func(context.Context, *cloudwatchlogs.DescribeLogStreamsInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.DescribeLogStreamsOutput, error)
+	filterLogEvents    func(context.Context, *cloudwatchlogs.FilterLogEventsInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.FilterLogEventsOutput, error)
+}
+
+// NewCloudWatchLogs returns the CloudWatchLogs calls of cfg, with opts applied to the client.
+func NewCloudWatchLogs(cfg aws.Config, opts ...func(*cloudwatchlogs.Options)) CloudWatchLogs {
+	c := cloudwatchlogs.NewFromConfig(cfg, opts...)
+	return CloudWatchLogs{
+		describeLogGroups:  c.DescribeLogGroups,
+		describeLogStreams: c.DescribeLogStreams,
+		filterLogEvents:    c.FilterLogEvents,
+	}
+}
+
+func (a CloudWatchLogs) DescribeLogGroups(ctx context.Context, in *cloudwatchlogs.DescribeLogGroupsInput, optFns ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.DescribeLogGroupsOutput, error) {
+	return a.describeLogGroups(ctx, in, optFns...)
+}
+
+func (a CloudWatchLogs) DescribeLogStreams(ctx context.Context, in *cloudwatchlogs.DescribeLogStreamsInput, optFns ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.DescribeLogStreamsOutput, error) {
+	return a.describeLogStreams(ctx, in, optFns...)
+}
+
+func (a CloudWatchLogs) FilterLogEvents(ctx context.Context, in *cloudwatchlogs.FilterLogEventsInput, optFns ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.FilterLogEventsOutput, error) {
+	return a.filterLogEvents(ctx, in, optFns...)
 }

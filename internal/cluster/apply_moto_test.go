@@ -111,6 +111,9 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"allowSshFromAnywhere", spec.Core{SSHCIDR: "0.0.0.0/0", AllowSSHFromAnywhere: true}},
 		{"managers", spec.Core{Managers: intp(3)}},
 		{"tags", spec.Core{Tags: spec.Tags{"team": "platform", "cost-center": "4711"}}},
+		{"logRetentionDays", spec.Core{LogRetentionDays: intp(365)}},
+		{"logKmsKey", spec.Core{LogKMSKey: "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}},
+		{"logDriver", spec.Core{LogDriver: "none"}},
 	}
 	groupCases := []struct {
 		setting string

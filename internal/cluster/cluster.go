@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -20,6 +21,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
 	"github.com/clusterctl/clusterctl/internal/lease"
+	"github.com/clusterctl/clusterctl/internal/logs"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/preflight"
 	"github.com/clusterctl/clusterctl/internal/query"
@@ -79,6 +81,13 @@ type SSMAPI interface {
 	GetParameter(ctx context.Context, in *ssm.GetParameterInput, opts ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
 }
 
+// LogsAPI is what the commands need of CloudWatch Logs: reading the
+// cluster's log group, and its size before deleting it.
+type LogsAPI interface {
+	logs.API
+	DescribeLogGroups(ctx context.Context, in *cloudwatchlogs.DescribeLogGroupsInput, opts ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.DescribeLogGroupsOutput, error)
+}
+
 // Service runs the cluster commands against one AWS configuration.
 type Service struct {
 	Stacks StackManager
@@ -93,6 +102,7 @@ type Service struct {
 	ELB     query.ELBAPI
 	STS     lease.STSAPI // who the run acts as, for its leases; nil: not recorded
 	SQS     SQSAPI       // requests to the managers
+	CWLogs  LogsAPI      // the cluster's log group
 	Region  string       // of the clients, for the requests' envelope
 	IO      *iostreams.IO
 	Version string

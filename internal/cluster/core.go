@@ -202,6 +202,13 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 		}
 		question += fmt.Sprintf(", emptying its bucket %s (%s)", bucket, query.Plural(n, "object version"))
 	}
+	if group := core.Outputs[names.OutputLogGroupName]; group != "" && !o.Yes {
+		stored, err := s.logGroupBytes(ctx, group)
+		if err != nil {
+			return nil, err
+		}
+		question += fmt.Sprintf(", and its log group %s (%s stored)", group, sizeText(stored))
+	}
 	if err := s.confirm(ctx, o.Yes, question); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
@@ -74,6 +75,7 @@ func motoService(t *testing.T) *Service {
 		ACM:     acm.NewFromConfig(cfg),
 		ELB:     elasticloadbalancingv2.NewFromConfig(cfg),
 		STS:     sts.NewFromConfig(cfg),
+		CWLogs:  cloudwatchlogs.NewFromConfig(cfg),
 		IO:      ios,
 		Version: "test",
 		Run:     Run{Command: "test", ID: "test"},

@@ -47,6 +47,7 @@ type AWS struct {
 type Call struct {
 	Service, Action string     // e.g. autoscaling, CompleteLifecycleAction; s3, GET /bucket/key
 	From            netip.Addr // the node that called
+	KeyID           string     // the access key id it signed with
 	Time            time.Time
 }
 
@@ -140,7 +141,7 @@ func (a *AWS) CountCalls(service, action string) int {
 	return n
 }
 
-var credentialScope = regexp.MustCompile(`Credential=[^/]+/[0-9]+/[^/]+/([^/]+)/aws4_request`)
+var credentialScope = regexp.MustCompile(`Credential=([^/]+)/[0-9]+/[^/]+/([^/]+)/aws4_request`)
 
 func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
@@ -149,9 +150,9 @@ func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	service := ""
+	service, keyID := "", ""
 	if m := credentialScope.FindStringSubmatch(r.Header.Get("Authorization")); m != nil {
-		service = m[1]
+		keyID, service = m[1], m[2]
 	}
 	action := ""
 	var form url.Values
@@ -166,7 +167,7 @@ func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	from, _ := netip.ParseAddrPort(r.RemoteAddr)
 	a.mu.Lock()
-	a.calls = append(a.calls, Call{Service: service, Action: action, From: from.Addr(), Time: time.Now()})
+	a.calls = append(a.calls, Call{Service: service, Action: action, From: from.Addr(), KeyID: keyID, Time: time.Now()})
 	denied := a.denied[Call{Service: service, Action: action, From: from.Addr()}]
 	a.mu.Unlock()
 	if denied {

@@ -82,6 +82,34 @@ const (
 	ParamOnDemandBaseCapacity   = "OnDemandBaseCapacity"
 	ParamOnDemandPercentage     = "OnDemandPercentageAboveBaseCapacity"
 	ParamSpotAllocationStrategy = "SpotAllocationStrategy"
+	// The core's logs: how long its log group keeps events, the KMS key
+	// that encrypts them (empty: CloudWatch's own), and the engines' log
+	// driver (LogDriverAWSLogs or LogDriverNone).
+	ParamLogRetentionDays = "LogRetentionDays"
+	ParamLogKMSKey        = "LogKmsKey"
+	ParamLogDriver        = "LogDriver"
+)
+
+// Log drivers of a cluster's engines: awslogs ships every container's
+// output to the cluster's log group; none leaves the engines' default
+// (json-file), for operators who ship logs their own way.
+const (
+	LogDriverAWSLogs = "awslogs"
+	LogDriverNone    = "none"
+)
+
+// LogGroup is the name of cluster's CloudWatch log group.
+func LogGroup(cluster string) string { return "/clusterctl/" + cluster }
+
+// Log streams of the cluster's log group. A swarm task's container logs
+// to service/<service>/<task>@<instance-id>, so that a service's tasks are
+// found by prefix and each line says where it ran, as docker service logs
+// does; any other container to container/<name>@<instance-id>; the node's
+// own programs (housekeeping, agent) to node/<instance-id>.
+const (
+	LogStreamService   = "service/"
+	LogStreamContainer = "container/"
+	LogStreamNode      = "node/"
 )
 
 // Outputs of the core stack. The join contract is public: a group stack
@@ -101,6 +129,12 @@ const (
 	// OutputManagerGroupName is informative, not part of the contract: the
 	// managers' Auto Scaling group.
 	OutputManagerGroupName = "ManagerGroupName"
+	// OutputLogGroupName and OutputLogDriver are the cluster's log group
+	// and its engines' log driver; not part of the contract (a core
+	// without them has no log group), clusterctl reads them for the
+	// groups' node configuration and for clusterctl logs.
+	OutputLogGroupName = "LogGroupName"
+	OutputLogDriver    = "LogDriver"
 )
 
 // Outputs of a core of join contract 1, which pinned its one control node.
@@ -146,6 +180,8 @@ const (
 	// ResourceControlInstance is the one control node of a core of join
 	// contract 1.
 	ResourceControlInstance = "ControlInstance"
+	// ResourceLogGroup is the cluster's CloudWatch log group.
+	ResourceLogGroup = "LogGroup"
 )
 
 // Keys of the cluster bucket. The core's IAM policies follow them: the
@@ -266,6 +302,9 @@ type Set struct {
 	ParamVpcID, ParamSubnetIDs, ParamDesiredCapacity, ParamMinSize, ParamMaxSize                      string
 	ParamMaxBatchSize, ParamMinInstancesInService, ParamManagers                                      string
 	ParamOnDemandBaseCapacity, ParamOnDemandPercentage, ParamSpotAllocationStrategy                   string
+	ParamLogRetentionDays, ParamLogKMSKey, ParamLogDriver                                             string
+	OutputLogGroupName, OutputLogDriver, ResourceLogGroup, LogDriverAWSLogs, LogDriverNone            string
+	LogStreamService, LogStreamContainer, LogStreamNode                                               string
 
 	OutputClusterName, OutputBucketName, OutputControlSecurityGroupID                    string
 	OutputAgentSecurityGroupID, OutputAgentInstanceProfile, OutputVpcID, OutputSubnetIDs string
@@ -305,6 +344,10 @@ func Template() Set {
 		ParamManagers:             ParamManagers,
 		ParamOnDemandBaseCapacity: ParamOnDemandBaseCapacity, ParamOnDemandPercentage: ParamOnDemandPercentage,
 		ParamSpotAllocationStrategy: ParamSpotAllocationStrategy,
+		ParamLogRetentionDays:       ParamLogRetentionDays, ParamLogKMSKey: ParamLogKMSKey, ParamLogDriver: ParamLogDriver,
+		OutputLogGroupName: OutputLogGroupName, OutputLogDriver: OutputLogDriver, ResourceLogGroup: ResourceLogGroup,
+		LogDriverAWSLogs: LogDriverAWSLogs, LogDriverNone: LogDriverNone,
+		LogStreamService: LogStreamService, LogStreamContainer: LogStreamContainer, LogStreamNode: LogStreamNode,
 
 		OutputClusterName: OutputClusterName, OutputBucketName: OutputBucketName,
 		OutputControlSecurityGroupID: OutputControlSecurityGroupID, OutputAgentSecurityGroupID: OutputAgentSecurityGroupID,

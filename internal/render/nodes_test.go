@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,7 +122,8 @@ func TestControlProgramEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog, err := controlProgram(coreData{N: names.Template(), Cluster: v.cluster, HookName: names.LifecycleHook(v.cluster)})
+	group := names.LogGroup(v.cluster)
+	prog, err := controlProgram(coreData{N: names.Template(), Cluster: v.cluster, HookName: names.LifecycleHook(v.cluster), LogGroup: group, LogOpts: logOpts(group)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +345,12 @@ func TestUserDataChecked(t *testing.T) {
 	if err := check(edit(func(s string) string { return s + "echo ${HOME}\n" })); err == nil || !strings.Contains(err.Error(), "user data of ControlLaunchTemplate: ${HOME} is neither") {
 		t.Errorf("shell expansion in Fn::Sub: %v", err)
 	}
-	if err := check(edit(func(s string) string { return s + "echo ${Bucket.Arn} ${InstanceType}\n" })); err != nil {
+	// Size-neutral: the attribute and the parameter in place of as many
+	// bytes of the program as their longest values take.
+	if err := check(edit(func(s string) string {
+		prog := slices.MaxFunc(strings.Split(s, "\n"), func(a, b string) int { return len(a) - len(b) })
+		return strings.Replace(s, prog, prog[:len(prog)-2*maxSubValue("")], 1) + "echo ${Bucket.Arn} ${InstanceType}\n"
+	})); err != nil {
 		t.Errorf("resource attribute and parameter: %v", err)
 	}
 	// Just under the limit as written, over it once 20 stack names of up to

@@ -60,6 +60,8 @@ type coreData struct {
 	N                                 names.Set
 	Cluster, Version, ContractVersion string
 	HookName                          string // the termination lifecycle hook of the managers
+	LogGroup                          string // the cluster's log group
+	LogOpts                           string // logOpts(LogGroup)
 	Metadata                          metadata
 	Program                           string // the control node program, gzip and base64
 	UserData                          string
@@ -131,7 +133,7 @@ func renderCore(cluster string, core spec.Core, version string) (*Rendered, erro
 		return nil, err
 	}
 	data := coreData{N: names.Template(), Cluster: cluster, Version: version, ContractVersion: ContractVersion,
-		HookName: names.LifecycleHook(cluster), Metadata: meta, Tags: tagList(core.Tags)}
+		HookName: names.LifecycleHook(cluster), Metadata: meta, Tags: tagList(core.Tags), LogGroup: names.LogGroup(cluster), LogOpts: logOpts(names.LogGroup(cluster))}
 	data.UserData, err = controlUserData(data)
 	if err != nil {
 		return nil, err
@@ -191,6 +193,9 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 	if err != nil {
 		return nil, err
 	}
+	if join.LogGroupName != "" {
+		meta.Logs = &NodeLogs{Group: join.LogGroupName, Driver: join.LogDriver}
+	}
 	subnets, subnetsTag := join.SubnetIds, names.SubnetsCore
 	if len(g.SubnetIDs) > 0 {
 		subnets, subnetsTag = g.SubnetIDs, names.SubnetsOwn
@@ -224,6 +229,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		Cluster: cluster, Group: g.Name, Bucket: join.BucketName, ManagersKey: join.ManagersKey,
 		ContractVersion: ContractVersion, InstanceTypes: g.InstanceType.String(), ImageParameter: imageParam, ImageID: imageID,
 		LabelList: labelList, EngineLabels: engine, N: names.Template(),
+		LogGroup: join.LogGroupName, LogDriver: join.LogDriver, LogOpts: logOpts(join.LogGroupName),
 	})
 	if err != nil {
 		return nil, err
@@ -279,7 +285,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 }
 
 // execute renders the JSON template name from the files matching pattern and
-// returns it re-indented, after checking that it is valid JSON.
+// returns it compacted, after checking that it is valid JSON.
 func execute(pattern, name string, data any) ([]byte, error) {
 	t, err := parse(pattern)
 	if err != nil {
@@ -294,9 +300,11 @@ func execute(pattern, name string, data any) ([]byte, error) {
 		err := json.Unmarshal(buf.Bytes(), &v) // for the position of the error
 		return nil, fmt.Errorf("%s renders invalid JSON: %w", name, err)
 	}
+	// Compact: CloudFormation counts every byte of the body against its
+	// 51,200-byte limit, and indentation alone was a third of the core's.
 	var out bytes.Buffer
-	if err := json.Indent(&out, bytes.TrimSpace(buf.Bytes()), "", "  "); err != nil {
-		return nil, fmt.Errorf("indenting %s: %w", name, err)
+	if err := json.Compact(&out, bytes.TrimSpace(buf.Bytes())); err != nil {
+		return nil, fmt.Errorf("compacting %s: %w", name, err)
 	}
 	out.WriteByte('\n')
 	return out.Bytes(), nil

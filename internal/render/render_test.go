@@ -30,6 +30,8 @@ var testJoin = Join{
 	SubnetIds:              []string{"subnet-0000000000000000a", "subnet-0000000000000000b"},
 	ManagersKey:            names.ManagersKey,
 	ContractVersion:        ContractVersion,
+	LogGroupName:           "/clusterctl/prod",
+	LogDriver:              names.LogDriverAWSLogs,
 }
 
 const testVersion = "1.2.3"
@@ -61,6 +63,7 @@ func variants() []variant {
 		{name: "core-ssh-key-ami", cluster: "prod", core: &spec.Core{
 			InstanceType: "m5.large", ImageID: "ami-0abcdef1234567890", KeyName: "ops", SSHCIDR: "203.0.113.0/24",
 			VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds, VolumeSize: intp(50), Managers: intp(3),
+			LogRetentionDays: intp(90), LogKMSKey: "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab", LogDriver: names.LogDriverNone,
 		}},
 		{name: "core-ssm-graviton", cluster: "arm", core: &spec.Core{
 			InstanceType: "c7gn.large", ImageID: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-6.1-arm64",
@@ -198,7 +201,12 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, v.name+".golden.json", r.Template)
+			// Indented for review; the body itself is compact.
+			var pretty bytes.Buffer
+			if err := json.Indent(&pretty, bytes.TrimSpace(r.Template), "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, v.name+".golden.json", append(pretty.Bytes(), '\n'))
 			golden(t, v.name+".stack.golden.json", append(meta, '\n'))
 			if len(r.Artifacts) > 0 {
 				golden(t, v.name+".node.golden.sh", r.Artifacts[0].Body)
@@ -247,12 +255,12 @@ func TestDeterministic(t *testing.T) {
 		if !bytes.HasSuffix(a.Template, []byte("}\n")) || bytes.HasSuffix(a.Template, []byte("\n\n")) {
 			t.Errorf("%s: template does not end in exactly one newline", v.name)
 		}
-		var ind bytes.Buffer
-		if err := json.Indent(&ind, bytes.TrimSpace(a.Template), "", "  "); err != nil {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, bytes.TrimSpace(a.Template)); err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(append(ind.Bytes(), '\n'), a.Template) {
-			t.Errorf("%s: template is not indented JSON", v.name)
+		if !bytes.Equal(append(compact.Bytes(), '\n'), a.Template) {
+			t.Errorf("%s: template is not compact JSON", v.name)
 		}
 	}
 }
@@ -390,7 +398,7 @@ func TestJoinFromOutputsRefusesTamperedValues(t *testing.T) {
 
 func TestParametersMatchTemplate(t *testing.T) {
 	// Parameters that may legitimately be empty when deployed.
-	optional := map[string]bool{"ImageId": true, "KeyName": true, "SshCidr": true, "AccessLogsBucket": true}
+	optional := map[string]bool{"ImageId": true, "KeyName": true, "SshCidr": true, "AccessLogsBucket": true, "LogKmsKey": true}
 	for _, v := range variants() {
 		r, err := v.render()
 		if err != nil {
@@ -467,8 +475,9 @@ func TestCoreContent(t *testing.T) {
 			}
 			// The managers' own termination notices still reach the queue
 			// when the stack is deleted: the rule and the queue's policy go
-			// after the managers.
-			if deps := obj(res[names.ResourceManagerGroup])["DependsOn"]; !jsonEqual(deps, []any{"LifecycleRule", "LifecycleQueuePolicy"}) {
+			// after the managers; the managers start with their right to
+			// write to the log group.
+			if deps := obj(res[names.ResourceManagerGroup])["DependsOn"]; !jsonEqual(deps, []any{"LifecycleRule", "LifecycleQueuePolicy", "LogsPolicy"}) {
 				t.Errorf("managers' group DependsOn %v", deps)
 			}
 			tlsOnly := false
@@ -1110,4 +1119,76 @@ func jsonEqual(a, b any) bool {
 	x, err1 := json.Marshal(a)
 	y, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+// The log group and driver come from the core's outputs when it has both,
+// and only the cluster's own log group is taken.
+func TestJoinLogOutputs(t *testing.T) {
+	base := testJoin.Outputs()
+	for _, tc := range []struct {
+		name          string
+		group, driver string
+		want          Join // LogGroupName and LogDriver
+		err           string
+	}{
+		{"both", "/clusterctl/prod", "awslogs", Join{LogGroupName: "/clusterctl/prod", LogDriver: "awslogs"}, ""},
+		{"driver none", "/clusterctl/prod", "none", Join{LogGroupName: "/clusterctl/prod", LogDriver: "none"}, ""},
+		{"a core without logs", "", "", Join{}, ""},
+		{"group alone", "/clusterctl/prod", "", Join{}, ""},
+		{"another cluster's group", "/clusterctl/other", "awslogs", Join{}, "core output LogGroupName is \"/clusterctl/other\""},
+		{"shell in the driver", "/clusterctl/prod", "awslogs'; touch x; '", Join{}, "core output LogDriver"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := maps.Clone(base)
+			out[names.OutputLogGroupName], out[names.OutputLogDriver] = tc.group, tc.driver
+			j, err := JoinFromOutputs(out)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.LogGroupName != tc.want.LogGroupName || j.LogDriver != tc.want.LogDriver {
+				t.Errorf("log group %q, driver %q; want %q, %q", j.LogGroupName, j.LogDriver, tc.want.LogGroupName, tc.want.LogDriver)
+			}
+		})
+	}
+}
+
+// A group of a core with a log group ships its containers' output there:
+// the node configuration's daemon.json names it, with the stream of a
+// swarm task found by its service, and a non-blocking driver.
+func TestNodeConfigLogs(t *testing.T) {
+	g := spec.Group{Name: "web", InstanceType: spec.InstanceTypes{"c5.large"}}
+	with, err := Group("prod", g, testJoin, testVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := string(with.Artifacts[0].Body)
+	for _, want := range []string{
+		"log_driver='awslogs'\n",
+		`"awslogs-group":"/clusterctl/prod"`,
+		`"mode":"non-blocking","max-buffer-size":"4m"`,
+		`"tag":"{{with index .ContainerLabels \\\"com.docker.swarm.service.name\\\"}}service/{{.}}{{else}}container{{end}}/{{.Name}}@%s"`,
+	} {
+		if !strings.Contains(node, want) {
+			t.Errorf("node configuration lacks %s", want)
+		}
+	}
+	without := testJoin
+	without.LogGroupName, without.LogDriver = "", ""
+	old, err := Group("prod", g, without, testVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := string(old.Artifacts[0].Body); strings.Contains(b, "awslogs-group") || !strings.Contains(b, "log_driver=''\n") {
+		t.Error("a core without a log group: the node configuration still names awslogs")
+	}
+	// The nodes are replaced when the core gains its log group.
+	if old.Artifacts[0].Key == with.Artifacts[0].Key {
+		t.Error("the node configuration did not change with the log group")
+	}
 }

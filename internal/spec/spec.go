@@ -43,6 +43,8 @@ const (
 	DefaultMin              = 0
 	DefaultVolumeSize       = 30 // GiB
 	DefaultMaxBatch         = 1
+	DefaultLogRetentionDays = 30
+	DefaultLogDriver        = "awslogs"
 	// A spot group's defaults; without spot, every node is on-demand.
 	DefaultSpotOnDemandBase    = 0
 	DefaultSpotOnDemandPercent = 0
@@ -106,6 +108,10 @@ type Core struct {
 	// Tags are intent: recorded with the template, put on the stack and
 	// written into the launch template, so they reach every resource.
 	Tags Tags `json:"tags,omitempty" yaml:"tags,omitempty" name:"tags" placeholder:"KEY=VALUE,..." help:"AWS tags key=value[,key=value] on the stack and every resource it makes, instances and volumes included (repeatable; on update-core they replace the previous set)." file:"AWS tags, key: value: on the stack and every resource it makes, instances and volumes included." unset:"none"`
+	// The cluster's CloudWatch log group and what ships to it.
+	LogRetentionDays *int   `json:"logRetentionDays,omitempty" yaml:"logRetentionDays,omitempty" name:"log-retention-days" placeholder:"DAYS" help:"Days the cluster's log group keeps events: a value CloudWatch allows (1, 3, 5, 7, 14, 30, ... 3653; default 30)." cfn:"LogRetentionDays"`
+	LogKMSKey        string `json:"logKmsKey,omitempty" yaml:"logKmsKey,omitempty" name:"log-kms-key" placeholder:"ARN" help:"ARN of a KMS key that encrypts the log group (default: CloudWatch's own encryption)." cfn:"LogKmsKey" unset:"CloudWatch's"`
+	LogDriver        string `json:"logDriver,omitempty" yaml:"logDriver,omitempty" name:"log-driver" placeholder:"DRIVER" help:"Log driver of every node's engine: awslogs (default: containers log to the cluster's log group) or none (the engine's own json-file)." cfn:"LogDriver"`
 }
 
 // Group is one agent group: an Auto Scaling group of one instance type,
@@ -174,6 +180,19 @@ func (c *Core) Default() {
 	if len(c.Tags) == 0 {
 		c.Tags = nil
 	}
+	c.LogRetentionDays = ptr(c.LogRetention())
+	c.LogDriver = c.Logging()
+}
+
+// LogRetention is how many days the log group keeps events, defaulted.
+func (c Core) LogRetention() int { return orDefault(c.LogRetentionDays, DefaultLogRetentionDays) }
+
+// Logging is the engines' log driver, defaulted.
+func (c Core) Logging() string {
+	if c.LogDriver == "" {
+		return DefaultLogDriver
+	}
+	return c.LogDriver
 }
 
 // ManagerCount is the number of swarm managers, defaulted.
@@ -272,6 +291,12 @@ func (c *Core) Trim() {
 	}
 	if c.ManagerCount() == DefaultManagers {
 		c.Managers = nil
+	}
+	if c.LogRetention() == DefaultLogRetentionDays {
+		c.LogRetentionDays = nil
+	}
+	if c.Logging() == DefaultLogDriver {
+		c.LogDriver = ""
 	}
 }
 

@@ -418,7 +418,8 @@ func TestParametersAreNamed(t *testing.T) {
 	known := []string{names.ParamInstanceType, names.ParamVolumeSize, names.ParamKeyName, names.ParamSSHCIDR, names.ParamVpcID,
 		names.ParamSubnetIDs, names.ParamDesiredCapacity, names.ParamMinSize, names.ParamMaxSize, names.ParamManagers,
 		names.ParamOnDemandBaseCapacity, names.ParamOnDemandPercentage, names.ParamSpotAllocationStrategy,
-		names.ParamLoadBalancerScheme, names.ParamCertificateArn, names.ParamDeregistrationDelay, names.ParamAccessLogsBucket}
+		names.ParamLoadBalancerScheme, names.ParamCertificateArn, names.ParamDeregistrationDelay, names.ParamAccessLogsBucket,
+		names.ParamLogRetentionDays, names.ParamLogKMSKey, names.ParamLogDriver}
 	for _, v := range []any{Core{}, Group{}} {
 		for _, f := range Fields(v) {
 			if p := f.Param(); p != "" && p != "-" && !slices.Contains(known, p) {
@@ -990,5 +991,50 @@ func TestCoreUpdate(t *testing.T) {
 	checkFieldError(t, Core{Managers: intp(2)}.CheckGiven([]string{"managers"}), "managers", "even")
 	if err := (Core{Managers: intp(3)}).CheckGiven([]string{"managers"}); err != nil {
 		t.Errorf("an instance type not given was checked: %v", err)
+	}
+}
+
+// The core's log settings: retention as CloudWatch allows it, a key by
+// its ARN, a driver of the two.
+func TestCoreLogSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		core Core
+		want string // "" for valid
+	}{
+		{"defaults", Core{}, ""},
+		{"retention allowed", Core{LogRetentionDays: ptr(365)}, ""},
+		{"retention longest", Core{LogRetentionDays: ptr(3653)}, ""},
+		{"retention not allowed", Core{LogRetentionDays: ptr(31)}, "logRetentionDays: invalid log retention 31 days: CloudWatch Logs allows 1, 3, 5,"},
+		{"retention zero", Core{LogRetentionDays: ptr(0)}, "invalid log retention 0 days"},
+		{"key arn", Core{LogKMSKey: "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}, ""},
+		{"key alias", Core{LogKMSKey: "alias/logs"}, `logKmsKey: invalid KMS key "alias/logs"`},
+		{"key alias arn", Core{LogKMSKey: "arn:aws:kms:eu-west-1:123456789012:alias/logs"}, "invalid KMS key"},
+		{"key with shell", Core{LogKMSKey: "arn:aws:kms:eu-west-1:123456789012:key/$(x)"}, "invalid KMS key"},
+		{"driver none", Core{LogDriver: "none"}, ""},
+		{"driver awslogs", Core{LogDriver: "awslogs"}, ""},
+		{"driver other", Core{LogDriver: "json-file"}, `logDriver: invalid log driver "json-file": expected awslogs or none`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.core
+			err := c.Complete()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error = %v, want it to contain %q", err, tc.want)
+			case tc.want != "" && errs.ExitCode(err) != 2:
+				t.Fatalf("exit code %d, want 2", errs.ExitCode(err))
+			}
+		})
+	}
+	c := Core{}
+	c.Default()
+	if *c.LogRetentionDays != 30 || c.LogDriver != "awslogs" {
+		t.Errorf("defaults: retention %d, driver %q", *c.LogRetentionDays, c.LogDriver)
+	}
+	c.Trim()
+	if c.LogRetentionDays != nil || c.LogDriver != "" {
+		t.Errorf("Trim kept defaults: %+v", c)
 	}
 }

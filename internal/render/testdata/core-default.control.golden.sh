@@ -671,7 +671,7 @@ done
 
 install_node() {
 local ip instance_id instance_type stack=${CLUSTERCTL_STACK_NAME-} region=${CLUSTERCTL_STACK_REGION-}
-local bucket=${CLUSTERCTL_BUCKET-} queue=${CLUSTERCTL_QUEUE-}
+local bucket=${CLUSTERCTL_BUCKET-} queue=${CLUSTERCTL_QUEUE-} log_driver=${CLUSTERCTL_LOG_DRIVER-}
 if ! valid stack "$stack" || ! valid region "$region" || ! valid bucket "$bucket" || ! valid queue-url "$queue"; then
 return 1
 fi
@@ -683,8 +683,11 @@ return 1
 fi
 retry dnf install -y docker jq iptables-nft >/dev/null || return 1
 install -d -m 0755 "$root/etc/docker" "$root/etc/clusterctl" "$root/etc/systemd/system" || return 1
-printf '{\n  "labels": ["clusterctl.group=control", "clusterctl.instance-type=%s", "%s=%s"]\n}\n' \
-"$instance_type" "$instance_label" "$instance_id" >"$root/etc/docker/daemon.json" || return 1
+{
+printf '{\n  "labels": ["clusterctl.group=control", "clusterctl.instance-type=%s", "%s=%s"]' \
+"$instance_type" "$instance_label" "$instance_id" &&
+{ [ "$log_driver" != awslogs ] || printf ',"log-driver":"awslogs","log-opts":{"awslogs-group":"/clusterctl/prod","awslogs-region":"%s",%s"mode":"non-blocking","max-buffer-size":"4m","tag":"{{with index .ContainerLabels \\\"com.docker.swarm.service.name\\\"}}service/{{.}}{{else}}container{{end}}/{{.Name}}@%s"}' "$region" '' "$instance_id"; } && printf '\n}\n'
+} >"$root/etc/docker/daemon.json" || return 1
 chmod 0644 "$root/etc/docker/daemon.json"
 printf '%s=%q\n' \
 CLUSTER_NAME 'prod' \
