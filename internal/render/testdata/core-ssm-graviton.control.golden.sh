@@ -19,6 +19,8 @@ state_dir=$root/var/lib/clusterctl/housekeeping
 poll_wait=${CLUSTERCTL_POLL_WAIT:-10}             # long poll of the queue, seconds
 idle=${CLUSTERCTL_IDLE:-10}                       # pause of a manager that is not the leader
 status_every=${CLUSTERCTL_STATUS_INTERVAL:-15}    # status snapshot
+watch_every=${CLUSTERCTL_WATCH_INTERVAL:-2}
+watch_for=${CLUSTERCTL_WATCH_FOR:-120}
 dead_every=${CLUSTERCTL_DEAD_NODE_INTERVAL:-30}   # dead-node check
 dead_grace=${CLUSTERCTL_DEAD_NODE_GRACE:-300}     # Down this long before removal
 drain_timeout=${CLUSTERCTL_DRAIN_TIMEOUT:-600}    # bound of a drain
@@ -198,6 +200,7 @@ return 1
 }
 
 next_status=0
+watch_until=0
 
 publish_status() {
 local now dir digest backup
@@ -219,7 +222,7 @@ fi
 jq -n --slurpfile nodes "$dir/nodes.json" --slurpfile tasks "$dir/tasks.json" \
 --arg cluster "$CLUSTER_NAME" --arg time "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
 --arg publisher "$INSTANCE_ID" --arg ilabel "$instance_label" --arg digest "$digest" --arg backup "$backup" '
-($tasks[0] | unique_by(.ID) | map(select(.Status.State == "running" and .DesiredState == "running") | .NodeID)
+($tasks[0] | unique_by(.ID) | map(select(.Status.State == "running") | .NodeID)
 | group_by(.) | map({key: .[0], value: length}) | from_entries) as $running
 | {
 version: 1,
@@ -250,6 +253,7 @@ local rc=$?
 rm -rf "$dir"
 if [ "$rc" -eq 0 ]; then
 next_status=$((now + status_every))
+[ "$now" -ge "$watch_until" ] || next_status=$((now + watch_every))
 fi
 return "$rc"
 }
@@ -487,6 +491,7 @@ log "dropping request $request to set instance $instance $want: made $age s ago"
 else
 set_availability "$instance" "$want" "request $request" || return 1
 next_status=0
+watch_until=$(($(date +%s) + watch_for))
 publish_status || log "publishing the status snapshot failed"
 fi
 forget_notice "$file"
@@ -634,7 +639,7 @@ fi
 }
 
 housekeeping() {
-local f
+local f wait
 install -d -m 0700 "$state_dir" "$state_dir/notices"
 resume_engine
 log "housekeeping of cluster $CLUSTER_NAME started"
@@ -653,7 +658,9 @@ if [ -e "$f" ]; then
 handle_notice "$f" || log "handling the notice in $f failed; trying again"
 fi
 done
-receive_notices "$poll_wait" || { log "receiving notices failed"; sleep "$idle"; }
+wait=$poll_wait
+[ "$(date +%s)" -ge "$watch_until" ] || wait=$watch_every
+receive_notices "$wait" || { log "receiving notices failed"; sleep "$idle"; }
 done
 }
 
