@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -295,6 +297,26 @@ func TestUpgradeContract1Core(t *testing.T) {
 	}
 	if st := instanceState(t, c, oldControl); st != "terminated" && st != "" {
 		t.Errorf("the old control node is %s", st)
+	}
+	// The bucket of a core made before clusterctl tagged it is tagged by
+	// the upgrade, so delete-core knows it for the cluster's from then on.
+	// moto does not tag a bucket on an update; the template CloudFormation
+	// now holds says what it does.
+	deployed, err := c.cfn.GetTemplate(ctx, &cloudformation.GetTemplateInput{StackName: aws.String("core")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl struct {
+		Resources map[string]struct {
+			Properties struct{ Tags []struct{ Key, Value string } }
+		}
+	}
+	if err := json.Unmarshal([]byte(aws.ToString(deployed.TemplateBody)), &tpl); err != nil {
+		t.Fatal(err)
+	}
+	if tags := tpl.Resources["Bucket"].Properties.Tags; !slices.Contains(tags, struct{ Key, Value string }{"clusterctl:cluster", "core"}) ||
+		!slices.Contains(tags, struct{ Key, Value string }{"clusterctl:role", "core"}) {
+		t.Errorf("the upgraded core's bucket is not tagged as the cluster's: %v", tags)
 	}
 
 	// moto keeps a stack's outputs when it executes a change set (it

@@ -212,6 +212,7 @@ type S3 struct {
 	deleteBucket       func(context.Context, *s3.DeleteBucketInput, ...func(*s3.Options)) (*s3.DeleteBucketOutput, error)
 	deleteObject       func(context.Context, *s3.DeleteObjectInput, ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
 	deleteObjects      func(context.Context, *s3.DeleteObjectsInput, ...func(*s3.Options)) (*s3.DeleteObjectsOutput, error)
+	getBucketTagging   func(context.Context, *s3.GetBucketTaggingInput, ...func(*s3.Options)) (*s3.GetBucketTaggingOutput, error)
 	getObject          func(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 	headBucket         func(context.Context, *s3.HeadBucketInput, ...func(*s3.Options)) (*s3.HeadBucketOutput, error)
 	headObject         func(context.Context, *s3.HeadObjectInput, ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
@@ -227,6 +228,7 @@ func NewS3(cfg aws.Config, opts ...func(*s3.Options)) S3 {
 		deleteBucket:       c.DeleteBucket,
 		deleteObject:       c.DeleteObject,
 		deleteObjects:      c.DeleteObjects,
+		getBucketTagging:   c.GetBucketTagging,
 		getObject:          c.GetObject,
 		headBucket:         c.HeadBucket,
 		headObject:         c.HeadObject,
@@ -246,6 +248,10 @@ func (a S3) DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, optFns .
 
 func (a S3) DeleteObjects(ctx context.Context, in *s3.DeleteObjectsInput, optFns ...func(*s3.Options)) (*s3.DeleteObjectsOutput, error) {
 	return a.deleteObjects(ctx, in, optFns...)
+}
+
+func (a S3) GetBucketTagging(ctx context.Context, in *s3.GetBucketTaggingInput, optFns ...func(*s3.Options)) (*s3.GetBucketTaggingOutput, error) {
+	return a.getBucketTagging(ctx, in, optFns...)
 }
 
 func (a S3) GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error) {

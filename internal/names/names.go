@@ -208,6 +208,11 @@ const (
 	// Backup (under ControlPrefix) is the leader's latest backup of the
 	// swarm state, which a lone replacement manager restores.
 	Backup = "swarm-backup.tar.gz"
+	// ManagersChanged (under ControlPrefix) is "COUNT SINCE": the swarm's
+	// number of managers and when it last changed (Unix seconds, 0: not
+	// since it was first recorded), kept by the leader; a restore refuses a
+	// backup taken before then.
+	ManagersChanged = "managers-changed"
 )
 
 // StatusKey is the bucket key of the swarm's status snapshot, which the
@@ -318,6 +323,7 @@ type Set struct {
 
 	JoinPrefix, SwarmPrefix, SwarmToken, SwarmCA, Managers, ManagersKey string
 	ControlPrefix, InitMarker, ManagerToken, ManagerAliases, Backup     string
+	ManagersChanged                                                     string
 
 	EngineLabelGroup, EngineLabelInstanceType, EngineLabelInstanceID, EngineLabelLifecycle, EngineLabelZone string
 
@@ -363,7 +369,7 @@ func Template() Set {
 		RequestSource: RequestSource, RequestNodeAvailability: RequestNodeAvailability,
 
 		JoinPrefix: JoinPrefix, SwarmPrefix: SwarmPrefix, SwarmToken: SwarmToken, SwarmCA: SwarmCA, Managers: Managers, ManagersKey: ManagersKey,
-		ControlPrefix: ControlPrefix, InitMarker: InitMarker, ManagerToken: ManagerToken, ManagerAliases: ManagerAliases, Backup: Backup,
+		ControlPrefix: ControlPrefix, InitMarker: InitMarker, ManagerToken: ManagerToken, ManagerAliases: ManagerAliases, Backup: Backup, ManagersChanged: ManagersChanged,
 
 		EngineLabelGroup: EngineLabelGroup, EngineLabelInstanceType: EngineLabelInstanceType, EngineLabelInstanceID: EngineLabelInstanceID,
 		EngineLabelLifecycle: EngineLabelLifecycle, EngineLabelZone: EngineLabelZone,

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -104,13 +105,19 @@ func stripComments(prog string) string {
 // backslash, no indented Python, and whitespace at the start of a line
 // inside a multi-line string otherwise only in jq programs, which ignore it
 // (TestControlProgramEmbedded checks each).
+// The comment after a setting's value goes too (name=word # what it is:
+// the word has no space, so the # starts a comment), and the reason after
+// a shellcheck directive (shellcheck reads the rest).
 func compact(prog string) string {
 	lines := strings.Split(stripComments(prog), "\n")
 	for i, l := range lines {
-		lines[i] = strings.TrimLeft(l, " \t")
+		lines[i] = settingComment.ReplaceAllString(strings.TrimLeft(l, " \t"), "$1")
 	}
 	return strings.Join(lines, "\n")
 }
+
+// settingComment is a setting followed by a comment.
+var settingComment = regexp.MustCompile(`^([a-z_]+=[^ \t]+|# shellcheck [^ \t]+)[ \t]+#.*$`)
 
 // gzipBase64 compresses s deterministically (no name, no time) and
 // encodes it in base64 lines of 76 characters.
