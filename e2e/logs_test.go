@@ -246,7 +246,7 @@ func TestLogsOnExistingCluster(t *testing.T) {
 			t.Errorf("update-group plan lacks %q:\n%s", want, r)
 		}
 	}
-	must(t, "update-group", "-n", "g", "-j", "core", "-q")
+	must(t, "update-group", "-n", "g", "-j", "core", "--yes", "-q")
 	if r := must(t, "update-group", "-n", "g", "-j", "core", "--dry-run"); strings.Contains(r.stdout, "join.logs") {
 		t.Errorf("after update-group the plan still changes the logs:\n%s", r.stdout)
 	}
