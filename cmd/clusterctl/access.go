@@ -12,7 +12,7 @@ import (
 
 // DockerCmd is `clusterctl docker -j CLUSTER -- ARGS...`.
 type DockerCmd struct {
-	Cluster string   `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster whose swarm runs the command (on its leader)."`
+	Cluster string   `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster whose swarm runs the command (on its leader)."`
 	Args    []string `arg:"" name:"args" passthrough:"" help:"The docker command and its arguments, after --: -- service ls."`
 }
 
@@ -72,7 +72,7 @@ func (c *DockerCmd) Run(app *App) error {
 // ShellCmd is `clusterctl shell INSTANCE_ID | -j CLUSTER`.
 type ShellCmd struct {
 	Instance string `arg:"" optional:"" name:"instance-id" help:"EC2 instance id of the node (default with -j: a manager, the leader when known)."`
-	Cluster  string `short:"j" name:"join" predictor:"cluster" help:"Cluster of the node; alone, a shell on one of its managers."`
+	Cluster  string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" help:"Cluster of the node; alone, a shell on one of its managers."`
 }
 
 func (c *ShellCmd) Run(app *App) error {
@@ -112,7 +112,7 @@ func (c *ShellCmd) Run(app *App) error {
 
 // ServicesCmd is `clusterctl services -j CLUSTER [NAME]`.
 type ServicesCmd struct {
-	Cluster string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster whose swarm's services to list."`
+	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster whose swarm's services to list."`
 	Name    string `arg:"" optional:"" help:"Only this service (its swarm name)."`
 }
 

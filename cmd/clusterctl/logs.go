@@ -15,7 +15,7 @@ import (
 // LogsCmd is `clusterctl logs -j CLUSTER [SERVICE]`.
 type LogsCmd struct {
 	Service    string `arg:"" optional:"" help:"Only this swarm service's tasks."`
-	Cluster    string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster whose log group to read."`
+	Cluster    string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster whose log group to read."`
 	Node       string `name:"node" placeholder:"INSTANCE_ID" help:"Only this node: its clusterctl programs and its containers."`
 	Since      string `placeholder:"10m|TIME" help:"Only events since then: a duration ago (30s, 10m, 2h) or an RFC 3339 time."`
 	Until      string `placeholder:"10m|TIME" help:"Only events until then: a duration ago or an RFC 3339 time."`
