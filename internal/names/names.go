@@ -162,6 +162,10 @@ const (
 	// Backup (under ControlPrefix) is the leader's latest backup of the
 	// swarm state, which a lone replacement manager restores.
 	Backup = "swarm-backup.tar.gz"
+	// ManagerCount (under ControlPrefix) is the swarm's manager count as
+	// its leader last saw it change, and since when: a backup older than
+	// that change is not restored.
+	ManagerCount = "manager-count"
 )
 
 // StatusKey is the bucket key of the swarm's status snapshot, which the
