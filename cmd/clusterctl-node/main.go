@@ -1,0 +1,204 @@
+// Command clusterctl-node is the node agent of clusterctl's clusters: on a
+// manager it joins or initialises the swarm and runs the housekeeping, on
+// an agent it keeps the node in the swarm. The user data (a loader)
+// fetches it from the cluster bucket, checks its SHA-256, and runs it
+// under systemd. See internal/node.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/node"
+	"github.com/clusterctl/clusterctl/internal/node/awsn"
+	"github.com/clusterctl/clusterctl/internal/node/dockerx"
+	"github.com/clusterctl/clusterctl/internal/node/host"
+)
+
+// version is set at build time.
+var version = "dev"
+
+type cli struct {
+	Settings string           `help:"The node's settings file." default:"/etc/clusterctl/node.env" type:"path"`
+	Root     string           `help:"Prefix of the files the agent writes (tests)." env:"CLUSTERCTL_ROOT" hidden:""`
+	Version  kong.VersionFlag `help:"Print the version."`
+
+	Setup        setupCmd        `cmd:"" help:"Write the engine's labels (daemon.json); on an agent, tag the instance."`
+	Boot         bootCmd         `cmd:"" help:"Make this node a manager: join or initialise the swarm, publish the join material, wait until Reachable."`
+	Housekeeping housekeepingCmd `cmd:"" help:"The managers' housekeeping service."`
+	Agent        agentCmd        `cmd:"" help:"The agents' service: keep this node in the swarm."`
+}
+
+func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, "clusterctl: "+format+"\n", args...) }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	var c cli
+	k := kong.Parse(&c, kong.Name("clusterctl-node"), kong.Vars{"version": version},
+		kong.Description("The node agent of clusterctl's clusters."), kong.BindTo(ctx, (*context.Context)(nil)))
+	err := k.Run(&c)
+	stop()
+	if err != nil && ctx.Err() == nil {
+		logf("%v", err)
+		os.Exit(1)
+	}
+}
+
+// env is what every command has: the settings, AWS and the engine.
+type env struct {
+	s      settings
+	cfg    aws.Config
+	engine *dockerx.Engine
+	meta   host.Metadata
+	state  node.State
+}
+
+func (c *cli) env(ctx context.Context, keys ...string) (*env, error) {
+	s, err := readSettings(filepath.Join(c.Root, c.Settings))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.need(append([]string{"CLUSTER_NAME", "AWS_REGION", "BUCKET_NAME", "STACK_NAME"}, keys...)...); err != nil {
+		return nil, err
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(s["AWS_REGION"]))
+	if err != nil {
+		return nil, fmt.Errorf("the AWS configuration: %w", err)
+	}
+	e, err := dockerx.New()
+	if err != nil {
+		return nil, err
+	}
+	return &env{s: s, cfg: cfg, engine: e, meta: host.NewMetadata(os.Getenv("CLUSTERCTL_IMDS_URL")), state: node.State{Dir: filepath.Join(c.Root, "/var/lib/clusterctl")}}, nil
+}
+
+func (e *env) manager(ctx context.Context) (*node.Manager, error) {
+	i, err := e.meta.Instance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !node.ValidIPv4(i.Address) {
+		return nil, fmt.Errorf("refusing the instance's address %.40q", i.Address)
+	}
+	return &node.Manager{
+		Cluster: e.s["CLUSTER_NAME"], InstanceID: i.ID, Address: i.Address,
+		Engine: e.engine, Bucket: awsn.Bucket{API: s3.NewFromConfig(e.cfg), Name: e.s["BUCKET_NAME"]},
+		Queue:     awsn.Queue{API: sqs.NewFromConfig(e.cfg), URL: e.s["LIFECYCLE_QUEUE_URL"]},
+		Scaling:   awsn.Scaling{API: autoscaling.NewFromConfig(e.cfg)},
+		Instances: awsn.Instances{API: ec2.NewFromConfig(e.cfg)},
+		Backups:   host.Backups{Engine: e.engine, PIDFile: filepath.Join(os.Getenv("CLUSTERCTL_ROOT"), "/var/run/docker.pid")},
+		Network:   host.Network{}, Clock: node.RealClock{}, Log: logf,
+		State: node.State{Dir: filepath.Join(e.state.Dir, "housekeeping")}, T: managerTimings(),
+	}, nil
+}
+
+type setupCmd struct{}
+
+// Run writes daemon.json before the engine starts: the labels by which
+// services are placed and housekeeping finds a node by its instance.
+func (setupCmd) Run(ctx context.Context, c *cli) error {
+	s, err := readSettings(filepath.Join(c.Root, c.Settings))
+	if err != nil {
+		return err
+	}
+	if err := s.need("NODE_GROUP", "AWS_REGION"); err != nil {
+		return err
+	}
+	meta := host.NewMetadata(os.Getenv("CLUSTERCTL_IMDS_URL"))
+	i, err := meta.Instance(ctx)
+	if err != nil {
+		return err
+	}
+	labels := node.EngineLabels(s["NODE_GROUP"], s.labels(), i)
+	if s["NODE_GROUP"] == names.GroupControl {
+		labels = []string{names.EngineLabelGroup + "=" + names.GroupControl, names.EngineLabelInstanceType + "=" + i.Type,
+			names.EngineLabelInstanceID + "=" + i.ID}
+	} else {
+		cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(s["AWS_REGION"]))
+		if err == nil {
+			err = awsn.Instances{API: ec2.NewFromConfig(cfg)}.Tag(ctx, i.ID, node.InstanceTags(i))
+		}
+		if err != nil {
+			logf("could not tag instance %s, carrying on without the tags: %v", i.ID, err)
+		}
+	}
+	dir := filepath.Join(c.Root, "/etc/docker")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "daemon.json"), node.DaemonJSON(labels), 0o644)
+}
+
+type bootCmd struct{}
+
+func (bootCmd) Run(ctx context.Context, c *cli) error {
+	e, err := c.env(ctx, "LIFECYCLE_QUEUE_URL")
+	if err != nil {
+		return err
+	}
+	if err := e.engine.Wait(ctx); err != nil {
+		return err
+	}
+	m, err := e.manager(ctx)
+	if err != nil {
+		return err
+	}
+	if err := m.Init(ctx); err != nil {
+		return fmt.Errorf("joining or initialising the swarm: %w", err)
+	}
+	if err := m.PublishAtBoot(ctx); err != nil {
+		return fmt.Errorf("publishing the join material: %w", err)
+	}
+	if err := m.Ready(ctx); err != nil {
+		return fmt.Errorf("waiting to be a Reachable manager: %w", err)
+	}
+	return nil
+}
+
+type housekeepingCmd struct{}
+
+func (housekeepingCmd) Run(ctx context.Context, c *cli) error {
+	e, err := c.env(ctx, "LIFECYCLE_QUEUE_URL")
+	if err != nil {
+		return err
+	}
+	m, err := e.manager(ctx)
+	if err != nil {
+		return err
+	}
+	return m.Housekeeping(ctx)
+}
+
+type agentCmd struct{}
+
+func (agentCmd) Run(ctx context.Context, c *cli) error {
+	e, err := c.env(ctx, "NODE_GROUP", "MANAGERS_KEY")
+	if err != nil {
+		return err
+	}
+	i, err := e.meta.Instance(ctx)
+	if err != nil {
+		return err
+	}
+	a := &node.Agent{
+		Cluster: e.s["CLUSTER_NAME"], Group: e.s["NODE_GROUP"], InstanceType: i.Type, Address: i.Address,
+		ManagersKey: e.s["MANAGERS_KEY"], Engine: e.engine,
+		Bucket: awsn.Bucket{API: s3.NewFromConfig(e.cfg), Name: e.s["BUCKET_NAME"]},
+		Node:   host.Signal{Metadata: e.meta, Stack: e.s["STACK_NAME"], Resource: names.ResourceAutoScalingGroup, Region: e.s["AWS_REGION"]},
+		Clock:  node.RealClock{}, Log: logf, State: node.State{Dir: filepath.Join(e.state.Dir, "agent")}, T: agentTimings(),
+	}
+	return a.Run(ctx)
+}
