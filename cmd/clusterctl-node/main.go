@@ -50,8 +50,9 @@ func main() {
 	k := kong.Parse(&c, kong.Name("clusterctl-node"), kong.Vars{"version": version},
 		kong.Description("The node agent of clusterctl's clusters."), kong.BindTo(ctx, (*context.Context)(nil)))
 	err := k.Run(&c)
+	stopped := ctx.Err() != nil // SIGTERM: systemd stops the service
 	stop()
-	if err != nil && ctx.Err() == nil {
+	if err != nil && !stopped {
 		logf("%v", err)
 		os.Exit(1)
 	}
@@ -85,6 +86,15 @@ func (c *cli) env(ctx context.Context, keys ...string) (*env, error) {
 	return &env{s: s, cfg: cfg, engine: e, meta: host.NewMetadata(os.Getenv("CLUSTERCTL_IMDS_URL")), state: node.State{Dir: filepath.Join(c.Root, "/var/lib/clusterctl")}}, nil
 }
 
+// s3 is the S3 client; against an endpoint of its own (AWS_ENDPOINT_URL:
+// a test's, or a private one) it addresses buckets by path.
+func (e *env) s3() *s3.Client {
+	return s3.NewFromConfig(e.cfg, func(o *s3.Options) {
+		o.UsePathStyle = os.Getenv("AWS_ENDPOINT_URL") != ""
+		o.DisableLogOutputChecksumValidationSkipped = true
+	})
+}
+
 func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 	i, err := e.meta.Instance(ctx)
 	if err != nil {
@@ -95,7 +105,7 @@ func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 	}
 	return &node.Manager{
 		Cluster: e.s["CLUSTER_NAME"], InstanceID: i.ID, Address: i.Address,
-		Engine: e.engine, Bucket: awsn.Bucket{API: s3.NewFromConfig(e.cfg), Name: e.s["BUCKET_NAME"]},
+		Engine: e.engine, Bucket: awsn.Bucket{API: e.s3(), Name: e.s["BUCKET_NAME"]},
 		Queue:     awsn.Queue{API: sqs.NewFromConfig(e.cfg), URL: e.s["LIFECYCLE_QUEUE_URL"]},
 		Scaling:   awsn.Scaling{API: autoscaling.NewFromConfig(e.cfg)},
 		Instances: awsn.Instances{API: ec2.NewFromConfig(e.cfg)},
@@ -196,7 +206,7 @@ func (agentCmd) Run(ctx context.Context, c *cli) error {
 	a := &node.Agent{
 		Cluster: e.s["CLUSTER_NAME"], Group: e.s["NODE_GROUP"], InstanceType: i.Type, Address: i.Address,
 		ManagersKey: e.s["MANAGERS_KEY"], Engine: e.engine,
-		Bucket: awsn.Bucket{API: s3.NewFromConfig(e.cfg), Name: e.s["BUCKET_NAME"]},
+		Bucket: awsn.Bucket{API: e.s3(), Name: e.s["BUCKET_NAME"]},
 		Node:   host.Signal{Metadata: e.meta, Stack: e.s["STACK_NAME"], Resource: names.ResourceAutoScalingGroup, Region: e.s["AWS_REGION"]},
 		Clock:  node.RealClock{}, Log: logf, State: node.State{Dir: filepath.Join(e.state.Dir, "agent")}, T: agentTimings(),
 	}

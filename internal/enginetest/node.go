@@ -537,6 +537,8 @@ func newMetadata(gateway netip.Addr, items map[string]string) (*metadata, error)
 				http.Error(w, "", http.StatusBadRequest)
 				return
 			}
+			// As EC2 does: the SDKs read the token's lifetime from it.
+			w.Header().Set("X-Aws-Ec2-Metadata-Token-Ttl-Seconds", r.Header.Get("X-aws-ec2-metadata-token-ttl-seconds"))
 			fmt.Fprint(w, token)
 			return
 		}

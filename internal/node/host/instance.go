@@ -18,7 +18,9 @@ type Metadata struct{ c *imds.Client }
 
 // NewMetadata is the metadata service at endpoint ("" for the instance's).
 func NewMetadata(endpoint string) Metadata {
-	return Metadata{c: imds.New(imds.Options{Endpoint: endpoint})}
+	// Enabled whatever AWS_EC2_METADATA_DISABLED says: that is for
+	// credentials, and the instance's own metadata is what a node is.
+	return Metadata{c: imds.New(imds.Options{Endpoint: endpoint, ClientEnableState: imds.ClientEnabled})}
 }
 
 // Get reads one item.
