@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clusterctl/clusterctl/internal/enginetest"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/spec"
@@ -88,25 +90,40 @@ systemctl enable --now ` + unit + `
 	return s
 }
 
+// bootGoManager boots the manager of instance i with the Go node agent.
+func (tc *testCluster) bootGoManager(t *testing.T, i instance, env ...string) *enginetest.Node {
+	t.Helper()
+	n := labNode(t, "manager-"+strings.TrimPrefix(i.id, "i-")[:6], i, true, env...)
+	boot(t, n, goUserData(nodeAgent(t), "manager", tc.name, map[string]string{
+		"CLUSTER_NAME": tc.name, "NODE_GROUP": names.GroupControl, "STACK_NAME": tc.name, "AWS_REGION": region,
+		"BUCKET_NAME": tc.bucket, "LIFECYCLE_QUEUE_URL": tc.queue,
+	}))
+	return n
+}
+
+// bootGoAgent boots the agent of the group's instance i with the Go node
+// agent.
+func (g *testGroup) bootGoAgent(t *testing.T, tc *testCluster, i int, env ...string) *enginetest.Node {
+	t.Helper()
+	n := labNode(t, fmt.Sprintf("%s-%d", g.name, i), g.instances[i], true, env...)
+	boot(t, n, goUserData(nodeAgent(t), "agent", g.stack, map[string]string{
+		"CLUSTER_NAME": tc.name, "NODE_GROUP": g.name, "NODE_LABELS": "role=worker", "STACK_NAME": g.stack, "AWS_REGION": region,
+		"BUCKET_NAME": tc.bucket, "MANAGERS_KEY": tc.join.ManagersKey,
+	}))
+	return n
+}
+
 // The Go node agent on real engines: a manager initialises the swarm and
 // publishes its join material and status, an agent joins and signals, and
 // a termination notice drains and removes the agent and completes its
 // lifecycle action.
 func TestGoAgentLifecycle(t *testing.T) {
-	agent := nodeAgent(t)
+	nodeAgent(t)
 	tc := deployCore(t, "goagent")
 	g := tc.deployGroup(t, "g", 1, spec.Labels{"role": "worker"})
-	m := labNode(t, "manager", tc.control, true)
-	boot(t, m, goUserData(agent, "manager", tc.name, map[string]string{
-		"CLUSTER_NAME": tc.name, "NODE_GROUP": names.GroupControl, "STACK_NAME": tc.name, "AWS_REGION": region,
-		"BUCKET_NAME": tc.bucket, "LIFECYCLE_QUEUE_URL": tc.queue,
-	}))
+	m := tc.bootGoManager(t, tc.control)
 	tc.readyManager(t, m)
-	a := labNode(t, "g-0", g.instances[0], true)
-	boot(t, a, goUserData(agent, "agent", g.stack, map[string]string{
-		"CLUSTER_NAME": tc.name, "NODE_GROUP": "g", "NODE_LABELS": "role=worker", "STACK_NAME": g.stack, "AWS_REGION": region,
-		"BUCKET_NAME": tc.bucket, "MANAGERS_KEY": tc.join.ManagersKey,
-	}))
+	a := g.bootGoAgent(t, tc, 0)
 	g.readyAgent(t, a)
 
 	// The snapshot shows both, with their instances and labels.
@@ -136,4 +153,94 @@ func TestGoAgentLifecycle(t *testing.T) {
 		t.Error("the terminated agent is still in the swarm")
 	}
 	eventually(t, time.Minute, "the notice is deleted", func() (bool, string) { return tc.queueEmpty(t) })
+}
+
+// A lone manager running the Go agent backs the swarm up (the engine
+// paused for the copy); its replacement takes the stale marker over and
+// restores it: the service, secret and network survive, the agents rejoin.
+// Grown to three managers, the swarm no longer has a backup, and the
+// change of manager count is recorded.
+func TestGoAgentSingleManagerRestored(t *testing.T) {
+	nodeAgent(t)
+	tc := deployCore(t, "golone")
+	g := tc.deployGroup(t, "g", 2, spec.Labels{"role": "worker"})
+	fast := "CLUSTERCTL_BACKUP_INTERVAL=10"
+	manager := tc.bootGoManager(t, tc.control, fast)
+	tc.readyManager(t, manager)
+	for i := range g.instances {
+		g.readyAgent(t, g.bootGoAgent(t, tc, i))
+	}
+	dockerOn(t, manager, "network", "create", "--driver", "overlay", "--attachable", "backend")
+	dockerOn(t, manager, "secret", "create", "token", "/etc/hostname")
+	dockerOn(t, manager, "service", "create", "--detach", "--name", "web", "--replicas", "2", "--no-resolve-image", "--network", "host",
+		"--constraint", "engine.labels.clusterctl.group==g", enginetest.Image, "sleep", "3600")
+	created := time.Now()
+	eventually(t, 2*time.Minute, "a backup newer than the service", func() (bool, string) {
+		var st struct{ LastBackup *time.Time }
+		body, err := tc.tryObject(names.StatusKey)
+		if err != nil || json.Unmarshal(body, &st) != nil || st.LastBackup == nil {
+			return false, fmt.Sprintf("status %s", body)
+		}
+		return st.LastBackup.After(created.Add(time.Second)), st.LastBackup.String()
+	})
+	if _, sse := tc.getObject(t, names.ControlKey(names.Backup)); sse != "AES256" {
+		t.Errorf("backup encryption %q", sse)
+	}
+
+	tc.terminateInstance(t, manager)
+	newcomer := tc.replacement(t, []*enginetest.Node{manager})
+	n := tc.bootGoManager(t, newcomer, fast)
+	tc.readyManager(t, n)
+	if out := dockerOn(t, n, "service", "ls", "--format", "{{.Name}}"); out != "web" {
+		t.Errorf("services after the restore: %q", out)
+	}
+	if out := dockerOn(t, n, "secret", "ls", "--format", "{{.Name}}"); out != "token" {
+		t.Errorf("secrets after the restore: %q", out)
+	}
+	if out := dockerOn(t, n, "network", "ls", "--filter", "name=backend", "--format", "{{.Name}}"); out != "backend" {
+		t.Errorf("networks after the restore: %q", out)
+	}
+	eventually(t, 3*time.Minute, "the agents rejoin and run the service", func() (bool, string) {
+		nodes, err := trySwarmNodes(n)
+		if err != nil {
+			return false, err.Error()
+		}
+		ready := 0
+		for _, i := range g.instances {
+			for _, sn := range nodes {
+				if sn.Description.Engine.Labels[names.EngineLabelInstanceID] == i.id && sn.Status.State == "ready" {
+					ready++
+				}
+			}
+		}
+		tasks, err := tryServiceTasks(n, "web")
+		if err != nil {
+			return false, err.Error()
+		}
+		running := 0
+		for _, c := range runningOn(tasks) {
+			running += c
+		}
+		return ready == 2 && running == 2, fmt.Sprintf("%d agents Ready, %d replicas running", ready, running)
+	})
+
+	var more []*enginetest.Node
+	for range 2 {
+		more = append(more, tc.bootGoManager(t, tc.scaleManagers(t, +1), fast))
+	}
+	for _, m := range more {
+		tc.readyManager(t, m)
+	}
+	live := append([]*enginetest.Node{n}, more...)
+	eventually(t, 2*time.Minute, "three reachable managers", func() (bool, string) {
+		q := quorum(t, live)
+		return q.managers == 3 && q.reachable == 3 && q.leaders == 1, fmt.Sprintf("%+v", q)
+	})
+	eventually(t, time.Minute, "no backup with three managers, the count recorded", func() (bool, string) {
+		_, err := tc.tryObject(names.ControlKey(names.Backup))
+		body, _ := tc.tryObject(names.ControlKey(names.ManagerCount))
+		var mc struct{ Count int }
+		json.Unmarshal(body, &mc)
+		return err != nil && mc.Count == 3, fmt.Sprintf("backup: %v; count %s", err, body)
+	})
 }
