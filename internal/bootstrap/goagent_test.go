@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/enginetest"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
@@ -243,4 +247,120 @@ func TestGoAgentSingleManagerRestored(t *testing.T) {
 		json.Unmarshal(body, &mc)
 		return err != nil && mc.Count == 3, fmt.Sprintf("backup: %v; count %s", err, body)
 	})
+}
+
+// Three managers running the Go agent, started at once, form one swarm:
+// exactly one initialises it, the others join; all are Reachable, drained,
+// and published.
+func TestGoAgentManagersFormOneSwarm(t *testing.T) {
+	nodeAgent(t)
+	tc := deployManagers(t, "gotrio", 3)
+	runs := map[*enginetest.Node]*enginetest.Run{}
+	var managers []*enginetest.Node
+	for _, i := range tc.managers {
+		n := labNode(t, "manager-"+i.id[2:8], i, true)
+		runs[n] = boot(t, n, goUserData(nodeAgent(t), "manager", tc.name, map[string]string{
+			"CLUSTER_NAME": tc.name, "NODE_GROUP": names.GroupControl, "STACK_NAME": tc.name, "AWS_REGION": region,
+			"BUCKET_NAME": tc.bucket, "LIFECYCLE_QUEUE_URL": tc.queue,
+		}))
+		managers = append(managers, n)
+	}
+	initialised := 0
+	for _, n := range managers {
+		tc.readyManager(t, n)
+		if _, out := wait(t, runs[n]); strings.Contains(out, "clusterctl: initialised the swarm") {
+			initialised++
+		}
+	}
+	if initialised != 1 {
+		t.Errorf("%d managers initialised the swarm, want exactly 1", initialised)
+	}
+	q := quorum(t, managers)
+	if q.managers != 3 || q.reachable != 3 || q.leaders != 1 {
+		t.Errorf("swarm managers %+v, want 3 reachable, one leader", q)
+	}
+	for _, sn := range swarmNodes(t, managers[0]) {
+		if sn.Spec.Role == "manager" && sn.Spec.Availability != "drain" {
+			t.Errorf("manager %s is %s, want drain", sn.ID, sn.Spec.Availability)
+		}
+	}
+	token, sse := tc.getObject(t, names.ControlKey(names.ManagerToken))
+	if strings.TrimSpace(string(token)) != dockerOn(t, managers[0], "swarm", "join-token", "-q", "manager") || sse != "AES256" {
+		t.Errorf("published manager token %q (encryption %q)", token, sse)
+	}
+	eventually(t, 3*time.Minute, "the three managers are published", func() (bool, string) {
+		b, err := tc.tryObject(names.ManagersKey)
+		return err == nil && strings.Count(string(b), ":2377\n") == 3, string(b)
+	})
+}
+
+// drain-node against managers running the Go agent: the request the CLI
+// sends (internal/wire) is the one the agent takes; the drain is seen
+// through in the snapshot, with no task left on the node; a request that
+// waited on the queue beyond the bound is dropped.
+func TestGoAgentDrainNodeCommand(t *testing.T) {
+	nodeAgent(t)
+	tc := deployCore(t, "godrain")
+	g := tc.deployGroup(t, "g", 2, nil)
+	control := tc.bootGoManager(t, tc.control, "CLUSTERCTL_REQUEST_MAX_AGE=25")
+	tc.readyManager(t, control)
+	for i := range g.instances {
+		g.readyAgent(t, g.bootGoAgent(t, tc, i))
+	}
+	leaving, staying := g.instances[0].id, g.instances[1].id
+	var leavingNode, stayingNode string
+	eventually(t, time.Minute, "both agents in the swarm", func() (bool, string) {
+		nodes, err := trySwarmNodes(control)
+		if err != nil {
+			return false, err.Error()
+		}
+		l, s := byInstance(nodes, leaving), byInstance(nodes, staying)
+		if l == nil || s == nil || l.Status.State != "ready" || s.Status.State != "ready" {
+			return false, fmt.Sprintf("%d nodes", len(nodes))
+		}
+		leavingNode, stayingNode = l.ID, s.ID
+		return true, ""
+	})
+	createService(t, control, "web", 4, "--constraint", "engine.labels.clusterctl.group==g", "--stop-grace-period", "2s")
+	eventually(t, time.Minute, "web runs on both agents", func() (bool, string) {
+		on := runningOn(serviceTasks(t, control, "web"))
+		return on[leavingNode] > 0 && on[stayingNode] > 0 && on[leavingNode]+on[stayingNode] == 4, fmt.Sprint(on)
+	})
+	eventually(t, time.Minute, "the status snapshot", func() (bool, string) {
+		_, err := tc.tryObject(names.StatusKey)
+		return err == nil, fmt.Sprint(err)
+	})
+	svc := tc.service()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	d, err := svc.DrainNode(ctx, cluster.DrainOptions{Instance: leaving})
+	if err != nil {
+		t.Fatalf("drain-node: %v\n%s", err, control.Logs())
+	}
+	if !d.Changed || d.Availability != "drain" || len(d.Nodes) != 1 || d.Nodes[0].NodeID != leavingNode || d.Nodes[0].RunningTasks != 0 {
+		t.Errorf("drain-node: %+v", d)
+	}
+	if on := runningOn(serviceTasks(t, control, "web")); on[leavingNode] != 0 {
+		t.Errorf("web still runs on the drained agent: %v", on)
+	}
+	if !strings.Contains(control.Logs(), fmt.Sprintf("set node %s of instance %s to drain: request %s", leavingNode, leaving, d.RequestID)) {
+		t.Errorf("housekeeping did not log the request:\n%s", control.Logs())
+	}
+	eventually(t, 30*time.Second, "the request leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
+	d, err = svc.DrainNode(ctx, cluster.DrainOptions{Instance: leaving, Undo: true})
+	if err != nil || !d.Changed || d.Nodes[0].Availability != "active" {
+		t.Fatalf("drain-node --undo: %+v, %v", d, err)
+	}
+
+	stale := requestBody(t, tc.name, staying, "drain")
+	if _, err := tc.c.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(tc.queue), MessageBody: aws.String(stale.body), DelaySeconds: 30}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "housekeeping drops the old request", func() (bool, string) {
+		return strings.Contains(control.Logs(), "dropping request "+stale.id+" to set instance "+staying+" drain"), "not yet"
+	})
+	eventually(t, 30*time.Second, "the old request leaves the queue", func() (bool, string) { return tc.queueDrained(t) })
+	if n := byInstance(swarmNodes(t, control), staying); n == nil || n.Spec.Availability != "active" {
+		t.Errorf("an old request drained %+v", n)
+	}
 }
