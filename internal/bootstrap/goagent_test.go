@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -363,4 +364,62 @@ func TestGoAgentDrainNodeCommand(t *testing.T) {
 	if n := byInstance(swarmNodes(t, control), staying); n == nil || n.Spec.Availability != "active" {
 		t.Errorf("an old request drained %+v", n)
 	}
+}
+
+// A rolling replacement of three managers running the Go agent, the
+// leader first (it demotes itself and hands its notice to the next
+// leader), never leaves the swarm without its quorum.
+func TestGoAgentRollingReplacementKeepsQuorum(t *testing.T) {
+	nodeAgent(t)
+	tc := deployManagers(t, "goroll", 3)
+	g := tc.deployGroup(t, "g", 1, nil)
+	var managers []*enginetest.Node
+	for _, i := range tc.managers {
+		managers = append(managers, tc.bootGoManager(t, i))
+	}
+	for _, n := range managers {
+		tc.readyManager(t, n)
+	}
+	g.readyAgent(t, g.bootGoAgent(t, tc, 0))
+	createService(t, managers[0], "web", 1, "--constraint", "engine.labels.clusterctl.group==g")
+	check := func(step string, live []*enginetest.Node, want int) {
+		t.Helper()
+		q := quorum(t, live)
+		if q.reachable <= q.managers/2 || q.leaders != 1 || q.managers != want {
+			t.Fatalf("%s: %+v, want %d managers with a majority reachable and one leader", step, q, want)
+		}
+	}
+	live := slices.Clone(managers)
+	check("before", live, 3)
+	leader := leaderOf(t, managers)
+	order := append([]*enginetest.Node{leader}, slices.DeleteFunc(slices.Clone(managers), func(n *enginetest.Node) bool { return n == leader })...)
+	for _, old := range order {
+		i := tc.scaleManagers(t, +1)
+		n := tc.bootGoManager(t, i)
+		tc.readyManager(t, n)
+		live = append(live, n)
+		check("new manager "+i.id+" in", live, 4)
+		token := tc.terminate(t, tc.managerGroup, old.Spec.InstanceID, old)
+		if act := completed(t, token, 3*time.Minute); act.Result != "CONTINUE" {
+			t.Fatalf("lifecycle action of %s: %+v", old.Spec.Name, act)
+		}
+		if old == leader && !strings.Contains(old.Logs(), "is terminating: demoted it; the next leader removes it") {
+			t.Errorf("the leader did not hand its own termination over:\n%s", old.Logs())
+		}
+		live = slices.DeleteFunc(live, func(n *enginetest.Node) bool { return n == old })
+		if nodes := swarmNodes(t, leaderOf(t, live)); byInstance(nodes, old.Spec.InstanceID) != nil {
+			t.Fatalf("%s is still in the swarm when its lifecycle action completes", old.Spec.Name)
+		}
+		check("old manager "+old.Spec.InstanceID+" out", live, 3)
+		old.PowerOff()
+		tc.shrinkManagers(t, old.Spec.InstanceID)
+		check("old manager "+old.Spec.InstanceID+" terminated", live, 3)
+	}
+	eventually(t, 3*time.Minute, "the service runs", func() (bool, string) {
+		tasks, err := tryServiceTasks(live[0], "web")
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(runningOn(tasks)) == 1, fmt.Sprint(runningOn(tasks))
+	})
 }
