@@ -522,3 +522,107 @@ func TestGoAgentSpotInterruption(t *testing.T) {
 		return n != nil && n.Spec.Availability == "drain", fmt.Sprintf("%+v", n)
 	})
 }
+
+// startGoCluster is startCluster with the Go agent on every node.
+func startGoCluster(t *testing.T, name string, count, agents int) (*testCluster, *testGroup, *enginetest.Node, []*enginetest.Node) {
+	t.Helper()
+	nodeAgent(t)
+	tc := deployCore(t, name)
+	g := tc.deployGroup(t, "g", count, spec.Labels{"role": "worker"})
+	control := tc.bootGoManager(t, tc.control)
+	tc.readyManager(t, control)
+	var nodes []*enginetest.Node
+	for i := 0; i < agents; i++ {
+		nodes = append(nodes, g.bootGoAgent(t, tc, i))
+	}
+	for _, n := range nodes {
+		g.readyAgent(t, n)
+	}
+	eventually(t, 3*time.Minute, "every node Ready in the swarm", func() (bool, string) {
+		nodes, err := trySwarmNodes(control)
+		if err != nil {
+			return false, err.Error()
+		}
+		ready := 0
+		for _, n := range nodes {
+			if n.Status.State == "ready" {
+				ready++
+			}
+		}
+		return ready == agents+1, fmt.Sprintf("%d of %d Ready", ready, agents+1)
+	})
+	return tc, g, control, nodes
+}
+
+// TestHousekeepingRestartMidDrain with the Go agent.
+func TestGoAgentHousekeepingRestartMidDrain(t *testing.T) {
+	tc, g, control, agents := startGoCluster(t, "gorestart", 3, 2)
+	// The test image's sleep, as the container's first process, ignores
+	// SIGTERM: each task takes its whole grace period to stop, which keeps
+	// the drain going.
+	createService(t, control, "slow", 2, "--constraint", "engine.labels.clusterctl.group==g", "--stop-grace-period", "20s")
+	leavingNode, stayingNode := nodeOf(t, control, g.instances[0].id), nodeOf(t, control, g.instances[1].id)
+	eventually(t, 3*time.Minute, "slow runs on both agents", func() (bool, string) {
+		on := runningOn(serviceTasks(t, control, "slow"))
+		return on[leavingNode] == 1 && on[stayingNode] == 1, fmt.Sprint(on)
+	})
+
+	at := watchCompletion(t, control, g.instances[0].id, "slow")
+	token := tc.terminate(t, g.asg, g.instances[0].id, agents[0])
+	eventually(t, 3*time.Minute, "the node is draining", func() (bool, string) {
+		n := byInstance(swarmNodes(t, control), g.instances[0].id)
+		return n != nil && n.Spec.Availability == "drain", fmt.Sprintf("%+v", n)
+	})
+	// Another instance terminates meanwhile: its lifecycle action is kept
+	// alive while the first drain goes on, not left to time out.
+	waiting := tc.terminate(t, g.asg, g.instances[2].id, nil)
+	eventually(t, 2*time.Minute, "the waiting notice is heartbeated", func() (bool, string) {
+		act, _ := lab.AWS.Action(waiting)
+		return act.Heartbeats > 0, fmt.Sprintf("%+v", act)
+	})
+	if act, _ := lab.AWS.Action(token); act.Result != "" {
+		t.Fatalf("the drain ended before the restart: %+v", act)
+	}
+	if err := control.RestartUnit(context.Background(), "clusterctl-housekeeping"); err != nil {
+		t.Fatal(err)
+	}
+	if control.UnitRestarts("clusterctl-housekeeping") < 1 {
+		t.Fatal("housekeeping was not restarted")
+	}
+	act := completed(t, token, 4*time.Minute)
+	if act.Result != "CONTINUE" {
+		t.Errorf("lifecycle action %+v", act)
+	}
+	at.check(t, g.instances[0].id, leavingNode, map[string]int{"slow": 2})
+	eventually(t, 2*time.Minute, "the notice leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
+	if act, _ := lab.AWS.Action(token); act.Completions != 1 {
+		t.Errorf("the lifecycle action was completed %d times", act.Completions)
+	}
+	if act := completed(t, waiting, 2*time.Minute); act.Result != "CONTINUE" || act.Completions != 1 {
+		t.Errorf("the waiting lifecycle action: %+v", act)
+	}
+}
+
+// TestDeadNodeRemoved with the Go agent.
+func TestGoAgentDeadNodeRemoved(t *testing.T) {
+	tc, g, control, agents := startGoCluster(t, "godead", 2, 2)
+	dead, stopped := agents[0], agents[1]
+	// Nodes are seen Down sooner (the default is a 5 s heartbeat).
+	dockerOn(t, control, "swarm", "update", "--dispatcher-heartbeat", "1s")
+	deadNode, stoppedNode := nodeOf(t, control, g.instances[0].id), nodeOf(t, control, g.instances[1].id)
+
+	stopped.StopEngine()
+	eventually(t, 3*time.Minute, "the stopped engine's node is Down", func() (bool, string) {
+		n := byInstance(swarmNodes(t, control), g.instances[1].id)
+		return n != nil && n.Status.State == "down", fmt.Sprintf("%+v", n)
+	})
+	tc.terminateInstance(t, dead)
+	eventually(t, 4*time.Minute, "the terminated instance's node leaves the swarm", func() (bool, string) {
+		nodes := swarmNodes(t, control)
+		return !slices.ContainsFunc(nodes, func(n swarmNode) bool { return n.ID == deadNode }), fmt.Sprintf("%d nodes", len(nodes))
+	})
+	n := byInstance(swarmNodes(t, control), g.instances[1].id)
+	if n == nil || n.ID != stoppedNode || n.Status.State != "down" {
+		t.Errorf("the Down node of a running instance: %+v", n)
+	}
+}
