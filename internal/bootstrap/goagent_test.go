@@ -626,3 +626,48 @@ func TestGoAgentDeadNodeRemoved(t *testing.T) {
 		t.Errorf("the Down node of a running instance: %+v", n)
 	}
 }
+
+// TestAgentsRejoinReinitialisedSwarm with the Go agent.
+func TestGoAgentsRejoinReinitialisedSwarm(t *testing.T) {
+	tc, g, control, agents := startGoCluster(t, "gorejoin", 2, 2)
+	before := map[string]string{}
+	for _, i := range g.instances {
+		before[i.id] = nodeOf(t, control, i.id)
+	}
+	oldCA := dockerOn(t, control, "swarm", "ca")
+
+	dockerOn(t, control, "swarm", "leave", "--force")
+	dockerOn(t, control, "swarm", "init", "--advertise-addr", tc.control.ip)
+	newCA := dockerOn(t, control, "swarm", "ca")
+	if newCA == oldCA {
+		t.Fatal("the new swarm has the old CA")
+	}
+	eventually(t, 2*time.Minute, "both agents Ready in the new swarm", func() (bool, string) {
+		nodes, err := trySwarmNodes(control)
+		if err != nil {
+			return false, err.Error()
+		}
+		var state []string
+		for _, i := range g.instances {
+			n := byInstance(nodes, i.id)
+			if n == nil || n.Status.State != "ready" {
+				return false, fmt.Sprintf("%d nodes: %v", len(nodes), state)
+			}
+			state = append(state, n.ID)
+		}
+		return len(nodes) == 3, fmt.Sprintf("%d nodes", len(nodes))
+	})
+	for _, i := range g.instances {
+		if id := nodeOf(t, control, i.id); id == before[i.id] {
+			t.Errorf("instance %s kept node id %s across swarms", i.id, id)
+		}
+	}
+	if ca, _ := tc.getObject(t, names.SwarmPrefix+"/ca.pem"); strings.TrimSpace(string(ca)) != newCA {
+		t.Error("the new swarm's CA certificate was not published")
+	}
+	for _, a := range agents {
+		if calls := a.Calls("cfn-signal"); len(calls) != 1 {
+			t.Errorf("%s signalled %d times", a.Spec.Name, len(calls))
+		}
+	}
+}
