@@ -99,7 +99,7 @@ func TestApplyWorkflow(t *testing.T) {
 		t.Errorf("the dry run changed the stacks: %v", got)
 	}
 
-	r = must(t, "apply", "-f", path, "-q", "-o", "json")
+	r = must(t, "apply", "-f", path, "-q", "-o", "json", "--yes")
 	type stack struct {
 		Stack, Action, Result string
 	}
@@ -172,7 +172,7 @@ func TestApplyRefusals(t *testing.T) {
 
 	// A core that differs from the file is updated as update-core would.
 	must(t, "create-core", "prod", "-q")
-	cmd := exec.Command(binary, "apply", "-f", "-")
+	cmd := exec.Command(binary, "apply", "-f", "-", "--yes")
 	cmd.Env = env()
 	cmd.Stdin = strings.NewReader("apiVersion: clusterctl/v1\nkind: Cluster\nname: prod\ncore:\n  instanceType: m5.large\n")
 	r := runCommand(t, cmd)
@@ -184,5 +184,35 @@ func TestApplyRefusals(t *testing.T) {
 	}
 	if r := must(t, "export", "prod"); !strings.Contains(r.stdout, "instanceType: m5.large") {
 		t.Errorf("the core after apply:\n%s", r)
+	}
+}
+
+// A live group that the file leaves out is shown as kept in every form
+// of the plan, also when nothing else changes: apply never says the
+// cluster matches the file while it has a group the file does not list.
+func TestApplyShowsGroupsNotInTheFile(t *testing.T) {
+	resetMoto(t)
+	dir := t.TempDir()
+	whole := filepath.Join(dir, "whole.yaml")
+	coreOnly := filepath.Join(dir, "core.yaml")
+	head := "apiVersion: clusterctl/v1\nkind: Cluster\nname: keep\n"
+	if err := os.WriteFile(whole, []byte(head+"groups:\n  - name: a\n    instanceType: t3.small\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(coreOnly, []byte(head), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	must(t, "apply", "-f", whole, "-q")
+	const note = "not in the file, kept (--prune deletes it)"
+	for _, args := range [][]string{
+		{}, {"-o", "wide"}, {"-o", "json"}, {"-o", "yaml"}, {"--query", ".stacks[].note"}, {"--dry-run"},
+	} {
+		r := must(t, append([]string{"apply", "-f", coreOnly, "-q"}, args...)...)
+		if !strings.Contains(r.stdout, note) {
+			t.Errorf("apply %v does not show the group not in the file:\n%s", args, r)
+		}
+		if strings.Contains(r.stderr, "matches") {
+			t.Errorf("apply %v says the cluster matches the file:\n%s", args, r)
+		}
 	}
 }

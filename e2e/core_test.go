@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,8 +54,13 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		{"--volume-size", []string{"--volume-size", "40"}},
 		{"--managers", []string{"--managers", "3"}},
 		{"--managers", []string{"--managers", "5"}},
+		{"--tags", []string{"--tags", "team=platform,cost-center=4711"}},
+		{"--log-retention-days", []string{"--log-retention-days", "90"}},
+		{"--log-kms-key", []string{"--log-kms-key", "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}},
+		{"--log-driver", []string{"--log-driver", "none"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--dry-run", nil}, // creates nothing: nothing to update
+		{"--join", nil},    // the cluster as a flag: TestClusterAsFlagOrArgument
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
@@ -291,6 +298,26 @@ func TestUpgradeContract1Core(t *testing.T) {
 	if st := instanceState(t, c, oldControl); st != "terminated" && st != "" {
 		t.Errorf("the old control node is %s", st)
 	}
+	// The bucket of a core made before clusterctl tagged it is tagged by
+	// the upgrade, so delete-core knows it for the cluster's from then on.
+	// moto does not tag a bucket on an update; the template CloudFormation
+	// now holds says what it does.
+	deployed, err := c.cfn.GetTemplate(ctx, &cloudformation.GetTemplateInput{StackName: aws.String("core")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl struct {
+		Resources map[string]struct {
+			Properties struct{ Tags []struct{ Key, Value string } }
+		}
+	}
+	if err := json.Unmarshal([]byte(aws.ToString(deployed.TemplateBody)), &tpl); err != nil {
+		t.Fatal(err)
+	}
+	if tags := tpl.Resources["Bucket"].Properties.Tags; !slices.Contains(tags, struct{ Key, Value string }{"clusterctl:cluster", "core"}) ||
+		!slices.Contains(tags, struct{ Key, Value string }{"clusterctl:role", "core"}) {
+		t.Errorf("the upgraded core's bucket is not tagged as the cluster's: %v", tags)
+	}
 
 	// moto keeps a stack's outputs when it executes a change set (it
 	// computes them on UpdateStack): the test plays CloudFormation and has
@@ -321,7 +348,7 @@ func TestUpgradeContract1Core(t *testing.T) {
 	}
 
 	// update-group brings the group to contract 2.
-	r = must(t, "update-group", "-n", "web", "-j", "core", "-q")
+	r = must(t, "update-group", "-n", "web", "-j", "core", "-q", "--yes")
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^join\.ContractVersion\s+1 → 2$`),
 		regexp.MustCompile(`(?m)^join\.ControlPrivateIp\s+[0-9.]+ → \(none\)$`),

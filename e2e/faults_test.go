@@ -123,7 +123,7 @@ func TestLifecycleUnderFaults(t *testing.T) {
 	if len(nodes) != 4 {
 		t.Errorf("list-nodes found %d nodes, want 4", len(nodes))
 	}
-	via("update-group", "-n", "r3", "-j", "core", "-c", "3", "-m", "role=worker,tier=memory")
+	via("update-group", "-n", "r3", "-j", "core", "-c", "3", "-m", "role=worker,tier=memory", "--yes")
 	if d := groupASG(t, c, "core", "r3").DesiredCapacity; d == nil || *d != 3 {
 		t.Errorf("desired after update = %v", d)
 	}

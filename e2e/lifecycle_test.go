@@ -205,7 +205,7 @@ func TestLifecycle(t *testing.T) {
 	ltID := aws.ToString(asgBefore.LaunchTemplate.LaunchTemplateId)
 	versionsBefore := len(launchTemplateVersions(t, c, ltID))
 	c5Before := describeStack(t, c, "core-c5-agents")
-	r = must(t, "update-group", "-n", "r3-agents", "-j", "core", "-t", "r5.large", "-c", "4", "-m", "role=worker,tier=memory", "-q")
+	r = must(t, "update-group", "-n", "r3-agents", "-j", "core", "-t", "r5.large", "-c", "4", "-m", "role=worker,tier=memory", "-q", "--yes")
 	if !strings.Contains(r.stdout, "LaunchTemplate") || !strings.Contains(r.stdout, "Modify") {
 		t.Errorf("update-group plan does not show the launch template change:\n%s", r)
 	}

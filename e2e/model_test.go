@@ -79,6 +79,11 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 	if _, err := c.ec2.CreateKeyPair(ctx, &ec2.CreateKeyPairInput{KeyName: aws.String("ops")}); err != nil {
 		t.Fatal(err)
 	}
+	// An internet-facing load balancer needs public subnets; a tls port an
+	// issued certificate.
+	routeToInternet(t, c, aws.ToString(subnets.Subnets[0].VpcId))
+	acmc, _ := lbClients(t)
+	cert := issuedCertificate(t, acmc)
 	tests := []struct {
 		flag string // the add-agents flag the case covers
 		args []string
@@ -103,6 +108,13 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 		{"--key-name", []string{"--key-name", "ops"}},
 		{"--max-batch", []string{"--max-batch", "2"}},
 		{"--min-in-service", []string{"--min-in-service", "0"}},
+		{"--publish", []string{"--publish", "80,8443:30443/tls,53/udp", "--certificate", cert}},
+		{"--load-balancer", []string{"--publish", "80", "--load-balancer", "internal"}},
+		{"--allow-from", []string{"--publish", "80", "--allow-from", "203.0.113.0/24,198.51.100.0/24"}},
+		{"--certificate", []string{"--publish", "443/tls", "--certificate", cert}},
+		{"--deregistration-delay", []string{"--publish", "80", "--deregistration-delay", "5"}},
+		{"--access-logs", []string{"--publish", "80", "--access-logs", "ops-lb-logs"}},
+		{"--tags", []string{"--tags", "team=web,owner=Jane Doe", "--tags", "cost-center=4711"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--replace-failed", []string{"--replace-failed"}},
 		{"--dry-run", nil}, // creates nothing: TestDryRunsChangeNothing
@@ -198,7 +210,7 @@ func TestUpdatePlan(t *testing.T) {
 	}
 
 	// Closing SSH and clearing the labels are changes too.
-	r = must(t, "update-group", "-n", "web", "-j", "core", "--ssh-cidr", "", "-m", "", "-q")
+	r = must(t, "update-group", "-n", "web", "-j", "core", "--ssh-cidr", "", "-m", "", "-q", "--yes")
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^labels\s+role=web → \(none\)$`),
 		regexp.MustCompile(`(?m)^sshCidr\s+203\.0\.113\.0/24 → \(closed\)$`),

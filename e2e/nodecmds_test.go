@@ -416,6 +416,27 @@ func TestReplaceNode(t *testing.T) {
 	}
 }
 
+// A snapshot naming a second reachable manager that is no instance of the
+// cluster is not trusted: the only real manager is still the only one, and
+// its replacement needs --yes; nothing is terminated without it.
+func TestReplaceNodeCountsRealManagersOnly(t *testing.T) {
+	c, bucket := newCluster(t)
+	manager := instancesOf(t, "control")[0]
+	stranger := statusNode("i-0fedcba9876543210", "manager", "drain", 0)
+	putStatus(t, c, bucket, statusNode(manager, "manager", "drain", 0), stranger)
+
+	r := clusterctl(t, "replace-node", manager, "--timeout", "30s")
+	if r.code != 2 || !strings.Contains(r.stderr, manager+" is the only manager") || !strings.Contains(r.stderr, "pass --yes") {
+		t.Errorf("replace-node of the only real manager, a stranger in the snapshot:\n%s", r)
+	}
+	if !strings.Contains(r.stderr, "i-0fedcba9876543210") {
+		t.Errorf("replace-node does not name the manager it did not count:\n%s", r)
+	}
+	if st := instanceState(t, c, manager); st != "running" {
+		t.Errorf("the only manager is %s", st)
+	}
+}
+
 // asgOf is the Auto Scaling group of an instance.
 func asgOf(t *testing.T, c clients, instance string) string {
 	t.Helper()

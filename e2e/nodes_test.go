@@ -93,7 +93,7 @@ func TestNodeConfiguration(t *testing.T) {
 	n1, first := latestNodeConfig(t, c, "web")
 	checkNodeConfig(t, c, bucket, first, `"role=web"`, `"clusterctl.group=web"`, "instance_types='c5.large'", `"clusterctl.instance-type=$node_type"`)
 
-	r := must(t, "update-group", "-n", "web", "-j", "core", "-m", "role=api", "-q")
+	r := must(t, "update-group", "-n", "web", "-j", "core", "-m", "role=api", "-q", "--yes")
 	if !strings.Contains(r.stderr, "Uploading node configuration") {
 		t.Errorf("update-group did not upload the new node configuration:\n%s", r)
 	}

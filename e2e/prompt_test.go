@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -54,5 +56,59 @@ func TestConfirmationPrompt(t *testing.T) {
 	}
 	if names := c.stackNames(t); !slices.Equal(names, []string{"core"}) {
 		t.Errorf("after answering y, stacks = %v", names)
+	}
+}
+
+// A plan that replaces nodes is applied only once confirmed, as
+// update-core's: asked on a terminal (the plan shown first), refused
+// without --yes off one (exit 2, nothing changed); a plan that replaces
+// none goes ahead without asking.
+func TestReplacingNodesAsks(t *testing.T) {
+	c, _ := newCluster(t, "g")
+	typeOf := func() string {
+		t.Helper()
+		return deployedStack(t, c, "core-g").params["InstanceType"]
+	}
+	file := filepath.Join(t.TempDir(), "core.yaml")
+	if err := os.WriteFile(file, []byte("apiVersion: clusterctl/v1\nkind: Cluster\nname: core\ngroups:\n  - name: g\n    instanceType: t3.large\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"update-group", "-n", "g", "-j", "core", "-t", "t3.medium", "-q"},
+		{"apply", "-f", file, "-q"},
+	} {
+		r := clusterctl(t, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "replace 1 node of") || !strings.Contains(r.stderr, "--yes") {
+			t.Errorf("%s off a terminal without --yes: want exit 2 naming --yes:\n%s", args[0], r)
+		}
+		if typ := typeOf(); typ != "t3.small" {
+			t.Fatalf("%s without --yes changed the group to %s", args[0], typ)
+		}
+		term := startTerminal(t, env(), binary, args...)
+		term.expect("[y/N]: ")
+		if !strings.Contains(term.screen(), "1 node will be replaced") {
+			t.Errorf("%s: the plan is not shown before the question:\n%s", args[0], term.screen())
+		}
+		term.typeText("n\n")
+		if code := term.exit(); code != 1 || !strings.Contains(term.screen(), "not confirmed") {
+			t.Errorf("%s, answer n: exit %d\n%s", args[0], code, term.screen())
+		}
+		if typ := typeOf(); typ != "t3.small" {
+			t.Fatalf("%s answered n changed the group to %s", args[0], typ)
+		}
+	}
+	term := startTerminal(t, env(), binary, "update-group", "-n", "g", "-j", "core", "-t", "t3.medium", "-q", "-o", "json")
+	term.expect("[y/N]: ")
+	term.typeText("y\n")
+	if code := term.exit(); code != 0 || typeOf() != "t3.medium" {
+		t.Errorf("answer y: exit %d, type %s\n%s", code, typeOf(), term.screen())
+	}
+	must(t, "apply", "-f", file, "-q", "--yes")
+	if typ := typeOf(); typ != "t3.large" {
+		t.Errorf("apply --yes: type %s", typ)
+	}
+	// Nothing replaced, nothing asked.
+	if r := must(t, "update-group", "-n", "g", "-j", "core", "-c", "2", "-q"); strings.Contains(r.stderr, "--yes") {
+		t.Errorf("a count change asks:\n%s", r)
 	}
 }

@@ -92,7 +92,7 @@ func TestConcurrentUpdateGroups(t *testing.T) {
 	var second result
 	p := newRaceProxy(t, &raceProxy{match: call("CreateChangeSet", "core-g")})
 	p.hold = func() { second = clusterctlAt(t, p.URL, "update-group", "-n", "g", "-j", "core", "-c", "3", "-q") }
-	first := clusterctlAt(t, p.URL, "update-group", "-n", "g", "-j", "core", "-t", "r5.large", "-q")
+	first := clusterctlAt(t, p.URL, "update-group", "-n", "g", "-j", "core", "-t", "r5.large", "-q", "--yes")
 	if first.code != 0 {
 		t.Fatalf("the first update:\n%s", first)
 	}
@@ -130,7 +130,7 @@ func TestUpdateGroupDoesNotRevertAConcurrentUpdate(t *testing.T) {
 			t.Errorf("the other update: %v", err)
 		}
 	}})
-	r := clusterctlAt(t, p.URL, "update-group", "-n", "g", "-j", "core", "-t", "r5.large", "-q")
+	r := clusterctlAt(t, p.URL, "update-group", "-n", "g", "-j", "core", "-t", "r5.large", "-q", "--yes")
 	if r.code != 1 || !strings.Contains(r.stderr, `stack "core-g" changed since it was read`) || !strings.Contains(r.stderr, "nothing was applied") {
 		t.Errorf("the update that read first:\n%s", r)
 	}

@@ -88,6 +88,13 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 			{"--key-name", nil, []string{"--key-name", "ops"}, map[string]string{"KeyName": "ops"}, false},
 			{"--max-batch", nil, []string{"-c", "3", "--max-batch", "2"}, map[string]string{"MaxBatchSize": "2"}, false},
 			{"--min-in-service", nil, []string{"--min-in-service", "0"}, map[string]string{"MinInstancesInService": "0"}, false},
+			{"--publish", nil, []string{"--publish", "80,443:30443"}, map[string]string{"LoadBalancerScheme": "internet-facing", "LoadBalancerAllowFrom": "0.0.0.0/0", "DeregistrationDelay": "30", "AccessLogsBucket": ""}, false},
+			{"--load-balancer", nil, []string{"--publish", "80", "--load-balancer", "internal"}, map[string]string{"LoadBalancerScheme": "internal"}, false},
+			{"--allow-from", nil, []string{"--publish", "80", "--allow-from", "203.0.113.0/24,198.51.100.0/24"}, map[string]string{"LoadBalancerAllowFrom": "203.0.113.0/24,198.51.100.0/24"}, false},
+			{"--certificate", nil, []string{"--publish", "443/tls", "--certificate", testCertificateARN}, map[string]string{"CertificateArn": testCertificateARN}, false},
+			{"--deregistration-delay", nil, []string{"--publish", "80", "--deregistration-delay", "5"}, map[string]string{"DeregistrationDelay": "5"}, false},
+			{"--access-logs", nil, []string{"--publish", "80", "--access-logs", "ops-lb-logs"}, map[string]string{"AccessLogsBucket": "ops-lb-logs"}, false},
+			{"--tags", nil, []string{"--tags", "team=web"}, map[string]string{"team": "web"}, false},
 			{"--join", nil, []string{"-j", "core"}, map[string]string{"ClusterName": "core", "ContractVersion": "2", "ManagersKey": "join/swarm/managers"}, true},
 			{"--join", nil, []string{"-j", "prod", "--offline"}, map[string]string{"clusterctl:cluster": "prod"}, true},
 			{"--offline", []string{"render", "group", "-n", "web", "-t", "c5.large", "-j", "core"}, []string{"--offline"}, map[string]string{"ClusterName": "", "BucketName": ""}, true},
@@ -104,6 +111,11 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 			{"--subnet-ids", nil, []string{"--subnet-ids", "subnet-0123456789abcdef0,subnet-0123456789abcdef1"}, map[string]string{"SubnetIds": "subnet-0123456789abcdef0,subnet-0123456789abcdef1"}, false},
 			{"--volume-size", nil, []string{"--volume-size", "50"}, map[string]string{"VolumeSize": "50"}, false},
 			{"--managers", nil, []string{"--managers", "3"}, map[string]string{"Managers": "3"}, false},
+			{"--tags", nil, []string{"--tags", "team=platform"}, map[string]string{"team": "platform"}, false},
+			{"--join", []string{"render", "core"}, []string{"-j", "c9"}, map[string]string{"clusterctl:cluster": "c9"}, false},
+			{"--log-retention-days", nil, []string{"--log-retention-days", "7"}, map[string]string{"LogRetentionDays": "7"}, false},
+			{"--log-kms-key", nil, []string{"--log-kms-key", "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}, map[string]string{"LogKmsKey": "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}, false},
+			{"--log-driver", nil, []string{"--log-driver", "none"}, map[string]string{"LogDriver": "none"}, false},
 			{"--parameters", nil, []string{"--parameters"}, nil, false},
 			{"--cli-input-json", nil, []string{"--cli-input-json"}, nil, false},
 		}},
@@ -332,10 +344,13 @@ func TestGroupDeployedByHand(t *testing.T) {
 	must(t, "create-core", "core", "-q")
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 	cmd.Dir = t.TempDir()
-	// The AWS CLI takes an empty AWS_PROFILE for a profile named "".
+	// The AWS CLI takes an empty AWS_PROFILE for a profile named "". The
+	// region is set as the README's "Pointing it at AWS" says, so that
+	// the AWS CLI v1 (which reads only AWS_DEFAULT_REGION) finds it too.
 	cmd.Env = slices.DeleteFunc(append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv()), func(v string) bool {
-		return strings.HasPrefix(v, "AWS_PROFILE=")
+		return strings.HasPrefix(v, "AWS_PROFILE=") || strings.HasPrefix(v, "AWS_REGION=") || strings.HasPrefix(v, "AWS_DEFAULT_REGION=")
 	})
+	cmd.Env = append(cmd.Env, readmeRegionEnv(t, "us-east-1")...)
 	if r := runCommand(t, cmd); r.code != 0 {
 		t.Fatalf("%s\n%s", script, r)
 	}
@@ -388,6 +403,32 @@ func TestReadmeDocumentsGroupParametersAndTags(t *testing.T) {
 
 // readmeBlock returns the fenced block of README.md that follows the line
 // starting with marker.
+// readmeRegionEnv returns the region variables the README's "Pointing it
+// at AWS" example exports, each set to region.
+func readmeRegionEnv(t *testing.T, region string) []string {
+	t.Helper()
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vars []string
+	for _, line := range strings.Split(section(string(readme), "## Pointing it at AWS"), "\n") {
+		words, ok := strings.CutPrefix(line, "export ")
+		if !ok {
+			continue
+		}
+		for _, w := range strings.Fields(words) {
+			if name, _, ok := strings.Cut(w, "="); ok && strings.Contains(name, "REGION") {
+				vars = append(vars, name+"="+region)
+			}
+		}
+	}
+	if len(vars) == 0 {
+		t.Fatal(`README.md's "Pointing it at AWS" exports no region`)
+	}
+	return vars
+}
+
 func readmeBlock(t *testing.T, marker string) string {
 	t.Helper()
 	readme, err := os.ReadFile("../README.md")

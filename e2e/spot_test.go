@@ -119,7 +119,7 @@ func TestSpotMixedGroup(t *testing.T) {
 	}
 
 	// Types and the mix change like any setting: the plan shows old → new.
-	r := must(t, "update-group", "-n", "spot", "-j", "core", "-t", "m5.large,m6i.large", "--on-demand-percent", "50", "--spot-allocation", "capacity-optimized")
+	r := must(t, "update-group", "-n", "spot", "-j", "core", "-t", "m5.large,m6i.large", "--on-demand-percent", "50", "--spot-allocation", "capacity-optimized", "--yes")
 	for _, want := range []string{
 		`(?m)^instanceType\s+m5\.large,m5a\.large,m6i\.large → m5\.large,m6i\.large$`,
 		`(?m)^onDemandPercent\s+25 → 50$`,
@@ -138,7 +138,7 @@ func TestSpotMixedGroup(t *testing.T) {
 	}
 
 	// Without spot, every node is on-demand again: the mix is gone.
-	r = must(t, "update-group", "-n", "spot", "-j", "core", "--no-spot")
+	r = must(t, "update-group", "-n", "spot", "-j", "core", "--no-spot", "--yes")
 	if !regexp.MustCompile(`(?m)^spot\s+true → \(off\)$`).MatchString(r.stdout) || !regexp.MustCompile(`(?m)^onDemandPercent\s+50 → \(all on-demand\)$`).MatchString(r.stdout) {
 		t.Errorf("plan of --no-spot:\n%s", r.stdout)
 	}
@@ -167,7 +167,7 @@ func TestSpotMixedGroup(t *testing.T) {
 	}
 	// One type without spot: a plain launch template, as before groups
 	// could be mixed.
-	must(t, "update-group", "-n", "spot", "-j", "core", "-t", "m5.large", "-q")
+	must(t, "update-group", "-n", "spot", "-j", "core", "-t", "m5.large", "-q", "--yes")
 	if a := groupASG(t, c, "core", "spot"); a.LaunchTemplate == nil || a.MixedInstancesPolicy != nil && a.MixedInstancesPolicy.LaunchTemplate != nil {
 		t.Errorf("one type on demand: launch template %+v, mixed instances policy %+v", a.LaunchTemplate, a.MixedInstancesPolicy)
 	}

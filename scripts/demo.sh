@@ -47,7 +47,7 @@ run add-agents -n r3-agents -t r3.large -j core -c 3 -m instancetype=r3,role=wor
 run add-agents -n c5-agents -t c5.xlarge -j core
 run list-groups -j core
 run list-nodes -j core
-run update-group -n r3-agents -j core -t r5.large -c 4
+run update-group -n r3-agents -j core -t r5.large -c 4 --yes
 run list-nodes -j core -o wide
 run remove-group -n c5-agents -j core --yes
 run list-groups -j core

@@ -4,24 +4,23 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
-	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
-	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
 
+	"github.com/clusterctl/clusterctl/internal/awsapi"
 	"github.com/clusterctl/clusterctl/internal/awsx"
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
 	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/remote"
 	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
@@ -55,7 +54,11 @@ type App struct {
 	out *query.Output
 	svc *cluster.Service
 	rec *awsx.Recorder
-	s3  *s3.Client // the whole client, for packages that need more than the Service's view
+	s3  awsapi.S3 // every S3 call, for packages that need more than the Service's view
+	// sessions opens Session Manager sessions at ssmEndpoint (what the
+	// plugin is told).
+	sessions    remote.SessionAPI
+	ssmEndpoint string
 }
 
 func newApp(ctx context.Context, ios *iostreams.IO, g *Globals, args []string) *App {
@@ -126,32 +129,57 @@ func (a *App) Service() (*cluster.Service, error) {
 		opts.Log = a.IO.ErrOut
 	}
 	cfg, rec, err := awsx.Load(a.ctx, opts)
+	if se := (*awsx.SettingError)(nil); errors.As(err, &se) {
+		return nil, errs.AsUsage(err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	a.rec = rec
-	cfn := cloudformation.NewFromConfig(cfg)
+	// The clients are held by awsapi's types, never stored in an
+	// interface themselves: see awsapi for why (the binary's size).
+	cfn := awsapi.NewCloudFormation(cfg)
 	var progress = a.IO.ErrOut
 	if a.Globals.Quiet {
 		progress = nil
 	}
 	mgr := stacks.NewManager(cfn, stacks.Options{RunID: a.RunID, Progress: progress, TTY: a.IO.ErrTTY, Color: a.IO.Color})
-	a.s3 = s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = awsx.CustomEndpoint(cfg) })
+	a.s3 = awsapi.NewS3(cfg, func(o *s3.Options) { o.UsePathStyle = awsx.CustomEndpoint(cfg) })
+	ssmc := awsapi.NewSSM(cfg)
+	a.sessions, a.ssmEndpoint = ssmc, ssmEndpoint(a.ctx, cfg)
 	a.svc = &cluster.Service{
 		Stacks:  mgr,
 		CFN:     cfn,
-		EC2:     ec2.NewFromConfig(cfg),
-		ASG:     autoscaling.NewFromConfig(cfg),
+		EC2:     awsapi.NewEC2(cfg),
+		ASG:     awsapi.NewASG(cfg),
 		S3:      a.s3,
-		SSM:     ssm.NewFromConfig(cfg),
-		STS:     sts.NewFromConfig(cfg),
-		SQS:     sqs.NewFromConfig(cfg),
+		SSM:     ssmc,
+		ACM:     awsapi.NewACM(cfg),
+		ELB:     awsapi.NewELB(cfg),
+		STS:     awsapi.NewSTS(cfg),
+		SQS:     awsapi.NewSQS(cfg),
+		CWLogs:  awsapi.NewCloudWatchLogs(cfg),
 		Region:  cfg.Region,
 		IO:      a.IO,
 		Version: a.Version,
 		Run:     cluster.Run{Command: commandLine(a.Args), ID: a.RunID},
+
+		RunCommand: ssmc, // the docker commands
 	}
 	return a.svc, nil
+}
+
+// ssmEndpoint is the Systems Manager endpoint of cfg, as the Session
+// Manager plugin needs it: the custom endpoint, else the region's.
+func ssmEndpoint(ctx context.Context, cfg aws.Config) string {
+	if awsx.CustomEndpoint(cfg) {
+		return *cfg.BaseEndpoint
+	}
+	ep, err := ssm.NewDefaultEndpointResolverV2().ResolveEndpoint(ctx, ssm.EndpointParameters{Region: aws.String(cfg.Region)})
+	if err != nil {
+		return "https://ssm." + cfg.Region + ".amazonaws.com"
+	}
+	return ep.URI.String()
 }
 
 // commandLine spells a run's arguments as a shell would take them back.

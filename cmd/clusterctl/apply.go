@@ -8,6 +8,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/clusterfile"
 	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
@@ -16,7 +17,7 @@ type ApplyCmd struct {
 	File     string `short:"f" required:"" placeholder:"FILE" help:"Cluster file, YAML or JSON; - reads standard input."`
 	DryRun   bool   `name:"dry-run" help:"Show the plan and change nothing."`
 	Prune    bool   `help:"Delete the cluster's groups that the file does not list (asks first)."`
-	Yes      bool   `short:"y" help:"Do not ask before deleting groups (needed for --prune when not on a terminal)."`
+	Yes      bool   `short:"y" help:"Do not ask before deleting groups or replacing nodes (needed for either when not on a terminal)."`
 	Parallel int    `default:"4" placeholder:"N" help:"Group stacks changed at a time (default ${default})."`
 }
 
@@ -37,13 +38,17 @@ func (c *ApplyCmd) Run(app *App) error {
 		return err
 	}
 	opts := cluster.ApplyOptions{Spec: want, File: c.File, DryRun: c.DryRun, Prune: c.Prune, Yes: c.Yes, Parallel: c.Parallel}
-	if out.TableForm() {
+	// The plan is shown in tables, and on stderr under -o json/yaml when
+	// the run may ask about it.
+	if w := planWriter(app, out, !c.Yes && !c.DryRun && app.IO.InTTY); w != nil {
 		opts.OnPlan = func(p *cluster.ClusterPlan) error {
-			if p.NoChanges {
+			// Kept groups are shown even when nothing changes, so the
+			// file is never taken for the whole cluster.
+			if p.NoChanges && len(p.Kept()) == 0 {
 				return nil
 			}
-			fmt.Fprintf(app.IO.ErrOut, "Plan for cluster %s (%s):\n", p.Cluster, name)
-			return cluster.WriteClusterPlan(app.IO.Out, p)
+			fmt.Fprintf(w, "Plan for cluster %s (%s):\n", p.Cluster, name)
+			return cluster.WriteClusterPlan(w, p)
 		}
 	}
 	p, err := svc.Apply(app.Context(), opts)
@@ -67,12 +72,26 @@ func (c *ApplyCmd) Run(app *App) error {
 		return err
 	}
 	switch {
+	case p.NoChanges && len(p.Kept()) > 0:
+		fmt.Fprintf(app.IO.ErrOut, "No changes to cluster %s; %s not in %s kept (--prune deletes them)\n", p.Cluster, query.Plural(len(p.Kept()), "group stack"), name)
 	case p.NoChanges:
 		fmt.Fprintf(app.IO.ErrOut, "No changes: cluster %s matches %s\n", p.Cluster, name)
 	case p.DryRun:
 		fmt.Fprintln(app.IO.ErrOut, "Dry run: nothing changed")
 	default:
 		fmt.Fprintf(app.IO.ErrOut, "Applied %s to cluster %s\n", name, p.Cluster)
+	}
+	return nil
+}
+
+// planWriter is where a plan is shown: stdout in table form, stderr when
+// stdout holds JSON or YAML and the command may ask, else nowhere (nil).
+func planWriter(app *App, out *query.Output, ask bool) io.Writer {
+	switch {
+	case out.TableForm():
+		return app.IO.Out
+	case ask:
+		return app.IO.ErrOut
 	}
 	return nil
 }
@@ -97,11 +116,16 @@ func readClusterFile(app *App, path string) (c spec.Cluster, name string, err er
 
 // ExportCmd is `clusterctl export CLUSTER`.
 type ExportCmd struct {
-	Cluster string `arg:"" predictor:"cluster" help:"Cluster name."`
+	Cluster string `arg:"" optional:"" predictor:"cluster" help:"Cluster name."`
+	ClusterFlag
 }
 
 func (c *ExportCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, "", ""))
+	check := c.ClusterFlag.into(&c.Cluster, "export", true)
+	if check == nil {
+		check = checkNames(c.Cluster, "", "")
+	}
+	out, svc, err := app.prepare(check)
 	if err != nil {
 		return err
 	}

@@ -37,24 +37,36 @@ type CLI struct {
 	Schema      SchemaCmd      `cmd:"" help:"Print the JSON Schema of cluster files, for editors."`
 	Describe    DescribeCmd    `cmd:"" help:"Show a cluster: core status, outputs, parameters, and its groups with their health."`
 	Events      EventsCmd      `cmd:"" help:"Print the stack events of a cluster's core or of one group."`
+	Logs        LogsCmd        `cmd:"" help:"Print the logs of a cluster's services and nodes from its CloudWatch log group; --follow for new ones."`
 	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operations in progress on a cluster (core and busy groups) or one group, deletions included, and return their outcome."`
 	Unlock      UnlockCmd      `cmd:"" help:"Break a lease left by a run that died, by its id."`
 	Render      RenderCmd      `cmd:"" help:"Print what would be deployed: a template, its parameters and tags, a node configuration."`
 	VersionCmd  VersionCmd     `cmd:"" name:"version" help:"Print the version."`
 	Completion  CompletionCmd  `cmd:"" help:"Print the shell completion script: source <(clusterctl completion bash)."`
 	Help        HelpCmd        `cmd:"" help:"Explain a command (clusterctl help update-group), or list them all."`
+
+	// Using the swarm from where the operator sits.
+	Docker       DockerCmd       `cmd:"" help:"Run a docker command on the swarm's leader through Systems Manager: clusterctl docker -j CLUSTER -- service ls."`
+	Shell        ShellCmd        `cmd:"" help:"Open a Session Manager shell on a node (a manager with -j CLUSTER)."`
+	Services     ServicesCmd     `cmd:"" help:"List the swarm's services with their replicas, image, ports and where their tasks run."`
+	ListClusters ListClustersCmd `cmd:"" name:"list-clusters" help:"List every cluster in the region with status, health, managers, groups and nodes."`
 }
 
 // CreateCoreCmd is `clusterctl create-core NAME`.
 type CreateCoreCmd struct {
-	Name string `arg:"" help:"Cluster name (= core stack name)."`
+	Name string `arg:"" optional:"" help:"Cluster name (= core stack name)."`
+	ClusterFlag
 	spec.Core
 	NoRollback bool `name:"no-rollback" help:"Keep a failed stack for debugging."`
 	DryRun     bool `name:"dry-run" help:"Show what would be created (stack, template size, parameters, tags) and create nothing."`
 }
 
 func (c *CreateCoreCmd) Run(app *App) error {
-	out, svc, err := app.prepare(coreInput(c.Name, &c.Core))
+	check := c.ClusterFlag.into(&c.Name, "create-core", true)
+	if check == nil {
+		check = coreInput(c.Name, &c.Core)
+	}
+	out, svc, err := app.prepare(check)
 	if err != nil {
 		return err
 	}
@@ -75,7 +87,8 @@ func (c *CreateCoreCmd) Run(app *App) error {
 // UpdateCoreCmd is `clusterctl update-core NAME`: the settings given
 // replace the deployed ones, the others stay.
 type UpdateCoreCmd struct {
-	Name string `arg:"" predictor:"cluster" help:"Cluster name (= core stack name)."`
+	Name string `arg:"" optional:"" predictor:"cluster" help:"Cluster name (= core stack name)."`
+	ClusterFlag
 	spec.Core
 	DryRun bool `name:"dry-run" help:"Show the plan and change nothing."`
 	Yes    bool `short:"y" help:"Apply the plan without asking (needed when not on a terminal)."`
@@ -85,7 +98,10 @@ type UpdateCoreCmd struct {
 
 func (c *UpdateCoreCmd) Run(app *App, kctx *kong.Context) error {
 	changes := given(kctx, &c.Core)
-	check := checkCluster(c.Name, "")
+	check := c.ClusterFlag.into(&c.Name, "update-core", true)
+	if check == nil {
+		check = checkCluster(c.Name, "")
+	}
 	if check == nil {
 		check = flagError(c.Core.CheckGiven(changes), &c.Core)
 	}
@@ -116,7 +132,7 @@ func (c *UpdateCoreCmd) Run(app *App, kctx *kong.Context) error {
 // AddAgentsCmd is `clusterctl add-agents -n GROUP -t TYPE -j CLUSTER`.
 type AddAgentsCmd struct {
 	spec.Group
-	Cluster       string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster (core stack) to join."`
+	Cluster       string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster (core stack) to join."`
 	NoRollback    bool   `name:"no-rollback" help:"Keep a failed stack for debugging."`
 	ReplaceFailed bool   `name:"replace-failed" help:"Delete a dead stack of this group (rolled back or failed) and create it again."`
 	DryRun        bool   `name:"dry-run" help:"Show what would be created and uploaded (stack, template size, parameters, tags, node configuration) and change nothing."`
@@ -143,7 +159,7 @@ func (c *AddAgentsCmd) Run(app *App) error {
 
 // ListNodesCmd is `clusterctl list-nodes`.
 type ListNodesCmd struct {
-	Cluster string `short:"j" name:"join" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
+	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
 	Group   string `short:"n" name:"name" predictor:"node-group" help:"Only this group ('control' for the managers)."`
 }
 
@@ -185,7 +201,7 @@ func noteSwarms(app *App, swarms []query.Swarm, column, stale string) {
 
 // ListGroupsCmd is `clusterctl list-groups`.
 type ListGroupsCmd struct {
-	Cluster string `short:"j" name:"join" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
+	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
 }
 
 func (c *ListGroupsCmd) Run(app *App) error {
@@ -211,8 +227,9 @@ func (c *ListGroupsCmd) Run(app *App) error {
 // settings given replace the deployed ones, the others stay.
 type UpdateGroupCmd struct {
 	spec.Group
-	Cluster string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
+	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
 	DryRun  bool   `name:"dry-run" help:"Show the plan and change nothing."`
+	Yes     bool   `short:"y" help:"Replace nodes, or remove or replace the group's load balancer, without asking (needed when not on a terminal)."`
 	// ContinueRollback recovers UPDATE_ROLLBACK_FAILED; it takes no changes.
 	ContinueRollback bool `name:"continue-rollback" help:"Continue a failed update rollback (UPDATE_ROLLBACK_FAILED) instead of updating."`
 }
@@ -237,10 +254,13 @@ func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
 		return continueRollback(app, out, svc, c.Cluster, c.Name)
 	}
 	opts := cluster.UpdateOptions{
-		Cluster: c.Cluster, Group: c.Name, DryRun: c.DryRun,
+		Cluster: c.Cluster, Group: c.Name, DryRun: c.DryRun, Yes: c.Yes,
 		Desired: func(deployed spec.Group) spec.Group { return deployed.Update(c.Group, changes) },
 	}
-	return runUpdate(app, out, names.GroupStack(c.Cluster, c.Name), false, c.DryRun, func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error) {
+	// Asked on a terminal when nodes are replaced or the load balancer
+	// removed: the plan shows it.
+	ask := !c.Yes && !c.DryRun && app.IO.InTTY
+	return runUpdate(app, out, names.GroupStack(c.Cluster, c.Name), ask, c.DryRun, func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error) {
 		opts.OnPlan = onPlan
 		res, err := svc.UpdateGroup(app.Context(), opts)
 		return res, flagError(err, &c.Group)
@@ -274,7 +294,7 @@ func runUpdate(app *App, out *query.Output, stack string, ask, dryRun bool, upda
 			w = app.IO.ErrOut
 		}
 		onPlan = func(p *cluster.Plan) error {
-			fmt.Fprintf(app.IO.ErrOut, "Plan for %s:\n", stack)
+			fmt.Fprintf(w, "Plan for %s:\n", stack)
 			return cluster.WritePlan(w, p)
 		}
 	}
@@ -320,7 +340,7 @@ type updateView struct {
 // RemoveGroupCmd is `clusterctl remove-group -n GROUP -j CLUSTER`.
 type RemoveGroupCmd struct {
 	Group        string `short:"n" name:"name" predictor:"group" required:"" help:"Group name."`
-	Cluster      string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster the group belongs to."`
+	Cluster      string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster the group belongs to."`
 	Yes          bool   `short:"y" help:"Do not ask for confirmation (needed when not on a terminal)."`
 	RetainFailed bool   `name:"retain-failed" help:"After a failed delete (DELETE_FAILED), delete the stack keeping the resources that could not be deleted."`
 }
@@ -343,14 +363,19 @@ func (c *RemoveGroupCmd) Run(app *App) error {
 
 // DeleteCoreCmd is `clusterctl delete-core NAME`.
 type DeleteCoreCmd struct {
-	Name         string `arg:"" predictor:"cluster" help:"Cluster name (= core stack name)."`
-	Cascade      bool   `help:"Remove the cluster's groups first."`
-	Yes          bool   `short:"y" help:"Do not ask for confirmation (needed when not on a terminal)."`
-	RetainFailed bool   `name:"retain-failed" help:"After a failed delete (DELETE_FAILED), delete the stack keeping the resources that could not be deleted."`
+	Name string `arg:"" optional:"" predictor:"cluster" help:"Cluster name (= core stack name)."`
+	ClusterFlag
+	Cascade      bool `help:"Remove the cluster's groups first."`
+	Yes          bool `short:"y" help:"Do not ask for confirmation (needed when not on a terminal)."`
+	RetainFailed bool `name:"retain-failed" help:"After a failed delete (DELETE_FAILED), delete the stack keeping the resources that could not be deleted."`
 }
 
 func (c *DeleteCoreCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Name, "", ""))
+	check := c.ClusterFlag.into(&c.Name, "delete-core", true)
+	if check == nil {
+		check = checkNames(c.Name, "", "")
+	}
+	out, svc, err := app.prepare(check)
 	if err != nil {
 		return err
 	}
@@ -377,11 +402,16 @@ func (c *DeleteCoreCmd) Run(app *App) error {
 
 // DescribeCmd is `clusterctl describe CLUSTER`.
 type DescribeCmd struct {
-	Cluster string `arg:"" predictor:"cluster" help:"Cluster name."`
+	Cluster string `arg:"" optional:"" predictor:"cluster" help:"Cluster name."`
+	ClusterFlag
 }
 
 func (c *DescribeCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, "", ""))
+	check := c.ClusterFlag.into(&c.Cluster, "describe", true)
+	if check == nil {
+		check = checkNames(c.Cluster, "", "")
+	}
+	out, svc, err := app.prepare(check)
 	if err != nil {
 		return err
 	}
@@ -399,13 +429,18 @@ func (c *DescribeCmd) Run(app *App) error {
 
 // EventsCmd is `clusterctl events CLUSTER [-n GROUP] [--follow]`.
 type EventsCmd struct {
-	Cluster string `arg:"" predictor:"cluster" help:"Cluster name."`
-	Group   string `short:"n" name:"name" predictor:"group" help:"A group of the cluster (default: the core stack)."`
-	Follow  bool   `short:"f" help:"Keep printing new events until the operation in progress ends."`
+	Cluster string `arg:"" optional:"" predictor:"cluster" help:"Cluster name."`
+	ClusterFlag
+	Group  string `short:"n" name:"name" predictor:"group" help:"A group of the cluster (default: the core stack)."`
+	Follow bool   `short:"f" help:"Keep printing new events until the operation in progress ends."`
 }
 
 func (c *EventsCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, "", c.Group))
+	check := c.ClusterFlag.into(&c.Cluster, "events", true)
+	if check == nil {
+		check = checkNames(c.Cluster, "", c.Group)
+	}
+	out, svc, err := app.prepare(check)
 	if err != nil {
 		return err
 	}
@@ -432,12 +467,17 @@ func (c *EventsCmd) Run(app *App) error {
 
 // WaitCmd is `clusterctl wait CLUSTER [-n GROUP]`.
 type WaitCmd struct {
-	Cluster string `arg:"" predictor:"cluster" help:"Cluster name."`
-	Group   string `short:"n" name:"name" predictor:"group" help:"A group of the cluster (default: the core stack)."`
+	Cluster string `arg:"" optional:"" predictor:"cluster" help:"Cluster name."`
+	ClusterFlag
+	Group string `short:"n" name:"name" predictor:"group" help:"A group of the cluster (default: the core stack)."`
 }
 
 func (c *WaitCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, "", c.Group))
+	check := c.ClusterFlag.into(&c.Cluster, "wait", true)
+	if check == nil {
+		check = checkNames(c.Cluster, "", c.Group)
+	}
+	out, svc, err := app.prepare(check)
 	if err != nil {
 		return err
 	}

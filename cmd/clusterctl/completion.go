@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
-	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	kongcompletion "github.com/jotaen/kong-completion"
 	"github.com/posener/complete"
 
+	"github.com/clusterctl/clusterctl/internal/awsapi"
 	"github.com/clusterctl/clusterctl/internal/awsx"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
@@ -156,7 +156,7 @@ func (n *nameSource) load() query.Names {
 	if err != nil {
 		return n.names
 	}
-	if names, err := query.ListNames(ctx, cloudformation.NewFromConfig(cfg)); err == nil {
+	if names, err := query.ListNames(ctx, awsapi.NewCloudFormation(cfg)); err == nil {
 		n.names = names
 	}
 	return n.names

@@ -96,3 +96,27 @@ func given(kctx *kong.Context, v any) []string {
 	}
 	return out
 }
+
+// ClusterFlag is -j/--join (also --cluster) on the commands that name
+// their cluster as an argument, so that the form every other command
+// takes works there too.
+type ClusterFlag struct {
+	Join string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" placeholder:"CLUSTER" help:"The cluster, as the argument names it."`
+}
+
+// into settles the cluster of a command whose argument is *arg: the
+// argument or -j, the same when both are given. required: one of them
+// must be.
+func (f ClusterFlag) into(arg *string, command string, required bool) error {
+	switch {
+	case f.Join == "":
+	case *arg == "":
+		*arg = f.Join
+	case *arg != f.Join:
+		return errs.Usage("the cluster is given twice, as %s and -j %s: give it once (clusterctl %s NAME)", *arg, f.Join, command)
+	}
+	if *arg == "" && required {
+		return errs.Usage("missing the cluster: clusterctl %s NAME (or -j NAME)", command)
+	}
+	return nil
+}

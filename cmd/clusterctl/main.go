@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -63,7 +64,7 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
-			fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", oneLine(err.Error()))
+			fmt.Fprintf(ios.ErrOut, "clusterctl: %s%s\n", oneLine(err.Error()), argumentHint(pe, args))
 			return errs.ExitUsage
 		}
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", oneLine(err.Error()))
@@ -71,17 +72,88 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 	}
 	app := newApp(ctx, ios, &cli.Globals, args)
 	err = kctx.Run(app)
+	if err != nil && app.svc != nil {
+		// A cluster or group not found: the close name, if one is live.
+		err = app.svc.Suggest(app.Context(), err)
+	}
 	app.finish()
 	if err != nil {
 		code := errs.ExitCode(err)
-		if e, ok := awsx.Unreachable(err); ok {
-			// The endpoint is the whole story; the SDK's wrapping is noise.
-			err = e
+		if errs.Silent(err) {
+			return code
 		}
-		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", errs.Message(err))
+		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", message(err))
 		return code
 	}
 	return errs.ExitOK
 }
 
+// message is the text the user sees for a command's error. An endpoint
+// that could not be reached or did not answer is the whole story of the
+// first line (the SDK's wrapping is noise); the lines after it, which say
+// what state a command left and how to resume, are kept.
+func message(err error) string {
+	text := errs.Message(err)
+	e, ok := awsx.Unreachable(err)
+	if !ok {
+		return text
+	}
+	if _, rest, found := strings.Cut(text, "\n"); found {
+		return e.Error() + "\n" + rest
+	}
+	return e.Error()
+}
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// argumentHint says, after kong's "unexpected argument X", which flag X
+// belongs to, given the command it was typed to: a cluster file is -f, a
+// cluster -j where the command takes no cluster argument, a group -n; with
+// the command line corrected.
+func argumentHint(pe *kong.ParseError, args []string) string {
+	word, ok := strings.CutPrefix(pe.Error(), "unexpected argument ")
+	if !ok || pe.Context == nil {
+		return ""
+	}
+	cmd := pe.Context.Selected()
+	if cmd == nil {
+		return ""
+	}
+	flags := map[string]bool{}
+	for _, group := range cmd.AllFlags(true) {
+		for _, f := range group {
+			flags[f.Name] = true
+		}
+	}
+	clusterArg := false
+	for _, p := range cmd.Positional {
+		clusterArg = clusterArg || p.Name == "name" || p.Name == "cluster"
+	}
+	// A cluster given with -j already: the word is the group.
+	clusterGiven := slices.ContainsFunc(args, func(a string) bool {
+		return a == "-j" || strings.HasPrefix(a, "-j=") || a == "--join" || strings.HasPrefix(a, "--join=") || a == "--cluster" || strings.HasPrefix(a, "--cluster=")
+	})
+	var flag, what string
+	switch {
+	case flags["file"]:
+		flag, what = "-f", "the cluster file"
+	case flags["join"] && !clusterArg && !clusterGiven:
+		flag, what = "-j", "the cluster"
+	case flags["name"]:
+		flag, what = "-n", "the group"
+	default:
+		return ""
+	}
+	fixed := make([]string, 0, len(args)+1)
+	done := false
+	for i, a := range args {
+		// The command's own words come first (FullPath starts with the
+		// program's name); the word is after them.
+		if !done && a == word && i >= len(strings.Fields(cmd.FullPath()))-1 {
+			fixed, done = append(fixed, flag, a), true
+			continue
+		}
+		fixed = append(fixed, a)
+	}
+	return fmt.Sprintf(": %s is given with %s (clusterctl %s)", what, flag, commandLine(fixed))
+}

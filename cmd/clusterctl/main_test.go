@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/clusterctl/clusterctl/internal/awsx"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
 )
 
@@ -28,7 +31,7 @@ func TestRun(t *testing.T) {
 		{[]string{"render", "group", "-n", "arm", "-t", "m7g.large", "-m", "role=worker"}, 0, `"clusterctl:label:role"`, "", true},
 		{[]string{"render", "core", "prod", "-o", "json"}, 0, "AWSTemplateFormatVersion", "", true},
 		{[]string{"render", "core", "prod", "-o", "yaml"}, 0, "AWSTemplateFormatVersion: \"2010-09-09\"\n", "", false},
-		{[]string{"render", "core", "prod", "--query", ".Outputs | keys | length"}, 0, "10\n", "", false},
+		{[]string{"render", "core", "prod", "--query", ".Outputs | keys | length"}, 0, "12\n", "", false},
 		{[]string{"render", "group", "-n", "g", "-t", "m5.large", "-o", "json", "--query", ".Parameters.InstanceType.Type"}, 0, "\"String\"\n", "", true},
 		{[]string{"render", "core", "-o", "xml"}, 2, "", "invalid output format", false},
 		{[]string{"help"}, 0, "Commands:", "", false},
@@ -80,5 +83,19 @@ func TestRun(t *testing.T) {
 				t.Errorf("output is not JSON: %s", out)
 			}
 		})
+	}
+}
+
+// An endpoint that did not answer is the first line's whole story; the
+// lines after it (what state was left, how to resume) are kept.
+func TestEndpointMessage(t *testing.T) {
+	e := &awsx.EndpointError{Endpoint: "http://127.0.0.1:1", Reason: "no response", Silence: 20 * time.Second, Operation: "CloudFormation.DescribeStackEvents", Attempts: 3}
+	wrapped := fmt.Errorf("waiting for stack %q: operation error CloudFormation: DescribeStackEvents, %w\nre-attach with: clusterctl wait core", "core", e)
+	want := "AWS endpoint http://127.0.0.1:1: no response to CloudFormation.DescribeStackEvents in 20 s (3 attempts)\nre-attach with: clusterctl wait core"
+	if got := message(wrapped); got != want {
+		t.Errorf("message = %q, want %q", got, want)
+	}
+	if got := message(fmt.Errorf("listing: %w", e)); got != e.Error() {
+		t.Errorf("message = %q, want %q", got, e.Error())
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -101,6 +103,9 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		{"apply", []string{"apply", "-f", clusterFile}, false},
 		{"export", []string{"export", "c1"}, false},
 		{"schema", []string{"schema"}, false},
+		{"list-clusters", []string{"list-clusters"}, false},
+		{"docker", []string{"docker", "-j", "c1", "--", "node", "ls"}, true},
+		{"shell", []string{"shell", "-j", "c1"}, true},
 		{"completion", []string{"completion", "bash"}, true},
 		{"help", []string{"help", "list-nodes"}, true},
 	} {
@@ -118,6 +123,13 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		row{command: "replace-node", json: replaceJSON, query: replaceQuery, before: func(t *testing.T) {
 			playLeader(t, moto.URL, "c1")
 			replaceJSON[1], replaceQuery[1] = instanceOf(t, moto.URL, "c1", "g1"), instanceOf(t, moto.URL, "c1", "g2")
+		}},
+		row{command: "services", json: []string{"services", "-j", "c1"}, query: []string{"services", "-j", "c1"}, before: func(t *testing.T) {
+			playLeader(t, moto.URL, "c1")
+		}},
+		// One event in the cluster's log group, as a node would write it.
+		row{command: "logs", json: []string{"logs", "-j", "c1"}, query: []string{"logs", "-j", "c1"}, before: func(t *testing.T) {
+			putLogEvent(t, moto.URL, "/clusterctl/c1", "node/i-0123456789abcdef0", "drained i-0fedcba9876543210")
 		}},
 		// Leases left by runs that died, one to break per run.
 		row{command: "unlock", json: []string{"unlock", "c1", "--group", "gu1", "--id", "aaaaaaaaaaaa"}, query: []string{"unlock", "c1", "--group", "gu2", "--id", "bbbbbbbbbbbb"},
@@ -156,6 +168,10 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 			} {
 				ios, _, out, errOut := iostreams.Test()
 				args := append(append(slices.Clone(v.args), "-q"), v.flags...)
+				if at := slices.Index(v.args, "--"); at >= 0 {
+					// What follows -- is the command's own (docker's).
+					args = slices.Concat(v.args[:at], []string{"-q"}, v.flags, v.args[at:])
+				}
 				code := run(context.Background(), args, ios)
 				switch {
 				case r.refuses:
@@ -260,7 +276,7 @@ func playLeader(t *testing.T, endpoint, cluster string) {
 					"availability": "active", "managerStatus": status, "runningTasks": 0})
 			}
 		}
-		body, _ := json.Marshal(map[string]any{"version": 1, "cluster": cluster, "time": time.Now().UTC(), "nodes": nodes})
+		body, _ := json.Marshal(map[string]any{"version": 1, "cluster": cluster, "time": time.Now().UTC(), "nodes": nodes, "services": []any{}})
 		_, err = s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: bucket, Key: aws.String(names.StatusKey), Body: bytes.NewReader(body)})
 		return err
 	}
@@ -280,4 +296,20 @@ func playLeader(t *testing.T, endpoint, cluster string) {
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
+}
+
+// putLogEvent writes one event to a stream of a log group, as a node would.
+func putLogEvent(t *testing.T, endpoint, group, stream, message string) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, _, _ := motoClients(t, endpoint)
+	cw := cloudwatchlogs.NewFromConfig(cfg)
+	if _, err := cw.CreateLogStream(ctx, &cloudwatchlogs.CreateLogStreamInput{LogGroupName: aws.String(group), LogStreamName: aws.String(stream)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := cw.PutLogEvents(ctx, &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String(group), LogStreamName: aws.String(stream),
+		LogEvents: []cwtypes.InputLogEvent{{Message: aws.String(message), Timestamp: aws.Int64(time.Now().UnixMilli())}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

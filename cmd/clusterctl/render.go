@@ -73,7 +73,8 @@ func writeTemplate(app *App, out *query.Output, tpl []byte) error {
 // the VPC and subnets are what is given (create-core --dry-run shows the
 // ones create-core would look up).
 type RenderCoreCmd struct {
-	Name string `arg:"" optional:"" default:"core" help:"Cluster name."`
+	Name string `arg:"" optional:"" help:"Cluster name (default core)."`
+	ClusterFlag
 	spec.Core
 	StackForm
 }
@@ -82,6 +83,12 @@ func (c *RenderCoreCmd) Run(app *App) error {
 	out, err := app.Output()
 	if err != nil {
 		return err
+	}
+	if err := c.ClusterFlag.into(&c.Name, "render core", false); err != nil {
+		return err
+	}
+	if c.Name == "" {
+		c.Name = offlineCluster
 	}
 	if err := coreInput(c.Name, &c.Core); err != nil {
 		return err
@@ -96,7 +103,7 @@ func (c *RenderCoreCmd) Run(app *App) error {
 // GroupSource says which core a group is rendered against: the live core
 // of -j, or none (offline).
 type GroupSource struct {
-	Cluster string `short:"j" name:"join" predictor:"cluster" placeholder:"CLUSTER" help:"Render joined to this cluster's live core, reading its outputs (needs AWS access), as add-agents would. Without -j: offline, for cluster core."`
+	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" placeholder:"CLUSTER" help:"Render joined to this cluster's live core, reading its outputs (needs AWS access), as add-agents would. Without -j: offline, for cluster core."`
 	Offline bool   `name:"offline" help:"Render without AWS access, the core's values left empty, for the cluster -j names."`
 }
 

@@ -11,15 +11,19 @@ import (
 
 // UnlockCmd is `clusterctl unlock CLUSTER [--group G] --id ID`.
 type UnlockCmd struct {
-	Cluster string `arg:"" predictor:"cluster" help:"Cluster name."`
-	Group   string `short:"n" name:"group" predictor:"group" help:"The group whose lease to break (default: the core's and cluster's lease)."`
-	ID      string `name:"id" required:"" help:"Id of the lease to break, as the refusal that named it says."`
+	Cluster string `arg:"" optional:"" predictor:"cluster" help:"Cluster name."`
+	ClusterFlag
+	Group string `short:"n" name:"group" predictor:"group" help:"The group whose lease to break (default: the core's and cluster's lease)."`
+	ID    string `name:"id" required:"" help:"Id of the lease to break, as the refusal that named it says."`
 }
 
 var leaseIDRE = regexp.MustCompile(`^[0-9a-f]{12}$`)
 
 func (c *UnlockCmd) Run(app *App) error {
-	check := checkNames(c.Cluster, "", c.Group)
+	check := c.ClusterFlag.into(&c.Cluster, "unlock", true)
+	if check == nil {
+		check = checkNames(c.Cluster, "", c.Group)
+	}
 	if check == nil && !leaseIDRE.MatchString(c.ID) {
 		check = errs.Usage("invalid lease id %q: want the 12 hex digits a refusal names", c.ID)
 	}

@@ -8,7 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -32,6 +32,9 @@ type Options struct {
 	MaxAttempts int
 	// Log, when set, receives one line per AWS call with its duration (-v).
 	Log io.Writer
+	// Bounds of each attempt; zero values are taken from the environment
+	// (EnvConnectTimeout, EnvResponseTimeout), then the defaults.
+	Bounds Bounds
 }
 
 // ErrNoRegion is returned when neither flags nor the environment name a region.
@@ -54,9 +57,11 @@ func Load(ctx context.Context, o Options) (aws.Config, *Recorder, error) {
 	if attempts == 0 {
 		attempts = DefaultMaxAttempts
 	}
-	loaders = append(loaders, config.WithHTTPClient(awshttp.NewBuildableClient().WithDialerOptions(func(d *net.Dialer) {
-		d.Timeout = DialTimeout
-	})))
+	bounds, err := boundsFrom(o.Bounds, os.Getenv)
+	if err != nil {
+		return aws.Config{}, nil, err
+	}
+	loaders = append(loaders, config.WithHTTPClient(awshttp.NewBuildableClient()))
 	loaders = append(loaders, config.WithRetryer(func() aws.Retryer {
 		return dialBounded{retry.NewAdaptiveMode(func(ao *retry.AdaptiveModeOptions) {
 			ao.StandardOptions = append(ao.StandardOptions, func(so *retry.StandardOptions) {
@@ -69,6 +74,10 @@ func Load(ctx context.Context, o Options) (aws.Config, *Recorder, error) {
 			})
 		})}
 	}))
+	// The SDK's own warnings (falling back to IMDSv1, ...) go to the -v
+	// log only: what the user must know reaches them as clusterctl's
+	// one-line errors.
+	loaders = append(loaders, config.WithLogger(sdkLogger(o.Log)))
 	cfg, err := config.LoadDefaultConfig(ctx, loaders...)
 	if err != nil {
 		return aws.Config{}, nil, fmt.Errorf("loading AWS configuration: %w", err)
@@ -76,11 +85,18 @@ func Load(ctx context.Context, o Options) (aws.Config, *Recorder, error) {
 	if cfg.Region == "" {
 		return aws.Config{}, nil, ErrNoRegion
 	}
+	if err := checkCredentials(ctx, cfg); err != nil {
+		return aws.Config{}, nil, err
+	}
+	// Bounded once the standard configuration (a CA bundle, ...) is in.
+	if b, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok {
+		cfg.HTTPClient = bounded(b, bounds)
+	}
 	if o.EndpointURL != "" {
 		cfg.BaseEndpoint = aws.String(o.EndpointURL)
 	}
 	rec := &Recorder{log: o.Log, counts: map[string]int{}}
-	cfg.APIOptions = append(cfg.APIOptions, rec.middleware)
+	cfg.APIOptions = append(cfg.APIOptions, rec.middleware, attemptURL)
 	return cfg, rec, nil
 }
 

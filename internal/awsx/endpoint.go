@@ -19,28 +19,40 @@ import (
 // restarting proxy or a dropped SYN deserves one more try), unknown hosts
 // none (DNS will not change its mind in a second); throttling and 5xx keep
 // the full retry policy.
-const (
-	// DialAttempts bounds the attempts of a call whose connection fails.
-	DialAttempts = 3
-	// DialTimeout bounds one connection attempt, so that an endpoint that
-	// drops packets fails within DialAttempts × DialTimeout too.
-	DialTimeout = 2500 * time.Millisecond
-)
+// An endpoint that accepts the connection and then says nothing (see
+// bounds.go) gets the same few attempts.
+//
+// DialAttempts bounds the attempts of a call whose connection fails or
+// whose endpoint does not answer.
+const DialAttempts = 3
 
 // dialBackoff is the delay before attempt n+1 of a failed connection.
 func dialBackoff(n int) time.Duration { return time.Duration(1<<min(n, 4)) * 125 * time.Millisecond }
 
-// EndpointError says that an AWS endpoint could not be reached at all: the
-// connection was refused, timed out, or the host name is unknown.
+// EndpointError says that an AWS endpoint could not be reached at all (the
+// connection was refused, timed out, or the host name is unknown) or did
+// not answer (Silence is then set).
 type EndpointError struct {
-	Endpoint  string // scheme://host[:port]
-	Reason    string // "connection refused", "unknown host", ...
-	Operation string // Service.Operation of the call, when known
-	Attempts  int    // connection attempts made (0 when unknown)
+	Endpoint  string        // scheme://host[:port]
+	Reason    string        // "connection refused", "unknown host", "no response", ...
+	Silence   time.Duration // the bound an attempt waited for an answer; 0: not reached
+	Operation string        // Service.Operation of the call, when known
+	Attempts  int           // connection attempts made (0 when unknown)
 	Err       error
 }
 
 func (e *EndpointError) Error() string {
+	if e.Silence > 0 {
+		s := "AWS endpoint " + e.Endpoint + ": no response"
+		if e.Operation != "" {
+			s += " to " + e.Operation
+		}
+		s += " in " + seconds(e.Silence)
+		if e.Attempts > 1 {
+			s += fmt.Sprintf(" (%d attempts)", e.Attempts)
+		}
+		return s
+	}
 	s := fmt.Sprintf("cannot reach AWS endpoint %s: %s", e.Endpoint, e.Reason)
 	var notes []string
 	if e.Operation != "" {
@@ -65,21 +77,25 @@ func Unreachable(err error) (*EndpointError, bool) {
 
 func (e *EndpointError) Unwrap() error { return e.Err }
 
-// asEndpointError recognises a failure to reach the endpoint in an SDK
-// error; nil when err is anything else (an answer from AWS, a cancelled
+// asEndpointError recognises a failure to reach the endpoint, or its
+// silence, in an SDK error; nil when err is anything else (an answer from AWS, a cancelled
 // context).
 func asEndpointError(err error) *EndpointError {
 	var ue *url.Error
 	if err == nil || !errors.As(err, &ue) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return nil
 	}
-	reason := unreachableReason(err)
-	if reason == "" {
-		return nil
-	}
 	endpoint := ue.URL
 	if u, perr := url.Parse(ue.URL); perr == nil && u.Host != "" {
 		endpoint = u.Scheme + "://" + u.Host
+	}
+	var se *SilenceError
+	if errors.As(err, &se) {
+		return &EndpointError{Endpoint: endpoint, Reason: "no response", Silence: se.After, Err: err}
+	}
+	reason := unreachableReason(err)
+	if reason == "" {
+		return nil
 	}
 	return &EndpointError{Endpoint: endpoint, Reason: reason, Err: err}
 }

@@ -34,7 +34,9 @@ func (tc *testCluster) service() *cluster.Service {
 
 // drain-node, run against the lab, drains a real agent through the
 // managers' housekeeping: when it returns, the agent is drained and runs
-// no task, and every replica of the service runs on the other agent;
+// no task — its containers are gone, although they outlive the drain by
+// their stop grace period (sleep as a container's first process ignores
+// SIGTERM) — and every replica of the service runs on the other agent;
 // --undo makes it active again, and the swarm places tasks on it. A
 // request that waited on the queue beyond the bound is dropped, and
 // changes nothing.
@@ -43,8 +45,10 @@ func TestDrainNodeCommand(t *testing.T) {
 	tc := deployCore(t, "drainnode")
 	g := tc.deployGroup(t, "g", 2, nil)
 	// A bound the test can outwait: a request delayed on the queue longer
-	// than this is too old when housekeeping sees it.
-	control := tc.bootControl(t, "CLUSTERCTL_REQUEST_MAX_AGE=25")
+	// than this is too old when housekeeping sees it. The snapshot's
+	// regular interval is long: drain-node sees the containers gone in time
+	// only because the leader publishes often after a request.
+	control := tc.bootControl(t, "CLUSTERCTL_REQUEST_MAX_AGE=25", "CLUSTERCTL_STATUS_INTERVAL=100")
 	agents := []*enginetest.Node{g.bootAgent(t, 0), g.bootAgent(t, 1)}
 	for _, a := range agents {
 		g.readyAgent(t, a)
@@ -63,7 +67,7 @@ func TestDrainNodeCommand(t *testing.T) {
 		leavingNode, stayingNode = l.ID, s.ID
 		return true, ""
 	})
-	createService(t, control, "web", 4, "--constraint", "engine.labels.clusterctl.group==g", "--stop-grace-period", "2s")
+	createService(t, control, "web", 4, "--constraint", "engine.labels.clusterctl.group==g", "--stop-grace-period", "20s")
 	eventually(t, time.Minute, "web runs on both agents", func() (bool, string) {
 		on := runningOn(serviceTasks(t, control, "web"))
 		return on[leavingNode] > 0 && on[stayingNode] > 0 && on[leavingNode]+on[stayingNode] == 4, fmt.Sprint(on)
@@ -77,9 +81,34 @@ func TestDrainNodeCommand(t *testing.T) {
 	svc := tc.service()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	d, err := svc.DrainNode(ctx, cluster.DrainOptions{Instance: leaving})
+	// When the leaving agent's last container went, as its engine says.
+	var lastGone time.Time
+	watching, stopWatching := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for watching.Err() == nil {
+			if out, err := agents[0].Docker(watching, "ps", "-q"); err == nil && strings.TrimSpace(out) == "" && lastGone.IsZero() {
+				lastGone = time.Now()
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	// Within the snapshot's regular interval: only frequent publication
+	// after the request lets drain-node see the drain through in time.
+	drainCtx, drainCancel := context.WithTimeout(ctx, 80*time.Second)
+	d, err := svc.DrainNode(drainCtx, cluster.DrainOptions{Instance: leaving})
+	drainCancel()
+	returned := time.Now()
+	stopWatching()
+	<-watched
 	if err != nil {
 		t.Fatalf("drain-node: %v\n%s", err, control.Logs())
+	}
+	if out, err := docker(ctx, agents[0], "ps", "-q"); err != nil || strings.TrimSpace(out) != "" {
+		t.Errorf("drain-node returned while the drained agent still runs containers %q (%v)", out, err)
+	} else {
+		t.Logf("drain-node returned %v after the drained agent's last container stopped, %.1f s after it was run", returned.Sub(lastGone).Round(100*time.Millisecond), d.DurationSeconds)
 	}
 	if !d.Changed || d.Availability != "drain" || len(d.Nodes) != 1 || d.Nodes[0].NodeID != leavingNode || d.Nodes[0].RunningTasks != 0 {
 		t.Errorf("drain-node: %+v", d)

@@ -468,3 +468,86 @@ func procState(pid int) (string, error) {
 	}
 	return rest[:1], nil
 }
+
+// A lone manager's backup does not outlive the lone manager: once the
+// swarm has three managers, its leader removes any backup, also one it did
+// not write (the lone manager lost the lead before its next round); and
+// when every manager is lost, the first replacement refuses a backup older
+// than the last change of the number of managers and starts a new swarm
+// instead of restoring the lone manager's state.
+func TestLoneBackupOutlived(t *testing.T) {
+	t.Parallel()
+	tc := deployCore(t, "outlive")
+	fast := "CLUSTERCTL_BACKUP_INTERVAL=10"
+	first := tc.bootControl(t, fast)
+	dockerOn(t, first, "service", "create", "--detach", "--name", "lonely", "--replicas", "0", "--no-resolve-image", enginetest.Image, "sleep", "3600")
+	var stale *s3.GetObjectOutput
+	var body []byte
+	eventually(t, 2*time.Minute, "the lone manager's backup holds the service", func() (bool, string) {
+		out, err := tc.c.s3.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(tc.bucket), Key: aws.String(names.ControlKey(names.Backup))})
+		if err != nil {
+			return false, err.Error()
+		}
+		defer out.Body.Close()
+		b, err := io.ReadAll(out.Body)
+		if err != nil || out.Metadata["taken"] == "" || !strings.Contains(first.Logs(), "backed the swarm state up") {
+			return false, fmt.Sprint(err, out.Metadata)
+		}
+		stale, body = out, b
+		return true, ""
+	})
+	taken, _ := strconv.ParseInt(stale.Metadata["taken"], 10, 64)
+	for time.Now().Unix() <= taken+1 {
+		time.Sleep(time.Second) // the backup is older than what follows, by the second
+	}
+	var others []*enginetest.Node
+	for range 2 {
+		others = append(others, tc.bootManager(t, tc.scaleManagers(t, +1), fast))
+	}
+	for _, m := range others {
+		tc.readyManager(t, m)
+	}
+	live := append([]*enginetest.Node{first}, others...)
+	eventually(t, 2*time.Minute, "three reachable managers", func() (bool, string) {
+		q := quorum(t, live)
+		return q.managers == 3 && q.reachable == 3 && q.leaders == 1, fmt.Sprintf("%+v", q)
+	})
+	putBackup := func() {
+		t.Helper()
+		if _, err := tc.c.s3.PutObject(context.Background(), &s3.PutObjectInput{
+			Bucket: aws.String(tc.bucket), Key: aws.String(names.ControlKey(names.Backup)), Body: strings.NewReader(string(body)),
+			Metadata: stale.Metadata, ServerSideEncryption: "AES256",
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := func() (bool, string) {
+		_, err := tc.tryObject(names.ControlKey(names.Backup))
+		return err != nil, "the backup is still there"
+	}
+	eventually(t, 2*time.Minute, "no backup with three managers", gone)
+	// The lone manager's backup, written as it lost the lead: whoever leads
+	// removes it.
+	putBackup()
+	eventually(t, 2*time.Minute, "the leader of three removes a backup it did not write", gone)
+	changed, err := tc.tryObject(names.ControlKey(names.ManagersChanged))
+	if err != nil || !strings.HasPrefix(string(changed), "3 ") {
+		t.Fatalf("the last change of the number of managers: %q, %v", changed, err)
+	}
+
+	// Every manager lost, and the stale backup back in the bucket: the
+	// first replacement starts a new swarm.
+	known := slices.Clone(live)
+	for _, m := range live {
+		tc.terminateInstance(t, m)
+	}
+	putBackup()
+	n := tc.bootManager(t, tc.replacement(t, known), fast)
+	tc.readyManager(t, n)
+	if !strings.Contains(n.Logs(), "refusing the backup: older than the last change of managers") || !strings.Contains(n.Logs(), "initialised the swarm") {
+		t.Errorf("the replacement did not refuse the stale backup:\n%s", n.Logs())
+	}
+	if out := dockerOn(t, n, "service", "ls", "--format", "{{.Name}}"); out != "" {
+		t.Errorf("services of the new swarm: %q, want none (the lone manager's state was restored)", out)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/clusterctl/clusterctl/internal/awsx"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/spec"
@@ -175,6 +176,11 @@ func explainResume(err error, hint string) error {
 	case errors.Is(err, context.Canceled):
 		return &errs.InterruptedError{Err: err, Hint: hint}
 	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w\n%s", err, hint)
+	}
+	if _, ok := awsx.Unreachable(err); ok {
+		// The endpoint stopped answering: what was started carries on
+		// in CloudFormation, or never reached it; the hint tells which.
 		return fmt.Errorf("%w\n%s", err, hint)
 	}
 	var advice []string

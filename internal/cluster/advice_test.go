@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 
+	"github.com/clusterctl/clusterctl/internal/awsx"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/stacks"
@@ -106,6 +108,12 @@ func TestExplain(t *testing.T) {
 	timedOut := &stacks.StillRunningError{Stack: "core", Op: "create", Err: context.DeadlineExceeded}
 	if err := explain(timedOut, "core", ""); errs.ExitCode(err) != errs.ExitFailed || !strings.HasSuffix(err.Error(), "re-attach with: clusterctl wait core") {
 		t.Errorf("timed out: %v", err)
+	}
+	// The endpoint stopped answering during the wait: the stack's
+	// operation carries on, and the hint says how to follow it again.
+	silent := fmt.Errorf("waiting for stack %q: %w", "core", &awsx.EndpointError{Endpoint: "http://127.0.0.1:1", Reason: "no response", Silence: 20 * time.Second, Operation: "CloudFormation.DescribeStackEvents", Attempts: 3})
+	if err := explain(silent, "core", ""); errs.ExitCode(err) != errs.ExitFailed || !strings.HasSuffix(err.Error(), "\nre-attach with: clusterctl wait core") {
+		t.Errorf("endpoint silent during a wait: %v", err)
 	}
 	if explain(nil, "core", "") != nil {
 		t.Error("explain(nil) is an error")

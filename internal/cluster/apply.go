@@ -47,7 +47,7 @@ type ApplyOptions struct {
 	File     string
 	DryRun   bool
 	Prune    bool // delete the groups deployed but not in the file
-	Yes      bool // delete them without asking
+	Yes      bool // delete them, and replace nodes, without asking
 	Parallel int  // group stacks changed at a time; < 1 means DefaultParallel
 	// OnPlan, when set, is shown the plan before anything changes.
 	OnPlan func(*ClusterPlan) error
@@ -122,6 +122,10 @@ func (s *Service) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, erro
 	if len(deletes) > 0 && !o.DryRun && !o.Yes && !s.IO.InTTY {
 		return p, errs.Usage("refusing to delete %s (%s) without confirmation: pass --yes when not on a terminal", query.Plural(len(deletes), "group stack"), strings.Join(deletes, ", "))
 	}
+	lbChanges := lbRemovals(p, obs)
+	if len(lbChanges) > 0 && !o.DryRun && !o.Yes && !s.IO.InTTY {
+		return p, errs.Usage("refusing to %s without confirmation: pass --yes when not on a terminal", strings.Join(lbChanges, "; "))
+	}
 	if err := s.prepare(ctx, p, obs, parallel); err != nil {
 		s.discardAll(ctx, p)
 		return p, err
@@ -137,8 +141,21 @@ func (s *Service) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, erro
 		s.discardAll(ctx, p)
 		return p, nil
 	}
+	var asks []string
 	if len(deletes) > 0 {
-		if err := s.confirm(ctx, o.Yes, fmt.Sprintf("delete %s of cluster %q, not in the file: %s", query.Plural(len(deletes), "group stack"), c.Name, strings.Join(deletes, ", "))); err != nil {
+		asks = append(asks, fmt.Sprintf("delete %s of cluster %q, not in the file: %s", query.Plural(len(deletes), "group stack"), c.Name, strings.Join(deletes, ", ")))
+	}
+	if r := p.replacing(); len(r) > 0 {
+		asks = append(asks, "replace "+strings.Join(r, ", "))
+	}
+	if len(asks) > 0 {
+		if err := s.confirm(ctx, o.Yes, strings.Join(asks, " and ")); err != nil {
+			s.discardAll(ctx, p)
+			return p, err
+		}
+	}
+	for _, what := range lbChanges {
+		if err := s.confirm(ctx, o.Yes, what); err != nil {
 			s.discardAll(ctx, p)
 			return p, err
 		}
@@ -189,6 +206,12 @@ func (s *Service) planCoreStack(ctx context.Context, c spec.Cluster, obs *Observ
 		sp.Action, sp.core = ActionCreate, &c.Core
 		sp.Settings = spec.Diff(spec.Core{}, c.Core)
 		sp.Note = "core: " + c.Core.Type()
+		// A new cluster named close to a live one may be a slip.
+		if live, err := s.listNames(ctx); err == nil {
+			if near := Closest(c.Name, live.Clusters); near != "" {
+				sp.Note += " (a new cluster: did you mean " + near + "?)"
+			}
+		}
 		return sp, nil
 	}
 	deployed, want := obs.Spec.Core, c.Core
@@ -368,6 +391,26 @@ func (s *Service) discardAll(ctx context.Context, p *ClusterPlan) {
 		s.discard(ctx, sp.update)
 	}
 }
+
+// replacing says, for each stack whose update replaces nodes, how many:
+// "2 nodes of core-web".
+func (p *ClusterPlan) replacing() []string {
+	var out []string
+	for _, sp := range p.Stacks {
+		if sp.Action == ActionUpdate && sp.NodesReplaced > 0 {
+			noun := "node"
+			if sp.Group == "" {
+				noun = "manager"
+			}
+			out = append(out, query.Plural(sp.NodesReplaced, noun)+" of "+sp.Stack)
+		}
+	}
+	return out
+}
+
+// Kept names the deployed group stacks the file leaves out and apply
+// keeps (no --prune).
+func (p *ClusterPlan) Kept() []string { return p.names(ActionKept) }
 
 func (p *ClusterPlan) names(action string) []string {
 	var out []string

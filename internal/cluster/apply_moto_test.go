@@ -95,6 +95,8 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 	s := motoService(t)
 	ctx := t.Context()
 	w := newMotoWorld(t, s)
+	publicVPC(t, s, w.vpc)
+	cert := issuedCertificate(t, s)
 	coreCases := []struct {
 		setting string
 		core    spec.Core
@@ -108,6 +110,10 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"volumeSize", spec.Core{VolumeSize: intp(25)}},
 		{"allowSshFromAnywhere", spec.Core{SSHCIDR: "0.0.0.0/0", AllowSSHFromAnywhere: true}},
 		{"managers", spec.Core{Managers: intp(3)}},
+		{"tags", spec.Core{Tags: spec.Tags{"team": "platform", "cost-center": "4711"}}},
+		{"logRetentionDays", spec.Core{LogRetentionDays: intp(365)}},
+		{"logKmsKey", spec.Core{LogKMSKey: "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}},
+		{"logDriver", spec.Core{LogDriver: "none"}},
 	}
 	groupCases := []struct {
 		setting string
@@ -134,6 +140,14 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"keyName", spec.Group{KeyName: "ops"}},
 		{"rollingUpdate.maxBatch", spec.Group{Count: intp(3), RollingUpdate: spec.RollingUpdate{MaxBatch: intp(2)}}},
 		{"rollingUpdate.minInService", spec.Group{RollingUpdate: spec.RollingUpdate{MinInService: intp(0)}}},
+		{"publish", spec.Group{Publish: spec.Ports{"80", "8443:30443/tls", "53/udp"}, Certificate: cert}},
+		{"loadBalancer", spec.Group{Publish: spec.Ports{"80"}, LoadBalancer: spec.SchemeInternal}},
+		{"allowFrom", spec.Group{Publish: spec.Ports{"80"}, AllowFrom: []string{"203.0.113.0/24", "198.51.100.0/24"}}},
+		{"certificate", spec.Group{Publish: spec.Ports{"443/tls"}, Certificate: cert}},
+		{"deregistrationDelay", spec.Group{Publish: spec.Ports{"80"}, DeregistrationDelay: intp(5)}},
+		{"deregistrationDelay", spec.Group{Publish: spec.Ports{"80"}, DeregistrationDelay: intp(30)}}, // the default: left out of the file
+		{"accessLogs", spec.Group{Publish: spec.Ports{"80"}, AccessLogs: "rt-lb-logs"}},
+		{"tags", spec.Group{Tags: spec.Tags{"team": "web", "owner": "Jane Doe"}, Labels: spec.Labels{"role": "web"}}},
 	}
 	covered := map[string]bool{}
 	for _, c := range coreCases {

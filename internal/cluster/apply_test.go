@@ -295,7 +295,7 @@ func TestApplyUpdatesCore(t *testing.T) {
 		t.Errorf("a dry run executed %d change sets", n)
 	}
 
-	p, err = e.s.Apply(t.Context(), ApplyOptions{Spec: c})
+	p, err = e.s.Apply(t.Context(), ApplyOptions{Spec: c, Yes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestApplyStopsAfterFailedCoreUpdate(t *testing.T) {
 	e.fake.Script("core", cfnfake.Update, cfnfake.UpdateRollback(time.Minute, managerGroup, "Received 0 SUCCESS signal(s) out of 1")...)
 	c := file(group("a", 2))
 	c.Core = spec.Core{InstanceType: "m5.large"}
-	p, err := e.s.Apply(t.Context(), ApplyOptions{Spec: c, File: "prod.yaml"})
+	p, err := e.s.Apply(t.Context(), ApplyOptions{Spec: c, File: "prod.yaml", Yes: true})
 	if err == nil {
 		t.Fatal("the apply succeeded")
 	}

@@ -9,8 +9,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -18,9 +21,11 @@ import (
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
 	"github.com/clusterctl/clusterctl/internal/lease"
+	"github.com/clusterctl/clusterctl/internal/logs"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/preflight"
 	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/remote"
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
@@ -31,6 +36,7 @@ import (
 type EC2API interface {
 	query.EC2API
 	preflight.EC2API
+	preflight.RouteTablesAPI
 	DescribeVpcs(ctx context.Context, in *ec2.DescribeVpcsInput, opts ...func(*ec2.Options)) (*ec2.DescribeVpcsOutput, error)
 	DescribeSubnets(ctx context.Context, in *ec2.DescribeSubnetsInput, opts ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
 	DescribeLaunchTemplateVersions(ctx context.Context, in *ec2.DescribeLaunchTemplateVersionsInput, opts ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplateVersionsOutput, error)
@@ -44,6 +50,7 @@ type S3API interface {
 	HeadObject(ctx context.Context, in *s3.HeadObjectInput, opts ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
 	HeadBucket(ctx context.Context, in *s3.HeadBucketInput, opts ...func(*s3.Options)) (*s3.HeadBucketOutput, error)
 	DeleteBucket(ctx context.Context, in *s3.DeleteBucketInput, opts ...func(*s3.Options)) (*s3.DeleteBucketOutput, error)
+	GetBucketTagging(ctx context.Context, in *s3.GetBucketTaggingInput, opts ...func(*s3.Options)) (*s3.GetBucketTaggingOutput, error)
 }
 
 // StackManager is the part of internal/stacks the commands use.
@@ -75,19 +82,35 @@ type SSMAPI interface {
 	GetParameter(ctx context.Context, in *ssm.GetParameterInput, opts ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
 }
 
+// LogsAPI is what the commands need of CloudWatch Logs: reading the
+// cluster's log group, and its size before deleting it.
+type LogsAPI interface {
+	logs.API
+	DescribeLogGroups(ctx context.Context, in *cloudwatchlogs.DescribeLogGroupsInput, opts ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.DescribeLogGroupsOutput, error)
+}
+
 // Service runs the cluster commands against one AWS configuration.
 type Service struct {
-	Stacks  StackManager
-	CFN     query.CFNAPI // inventory reads stacks itself, in one call
-	EC2     EC2API
-	ASG     ASGAPI
-	S3      S3API
-	SSM     SSMAPI
+	Stacks StackManager
+	CFN    query.CFNAPI // inventory reads stacks itself, in one call
+	EC2    EC2API
+	ASG    ASGAPI
+	S3     S3API
+	SSM    SSMAPI
+	// ACM checks a load balancer's certificate; ELB reads a group's load
+	// balancer (its listeners and the health of its targets).
+	ACM     preflight.ACMAPI
+	ELB     query.ELBAPI
 	STS     lease.STSAPI // who the run acts as, for its leases; nil: not recorded
 	SQS     SQSAPI       // requests to the managers
+	CWLogs  LogsAPI      // the cluster's log group
 	Region  string       // of the clients, for the requests' envelope
 	IO      *iostreams.IO
 	Version string
+
+	// RunCommand runs docker commands on the managers (Run Command).
+	RunCommand remote.SSMAPI
+
 	// Run says which run of which command this is, for the leases it takes.
 	Run Run
 	// Now is the clock a swarm status snapshot's age is measured by; nil:
@@ -95,6 +118,8 @@ type Service struct {
 	Now func() time.Time
 
 	callerARN string // from STS, once
+
+	said sync.Map // notes printed in this run (noteOnce)
 }
 
 // Run identifies one run of a command in the leases it takes.
@@ -120,10 +145,52 @@ func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.G
 	if err != nil {
 		return err
 	}
-	for _, g := range rep.Unoffered {
-		s.printf("Note: %s: the group's nodes launch in its other zones\n", g)
+	for _, n := range zoneNotes(g.Name, rep.Unoffered) {
+		s.noteOnce(n)
 	}
-	return nil
+	if !g.Published() {
+		return nil
+	}
+	cert := ""
+	if g.TLS() {
+		cert = g.Certificate
+	}
+	return preflight.CheckLoadBalancer(ctx, s.EC2, s.ACM, preflight.LoadBalancerRequest{
+		Scheme: g.Scheme(), Certificate: cert, SubnetIDs: subnets, SubnetZones: rep.SubnetZones, VpcID: join.VpcId,
+	})
+}
+
+// zoneNotes says, once per zone, which of a group's types that zone does
+// not offer: one line per zone, however many types the group has.
+func zoneNotes(group string, gaps []preflight.Gap) []string {
+	var zones []string
+	types := map[string][]string{}
+	subnets := map[string][]string{}
+	for _, g := range gaps {
+		if _, ok := types[g.Zone]; !ok {
+			zones = append(zones, g.Zone)
+		}
+		types[g.Zone] = append(types[g.Zone], g.InstanceType)
+		subnets[g.Zone] = g.Subnets
+	}
+	var out []string
+	for _, z := range zones {
+		verb := "is"
+		if len(types[z]) > 1 {
+			verb = "are"
+		}
+		out = append(out, fmt.Sprintf("Note: group %s: %s %s not offered in %s (subnet %s): its nodes launch in the other zones\n",
+			group, strings.Join(types[z], ", "), verb, z, strings.Join(subnets[z], ", ")))
+	}
+	return out
+}
+
+// noteOnce prints a note the first time this run has it to say: apply
+// checks a group when it plans it and again when it creates it.
+func (s *Service) noteOnce(msg string) {
+	if _, said := s.said.LoadOrStore(msg, true); !said {
+		s.printf("%s", msg)
+	}
 }
 
 // ErrRefused marks an operation refused because of the state it met
@@ -133,9 +200,29 @@ var ErrRefused = errors.New("refused")
 type refusal struct {
 	msg   string
 	cause error // what was met, for errors.Is: stacks.ErrNotFound, errNoCore
+
+	// A cluster or group found missing: Suggest may name a close one,
+	// which then replaces advice (creating what was only mistyped).
+	missing *missingName
 }
 
-func (r *refusal) Error() string { return r.msg }
+// missingName is the cluster, or the group of a cluster, a command named
+// and did not find.
+type missingName struct {
+	cluster, group string
+	advice         string // said unless a close name is: " (create it with ...)"
+	closest        string // set by Suggest
+}
+
+func (r *refusal) Error() string {
+	switch {
+	case r.missing == nil:
+		return r.msg
+	case r.missing.closest != "":
+		return r.msg + "; did you mean " + r.missing.closest + "?"
+	}
+	return r.msg + r.missing.advice
+}
 func (r *refusal) Is(target error) bool {
 	return target == ErrRefused || r.cause != nil && errors.Is(r.cause, target)
 }
@@ -157,7 +244,7 @@ var errNoCore = errors.New("no core stack")
 func (s *Service) getCore(ctx context.Context, cluster string) (*stacks.Stack, error) {
 	core, err := s.Stacks.Get(ctx, cluster)
 	if errors.Is(err, stacks.ErrNotFound) {
-		return nil, refusedFor(errNoCore, "cluster %q not found: no core stack of that name (create it with `clusterctl create-core %s`)", cluster, cluster)
+		return nil, clusterNotFound(errNoCore, cluster, " (create it with `clusterctl create-core "+cluster+"`)")
 	}
 	if err != nil {
 		return nil, err

@@ -142,15 +142,7 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 	core, err := s.getCore(ctx, o.Name)
 	if errors.Is(err, errNoCore) {
 		if prev, lerr := s.Stacks.LastDeleted(ctx, o.Name); lerr == nil {
-			done := &CoreDeletion{Outcome: stacks.Outcome{Stack: o.Name, Status: prev.Status}, Groups: []stacks.Outcome{}, AlreadyDeleted: true}
-			// Interrupted after the stack was gone: its bucket, named by
-			// the deleted stack's own resource, may remain.
-			if r, rerr := s.Stacks.Resource(ctx, prev.ID, names.ResourceBucket); rerr == nil && r.PhysicalID != "" {
-				if done.Bucket, err = s.deleteSurvivingBucket(ctx, r.PhysicalID); err != nil {
-					return nil, err
-				}
-			}
-			return done, nil
+			return s.deleteLeftBucket(ctx, o, prev, err)
 		}
 	}
 	if err != nil {
@@ -201,6 +193,13 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 			return nil, err
 		}
 		question += fmt.Sprintf(", emptying its bucket %s (%s)", bucket, query.Plural(n, "object version"))
+	}
+	if group := core.Outputs[names.OutputLogGroupName]; group != "" && !o.Yes {
+		stored, err := s.logGroupBytes(ctx, group)
+		if err != nil {
+			return nil, err
+		}
+		question += fmt.Sprintf(", and its log group %s (%s stored)", group, sizeText(stored))
 	}
 	if err := s.confirm(ctx, o.Yes, question); err != nil {
 		return nil, err
@@ -287,18 +286,105 @@ func (s *Service) deleteCore(ctx context.Context, o DeleteCoreOptions, l *lease.
 	return done, nil
 }
 
+// deleteLeftBucket finishes a delete-core interrupted after its stack was
+// gone: the bucket the deleted stack retained may remain. A name proves
+// nothing (any team may have had a stack of that name), so the bucket is
+// deleted only when the deleted stack carried the cluster's core tags and
+// the bucket carries them too; otherwise it is left, and the error says
+// why. notFound is the error for a cluster that does not exist.
+func (s *Service) deleteLeftBucket(ctx context.Context, o DeleteCoreOptions, prev *stacks.Stack, notFound error) (*CoreDeletion, error) {
+	deleted, err := s.Stacks.Get(ctx, prev.ID)
+	if err != nil {
+		return nil, fmt.Errorf("reading the deleted stack %s: %w", o.Name, err)
+	}
+	bucket := ""
+	switch r, err := s.Stacks.Resource(ctx, prev.ID, names.ResourceBucket); {
+	case errors.Is(err, stacks.ErrNoResource):
+	case err != nil:
+		return nil, err
+	default:
+		bucket = r.PhysicalID
+	}
+	if bucket != "" {
+		if ok, err := s.bucketExists(ctx, bucket); err != nil {
+			return nil, err
+		} else if !ok {
+			bucket = ""
+		}
+	}
+	if deleted.Tags[names.TagCluster] != o.Name || deleted.Tags[names.TagRole] != names.RoleCore {
+		msg := fmt.Sprintf("%s; the deleted stack %s was not clusterctl's (no %s=%s, %s=%s tags)", errs.Message(notFound), o.Name, names.TagCluster, o.Name, names.TagRole, names.RoleCore)
+		if bucket != "" {
+			msg += fmt.Sprintf(": its bucket %s was left untouched", bucket)
+		}
+		return nil, refusedFor(errNoCore, "%s", msg)
+	}
+	done := &CoreDeletion{Outcome: stacks.Outcome{Stack: o.Name, Status: prev.Status}, Groups: []stacks.Outcome{}, AlreadyDeleted: true}
+	if bucket == "" {
+		return done, nil
+	}
+	if missing, err := s.missingCoreTag(ctx, bucket, o.Name); err != nil {
+		return nil, err
+	} else if missing != "" {
+		return nil, refused("cluster %q was already deleted, but the bucket its stack left is not known to be clusterctl's (bucket %s carries no %s tag; a cluster created before clusterctl tagged its bucket gets the tag from update-core): it was left untouched; delete it with the AWS CLI if it is yours", o.Name, bucket, missing)
+	}
+	if !o.Yes {
+		n, err := s.countVersions(ctx, bucket, "")
+		if err != nil {
+			return nil, err
+		}
+		if err := s.confirm(ctx, false, fmt.Sprintf("delete bucket %s (%s), left by the deleted core of cluster %q", bucket, query.Plural(n, "object version"), o.Name)); err != nil {
+			return nil, err
+		}
+	}
+	if done.Bucket, err = s.deleteSurvivingBucket(ctx, bucket); err != nil {
+		return nil, err
+	}
+	return done, nil
+}
+
+// bucketExists tells whether the bucket is there.
+func (s *Service) bucketExists(ctx context.Context, bucket string) (bool, error) {
+	_, err := s.S3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)})
+	if code := errorCode(err); code == "NotFound" || code == "NoSuchBucket" {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("looking for bucket %s: %w", bucket, err)
+	}
+	return true, nil
+}
+
+// missingCoreTag is the first of the core's ownership tags for cluster
+// that the bucket does not carry, as key=value ("" when it carries both).
+func (s *Service) missingCoreTag(ctx context.Context, bucket, cluster string) (string, error) {
+	tags := map[string]string{}
+	out, err := s.S3.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: aws.String(bucket)})
+	switch {
+	case errorCode(err) == "NoSuchTagSet":
+	case err != nil:
+		return "", fmt.Errorf("reading the tags of bucket %s: %w", bucket, err)
+	default:
+		for _, t := range out.TagSet {
+			tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+		}
+	}
+	for _, want := range [][2]string{{names.TagCluster, cluster}, {names.TagRole, names.RoleCore}} {
+		if tags[want[0]] != want[1] {
+			return want[0] + "=" + want[1], nil
+		}
+	}
+	return "", nil
+}
+
 // deleteSurvivingBucket deletes the core's bucket once its stack is gone:
 // the stack retains it (DeletionPolicy Retain), because the managers write
 // to it until CloudFormation has terminated them, so a bucket emptied
 // before the stack's deletion would not be empty when CloudFormation got to
 // it. It returns the bucket's name, or "" when it was gone already.
 func (s *Service) deleteSurvivingBucket(ctx context.Context, bucket string) (string, error) {
-	_, err := s.S3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)})
-	if code := errorCode(err); code == "NotFound" || code == "NoSuchBucket" {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("looking for bucket %s: %w", bucket, err)
+	if ok, err := s.bucketExists(ctx, bucket); err != nil || !ok {
+		return "", err
 	}
 	n, err := s.emptyBucket(ctx, bucket, "")
 	if err != nil {

@@ -5,15 +5,19 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
 // The delete-core prompt names the bucket that will be emptied and how many
-// object versions it holds; declining changes nothing.
+// object versions it holds, and the log group that goes with the stack and
+// how many bytes it stores; declining changes nothing.
 func TestDeleteCorePromptNamesBucketAndCount(t *testing.T) {
 	svc := motoService(t)
 	ios := svc.IO
@@ -28,6 +32,15 @@ func TestDeleteCorePromptNamesBucketAndCount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// 2000 bytes of events in the log group, as the nodes would write them.
+	group := core.Outputs[names.OutputLogGroupName]
+	if _, err := svc.CWLogs.(*cloudwatchlogs.Client).CreateLogStream(ctx, &cloudwatchlogs.CreateLogStreamInput{LogGroupName: aws.String(group), LogStreamName: aws.String("node/i-0123456789abcdef0")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CWLogs.(*cloudwatchlogs.Client).PutLogEvents(ctx, &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String(group), LogStreamName: aws.String("node/i-0123456789abcdef0"),
+		LogEvents: []cwtypes.InputLogEvent{{Message: aws.String(strings.Repeat("x", 2000)), Timestamp: aws.Int64(time.Now().UnixMilli())}}}); err != nil {
+		t.Fatal(err)
+	}
 	errOut := &strings.Builder{}
 	ios.In, ios.ErrOut, ios.InTTY = strings.NewReader("n\n"), errOut, true
 
@@ -35,7 +48,7 @@ func TestDeleteCorePromptNamesBucketAndCount(t *testing.T) {
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "not confirmed") {
 		t.Fatalf("DeleteCore declined = %v", err)
 	}
-	want := `Really delete cluster "core", emptying its bucket ` + bucket + ` (3 object versions)? [y/N]`
+	want := `Really delete cluster "core", emptying its bucket ` + bucket + ` (3 object versions), and its log group /clusterctl/core (2000 bytes, 2.0 KiB stored)? [y/N]`
 	if !strings.Contains(errOut.String(), want) {
 		t.Errorf("prompt:\n%s\nwant %q", errOut, want)
 	}

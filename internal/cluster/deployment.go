@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
@@ -148,7 +149,15 @@ func (s *Service) RenderGroup(ctx context.Context, cluster string, g spec.Group)
 	if err != nil {
 		return nil, err
 	}
-	return renderJoined(core, g, s.Version)
+	join, err := s.groupJoin(ctx, core, g)
+	if err != nil {
+		return nil, err
+	}
+	r, err := render.Group(core.Name, g, join, s.Version)
+	if err != nil {
+		return nil, errs.AsUsage(err)
+	}
+	return r, nil
 }
 
 // PlanCore is create-core --dry-run: every check and lookup create-core

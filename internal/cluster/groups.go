@@ -131,7 +131,7 @@ func (s *Service) deployGroup(ctx context.Context, in leased, g spec.Group, r *r
 // after checking its settings against the account (pre-flight): nothing is
 // uploaded or created for a group that cannot launch.
 func (s *Service) renderChecked(ctx context.Context, core *stacks.Stack, g spec.Group) (*render.Rendered, error) {
-	join, err := joinOf(core)
+	join, err := s.groupJoin(ctx, core, g)
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +152,9 @@ type UpdateOptions struct {
 	// deployed: update-group applies the flags given to it (spec.Group.Update).
 	Desired func(deployed spec.Group) spec.Group
 	DryRun  bool
+	// Yes replaces nodes, and removes (or replaces) the group's load
+	// balancer, without asking (needed when not on a terminal).
+	Yes bool
 	// OnPlan, when set, is shown the plan before it is applied.
 	OnPlan func(*Plan) error
 }
@@ -265,6 +268,20 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 	}
 	if o.DryRun {
 		return res, s.Stacks.Discard(ctx, cs)
+	}
+	// Each is asked on its own: removing the load balancer takes the
+	// clients' endpoint away, replacing nodes moves the tasks.
+	if what := lbRemoval(deployed.Spec, desired, st.Outputs[names.OutputLoadBalancerDNSName]); what != "" {
+		if err := s.confirm(ctx, o.Yes, what); err != nil {
+			s.Stacks.Discard(ctx, cs)
+			return res, err
+		}
+	}
+	if plan.NodesReplaced > 0 {
+		if err := s.confirm(ctx, o.Yes, fmt.Sprintf("replace %s of group %q of cluster %q", query.Plural(plan.NodesReplaced, "node"), o.Group, o.Cluster)); err != nil {
+			s.Stacks.Discard(ctx, cs)
+			return res, err
+		}
 	}
 	if err := s.uploadArtifacts(ctx, in.bucket, r); err != nil {
 		return res, err
@@ -501,20 +518,6 @@ func (s *Service) pruneGroup(ctx context.Context, cluster, group string) error {
 		_, err := s.removeGroup(ctx, in, RemoveOptions{Cluster: cluster, Group: group, Yes: true})
 		return err
 	})
-}
-
-// renderJoined renders a group joined to the core's current outputs,
-// without asking the account anything: what `render group -j` shows.
-func renderJoined(core *stacks.Stack, g spec.Group, version string) (*render.Rendered, error) {
-	join, err := joinOf(core)
-	if err != nil {
-		return nil, err
-	}
-	r, err := render.Group(core.Name, g, join, version)
-	if err != nil {
-		return nil, errs.AsUsage(err)
-	}
-	return r, nil
 }
 
 // joinOf reads the core's join contract, refusing a core of another

@@ -103,6 +103,9 @@ func (s *Service) Describe(ctx context.Context, cluster string) (*Description, e
 		d.Problems = append(d.Problems, swarmProblems(cluster, swarm)...)
 	}
 	d.Health = healthOf(core.Status, true, d.Problems)
+	if err := query.WithLoadBalancers(ctx, s.ELB, groups); err != nil {
+		return nil, err
+	}
 	for _, g := range groups {
 		g.Ready = swarm.Ready(g.Group)
 		h := GroupHealth{Group: g, Problems: []Problem{}}
@@ -343,6 +346,7 @@ func WriteDescription(w io.Writer, d *Description) error {
 			}
 			writeProblems(w, g.Group.Group+": ", g.Problems)
 		}
+		writeLoadBalancers(w, d.Groups)
 	}
 	if len(d.Conflicts) > 0 {
 		fmt.Fprintln(w, "\nConflicts:")

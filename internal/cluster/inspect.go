@@ -49,9 +49,9 @@ func notFound(err error, cluster, group string) error {
 		return err
 	}
 	if group == "" {
-		return refusedFor(errors.Join(err, errNoCore), "cluster %q not found: no core stack of that name", cluster)
+		return clusterNotFound(errors.Join(err, errNoCore), cluster, "")
 	}
-	return refusedFor(err, "group %q not found in cluster %q (no stack %s)", group, cluster, stackName(cluster, group))
+	return groupNotFound(err, cluster, group, "(no stack "+stackName(cluster, group)+")")
 }
 
 // usable refuses to build on a stack that is failed, stuck or busy, naming
@@ -159,7 +159,7 @@ func (s *Service) checkGroup(ctx context.Context, cluster, group string) error {
 		return notFound(err, cluster, group)
 	}
 	if st.Tags[names.TagCluster] != cluster || st.Tags[names.TagRole] != names.RoleAgents {
-		return refused("group %q not found in cluster %q (stack %s is not one of its groups)", group, cluster, st.Name)
+		return groupNotFound(nil, cluster, group, "(stack "+st.Name+" is not one of its groups)")
 	}
 	return nil
 }

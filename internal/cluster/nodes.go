@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
@@ -50,6 +51,33 @@ func (n *clusterNode) what() string {
 	return fmt.Sprintf("instance %s of group %s of cluster %s", n.InstanceID, n.Group, n.Cluster)
 }
 
+// closeNode says which live node of a cluster (of cluster, when given)
+// has an instance id close to the one typed, read with one listing:
+// "; did you mean i-...?", or "".
+func (s *Service) closeNode(ctx context.Context, instance, cluster string) string {
+	filters := []ec2types.Filter{
+		{Name: aws.String("tag-key"), Values: []string{names.TagCluster}},
+		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}},
+	}
+	if cluster != "" {
+		filters = append(filters, ec2types.Filter{Name: aws.String("tag:" + names.TagCluster), Values: []string{cluster}})
+	}
+	out, err := s.EC2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: filters})
+	if err != nil {
+		return ""
+	}
+	var ids []string
+	for _, r := range out.Reservations {
+		for _, i := range r.Instances {
+			ids = append(ids, aws.ToString(i.InstanceId))
+		}
+	}
+	if id := Closest(instance, ids); id != "" {
+		return "; did you mean " + id + "?"
+	}
+	return ""
+}
+
 // findNode finds the cluster of an instance by its ownership tags and
 // checks that it is one: the cluster (cluster, when given, must be it)
 // and the group its tags name exist, and it is an instance of that
@@ -61,7 +89,7 @@ func (s *Service) findNode(ctx context.Context, instance, cluster string) (*clus
 	}
 	out, err := s.EC2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{instance}})
 	if strings.HasPrefix(errorCode(err), "InvalidInstanceID") {
-		return nil, errs.Usage("instance %s not found in this account and region", instance)
+		return nil, errs.Usage("instance %s not found in this account and region%s", instance, s.closeNode(ctx, instance, cluster))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("describing instance %s: %w", instance, err)
@@ -89,7 +117,7 @@ func (s *Service) findNode(ctx context.Context, instance, cluster string) (*clus
 	}
 	switch {
 	case !found:
-		return nil, errs.Usage("instance %s not found in this account and region", instance)
+		return nil, errs.Usage("instance %s not found in this account and region%s", instance, s.closeNode(ctx, instance, cluster))
 	case n.Cluster == "" || n.Group == "":
 		return nil, errs.Usage("instance %s is not a node of a cluster: it has no %s and %s tags", instance, names.TagCluster, names.TagGroup)
 	case cluster != "" && cluster != n.Cluster:

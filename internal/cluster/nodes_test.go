@@ -181,9 +181,16 @@ func TestCheckReplace(t *testing.T) {
 			"i-a is the only manager (the swarm status of cluster \"core\" is 5m old: no manager leads the swarm or its housekeeping is stopped): the control plane is down until its replacement restores the swarm from the last backup, of 7m ago; services keep running on the agents", "", 0},
 		{"the only manager, dead, no backup", status(stale, mgr("i-a", "leader")), manager("i-a"), "there is no backup, so services, secrets and networks are lost", "", 0},
 		{"manager, no status", nil, manager("i-a"), "", "no swarm status", 1},
+		// Only running instances of the managers' group count: a snapshot
+		// naming others is not trusted for the decision.
+		{"the only real manager, a stranger reachable", status(fresh, mgr("i-a", "leader"), mgr("i-stranger", "reachable")), manager("i-a"),
+			"i-a is the only manager", "", 0},
+		{"strangers make the quorum", status(fresh, mgr("i-a", "leader"), mgr("i-b", "unreachable"), mgr("i-c", "reachable"), mgr("i-s1", "reachable"), mgr("i-s2", "reachable")), manager("i-a"), "",
+			"would keep 1 reachable managers of 2, fewer than the 2 its quorum needs (unreachable: i-b)", 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			risk, err := checkReplace(tt.st, tt.node, now)
+			running := map[string]bool{"i-a": true, "i-b": true, "i-c": true, "i-d": true, "i-e": true, "i-w": true}
+			risk, err := checkReplace(tt.st, tt.node, running, now)
 			switch {
 			case tt.err == "" && err != nil:
 				t.Fatalf("refused: %v", err)

@@ -76,6 +76,12 @@ func (s *Service) planGroup(ctx context.Context, deployed *ObservedGroup, desire
 			p.Settings = append(p.Settings, spec.Change{Path: "join." + k, Old: old, New: new, OldText: orNone(old), NewText: orNone(new)})
 		}
 	}
+	// The engines' log settings come from the core into the node
+	// configuration: new ones replace the nodes, which the plan says.
+	if old, new := render.ReadNodeLogs(deployed.Template), render.ReadNodeLogs(r.Template); old.String() != new.String() {
+		p.Settings = append(p.Settings, spec.Change{Path: "join.logs", Old: old, New: new, OldText: old.String(), NewText: new.String()})
+		p.Notes = append(p.Notes, fmt.Sprintf("The nodes' engines log %s instead of %s (the core's log settings): the rolling update replaces the nodes to apply it.", new, old))
+	}
 	oldParams, newParams, err := s.compare(ctx, p, prev, deployed.Template, r, changes(p.Settings, "imageId", "instanceType"))
 	if err != nil {
 		return nil, err

@@ -11,9 +11,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/lease"
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
 )
 
@@ -68,7 +71,22 @@ func (s *Service) ReplaceNode(ctx context.Context, o ReplaceOptions) (*Replaceme
 		if err != nil {
 			return err
 		}
-		risk, err := checkReplace(st, n, time.Now())
+		// Which managers there are is a safety decision: only running
+		// instances of the core's managers' group count, whatever the
+		// snapshot names.
+		running := map[string]bool{}
+		if n.manager() {
+			if running, err = s.runningManagers(ctx, n); err != nil {
+				return err
+			}
+			if st != nil {
+				if odd := strangers(st, running); len(odd) > 0 {
+					s.printf("Note: the swarm status names %s that %s no running instance of the managers of cluster %s, not counted: %s\n",
+						query.Plural(len(odd), "manager"), isAre(len(odd)), n.Cluster, strings.Join(odd, ", "))
+				}
+			}
+		}
+		risk, err := checkReplace(st, n, running, time.Now())
 		if err != nil {
 			return err
 		}
@@ -98,11 +116,78 @@ func (s *Service) ReplaceNode(ctx context.Context, o ReplaceOptions) (*Replaceme
 	return r, nil
 }
 
+// runningManagers are the running instances of the core's managers' group
+// (its own ManagerGroup resource, not a group that carries its tags), as
+// Auto Scaling and EC2 both say: the managers a safety decision may count.
+// The manager n must be one of that group's.
+func (s *Service) runningManagers(ctx context.Context, n *clusterNode) (map[string]bool, error) {
+	r, err := s.Stacks.Resource(ctx, n.core.Name, names.ResourceManagerGroup)
+	if err != nil {
+		return nil, fmt.Errorf("finding the managers' group of cluster %q: %w", n.Cluster, err)
+	}
+	if r.PhysicalID != n.AutoScalingGroup {
+		return nil, errs.Usage("instance %s is not a manager of cluster %q: its Auto Scaling group %s is not the core's managers' group %s", n.InstanceID, n.Cluster, n.AutoScalingGroup, r.PhysicalID)
+	}
+	members, err := s.groupInstances(ctx, r.PhysicalID)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for id, state := range members {
+		if state == "InService" {
+			ids = append(ids, id)
+		}
+	}
+	running := map[string]bool{}
+	if len(ids) == 0 {
+		return running, nil
+	}
+	p := ec2.NewDescribeInstancesPaginator(s.EC2, &ec2.DescribeInstancesInput{
+		InstanceIds: ids,
+		Filters:     []ec2types.Filter{{Name: aws.String("instance-state-name"), Values: []string{"running"}}},
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("describing the managers of cluster %q: %w", n.Cluster, err)
+		}
+		for _, res := range page.Reservations {
+			for _, i := range res.Instances {
+				if i.State != nil && i.State.Name == ec2types.InstanceStateNameRunning {
+					running[aws.ToString(i.InstanceId)] = true
+				}
+			}
+		}
+	}
+	return running, nil
+}
+
+// strangers are the instances the snapshot names as managers that are not
+// among the running managers, sorted.
+func strangers(st *swarmStatus, running map[string]bool) []string {
+	var out []string
+	for _, m := range st.managers() {
+		if !running[m.InstanceID] && !slices.Contains(out, m.InstanceID) {
+			out = append(out, m.InstanceID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
 // checkReplace says whether replacing node n keeps the swarm working, from
-// its status snapshot st at now: an error when it is refused; what happens
-// to the control plane when n is the only manager, which the operator
-// must confirm.
-func checkReplace(st *swarmStatus, n *clusterNode, now time.Time) (string, error) {
+// its status snapshot st at now and running, the running instances of the
+// managers' group (only those count as managers; for a manager): an error
+// when it is refused; what happens to the control plane when n is the only
+// manager, which the operator must confirm.
+func checkReplace(st *swarmStatus, n *clusterNode, running map[string]bool, now time.Time) (string, error) {
 	if st == nil {
 		return "", refused("cluster %q has no swarm status in its bucket: its managers have never published one, so the replacement could not be seen joining the swarm (clusterctl describe %s)", n.Cluster, n.Cluster)
 	}
@@ -119,7 +204,7 @@ func checkReplace(st *swarmStatus, n *clusterNode, now time.Time) (string, error
 	managers := st.managers()
 	var others []SwarmNode
 	for _, m := range managers {
-		if m.InstanceID != n.InstanceID {
+		if m.InstanceID != n.InstanceID && running[m.InstanceID] {
 			others = append(others, m)
 		}
 	}

@@ -15,11 +15,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/acm"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
@@ -69,7 +72,10 @@ func motoService(t *testing.T) *Service {
 		ASG:     autoscaling.NewFromConfig(cfg),
 		S3:      s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }),
 		SSM:     ssm.NewFromConfig(cfg),
+		ACM:     acm.NewFromConfig(cfg),
+		ELB:     elasticloadbalancingv2.NewFromConfig(cfg),
 		STS:     sts.NewFromConfig(cfg),
+		CWLogs:  cloudwatchlogs.NewFromConfig(cfg),
 		IO:      ios,
 		Version: "test",
 		Run:     Run{Command: "test", ID: "test"},
@@ -301,7 +307,7 @@ func TestUpdateRollbackExplained(t *testing.T) {
 	asg := cfnfake.Res{LogicalID: names.ResourceAutoScalingGroup, Type: "AWS::AutoScaling::AutoScalingGroup"}
 	e.fake.Script("core-g", cfnfake.Update, cfnfake.UpdateRollback(time.Minute, asg, "Received 0 SUCCESS signal(s) out of 1")...)
 
-	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g",
+	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", Yes: true,
 		Desired: func(d spec.Group) spec.Group { d.InstanceType = spec.InstanceTypes{"m5.xlarge"}; return d }})
 	if err == nil {
 		t.Fatal("the update succeeded")
@@ -406,6 +412,10 @@ type memEC2 struct{}
 
 func (memEC2) DescribeInstances(context.Context, *ec2.DescribeInstancesInput, ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error) {
 	return &ec2.DescribeInstancesOutput{}, nil
+}
+
+func (memEC2) DescribeRouteTables(context.Context, *ec2.DescribeRouteTablesInput, ...func(*ec2.Options)) (*ec2.DescribeRouteTablesOutput, error) {
+	return &ec2.DescribeRouteTablesOutput{}, nil
 }
 
 func (memEC2) DescribeVpcs(context.Context, *ec2.DescribeVpcsInput, ...func(*ec2.Options)) (*ec2.DescribeVpcsOutput, error) {
@@ -539,5 +549,38 @@ func TestContinueRollbackHoldsTheGroupLease(t *testing.T) {
 	st, err := e.s.ContinueRollback(t.Context(), "core", "g")
 	if err != nil || st.Status != "UPDATE_ROLLBACK_COMPLETE" {
 		t.Errorf("ContinueRollback = %+v, %v", st, err)
+	}
+}
+
+// New tags go with the change set, so that CloudFormation puts them on
+// the stack and its resources (moto keeps a stack's first tags; the fake
+// applies a change set's as CloudFormation does); removed ones go.
+func TestUpdateChangesTags(t *testing.T) {
+	e := fakeService(t)
+	e.seed(t, spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2), Tags: spec.Tags{"team": "web", "owner": "jane"}})
+	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", Yes: true,
+		Desired: func(d spec.Group) spec.Group {
+			return d.Update(spec.Group{Tags: spec.Tags{"team": "api"}}, []string{"tags"})
+		}})
+	if err != nil || !res.Applied {
+		t.Fatalf("update: %+v, %v", res, err)
+	}
+	if len(res.Plan.Settings) != 1 || res.Plan.Settings[0].Path != "tags" || res.Plan.NodesReplaced != 2 {
+		t.Errorf("plan %+v", res.Plan)
+	}
+	calls := e.fake.Log("CreateChangeSet")
+	if len(calls) != 1 {
+		t.Fatalf("%d change sets", len(calls))
+	}
+	sent := map[string]string{}
+	for i := 1; calls[0].Params.Get(fmt.Sprintf("Tags.member.%d.Key", i)) != ""; i++ {
+		sent[calls[0].Params.Get(fmt.Sprintf("Tags.member.%d.Key", i))] = calls[0].Params.Get(fmt.Sprintf("Tags.member.%d.Value", i))
+	}
+	if sent["team"] != "api" || sent["owner"] != "" || sent[names.TagCluster] != "core" {
+		t.Errorf("change set tags %v", sent)
+	}
+	st, err := e.s.Stacks.Get(t.Context(), "core-g")
+	if err != nil || st.Tags["team"] != "api" || st.Tags["owner"] != "" {
+		t.Errorf("stack tags after the update: %v, %v", st.Tags, err)
 	}
 }

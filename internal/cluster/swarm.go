@@ -31,6 +31,13 @@ func (s *Service) now() time.Time {
 // swarmOf reads the swarm's status snapshot of a cluster whose core stack
 // is read.
 func (s *Service) swarmOf(ctx context.Context, core *stacks.Stack) (query.Swarm, error) {
+	return s.swarmOfReusing(ctx, core, nil)
+}
+
+// swarmOfReusing is swarmOf where read, when not nil, is what was already
+// read from one bucket (swarmByTag): if that is the core's bucket, it is
+// not read again.
+func (s *Service) swarmOfReusing(ctx context.Context, core *stacks.Stack, read *query.Swarm) (query.Swarm, error) {
 	bucket, err := s.coreBucket(ctx, core)
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -39,13 +46,18 @@ func (s *Service) swarmOf(ctx context.Context, core *stacks.Stack) (query.Swarm,
 		return query.Swarm{Cluster: core.Name, Missing: err.Error(), Now: s.now()}, nil
 	case bucket == "":
 		return query.Swarm{Cluster: core.Name, Missing: fmt.Sprintf("the core owns no bucket to read its status from (stack %s)", core.Status), Now: s.now()}, nil
+	case read != nil && read.Where == statusWhere(bucket):
+		return *read, nil
 	}
 	return s.swarmIn(ctx, core.Name, bucket)
 }
 
+// statusWhere is where a bucket's status snapshot is, as Swarm.Where says.
+func statusWhere(bucket string) string { return fmt.Sprintf("s3://%s/%s", bucket, names.StatusKey) }
+
 // swarmIn reads the swarm's status snapshot of cluster from its bucket.
 func (s *Service) swarmIn(ctx context.Context, cluster, bucket string) (query.Swarm, error) {
-	w := query.Swarm{Cluster: cluster, Where: fmt.Sprintf("s3://%s/%s", bucket, names.StatusKey)}
+	w := query.Swarm{Cluster: cluster, Where: statusWhere(bucket)}
 	snap, err := query.ReadSnapshot(ctx, s.S3, bucket, cluster)
 	w.Now = s.now()
 	switch {
@@ -64,8 +76,8 @@ func (s *Service) swarmIn(ctx context.Context, cluster, bucket string) (query.Sw
 
 // clusterSwarm reads a cluster's core stack and its swarm's snapshot; a
 // cluster without a core (or whose core cannot be read) has an unknown
-// swarm.
-func (s *Service) clusterSwarm(ctx context.Context, cluster string) (query.Swarm, error) {
+// swarm. read is as in swarmOfReusing.
+func (s *Service) clusterSwarm(ctx context.Context, cluster string, read *query.Swarm) (query.Swarm, error) {
 	core, err := s.getCore(ctx, cluster)
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -73,7 +85,47 @@ func (s *Service) clusterSwarm(ctx context.Context, cluster string) (query.Swarm
 	case err != nil:
 		return query.Swarm{Cluster: cluster, Missing: err.Error(), Now: s.now()}, nil
 	}
-	return s.swarmOf(ctx, core)
+	return s.swarmOfReusing(ctx, core, read)
+}
+
+// taggedBucket is the bucket a cluster's instances name (names.TagNodeBucket),
+// "" when none does or they disagree.
+func taggedBucket(nodes []query.Node, cluster string) string {
+	bucket := ""
+	for _, n := range nodes {
+		switch {
+		case n.Cluster != cluster || n.Bucket == "":
+		case bucket == "":
+			bucket = n.Bucket
+		case n.Bucket != bucket:
+			return ""
+		}
+	}
+	return bucket
+}
+
+// swarmByTag reads a cluster's snapshot from the bucket its instances name,
+// without CloudFormation: list-nodes' calls are then DescribeInstances and
+// GetObject. ok is false, and the core's own bucket is to be found and
+// read, unless that bucket holds a snapshot ReadSnapshot trusts: one that
+// names this cluster. A tag can be wrong (or written by someone else); a
+// snapshot that names the cluster it was read for is what the managers
+// publish. Anything else (no snapshot there yet, refused, unreadable) is
+// only what that bucket says: read is then what was read, if anything, so
+// that the core's bucket is not read twice when it is the same.
+func (s *Service) swarmByTag(ctx context.Context, cluster string, nodes []query.Node) (w query.Swarm, read *query.Swarm, ok bool, err error) {
+	bucket := taggedBucket(nodes, cluster)
+	if bucket == "" {
+		return query.Swarm{}, nil, false, nil
+	}
+	got, err := s.swarmIn(ctx, cluster, bucket)
+	switch {
+	case err != nil:
+		return query.Swarm{}, nil, false, err
+	case got.Snapshot != nil:
+		return got, nil, true, nil
+	}
+	return query.Swarm{}, &got, false, nil
 }
 
 // swarmReaders bounds the clusters whose snapshots are read at once.
@@ -89,7 +141,7 @@ func (s *Service) clusterSwarms(ctx context.Context, clusters []string, core fun
 			if st := core(c); st != nil {
 				out[i], err = s.swarmOf(gctx, st)
 			} else {
-				out[i], err = s.clusterSwarm(gctx, c)
+				out[i], err = s.clusterSwarm(gctx, c, nil)
 			}
 			return err
 		})
@@ -99,11 +151,12 @@ func (s *Service) clusterSwarms(ctx context.Context, clusters []string, core fun
 
 // ListNodes lists the nodes of a cluster (every cluster when cluster is
 // ""), optionally of one group, with what the swarm's status snapshot
-// says of each, and the swarm of each cluster listed. For one cluster the
-// snapshot is read while EC2 lists the instances: the core stack, its
-// bucket, then the one object. A named cluster or group that has no nodes
-// is checked to exist, so a wrong name is "not found", not an empty
-// cluster.
+// says of each, and the swarm of each cluster listed. The snapshot is read
+// from the bucket the instances name (swarmByTag): two calls for one
+// cluster. Where they name none, or no snapshot of the cluster is there,
+// it is read from the core stack's bucket. A named cluster or group that
+// has no nodes is checked to exist, so a wrong name is "not found", not an
+// empty cluster.
 func (s *Service) ListNodes(ctx context.Context, cluster, group string) ([]query.Node, []query.Swarm, error) {
 	if cluster == "" {
 		nodes, err := query.ListNodes(ctx, s.EC2, "", group)
@@ -116,8 +169,21 @@ func (s *Service) ListNodes(ctx context.Context, cluster, group string) ([]query
 				clusters = append(clusters, n.Cluster) // nodes come sorted by cluster
 			}
 		}
-		swarms, err := s.clusterSwarms(ctx, clusters, func(string) *stacks.Stack { return nil })
-		if err != nil {
+		swarms := make([]query.Swarm, len(clusters))
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(swarmReaders)
+		for i, c := range clusters {
+			g.Go(func() error {
+				w, read, ok, err := s.swarmByTag(gctx, c, nodes)
+				if err != nil || ok {
+					swarms[i] = w
+					return err
+				}
+				swarms[i], err = s.clusterSwarm(gctx, c, read)
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
 			return nil, nil, err
 		}
 		for _, w := range swarms {
@@ -125,33 +191,39 @@ func (s *Service) ListNodes(ctx context.Context, cluster, group string) ([]query
 		}
 		return nodes, swarms, nil
 	}
-	var (
-		nodes   []query.Node
-		w       query.Swarm
-		coreErr error
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		nodes, err = query.ListNodes(gctx, s.EC2, cluster, group)
-		return err
-	})
-	g.Go(func() error {
-		var core *stacks.Stack
-		if core, coreErr = s.getCore(gctx, cluster); coreErr != nil {
-			return nil
-		}
-		var err error
-		w, err = s.swarmOf(gctx, core)
-		return err
-	})
-	if err := g.Wait(); err != nil {
+	nodes, err := query.ListNodes(ctx, s.EC2, cluster, group)
+	if err != nil {
 		return nil, nil, err
 	}
-	if coreErr != nil {
-		if len(nodes) == 0 || ctx.Err() != nil {
-			return nil, nil, coreErr
+	// The instances name the bucket: two calls in all.
+	w, read, ok, err := s.swarmByTag(ctx, cluster, nodes)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case ok:
+		return query.WithSwarm(nodes, w, group), []query.Swarm{w}, nil
+	}
+	// Instances launched before the tag, none, or no trusted snapshot where
+	// they point: the core's own bucket, found through CloudFormation.
+	return s.listNodesByCore(ctx, cluster, group, nodes, read)
+}
+
+// listNodesByCore is ListNodes reading the snapshot from the bucket of the
+// core stack (DescribeStacks, ListStackResources, then GetObject unless
+// read is of that bucket), for the nodes listed. A core that cannot be read
+// leaves the swarm unknown while there are nodes to list.
+func (s *Service) listNodesByCore(ctx context.Context, cluster, group string, nodes []query.Node, read *query.Swarm) ([]query.Node, []query.Swarm, error) {
+	var w query.Swarm
+	core, err := s.getCore(ctx, cluster)
+	switch {
+	case err != nil && (len(nodes) == 0 || ctx.Err() != nil):
+		return nil, nil, err
+	case err != nil:
+		w = query.Swarm{Cluster: cluster, Missing: err.Error(), Now: s.now()}
+	default:
+		if w, err = s.swarmOfReusing(ctx, core, read); err != nil {
+			return nil, nil, err
 		}
-		w = query.Swarm{Cluster: cluster, Missing: coreErr.Error(), Now: s.now()}
 	}
 	nodes = query.WithSwarm(nodes, w, group)
 	if len(nodes) == 0 {
@@ -190,6 +262,9 @@ func (s *Service) ListGroups(ctx context.Context, cluster string) (query.Invento
 		byCluster[w.Cluster] = w
 	}
 	query.WithReady(inv.Groups, byCluster)
+	if err := query.WithLoadBalancers(ctx, s.ELB, inv.Groups); err != nil {
+		return query.Inventory{}, err
+	}
 	return inv, nil
 }
 

@@ -91,11 +91,11 @@ func TestReadErrors(t *testing.T) {
 		{"typo", group + "    cout: 3\n", "f.yaml:7: groups[0].cout: unknown setting; did you mean count?"},
 		{"part of a key", group + "    type: c5.large\n", "f.yaml:7: groups[0].type: unknown setting; did you mean instanceType?"},
 		{"start of a key", group + "    volume: 50\n", "f.yaml:7: groups[0].volume: unknown setting; did you mean volumeSize?"},
-		{"nothing close", group + "    flavour: spicy\n", "f.yaml:7: groups[0].flavour: unknown setting (expected one of name, instanceType, spot, onDemandBase, onDemandPercent, spotAllocation, count, min, max, labels, imageId, volumeSize, subnetIds, sshCidr, keyName, allowSshFromAnywhere, rollingUpdate)"},
+		{"nothing close", group + "    flavour: spicy\n", "f.yaml:7: groups[0].flavour: unknown setting (expected one of name, instanceType, spot, onDemandBase, onDemandPercent, spotAllocation, count, min, max, labels, imageId, volumeSize, subnetIds, sshCidr, keyName, allowSshFromAnywhere, publish, loadBalancer, allowFrom, certificate, deregistrationDelay, accessLogs, rollingUpdate, tags)"},
 		{"nested unknown", group + "    rollingUpdate:\n      batch: 2\n", "f.yaml:8: groups[0].rollingUpdate.batch: unknown setting; did you mean maxBatch?"},
 		{"nested, nothing close", group + "    rollingUpdate:\n      speed: 2\n", "f.yaml:8: groups[0].rollingUpdate.speed: unknown setting (expected one of maxBatch, minInService)"},
 		{"nested typo", group + "    rollingUpdate:\n      maxbatch: 2\n", "f.yaml:8: groups[0].rollingUpdate.maxbatch: unknown setting; did you mean maxBatch?"},
-		{"core unknown", head + "core:\n  flavour: m5.large\n", "f.yaml:5: core.flavour: unknown setting (expected one of instanceType, imageId, keyName, sshCidr, allowSshFromAnywhere, vpcId, subnetIds, volumeSize, managers)"},
+		{"core unknown", head + "core:\n  flavour: m5.large\n", "f.yaml:5: core.flavour: unknown setting (expected one of instanceType, imageId, keyName, sshCidr, allowSshFromAnywhere, vpcId, subnetIds, volumeSize, managers, tags, logRetentionDays, logKmsKey, logDriver)"},
 		{"duplicate key", group + "    count: 2\n    count: 3\n", "f.yaml:8: groups[0].count: given twice (first at line 7)"},
 		{"not a number", group + "    count: three\n", `f.yaml:7: groups[0].count: expected a whole number, found "three"`},
 		{"fraction", group + "    volumeSize: 40.5\n", `f.yaml:7: groups[0].volumeSize: expected a whole number, found "40.5"`},
@@ -105,6 +105,9 @@ func TestReadErrors(t *testing.T) {
 		{"mix without spot", head + "groups:\n  - name: web\n    instanceType: c5.large\n    onDemandPercent: 50\n", "f.yaml:7: groups[0].onDemandPercent: applies to spot groups only (without spot, every node is on-demand)"},
 		{"value for a list", group + "    subnetIds: subnet-0aaa1111\n", `f.yaml:7: groups[0].subnetIds: expected a list, found "subnet-0aaa1111"`},
 		{"labels as flags write them", group + "    labels: role=web\n", `f.yaml:7: groups[0].labels: expected a mapping of label keys to values (role: web), found "role=web"`},
+		{"tags as flags write them", group + "    tags: team=web\n", `f.yaml:7: groups[0].tags: expected a mapping of tag keys to values (team: payments), found "team=web"`},
+		{"clusterctl tag", group + "    tags:\n      clusterctl:group: other\n", `f.yaml:7: groups[0].tags: invalid tag key "clusterctl:group": the prefix clusterctl: is reserved for the tags clusterctl sets`},
+		{"core aws tag", head + "core:\n  tags:\n    aws:owner: me\n", `f.yaml:5: core.tags: invalid tag key "aws:owner": the prefix aws: is reserved for AWS`},
 		{"groups not a list", head + "groups:\n  web: {}\n", "f.yaml:5: groups: expected a list, found a mapping"},
 		{"group not a mapping", head + "groups:\n  - web\n", `f.yaml:5: groups[0]: expected a mapping of settings, found "web"`},
 		// Rules of the spec, at the setting's line.
@@ -156,7 +159,8 @@ func TestMarshalRoundTrip(t *testing.T) {
 		}
 	}
 	b, _ := Marshal(c, "yaml")
-	if !strings.HasPrefix(string(b), "apiVersion: clusterctl/v1\nkind: Cluster\nname: prod\ncore:\n  instanceType: m5.large\n") {
+	// The first line points editors at the schema, as the README's files do.
+	if !strings.HasPrefix(string(b), SchemaComment+"\napiVersion: clusterctl/v1\nkind: Cluster\nname: prod\ncore:\n  instanceType: m5.large\n") {
 		t.Errorf("yaml:\n%s", b)
 	}
 	if _, err := Marshal(c, "toml"); err == nil {

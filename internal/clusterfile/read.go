@@ -239,6 +239,8 @@ func expected(t reflect.Type) string {
 	switch {
 	case t == reflect.TypeFor[spec.Labels]():
 		return "a mapping of label keys to values (role: web)"
+	case t == reflect.TypeFor[spec.Tags]():
+		return "a mapping of tag keys to values (team: payments)"
 	case t == reflect.TypeFor[spec.InstanceTypes]():
 		return "an instance type or a list of them"
 	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Int:

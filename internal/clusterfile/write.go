@@ -14,12 +14,18 @@ import (
 	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
+// SchemaComment is a YAML cluster file's first line: editors that speak
+// the YAML language server find the schema (`clusterctl schema`) by it.
+const SchemaComment = "# yaml-language-server: $schema=clusterctl.schema.json"
+
 // Marshal writes c as a cluster file, "yaml" or "json", with the keys in
-// the order the spec declares them and settings left out left out.
+// the order the spec declares them and settings left out left out; YAML
+// starts with SchemaComment.
 func Marshal(c spec.Cluster, format string) ([]byte, error) {
 	var buf bytes.Buffer
 	switch format {
 	case "yaml":
+		buf.WriteString(SchemaComment + "\n")
 		enc := yaml.NewEncoder(&buf)
 		enc.SetIndent(2)
 		if err := enc.Encode(c); err != nil {
@@ -71,8 +77,13 @@ func Schema() ([]byte, error) {
 }
 
 // schemaOf gives the schema of the spec's types that read more than one
-// form: a group's instance types are one type or a list of them.
+// form: a group's instance types are one type or a list of them; its
+// published ports a port, a string or a list of them.
 func schemaOf(t reflect.Type) *jsonschema.Schema {
+	if t == reflect.TypeFor[spec.Ports]() {
+		port := []*jsonschema.Schema{{Type: "integer", Minimum: "1", Maximum: "65535"}, {Type: "string"}}
+		return &jsonschema.Schema{OneOf: append(port, &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{OneOf: port}})}
+	}
 	if t != reflect.TypeFor[spec.InstanceTypes]() {
 		return nil
 	}

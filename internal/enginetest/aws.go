@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clusterctl/clusterctl/internal/ssmfake"
 )
 
 // AWS is the endpoint the nodes use: every request goes on to moto, except
@@ -29,6 +31,11 @@ type AWS struct {
 	srv   *http.Server
 	proxy *httputil.ReverseProxy
 
+	// runCommand plays Run Command's invocations, which moto does not
+	// (see ssmagent.go).
+	runCommand *ssmfake.RunCommand
+	agents     agents
+
 	mu         sync.Mutex
 	actions    map[string]*LifecycleAction // by token
 	calls      []Call
@@ -40,6 +47,7 @@ type AWS struct {
 type Call struct {
 	Service, Action string     // e.g. autoscaling, CompleteLifecycleAction; s3, GET /bucket/key
 	From            netip.Addr // the node that called
+	KeyID           string     // the access key id it signed with
 	Time            time.Time
 }
 
@@ -66,6 +74,7 @@ func newAWS(gateway netip.Addr, motoURL string) (*AWS, error) {
 		actions: map[string]*LifecycleAction{}, onComplete: map[string]func(LifecycleAction){}, denied: map[Call]bool{}}
 	// Nodes are killed in the middle of calls: not worth a log line.
 	a.proxy.ErrorLog = log.New(io.Discard, "", 0)
+	a.runCommand = ssmfake.New(a.proxy)
 	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
 	go a.srv.Serve(ln)
 	return a, nil
@@ -132,7 +141,7 @@ func (a *AWS) CountCalls(service, action string) int {
 	return n
 }
 
-var credentialScope = regexp.MustCompile(`Credential=[^/]+/[0-9]+/[^/]+/([^/]+)/aws4_request`)
+var credentialScope = regexp.MustCompile(`Credential=([^/]+)/[0-9]+/[^/]+/([^/]+)/aws4_request`)
 
 func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
@@ -141,9 +150,9 @@ func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	service := ""
+	service, keyID := "", ""
 	if m := credentialScope.FindStringSubmatch(r.Header.Get("Authorization")); m != nil {
-		service = m[1]
+		keyID, service = m[1], m[2]
 	}
 	action := ""
 	var form url.Values
@@ -158,7 +167,7 @@ func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	from, _ := netip.ParseAddrPort(r.RemoteAddr)
 	a.mu.Lock()
-	a.calls = append(a.calls, Call{Service: service, Action: action, From: from.Addr(), Time: time.Now()})
+	a.calls = append(a.calls, Call{Service: service, Action: action, From: from.Addr(), KeyID: keyID, Time: time.Now()})
 	denied := a.denied[Call{Service: service, Action: action, From: from.Addr()}]
 	a.mu.Unlock()
 	if denied {
@@ -169,6 +178,10 @@ func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if service == "autoscaling" && (action == "CompleteLifecycleAction" || action == "RecordLifecycleActionHeartbeat") {
 		a.lifecycleAction(w, action, form)
+		return
+	}
+	if service == "ssm" {
+		a.runCommand.ServeHTTP(w, r)
 		return
 	}
 	a.proxy.ServeHTTP(w, r)

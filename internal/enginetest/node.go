@@ -20,6 +20,18 @@ import (
 	"time"
 )
 
+// NodeRole is the role of every node's instance profile, as its instance
+// metadata names it.
+const NodeRole = "clusterctl-node"
+
+const roleCredentials = "iam/security-credentials/"
+
+// NodeKeyID is the access key id of the role credentials the instance
+// metadata of instance id serves.
+func NodeKeyID(id string) string {
+	return "ASIA" + strings.ToUpper(strings.NewReplacer("i-", "", "-", "").Replace(id))
+}
+
 // NodeSpec describes one instance of the lab's subnet.
 type NodeSpec struct {
 	Name         string     // a short label for logs: "control", "g-1"
@@ -105,6 +117,12 @@ func (l *Lab) newNode(spec NodeSpec) (*Node, error) {
 		"placement/availability-zone": spec.Zone,
 		"instance-life-cycle":         cmp.Or(spec.Lifecycle, "on-demand"),
 	}
+	// The instance profile's role and its temporary credentials, as EC2
+	// serves them: what the node's engine signs its awslogs calls with.
+	// The key id names the node, so a test tells whose calls it sees.
+	items[roleCredentials] = NodeRole
+	items[roleCredentials+NodeRole] = fmt.Sprintf(`{"Code":"Success","LastUpdated":%q,"Type":"AWS-HMAC","AccessKeyId":%q,"SecretAccessKey":"node-secret","Token":"node-token","Expiration":%q}`,
+		time.Now().UTC().Format(time.RFC3339), NodeKeyID(spec.InstanceID), time.Now().Add(6*time.Hour).UTC().Format(time.RFC3339))
 	for k, v := range spec.Metadata {
 		items[k] = v
 	}
@@ -124,6 +142,8 @@ func (l *Lab) newNode(spec NodeSpec) (*Node, error) {
 		"DOCKER_HOST=unix://"+n.sock,
 		"CLUSTERCTL_IMDS_URL="+n.imds.url,
 		"CLUSTERCTL_ROOT="+n.root,
+		// The engines' awslogs driver ships to the lab's endpoint too.
+		"CLUSTERCTL_LOGS_ENDPOINT="+l.AWS.URL,
 		"AWS_ENDPOINT_URL="+l.AWS.URL,
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing",
 		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true",
@@ -537,7 +557,7 @@ func newMetadata(gateway netip.Addr, items map[string]string) (*metadata, error)
 				http.Error(w, "", http.StatusBadRequest)
 				return
 			}
-			// As EC2 does: the SDKs read the token's lifetime from it.
+			// As IMDS does: SDKs read the token's lifetime from it.
 			w.Header().Set("X-Aws-Ec2-Metadata-Token-Ttl-Seconds", r.Header.Get("X-aws-ec2-metadata-token-ttl-seconds"))
 			fmt.Fprint(w, token)
 			return

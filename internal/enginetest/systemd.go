@@ -376,10 +376,7 @@ func (n *Node) startEngine(ctx context.Context) error {
 		"--pidfile", filepath.Join(n.root, "var/run/docker.pid"),
 		"--host", "unix://"+n.sock,
 		"--iptables=false")
-	// There is no registry here: swarm tasks use the image the engine has
-	// instead of trying to pull it first (which fails only after DNS
-	// timeouts).
-	p, err := n.spawn("dockerd", logf, append(n.env, "DOCKER_SERVICE_PREFER_OFFLINE_IMAGE=1"), args...)
+	p, err := n.spawn("dockerd", logf, n.engineEnv(), args...)
 	if err != nil {
 		n.mu.Unlock()
 		return err
@@ -464,4 +461,25 @@ const trustKey = "/etc/docker/key.json"
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// engineEnv is the engine's environment: the node's, but that its AWS
+// calls (the awslogs driver's) are signed with the instance role's
+// credentials from the node's instance metadata, as on an instance, not
+// with the test's.
+func (n *Node) engineEnv() []string {
+	var env []string
+	for _, kv := range n.env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_EC2_METADATA_DISABLED":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "AWS_EC2_METADATA_SERVICE_ENDPOINT="+n.imds.url,
+		// There is no registry here: swarm tasks use the image the engine
+		// has instead of trying to pull it first (which fails only after
+		// DNS timeouts).
+		"DOCKER_SERVICE_PREFER_OFFLINE_IMAGE=1")
 }

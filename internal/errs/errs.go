@@ -53,10 +53,28 @@ func (e *InterruptedError) Error() string {
 }
 func (e *InterruptedError) Unwrap() error { return e.Err }
 
+// StatusError is the exit status of a command clusterctl ran for the
+// operator (docker on a manager): clusterctl exits with it, and the
+// command's own output has said why.
+type StatusError struct{ Code int }
+
+func (e *StatusError) Error() string { return fmt.Sprintf("the command exited with status %d", e.Code) }
+
+// Silent tells whether err needs no message of clusterctl's: a command's
+// own exit status.
+func Silent(err error) bool {
+	var s *StatusError
+	return errors.As(err, &s)
+}
+
 // ExitCode maps an error to the process exit code.
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
+	}
+	var st *StatusError
+	if errors.As(err, &st) {
+		return st.Code
 	}
 	var u *UsageError
 	if errors.As(err, &u) {

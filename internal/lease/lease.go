@@ -27,7 +27,12 @@
 // on the ETag read, so of two runs taking over, one wins. A lease whose
 // holder ran on this host as a process that no longer exists (killed,
 // crashed) is stale at once: re-running an interrupted command on the same
-// machine does not wait for the TTL.
+// machine does not wait for the TTL. Same host means the same host name,
+// boot id and PID namespace, and the process is the pid with the start
+// time recorded; a lease without all of these (written by an older
+// version, or on a system where they are not read) is never judged so,
+// nor one of a host of that name in another boot or PID namespace (a
+// container): those expire.
 //
 // In a versioned bucket every write is a version; a lease deletes exactly
 // the versions it wrote (and, once it holds the key, the stale versions
@@ -129,17 +134,23 @@ func (s Scope) validate() error {
 
 // Record is the lease object's content: who holds it, for what, since when.
 type Record struct {
-	ID      string    `json:"id"`   // names the lease for unlock --id
-	Kind    Kind      `json:"kind"` // core, cluster or group
-	Group   string    `json:"group,omitempty"`
-	Holder  string    `json:"holder"` // user@host (pid N)
-	Host    string    `json:"host,omitempty"`
-	PID     int       `json:"pid,omitempty"`
-	Command string    `json:"command"` // the command line, e.g. "update-group -n g -j core"
-	RunID   string    `json:"runId"`   // the run's id (its ClientRequestTokens carry it)
-	Caller  string    `json:"caller"`  // the AWS principal (STS caller ARN)
-	Started time.Time `json:"started"`
-	Renewed time.Time `json:"renewed"`
+	ID     string `json:"id"`   // names the lease for unlock --id
+	Kind   Kind   `json:"kind"` // core, cluster or group
+	Group  string `json:"group,omitempty"`
+	Holder string `json:"holder"` // user@host (pid N)
+	Host   string `json:"host,omitempty"`
+	PID    int    `json:"pid,omitempty"`
+	// BootID, PIDNamespace and ProcessStart identify the holding process
+	// beyond host and pid (see Process); absent from the leases of older
+	// versions, which then only expire.
+	BootID       string    `json:"bootId,omitempty"`
+	PIDNamespace string    `json:"pidNamespace,omitempty"`
+	ProcessStart uint64    `json:"processStart,omitempty"`
+	Command      string    `json:"command"` // the command line, e.g. "update-group -n g -j core"
+	RunID        string    `json:"runId"`   // the run's id (its ClientRequestTokens carry it)
+	Caller       string    `json:"caller"`  // the AWS principal (STS caller ARN)
+	Started      time.Time `json:"started"`
+	Renewed      time.Time `json:"renewed"`
 	// Expires is Renewed + TTL by the holder's clock, for people to read;
 	// expiry itself is judged by S3's clock (see the package comment).
 	Expires    time.Time `json:"expires"`
@@ -186,15 +197,31 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 type Options struct {
 	Cluster string // the cluster's name, for messages
 	Holder  string // default DefaultHolder()
-	// Host and PID identify the holding process, so that a run on the same
-	// host can tell that it is gone (default: this host and process).
-	Host    string
-	PID     int
-	Command string // the command line being run
-	RunID   string
-	Caller  string        // the AWS principal, from CallerARN
-	TTL     time.Duration // default DefaultTTL; whole seconds
-	Clock   Clock         // default the real clock
+	// Host, PID, BootID, PIDNamespace and ProcessStart identify the
+	// holding process, so that a run on the same host can tell that it is
+	// gone (default: this host and process; with PID given, the others
+	// are taken as given).
+	Host         string
+	PID          int
+	BootID       string
+	PIDNamespace string
+	ProcessStart uint64
+	Command      string // the command line being run
+	RunID        string
+	Caller       string        // the AWS principal, from CallerARN
+	TTL          time.Duration // default DefaultTTL; whole seconds
+	Clock        Clock         // default the real clock
+}
+
+// Process identifies a process beyond its host name and pid: a pid names a
+// process only within one PID namespace (a container has its own, under a
+// host name that may be the host's) of one boot of the kernel, and only
+// until it is reused.
+type Process struct {
+	PID          int
+	BootID       string // /proc/sys/kernel/random/boot_id
+	PIDNamespace string // the PID namespace, as its /proc/self/ns/pid link reads: pid:[inode]
+	Start        uint64 // the process's start time, in clock ticks since boot
 }
 
 // DefaultHolder names this process: user@host (pid N).

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -63,7 +62,8 @@ func New(api S3API, bucket string, o Options) *Manager {
 		o.Host = hostname()
 	}
 	if o.PID == 0 {
-		o.PID = os.Getpid()
+		self := thisProcess()
+		o.PID, o.BootID, o.PIDNamespace, o.ProcessStart = self.PID, self.BootID, self.PIDNamespace, self.Start
 	}
 	if o.TTL <= 0 {
 		o.TTL = DefaultTTL
@@ -137,9 +137,18 @@ func (m *Manager) read(ctx context.Context, key string) (*Status, error) {
 }
 
 // holderGone tells whether the lease was taken by a process of this host
-// that no longer runs: it will never renew or release it.
+// that no longer runs: it will never renew or release it. Only a holder
+// whose whole identity is checkable from here can be judged so: the same
+// host name, boot and PID namespace as this process, and a start time.
 func (m *Manager) holderGone(r Record) bool {
-	return r.Host != "" && r.Host == m.o.Host && r.PID > 0 && r.PID != m.o.PID && !processAlive(r.PID)
+	checkable := r.Host != "" && r.Host == m.o.Host &&
+		r.BootID != "" && r.BootID == m.o.BootID &&
+		r.PIDNamespace != "" && r.PIDNamespace == m.o.PIDNamespace &&
+		r.PID > 0 && r.ProcessStart != 0
+	if !checkable || r.PID == m.o.PID && r.ProcessStart == m.o.ProcessStart {
+		return false
+	}
+	return processGone(r.PID, r.ProcessStart)
 }
 
 // quietChecksums: a lease object is small JSON whose ETag is checked; an
@@ -172,6 +181,7 @@ func (m *Manager) Acquire(ctx context.Context, s Scope) (*Lease, error) {
 	now := m.o.Clock.Now().UTC()
 	rec := Record{
 		ID: newID(), Kind: s.Kind, Group: s.Group, Holder: m.o.Holder, Host: m.o.Host, PID: m.o.PID,
+		BootID: m.o.BootID, PIDNamespace: m.o.PIDNamespace, ProcessStart: m.o.ProcessStart,
 		Command: m.o.Command, RunID: m.o.RunID, Caller: m.o.Caller,
 		Started: now, Renewed: now, Expires: now.Add(m.o.TTL), TTLSeconds: int(m.o.TTL / time.Second),
 	}

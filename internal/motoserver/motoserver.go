@@ -4,6 +4,7 @@
 package motoserver
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -16,10 +17,33 @@ import (
 // ErrNotInstalled says how to get moto_server.
 var ErrNotInstalled = errors.New("moto_server not found on PATH: install it with pip install 'moto[server]'")
 
+// gaps is the Python program that runs moto_server with the gaps of
+// moto's CloudFormation that our templates meet filled in.
+//
+//go:embed gaps.py
+var gaps string
+
 // Server is a running moto_server.
 type Server struct {
-	URL string
-	cmd *exec.Cmd
+	URL    string
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once the process has exited
+}
+
+// start runs a server process, its output going to log; exited is closed
+// when it exits.
+func start(log io.Writer, name string, args ...string) (*exec.Cmd, chan struct{}, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	return cmd, exited, nil
 }
 
 // Start runs moto_server on a free loopback port, its output going to log
@@ -40,14 +64,31 @@ func StartOn(host string, log io.Writer) (*Server, error) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(path, "-H", host, "-p", fmt.Sprint(port))
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting moto_server: %w", err)
+	args := []string{"-H", host, "-p", fmt.Sprint(port)}
+	// moto's own Python, when python3 is it, runs moto_server with the gaps
+	// its CloudFormation has for our templates filled in (gaps.py); a
+	// python3 without moto exits at once, and moto_server runs as it is.
+	cmd, exited, err := start(log, "python3", append([]string{"-c", gaps}, args...)...)
+	if err == nil {
+		select {
+		case <-exited:
+			err = errors.New("python3 cannot run moto")
+		case <-time.After(time.Second):
+		}
 	}
-	s := &Server{URL: "http://" + net.JoinHostPort(host, fmt.Sprint(port)), cmd: cmd}
+	if err != nil {
+		if cmd, exited, err = start(log, path, args...); err != nil {
+			return nil, fmt.Errorf("starting moto_server: %w", err)
+		}
+	}
+	s := &Server{URL: "http://" + net.JoinHostPort(host, fmt.Sprint(port)), cmd: cmd, exited: exited}
 	client := &http.Client{Timeout: time.Second}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		select {
+		case <-exited:
+			return nil, fmt.Errorf("moto_server exited before it answered on %s", s.URL)
+		default:
+		}
 		resp, err := client.Get(s.URL + "/moto-api/")
 		if err == nil {
 			resp.Body.Close()
@@ -78,6 +119,6 @@ func (s *Server) Pid() int { return s.cmd.Process.Pid }
 func (s *Server) Close() {
 	if s.cmd.Process != nil {
 		s.cmd.Process.Kill()
-		s.cmd.Wait()
+		<-s.exited
 	}
 }

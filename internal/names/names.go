@@ -37,7 +37,17 @@ const (
 	TagLabelPrefix = "clusterctl:label:"
 	// TagName is EC2's display name.
 	TagName = "Name"
+	// TagPrefix begins every tag key of clusterctl's: the operator's own
+	// tags (spec.Tags) may not.
+	TagPrefix = "clusterctl:"
 )
+
+// TagNodeBucket is on every instance (managers and agents), from its Auto
+// Scaling group: the cluster's bucket, so that list-nodes reads the swarm's
+// status without asking CloudFormation for the core's bucket. It is a hint,
+// not proof: the snapshot read there must name the cluster, and commands
+// that act on the bucket find it through the core stack.
+const TagNodeBucket = "clusterctl:bucket"
 
 // Values of the ownership tags.
 const (
@@ -72,6 +82,34 @@ const (
 	ParamOnDemandBaseCapacity   = "OnDemandBaseCapacity"
 	ParamOnDemandPercentage     = "OnDemandPercentageAboveBaseCapacity"
 	ParamSpotAllocationStrategy = "SpotAllocationStrategy"
+	// The core's logs: how long its log group keeps events, the KMS key
+	// that encrypts them (empty: CloudWatch's own), and the engines' log
+	// driver (LogDriverAWSLogs or LogDriverNone).
+	ParamLogRetentionDays = "LogRetentionDays"
+	ParamLogKMSKey        = "LogKmsKey"
+	ParamLogDriver        = "LogDriver"
+)
+
+// Log drivers of a cluster's engines: awslogs ships every container's
+// output to the cluster's log group; none leaves the engines' default
+// (json-file), for operators who ship logs their own way.
+const (
+	LogDriverAWSLogs = "awslogs"
+	LogDriverNone    = "none"
+)
+
+// LogGroup is the name of cluster's CloudWatch log group.
+func LogGroup(cluster string) string { return "/clusterctl/" + cluster }
+
+// Log streams of the cluster's log group. A swarm task's container logs
+// to service/<service>/<task>@<instance-id>, so that a service's tasks are
+// found by prefix and each line says where it ran, as docker service logs
+// does; any other container to container/<name>@<instance-id>; the node's
+// own programs (housekeeping, agent) to node/<instance-id>.
+const (
+	LogStreamService   = "service/"
+	LogStreamContainer = "container/"
+	LogStreamNode      = "node/"
 )
 
 // Outputs of the core stack. The join contract is public: a group stack
@@ -91,6 +129,12 @@ const (
 	// OutputManagerGroupName is informative, not part of the contract: the
 	// managers' Auto Scaling group.
 	OutputManagerGroupName = "ManagerGroupName"
+	// OutputLogGroupName and OutputLogDriver are the cluster's log group
+	// and its engines' log driver; not part of the contract (a core
+	// without them has no log group), clusterctl reads them for the
+	// groups' node configuration and for clusterctl logs.
+	OutputLogGroupName = "LogGroupName"
+	OutputLogDriver    = "LogDriver"
 )
 
 // Outputs of a core of join contract 1, which pinned its one control node.
@@ -136,6 +180,8 @@ const (
 	// ResourceControlInstance is the one control node of a core of join
 	// contract 1.
 	ResourceControlInstance = "ControlInstance"
+	// ResourceLogGroup is the cluster's CloudWatch log group.
+	ResourceLogGroup = "LogGroup"
 )
 
 // Keys of the cluster bucket. The core's IAM policies follow them: the
@@ -162,16 +208,30 @@ const (
 	// Backup (under ControlPrefix) is the leader's latest backup of the
 	// swarm state, which a lone replacement manager restores.
 	Backup = "swarm-backup.tar.gz"
-	// ManagerCount (under ControlPrefix) is the swarm's manager count as
-	// its leader last saw it change, and since when: a backup older than
-	// that change is not restored.
-	ManagerCount = "manager-count"
+	// ManagersChanged (under ControlPrefix) is "COUNT SINCE": the swarm's
+	// number of managers and when it last changed (Unix seconds, 0: not
+	// since it was first recorded), kept by the leader; a restore refuses a
+	// backup taken before then.
+	ManagersChanged = "managers-changed"
 )
 
 // StatusKey is the bucket key of the swarm's status snapshot, which the
 // managers publish and list-nodes, list-groups and describe read (agents
 // may read it too: it tells them whether the swarm sees them).
 const StatusKey = "status/swarm.json"
+
+// CommandPrefix is where Run Command writes the output of the docker
+// commands clusterctl runs on the managers (OutputS3KeyPrefix
+// CommandPrefix/<run>), and where a standard input too large to send
+// inline waits for them (CommandInputKey). Only operators and the managers
+// may use it; a lifecycle rule expires what it holds after a day.
+const CommandPrefix = "commands"
+
+// CommandOutputPrefix is the OutputS3KeyPrefix of one run's command.
+func CommandOutputPrefix(run string) string { return CommandPrefix + "/" + run }
+
+// CommandInputKey is the bucket key of one run's standard input.
+func CommandInputKey(run string) string { return CommandPrefix + "/" + run + "/stdin" }
 
 // ManagersKey is the bucket key of the managers' addresses: the value of
 // the core's OutputManagersKey.
@@ -258,6 +318,9 @@ type Set struct {
 	ParamVpcID, ParamSubnetIDs, ParamDesiredCapacity, ParamMinSize, ParamMaxSize                      string
 	ParamMaxBatchSize, ParamMinInstancesInService, ParamManagers                                      string
 	ParamOnDemandBaseCapacity, ParamOnDemandPercentage, ParamSpotAllocationStrategy                   string
+	ParamLogRetentionDays, ParamLogKMSKey, ParamLogDriver                                             string
+	OutputLogGroupName, OutputLogDriver, ResourceLogGroup, LogDriverAWSLogs, LogDriverNone            string
+	LogStreamService, LogStreamContainer, LogStreamNode                                               string
 
 	OutputClusterName, OutputBucketName, OutputControlSecurityGroupID                    string
 	OutputAgentSecurityGroupID, OutputAgentInstanceProfile, OutputVpcID, OutputSubnetIDs string
@@ -271,10 +334,14 @@ type Set struct {
 
 	JoinPrefix, SwarmPrefix, SwarmToken, SwarmCA, Managers, ManagersKey string
 	ControlPrefix, InitMarker, ManagerToken, ManagerAliases, Backup     string
+	ManagersChanged                                                     string
 
 	EngineLabelGroup, EngineLabelInstanceType, EngineLabelInstanceID, EngineLabelLifecycle, EngineLabelZone string
 
 	StatusKey string
+
+	CommandPrefix string
+	TagNodeBucket string
 
 	MetadataKey string
 }
@@ -294,6 +361,10 @@ func Template() Set {
 		ParamManagers:             ParamManagers,
 		ParamOnDemandBaseCapacity: ParamOnDemandBaseCapacity, ParamOnDemandPercentage: ParamOnDemandPercentage,
 		ParamSpotAllocationStrategy: ParamSpotAllocationStrategy,
+		ParamLogRetentionDays:       ParamLogRetentionDays, ParamLogKMSKey: ParamLogKMSKey, ParamLogDriver: ParamLogDriver,
+		OutputLogGroupName: OutputLogGroupName, OutputLogDriver: OutputLogDriver, ResourceLogGroup: ResourceLogGroup,
+		LogDriverAWSLogs: LogDriverAWSLogs, LogDriverNone: LogDriverNone,
+		LogStreamService: LogStreamService, LogStreamContainer: LogStreamContainer, LogStreamNode: LogStreamNode,
 
 		OutputClusterName: OutputClusterName, OutputBucketName: OutputBucketName,
 		OutputControlSecurityGroupID: OutputControlSecurityGroupID, OutputAgentSecurityGroupID: OutputAgentSecurityGroupID,
@@ -309,12 +380,15 @@ func Template() Set {
 		RequestSource: RequestSource, RequestNodeAvailability: RequestNodeAvailability,
 
 		JoinPrefix: JoinPrefix, SwarmPrefix: SwarmPrefix, SwarmToken: SwarmToken, SwarmCA: SwarmCA, Managers: Managers, ManagersKey: ManagersKey,
-		ControlPrefix: ControlPrefix, InitMarker: InitMarker, ManagerToken: ManagerToken, ManagerAliases: ManagerAliases, Backup: Backup,
+		ControlPrefix: ControlPrefix, InitMarker: InitMarker, ManagerToken: ManagerToken, ManagerAliases: ManagerAliases, Backup: Backup, ManagersChanged: ManagersChanged,
 
 		EngineLabelGroup: EngineLabelGroup, EngineLabelInstanceType: EngineLabelInstanceType, EngineLabelInstanceID: EngineLabelInstanceID,
 		EngineLabelLifecycle: EngineLabelLifecycle, EngineLabelZone: EngineLabelZone,
 
 		StatusKey: StatusKey,
+
+		CommandPrefix: CommandPrefix,
+		TagNodeBucket: TagNodeBucket,
 
 		MetadataKey: MetadataKey,
 	}

@@ -2,9 +2,10 @@ package node
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,14 +20,34 @@ type backupRecord struct {
 	Members string    `json:"members"`
 }
 
-// managerCount is the record of the swarm's manager count in the bucket
-// (names.ManagerCount), and since when it is so: a restore refuses a
-// backup older than the last change, which was taken of another swarm
-// than the one that was lost.
-type managerCount struct {
-	Count int       `json:"count"`
-	Since time.Time `json:"since"`
+// managersChanged is the record of the swarm's number of managers in the
+// bucket (names.ManagersChanged), and when it last changed: a restore
+// refuses a backup taken before then, which was of another swarm than the
+// one that was lost. The object is "COUNT SINCE" (Unix seconds; 0: not
+// since it was first recorded), as the shell managers write it too.
+type managersChanged struct {
+	Count int
+	Since int64
 }
+
+func parseManagersChanged(b []byte) (managersChanged, bool) {
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return managersChanged{}, false
+	}
+	c, err1 := strconv.Atoi(f[0])
+	s, err2 := strconv.ParseInt(f[1], 10, 64)
+	if err1 != nil || err2 != nil || c < 0 || s < 0 {
+		return managersChanged{}, false
+	}
+	return managersChanged{Count: c, Since: s}, true
+}
+
+func (mc managersChanged) String() string { return fmt.Sprintf("%d %d\n", mc.Count, mc.Since) }
+
+// takenKey is the backup's metadata saying when it was taken (Unix
+// seconds).
+const takenKey = "taken"
 
 // members is a digest of the swarm's members: its nodes and their roles.
 func members(nodes []Node) string {
@@ -48,26 +69,34 @@ func countManagers(nodes []Node) int {
 	return c
 }
 
-// recordManagers records the manager count in the bucket when it is not
-// the one recorded.
+// recordManagers records the number of managers in the bucket when it is
+// not the one recorded, and since when: now, unless there was no record
+// (0, as the shell managers write it).
 func (m *Manager) recordManagers(ctx context.Context, count int) error {
-	if m.managers == 0 {
-		b, _, err := m.Bucket.Get(ctx, names.ControlKey(names.ManagerCount))
+	known := m.managers != 0
+	if !known {
+		b, _, err := m.Bucket.Get(ctx, names.ControlKey(names.ManagersChanged))
 		switch {
 		case err == nil:
-			var mc managerCount
-			if json.Unmarshal(b, &mc) == nil {
-				m.managers = mc.Count
+			if mc, ok := parseManagersChanged(b); ok {
+				m.managers, known = mc.Count, true
+			} else {
+				// Unreadable: rewritten as changed now, which refuses
+				// any older backup.
+				m.managers, known = -1, true
 			}
-		case err != ErrMissing:
+		case !errors.Is(err, ErrMissing):
 			return err
 		}
 	}
-	if m.managers == count {
+	if known && m.managers == count {
 		return nil
 	}
-	b, _ := json.Marshal(managerCount{Count: count, Since: m.Clock.Now().UTC().Truncate(time.Second)})
-	if err := m.Bucket.Put(ctx, names.ControlKey(names.ManagerCount), b, "application/json"); err != nil {
+	mc := managersChanged{Count: count}
+	if known {
+		mc.Since = m.Clock.Now().Unix()
+	}
+	if err := m.Bucket.Put(ctx, names.ControlKey(names.ManagersChanged), []byte(mc.String()), "text/plain", nil); err != nil {
 		return err
 	}
 	m.managers = count
@@ -90,17 +119,18 @@ func (m *Manager) backUp(ctx context.Context, force bool) error {
 		return fmt.Errorf("recording the manager count: %w", err)
 	}
 	if count > 1 {
-		if m.backupGone {
-			return nil
-		}
+		// Every round: a lone manager that lost the lead since may still
+		// be writing one.
 		if err := m.Bucket.Delete(ctx, names.ControlKey(names.Backup)); err != nil {
 			return err
 		}
 		if err := m.State.Remove(backupState); err != nil {
 			return err
 		}
+		if !m.backupGone {
+			m.Log("no backup of the swarm state: %d managers keep it", count)
+		}
 		m.backupGone = true
-		m.Log("no backup of the swarm state: %d managers keep it", count)
 		return nil
 	}
 	m.backupGone = false
@@ -118,7 +148,8 @@ func (m *Manager) backUp(ctx context.Context, force bool) error {
 	if err != nil {
 		return err
 	}
-	if err := m.Bucket.Put(ctx, names.ControlKey(names.Backup), archive, "application/gzip"); err != nil {
+	meta := map[string]string{takenKey: strconv.FormatInt(now.Unix(), 10)}
+	if err := m.Bucket.Put(ctx, names.ControlKey(names.Backup), archive, "application/gzip", meta); err != nil {
 		return err
 	}
 	if err := m.State.Save(backupState, backupRecord{Time: now.UTC().Truncate(time.Second), Members: current}); err != nil {

@@ -189,28 +189,31 @@ type bucket struct {
 	objects map[string][]byte
 	etags   map[string]string
 	times   map[string]time.Time
+	meta    map[string]map[string]string
 	clock   *clock
 	n       int
 }
 
 func newBucket(c *calls, clk *clock) *bucket {
-	return &bucket{c: c, objects: map[string][]byte{}, etags: map[string]string{}, times: map[string]time.Time{}, clock: clk}
+	return &bucket{c: c, objects: map[string][]byte{}, etags: map[string]string{}, times: map[string]time.Time{}, meta: map[string]map[string]string{}, clock: clk}
 }
 
 func (b *bucket) set(key string, body []byte) {
 	b.n++
 	b.objects[key], b.etags[key], b.times[key] = body, fmt.Sprintf(`"%d"`, b.n), b.clock.now
+	delete(b.meta, key)
 }
 func (b *bucket) Get(_ context.Context, key string) ([]byte, Object, error) {
 	body, ok := b.objects[key]
 	if !ok {
 		return nil, Object{}, ErrMissing
 	}
-	return body, Object{ETag: b.etags[key], Modified: b.times[key]}, nil
+	return body, Object{ETag: b.etags[key], Modified: b.times[key], Metadata: b.meta[key]}, nil
 }
-func (b *bucket) Put(_ context.Context, key string, body []byte, _ string) error {
+func (b *bucket) Put(_ context.Context, key string, body []byte, _ string, meta map[string]string) error {
 	b.c.add("s3 put %s", key)
 	b.set(key, body)
+	b.meta[key] = meta
 	return nil
 }
 func (b *bucket) Claim(_ context.Context, key string, body []byte, ifMatch string) error {
@@ -225,6 +228,7 @@ func (b *bucket) Claim(_ context.Context, key string, body []byte, ifMatch strin
 func (b *bucket) Delete(_ context.Context, key string) error {
 	b.c.add("s3 delete %s", key)
 	delete(b.objects, key)
+	delete(b.meta, key)
 	return nil
 }
 

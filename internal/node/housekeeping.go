@@ -62,8 +62,9 @@ type Manager struct {
 	T         Timings
 
 	nextStatus, watchUntil, nextDead time.Time
-	// managers is the manager count last recorded in the bucket (0: not
-	// read yet); backupGone: the backup was removed since there were more.
+	// managers is the number of managers last recorded in the bucket (0:
+	// not read yet); backupGone: the backup is removed (every round) since
+	// there are more.
 	managers   int
 	backupGone bool
 	// demoted: this manager demoted itself in this round.
@@ -237,7 +238,7 @@ func (m *Manager) PublishJoinMaterial(ctx context.Context, force bool) error {
 		{names.ManagersKey, "text/plain", lines(j.managers)},
 		{names.SwarmPrefix + "/" + names.SwarmToken, "text/plain", []byte(j.worker)},
 	} {
-		if err := m.Bucket.Put(ctx, o.key, o.body, o.kind); err != nil {
+		if err := m.Bucket.Put(ctx, o.key, o.body, o.kind, nil); err != nil {
 			return err
 		}
 	}

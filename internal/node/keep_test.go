@@ -2,7 +2,7 @@ package node
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -104,22 +104,34 @@ func TestBackups(t *testing.T) {
 	l2.e.addManager(nodeID("m3"), "i-0000000000000f003", "10.0.1.3", false)
 	l2.m.backUp(ctx, false)
 	l2.m.backUp(ctx, false)
-	if _, ok := l2.b.objects[names.ControlKey(names.Backup)]; ok || l2.c.count("s3 delete") != 1 || l2.c.index("archive") >= 0 {
+	// Removed every round: a lone manager that lost the lead may still be
+	// writing one.
+	if _, ok := l2.b.objects[names.ControlKey(names.Backup)]; ok || l2.c.count("s3 delete") != 2 || l2.c.index("archive") >= 0 {
 		t.Errorf("backup of three managers: %v", l2.c.l)
 	}
-	var mc managerCount
-	json.Unmarshal(l2.b.objects[names.ControlKey(names.ManagerCount)], &mc)
-	if mc.Count != 3 || !mc.Since.Equal(start) {
-		t.Errorf("manager count %+v", mc)
+	// First recorded: no change since (0), as the shell managers write it.
+	changed := names.ControlKey(names.ManagersChanged)
+	if got := string(l2.b.objects[changed]); got != "3 0\n" || l2.c.count("s3 put "+changed) != 1 {
+		t.Errorf("managers changed %q, calls %v", got, l2.c.l)
 	}
 	// Down to one: recorded, backed up at once.
 	delete(l2.e.nodes, nodeID("m2"))
 	delete(l2.e.nodes, nodeID("m3"))
 	l2.clock.now = start.Add(time.Hour)
 	l2.m.backUp(ctx, false)
-	json.Unmarshal(l2.b.objects[names.ControlKey(names.ManagerCount)], &mc)
-	if mc.Count != 1 || !mc.Since.Equal(start.Add(time.Hour)) || l2.c.count("archive") != 1 {
-		t.Errorf("manager count %+v, calls %v", mc, l2.c.l)
+	if got, want := string(l2.b.objects[changed]), fmt.Sprintf("1 %d\n", start.Add(time.Hour).Unix()); got != want || l2.c.count("archive") != 1 {
+		t.Errorf("managers changed %q, want %q; calls %v", got, want, l2.c.l)
+	}
+	// The backup says when it was taken, which a restore compares with it.
+	if got := l2.b.meta[names.ControlKey(names.Backup)]["taken"]; got != fmt.Sprint(start.Add(time.Hour).Unix()) {
+		t.Errorf("backup taken %q", got)
+	}
+	// A record the shell managers wrote is read, not rewritten.
+	l3 := newLab(t)
+	l3.b.set(changed, []byte("1 1700000000\n"))
+	l3.m.backUp(ctx, false)
+	if l3.c.count("s3 put "+changed) != 0 || l3.c.count("archive") != 1 {
+		t.Errorf("a lone manager recorded: %v", l3.c.l)
 	}
 }
 

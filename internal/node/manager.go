@@ -2,9 +2,9 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -152,13 +152,7 @@ func (m *Manager) initialise(ctx context.Context) error {
 	archive, obj, err := m.Bucket.Get(ctx, names.ControlKey(names.Backup))
 	switch {
 	case err == nil:
-		if b, _, err := m.Bucket.Get(ctx, names.ControlKey(names.ManagerCount)); err == nil {
-			var mc managerCount
-			if json.Unmarshal(b, &mc) == nil && obj.Modified.Before(mc.Since) {
-				return fmt.Errorf("refusing the backup of the swarm state of %s: older than the change to %d managers at %s",
-					obj.Modified.UTC().Format(time.RFC3339), mc.Count, mc.Since.UTC().Format(time.RFC3339))
-			}
-		} else if !errors.Is(err, ErrMissing) {
+		if err := m.current(ctx, obj); err != nil {
 			return err
 		}
 		if err := m.Backups.Restore(ctx, archive, m.Address); err != nil {
@@ -175,6 +169,35 @@ func (m *Manager) initialise(ctx context.Context) error {
 	m.Log("initialised the swarm on %s", m.Address)
 	return nil
 }
+
+// current says whether the backup obj was taken (its metadata "taken",
+// Unix seconds) since the number of managers last changed: an older one,
+// or one that does not say, is of a swarm that had others. As the shell
+// managers judge it: no record of the managers is no change.
+func (m *Manager) current(ctx context.Context, obj Object) error {
+	var since int64
+	switch b, _, err := m.Bucket.Get(ctx, names.ControlKey(names.ManagersChanged)); {
+	case err == nil:
+		mc, ok := parseManagersChanged(b)
+		if !ok {
+			return fmt.Errorf("refusing the backup of the swarm state: %s is not COUNT SINCE", names.ControlKey(names.ManagersChanged))
+		}
+		since = mc.Since
+	case !errors.Is(err, ErrMissing):
+		return err
+	}
+	taken, err := strconv.ParseInt(obj.Metadata[takenKey], 10, 64)
+	if obj.Metadata[takenKey] == "" {
+		taken, err = 0, nil
+	}
+	if err != nil || taken < since {
+		return fmt.Errorf("refusing the backup of the swarm state taken at %s: older than the last change of managers at %s",
+			unixTime(taken), unixTime(since))
+	}
+	return nil
+}
+
+func unixTime(s int64) string { return time.Unix(s, 0).UTC().Format(time.RFC3339) }
 
 // PublishAtBoot publishes the join material, retrying while a newly joined
 // manager's swarm settles.

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -67,13 +66,36 @@ func TestRestore(t *testing.T) {
 		t.Errorf("calls %v", l.c.l)
 	}
 
-	l = newLab(t)
-	l.b.set(names.ControlKey(names.Backup), []byte("tar"))
-	mc, _ := json.Marshal(managerCount{Count: 3, Since: start.Add(time.Minute)})
-	l.b.set(names.ControlKey(names.ManagerCount), mc)
-	a, _ = l.booting("i-00000000000000f0a", "10.0.1.10")
-	if err := a.Init(ctx); err == nil || !strings.Contains(err.Error(), "older than the change to 3 managers") || l.bk.restored != nil {
-		t.Errorf("restored a backup older than the manager count: %v", err)
+	// The backup's "taken" against the managers' "COUNT SINCE".
+	for _, tc := range []struct {
+		taken, changed string
+		restored       bool
+	}{
+		{"", "", true},                // neither says: no change known
+		{"", "1 0\n", true},           // first recorded, never changed
+		{"", "3 1700000000\n", false}, // a backup that does not say when
+		{"1700000000", "3 1700000000\n", true},
+		{"1699999999", "3 1700000000\n", false},
+		{"1700000060", "1 1700000000\n", true},
+		{"1700000060", "three\n", false}, // unreadable: not trusted
+		{"soon", "1 0\n", false},
+	} {
+		l = newLab(t)
+		l.b.set(names.ControlKey(names.Backup), []byte("tar"))
+		if tc.taken != "" {
+			l.b.meta[names.ControlKey(names.Backup)] = map[string]string{"taken": tc.taken}
+		}
+		if tc.changed != "" {
+			l.b.set(names.ControlKey(names.ManagersChanged), []byte(tc.changed))
+		}
+		a, _ = l.booting("i-00000000000000f0a", "10.0.1.10")
+		err := a.Init(ctx)
+		if got := l.bk.restored != nil; got != tc.restored || tc.restored != (err == nil) {
+			t.Errorf("taken %q, changed %q: restored %v, %v", tc.taken, tc.changed, got, err)
+		}
+		if !tc.restored && (err == nil || !strings.Contains(err.Error(), "refusing the backup")) {
+			t.Errorf("taken %q, changed %q: %v", tc.taken, tc.changed, err)
+		}
 	}
 }
 

@@ -86,13 +86,15 @@ var (
 type Object struct {
 	ETag     string
 	Modified time.Time
+	Metadata map[string]string // the object's user metadata
 }
 
 // Bucket is the cluster bucket.
 type Bucket interface {
 	// Get reads an object; ErrMissing when there is none.
 	Get(ctx context.Context, key string) ([]byte, Object, error)
-	Put(ctx context.Context, key string, body []byte, contentType string) error
+	// Put writes an object with user metadata meta (nil: none).
+	Put(ctx context.Context, key string, body []byte, contentType string, meta map[string]string) error
 	// Claim writes body only if there is no object (ifMatch "") or only if
 	// it is still the one of ETag ifMatch; ErrLost when another writer won.
 	Claim(ctx context.Context, key string, body []byte, ifMatch string) error

@@ -25,7 +25,7 @@ func (m *Manager) publishStatus(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := m.Bucket.Put(ctx, names.StatusKey, b, "application/json"); err != nil {
+	if err := m.Bucket.Put(ctx, names.StatusKey, b, "application/json", nil); err != nil {
 		return err
 	}
 	m.nextStatus = now.Add(m.T.StatusEvery)

@@ -30,6 +30,8 @@ var (
 	// A subnet of another VPC, and the AMIs Amazon Linux 2023 resolves to.
 	foreignSubnet, foreignVPC string
 	al2023                    = map[string]string{}
+	// awsConfig reaches moto, for the clients of other services.
+	awsConfig aws.Config
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -50,6 +52,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	ec2c, ssmc = ec2.NewFromConfig(cfg), ssm.NewFromConfig(cfg)
+	awsConfig = cfg
 	if err := setup(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "preflight: setting up moto:", err)
 		return 1

@@ -58,6 +58,11 @@ type Group struct {
 	Updated time.Time         `json:"updated"`
 	Joined  bool              `json:"joined"`
 
+	// LoadBalancer is the group's load balancer (its endpoint, and its
+	// ports with their healthy targets once WithLoadBalancers read them);
+	// nil when the group has none.
+	LoadBalancer *LoadBalancer `json:"loadBalancer"`
+
 	// Scaling is the group's Auto Scaling group, found by its tags; nil
 	// when it has none (gone, or never created).
 	Scaling *asgtypes.AutoScalingGroup `json:"-"`
@@ -174,6 +179,7 @@ func ListInventory(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) 
 			Updated: s.Updated.UTC(),
 			Params:  params,
 		}
+		g.LoadBalancer = loadBalancerOf(s.Outputs, params)
 		g.setPurchase(params)
 		if a, ok := asgs[g.Cluster+"/"+g.Group]; ok {
 			g.Scaling = &a
@@ -365,7 +371,7 @@ func asgLabels(tags []asgtypes.TagDescription) map[string]string {
 func GroupsTable(groups []Group, wide bool) Table {
 	t := Table{Header: []string{"CLUSTER", "GROUP", "STATUS", "TYPE", "LIFECYCLE", "DESIRED", "MIN", "MAX", "RUNNING", "READY", "JOINED", "UPDATED"}}
 	if wide {
-		t.Header = append(t.Header, "SPOT-ALLOCATION", "STACK", "LABELS")
+		t.Header = append(t.Header, "SPOT-ALLOCATION", "STACK", "LABELS", "ENDPOINT", "PORTS")
 	}
 	for _, g := range groups {
 		joined := "yes"
@@ -374,7 +380,7 @@ func GroupsTable(groups []Group, wide bool) Table {
 		}
 		row := []string{g.Cluster, g.Group, g.Status, dash(g.InstanceType), g.Mix(), strconv.Itoa(g.Desired), strconv.Itoa(g.Min), strconv.Itoa(g.Max), strconv.Itoa(g.Running), ReadyText(g.Ready), joined, g.Updated.Format(time.RFC3339)}
 		if wide {
-			row = append(row, dash(g.SpotAllocation), g.Stack, dash(FormatLabels(g.Labels)))
+			row = append(row, dash(g.SpotAllocation), g.Stack, dash(FormatLabels(g.Labels)), g.LoadBalancer.EndpointText(), g.LoadBalancer.PortsText())
 		}
 		t.Rows = append(t.Rows, row)
 	}

@@ -3,9 +3,10 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,6 +44,9 @@ type Node struct {
 	// cluster's instances (terminated, or never tagged as the cluster's).
 	SwarmOnly bool   `json:"swarmOnly"`
 	ImageID   string `json:"-"`
+	// Bucket is the cluster bucket the instance's tag names
+	// (names.TagNodeBucket); "" for instances launched without it.
+	Bucket string `json:"-"`
 }
 
 // liveStates leaves out terminated instances, which EC2 keeps listing for
@@ -81,24 +85,42 @@ func ListNodes(ctx context.Context, api EC2API, cluster, group string) ([]Node, 
 }
 
 // sortNodes orders nodes by cluster, the managers first, then by group and
-// instance (a swarm node without an instance by its node id).
+// instance (a swarm node without an instance by its node id); nodes equal
+// in all of these keep their order. It sorts indexes, not the nodes
+// themselves: a snapshot may hold hundreds of thousands, and a stable sort
+// moves elements O(n log² n) times.
 func sortNodes(nodes []Node) {
-	sort.SliceStable(nodes, func(i, j int) bool {
-		a, b := nodes[i], nodes[j]
-		if a.Cluster != b.Cluster {
-			return a.Cluster < b.Cluster
+	idx := make([]int, len(nodes))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(i, j int) int {
+		a, b := &nodes[i], &nodes[j]
+		if c := cmp.Compare(a.Cluster, b.Cluster); c != 0 {
+			return c
 		}
-		if (a.Group == names.GroupControl) != (b.Group == names.GroupControl) {
-			return a.Group == names.GroupControl
+		if ac, bc := a.Group == names.GroupControl, b.Group == names.GroupControl; ac != bc {
+			if ac {
+				return -1
+			}
+			return 1
 		}
-		if a.Group != b.Group {
-			return a.Group < b.Group
+		if c := cmp.Compare(a.Group, b.Group); c != 0 {
+			return c
 		}
-		if a.InstanceID != b.InstanceID {
-			return a.InstanceID < b.InstanceID
+		if c := cmp.Compare(a.InstanceID, b.InstanceID); c != 0 {
+			return c
 		}
-		return a.swarmID() < b.swarmID()
+		if c := cmp.Compare(a.swarmID(), b.swarmID()); c != 0 {
+			return c
+		}
+		return cmp.Compare(i, j)
 	})
+	sorted := make([]Node, len(nodes))
+	for at, i := range idx {
+		sorted[at] = nodes[i]
+	}
+	copy(nodes, sorted)
 }
 
 func (n Node) swarmID() string {
@@ -132,6 +154,8 @@ func nodeFrom(inst ec2types.Instance) Node {
 			n.Cluster = v
 		case k == names.TagGroup:
 			n.Group = v
+		case k == names.TagNodeBucket:
+			n.Bucket = v
 		case strings.HasPrefix(k, names.TagLabelPrefix):
 			n.Labels[strings.TrimPrefix(k, names.TagLabelPrefix)] = v
 		}
@@ -187,7 +211,7 @@ func FormatLabels(labels map[string]string) string {
 	for k := range labels {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + labels[k]

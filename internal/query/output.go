@@ -217,3 +217,43 @@ func Plural(n int, noun string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// WriteEach prints one item of a stream of results (log events): under
+// -o json one compact line per result, so that the stream is JSON Lines;
+// under -o yaml one document per result. The table form is the caller's.
+func (o *Output) WriteEach(w io.Writer, v any) error {
+	generic, err := toGeneric(v)
+	if err != nil {
+		return err
+	}
+	results := []any{generic}
+	if o.query != nil {
+		if results, err = runQuery(o.query, generic); err != nil {
+			return err
+		}
+	}
+	for _, r := range results {
+		switch {
+		case o.Format == "yaml":
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+			if err := o.writeValue(w, r); err != nil {
+				return err
+			}
+		case o.Format != "json":
+			if err := o.writeValue(w, r); err != nil {
+				return err
+			}
+		default:
+			b, err := json.Marshal(r)
+			if err != nil {
+				return fmt.Errorf("encoding JSON: %w", err)
+			}
+			if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

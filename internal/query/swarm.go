@@ -21,12 +21,20 @@ import (
 // swarm now (wire.StaleAfter).
 const StaleAfter = wire.StaleAfter
 
+// SnapshotVersion is the version of the snapshot's format this clusterctl
+// reads (wire.SnapshotVersion).
+const SnapshotVersion = wire.SnapshotVersion
+
 // Snapshot is the swarm's status as its leader published it; SwarmNode one
 // node of it. The format is the node agent's and the CLI's contract
 // (internal/wire).
 type (
-	Snapshot  = wire.Snapshot
-	SwarmNode = wire.SwarmNode
+	Snapshot        = wire.Snapshot
+	SwarmNode       = wire.SwarmNode
+	SnapshotService = wire.SnapshotService
+	SnapshotTask    = wire.SnapshotTask
+	ServiceMode     = wire.ServiceMode
+	DockerPort      = wire.DockerPort
 )
 
 // S3API is what reading the snapshot needs from S3.
@@ -44,7 +52,8 @@ var ErrUntrusted = wire.ErrUntrusted
 // refused (errors.Is(err, ErrUntrusted)): see wire.ParseSnapshot.
 func ReadSnapshot(ctx context.Context, api S3API, bucket, cluster string) (*Snapshot, error) {
 	where := fmt.Sprintf("s3://%s/%s", bucket, names.StatusKey)
-	out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(names.StatusKey)})
+	out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(names.StatusKey)},
+		func(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true }) // published by the managers' aws s3 cp, with no checksum to check
 	if err != nil {
 		if wire.IsMissing(err) {
 			return nil, nil

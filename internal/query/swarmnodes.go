@@ -1,6 +1,7 @@
 package query
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -73,6 +74,28 @@ func rank(n SwarmNode) int {
 	return 1
 }
 
+// better says whether swarm node a is the one its instance runs now
+// rather than b (see rank).
+func better(a, b SwarmNode) bool { return rank(a) < rank(b) }
+
+// bestByInstance maps each instance id the swarm nodes name to the index
+// of its best node: the first of those no other is better than. One pass,
+// one comparison per node after an instance's first, whatever the number
+// of nodes naming one instance (anyone who may write the snapshot decides
+// that number: merging must stay linear in it).
+func bestByInstance(nodes []SwarmNode, better func(a, b SwarmNode) bool) map[string]int {
+	best := make(map[string]int, len(nodes))
+	for i, sn := range nodes {
+		if sn.InstanceID == "" {
+			continue
+		}
+		if at, ok := best[sn.InstanceID]; !ok || better(sn, nodes[at]) {
+			best[sn.InstanceID] = i
+		}
+	}
+	return best
+}
+
 // nodeSwarm is what the snapshot says of swarm node n (nil: the instance
 // has none); marks follow the status in parentheses.
 func (w Swarm) nodeSwarm(n *SwarmNode, marks ...string) *NodeSwarm {
@@ -106,18 +129,7 @@ func WithSwarm(nodes []Node, w Swarm, group string) []Node {
 	if w.Snapshot == nil {
 		return nodes
 	}
-	byInstance := map[string][]int{} // instance id → indexes into Snapshot.Nodes, best first
-	for i, sn := range w.Snapshot.Nodes {
-		if sn.InstanceID == "" {
-			continue
-		}
-		l := byInstance[sn.InstanceID]
-		at := len(l)
-		for at > 0 && rank(w.Snapshot.Nodes[l[at-1]]) > rank(sn) {
-			at--
-		}
-		byInstance[sn.InstanceID] = append(l[:at], append([]int{i}, l[at:]...)...)
-	}
+	best := bestByInstance(w.Snapshot.Nodes, better)
 	used := make([]bool, len(w.Snapshot.Nodes))
 	listed := map[string]bool{}
 	for i := range nodes {
@@ -126,13 +138,14 @@ func WithSwarm(nodes []Node, w Swarm, group string) []Node {
 			continue
 		}
 		listed[n.InstanceID] = true
-		if l := byInstance[n.InstanceID]; len(l) > 0 {
-			used[l[0]] = true
-			n.Swarm = w.nodeSwarm(&w.Snapshot.Nodes[l[0]])
+		if at, ok := best[n.InstanceID]; ok {
+			used[at] = true
+			n.Swarm = w.nodeSwarm(&w.Snapshot.Nodes[at])
 		} else {
 			n.Swarm = w.nodeSwarm(nil)
 		}
 	}
+	nodes = slices.Grow(nodes, len(w.Snapshot.Nodes)-len(best))
 	for i, sn := range w.Snapshot.Nodes {
 		g := sn.EngineLabels[names.EngineLabelGroup]
 		if used[i] || group != "" && g != group {

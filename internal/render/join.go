@@ -21,6 +21,15 @@ type Join struct {
 	// ManagersKey is the bucket key of the live managers' addresses.
 	ManagersKey     string
 	ContractVersion string
+	// VpcCidr is no core output: the VPC's CIDR as EC2 says it, who may
+	// connect to a group's internal load balancer by default. Only a
+	// group with such a load balancer needs it.
+	VpcCidr string
+	// LogGroupName and LogDriver are the cluster's log group and its
+	// engines' log driver: not part of the contract (no group parameter
+	// carries them), they reach the node configuration. Empty for a core
+	// that has no log group yet: its nodes keep the engine's own logs.
+	LogGroupName, LogDriver string
 }
 
 // Outputs returns j as the core's outputs (and so the group's join
@@ -93,6 +102,11 @@ func JoinFromOutputs(outputs map[string]string) (Join, error) {
 		ManagersKey:            get(names.OutputManagersKey),
 		ContractVersion:        get(names.OutputContractVersion),
 	}
+	// Both or neither: a log group without a driver says nothing of what
+	// the engines should do with it.
+	if g, d := get(names.OutputLogGroupName), get(names.OutputLogDriver); g != "" && d != "" {
+		j.LogGroupName, j.LogDriver = g, d
+	}
 	for _, s := range strings.Split(get(names.OutputSubnetIDs), ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			j.SubnetIds = append(j.SubnetIds, s)
@@ -137,6 +151,8 @@ func (j Join) check() error {
 		{names.OutputAgentInstanceProfile, j.AgentInstanceProfile, "an instance profile ARN", instanceProfileRE.MatchString(j.AgentInstanceProfile)},
 		{names.OutputVpcID, j.VpcId, "a VPC id", vpcIDRE.MatchString(j.VpcId)},
 		{names.OutputContractVersion, j.ContractVersion, "a contract version number", contractRE.MatchString(j.ContractVersion)},
+		{names.OutputLogGroupName, j.LogGroupName, "the cluster's log group", j.LogGroupName == "" || j.LogGroupName == names.LogGroup(j.ClusterName)},
+		{names.OutputLogDriver, j.LogDriver, "a log driver", j.LogDriver == "" || j.LogDriver == names.LogDriverAWSLogs || j.LogDriver == names.LogDriverNone},
 	}
 	for _, c := range checks {
 		if !c.ok {

@@ -21,6 +21,40 @@ import (
 type metadata struct {
 	// Intent holds the settings no parameter carries (spec.Intent).
 	Intent map[string]any `json:"intent"`
+	// Logs is, in a group's template, where its node configuration sends
+	// the containers' output (nil: nowhere, the engine keeps it).
+	Logs *NodeLogs `json:"logs,omitempty"`
+}
+
+// NodeLogs is where a group's nodes send their containers' output: the
+// core's log group and log driver when the node configuration was
+// rendered.
+type NodeLogs struct {
+	Group  string `json:"group"`
+	Driver string `json:"driver"`
+}
+
+// String says it for a plan: "awslogs to /clusterctl/prod", or "(none)".
+func (l *NodeLogs) String() string {
+	if l == nil || l.Group == "" {
+		return "(none)"
+	}
+	return l.Driver + " to " + l.Group
+}
+
+// ReadNodeLogs reads, from a deployed group's template, where its nodes
+// send their containers' output (nil: nowhere, as before clusterctl had
+// log groups).
+func ReadNodeLogs(template []byte) *NodeLogs {
+	var t struct {
+		Metadata map[string]struct {
+			Logs *NodeLogs `json:"logs"`
+		}
+	}
+	if json.Unmarshal(template, &t) != nil {
+		return nil
+	}
+	return t.Metadata[names.MetadataKey].Logs
 }
 
 func intentOf(v any) (metadata, error) {

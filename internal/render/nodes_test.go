@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,7 +122,8 @@ func TestControlProgramEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog, err := controlProgram(coreData{N: names.Template(), Cluster: v.cluster, HookName: names.LifecycleHook(v.cluster)})
+	group := names.LogGroup(v.cluster)
+	prog, err := controlProgram(coreData{N: names.Template(), Cluster: v.cluster, HookName: names.LifecycleHook(v.cluster), LogGroup: group, LogOpts: logOpts(group)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +345,12 @@ func TestUserDataChecked(t *testing.T) {
 	if err := check(edit(func(s string) string { return s + "echo ${HOME}\n" })); err == nil || !strings.Contains(err.Error(), "user data of ControlLaunchTemplate: ${HOME} is neither") {
 		t.Errorf("shell expansion in Fn::Sub: %v", err)
 	}
-	if err := check(edit(func(s string) string { return s + "echo ${Bucket.Arn} ${InstanceType}\n" })); err != nil {
+	// Size-neutral: the attribute and the parameter in place of as many
+	// bytes of the program as their longest values take.
+	if err := check(edit(func(s string) string {
+		prog := slices.MaxFunc(strings.Split(s, "\n"), func(a, b string) int { return len(a) - len(b) })
+		return strings.Replace(s, prog, prog[:len(prog)-2*maxSubValue("")], 1) + "echo ${Bucket.Arn} ${InstanceType}\n"
+	})); err != nil {
 		t.Errorf("resource attribute and parameter: %v", err)
 	}
 	// Just under the limit as written, over it once 20 stack names of up to
@@ -388,7 +395,8 @@ func TestBucketPermissions(t *testing.T) {
 			continue
 		}
 		switch r := fmt.Sprint(dig(st, "Resource", "Fn::Sub")); r {
-		case "${Bucket.Arn}/" + names.SwarmPrefix + "/*", "${Bucket.Arn}/" + names.ControlPrefix + "/*", "${Bucket.Arn}/" + names.StatusKey:
+		case "${Bucket.Arn}/" + names.SwarmPrefix + "/*", "${Bucket.Arn}/" + names.ControlPrefix + "/*", "${Bucket.Arn}/" + names.StatusKey,
+			"${Bucket.Arn}/" + names.CommandPrefix + "/*": // Run Command's output of the docker commands
 		default:
 			t.Errorf("control role statement %v outside the swarm and control prefixes and the status", st)
 		}
@@ -412,6 +420,56 @@ func TestBucketPermissions(t *testing.T) {
 	}
 	if strings.HasPrefix(names.ControlPrefix+"/", names.JoinPrefix+"/") {
 		t.Error("what only managers may read is under the agents' prefix")
+	}
+}
+
+// TestCommandOutputPrefix checks the prefix where Run Command writes the
+// output of the docker commands: the managers may write it (and read the
+// standard input put there), the agents may not touch it, and what it
+// holds expires after a day.
+func TestCommandOutputPrefix(t *testing.T) {
+	r, err := variants()[0].render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := obj(decode(t, r.Template)["Resources"])
+	where := "${Bucket.Arn}/" + names.CommandPrefix + "/*"
+	writes := false
+	for _, st := range roleStatements(res, "ControlRole") {
+		if dig(st, "Resource", "Fn::Sub") == where && jsonEqual(st["Action"], []any{"s3:PutObject", "s3:GetObject"}) && st["Effect"] == "Allow" {
+			writes = true
+		}
+	}
+	if !writes {
+		t.Error("the managers may not write the command output")
+	}
+	for _, st := range roleStatements(res, "AgentRole") {
+		if strings.Contains(fmt.Sprint(st["Resource"]), names.CommandPrefix) {
+			t.Errorf("agents are allowed %v", st)
+		}
+	}
+	denied := false
+	for _, p := range resourcesOfType(res, "AWS::S3::BucketPolicy") {
+		for _, s := range list(dig(p, "Properties", "PolicyDocument", "Statement")) {
+			st := obj(s)
+			if st["Effect"] == "Deny" && st["Action"] == "s3:*" && dig(st, "Resource", "Fn::Sub") == where &&
+				jsonEqual(dig(st, "Condition", "ArnEquals", "aws:PrincipalArn", "Fn::GetAtt"), []any{"AgentRole", "Arn"}) {
+				denied = true
+			}
+		}
+	}
+	if !denied {
+		t.Error("the bucket policy does not keep the agents from the command output")
+	}
+	expires := false
+	for _, rule := range list(dig(res, names.ResourceBucket, "Properties", "LifecycleConfiguration", "Rules")) {
+		rl := obj(rule)
+		if rl["Prefix"] == names.CommandPrefix+"/" && rl["Status"] == "Enabled" && fmt.Sprint(rl["ExpirationInDays"]) == "1" {
+			expires = true
+		}
+	}
+	if !expires {
+		t.Error("the command output does not expire after a day")
 	}
 }
 

@@ -60,9 +60,12 @@ type coreData struct {
 	N                                 names.Set
 	Cluster, Version, ContractVersion string
 	HookName                          string // the termination lifecycle hook of the managers
+	LogGroup                          string // the cluster's log group
+	LogOpts                           string // logOpts(LogGroup)
 	Metadata                          metadata
 	Program                           string // the control node program, gzip and base64
 	UserData                          string
+	Tags                              []label // the operator's, sorted by key
 }
 
 // RequestMaxAge is names.RequestMaxAge in seconds, for control.sh.tmpl.
@@ -73,6 +76,7 @@ type groupData struct {
 	N                                              names.Set
 	Cluster, Group, Name, Version, ContractVersion string
 	Labels                                         []label // sorted by key
+	Tags                                           []label // the operator's, sorted by key
 	NodeKey, NodeSHA256                            string  // the node configuration in the bucket
 	HookName                                       string
 	UserData                                       string
@@ -83,9 +87,28 @@ type groupData struct {
 	Mixed, Spot     bool
 	InstanceTypes   []string
 	SpotAllocations []string
+	loadBalancerData
 }
 
 type label struct{ Key, Value string }
+
+// tagList is the operator's tags in key order, for the templates.
+func tagList(t spec.Tags) []label {
+	var out []label
+	for _, k := range t.Keys() {
+		out = append(out, label{k, t[k]})
+	}
+	return out
+}
+
+// withTags adds the operator's tags to a stack's own; spec refuses keys
+// of clusterctl's, so none is overwritten.
+func withTags(own map[string]string, t spec.Tags) map[string]string {
+	for k, v := range t {
+		own[k] = v
+	}
+	return own
+}
 
 // Core renders the core stack of cluster from its spec.
 func Core(cluster string, core spec.Core, version string) (*Rendered, error) {
@@ -110,7 +133,7 @@ func renderCore(cluster string, core spec.Core, version string) (*Rendered, erro
 		return nil, err
 	}
 	data := coreData{N: names.Template(), Cluster: cluster, Version: version, ContractVersion: ContractVersion,
-		HookName: names.LifecycleHook(cluster), Metadata: meta}
+		HookName: names.LifecycleHook(cluster), Metadata: meta, Tags: tagList(core.Tags), LogGroup: names.LogGroup(cluster), LogOpts: logOpts(names.LogGroup(cluster))}
 	data.UserData, err = controlUserData(data)
 	if err != nil {
 		return nil, err
@@ -126,12 +149,12 @@ func renderCore(cluster string, core spec.Core, version string) (*Rendered, erro
 		StackName:  cluster,
 		Template:   body,
 		Parameters: params,
-		Tags: map[string]string{
+		Tags: withTags(map[string]string{
 			names.TagCluster: cluster,
 			names.TagRole:    names.RoleCore,
 			names.TagGroup:   names.GroupControl,
 			names.TagVersion: version,
-		},
+		}, core.Tags),
 		Capabilities: []string{"CAPABILITY_IAM"},
 	}
 	if err := check(r); err != nil {
@@ -170,6 +193,9 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 	if err != nil {
 		return nil, err
 	}
+	if join.LogGroupName != "" {
+		meta.Logs = &NodeLogs{Group: join.LogGroupName, Driver: join.LogDriver}
+	}
 	subnets, subnetsTag := join.SubnetIds, names.SubnetsCore
 	if len(g.SubnetIDs) > 0 {
 		subnets, subnetsTag = g.SubnetIDs, names.SubnetsOwn
@@ -190,9 +216,10 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 	data := groupData{
 		N:       names.Template(),
 		Cluster: cluster, Group: g.Name, Name: name, Version: version,
-		ContractVersion: ContractVersion, Labels: labels, Metadata: meta,
+		ContractVersion: ContractVersion, Labels: labels, Tags: tagList(g.Tags), Metadata: meta,
 		HookName: names.LifecycleHook(cluster),
 		Mixed:    g.Mixed(), Spot: g.Spot, InstanceTypes: g.InstanceType, SpotAllocations: spec.SpotAllocations(),
+		loadBalancerData: loadBalancerOf(g, join.VpcCidr),
 	}
 	engine, err := engineLabels(g.Name, labels)
 	if err != nil {
@@ -202,6 +229,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		Cluster: cluster, Group: g.Name, Bucket: join.BucketName, ManagersKey: join.ManagersKey,
 		ContractVersion: ContractVersion, InstanceTypes: g.InstanceType.String(), ImageParameter: imageParam, ImageID: imageID,
 		LabelList: labelList, EngineLabels: engine, N: names.Template(),
+		LogGroup: join.LogGroupName, LogDriver: join.LogDriver, LogOpts: logOpts(join.LogGroupName),
 	})
 	if err != nil {
 		return nil, err
@@ -225,6 +253,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 			delete(params, k)
 		}
 	}
+	loadBalancerParameters(params, g, data.loadBalancerData)
 	params[names.ParamSubnetIDs] = strings.Join(subnets, ",")
 	params[names.ParamImageParameter] = imageParam
 	params[names.ParamImageID] = imageID
@@ -234,7 +263,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		StackName:  name,
 		Template:   body,
 		Parameters: params,
-		Tags: map[string]string{
+		Tags: withTags(map[string]string{
 			names.TagCluster: cluster,
 			names.TagRole:    names.RoleAgents,
 			names.TagGroup:   g.Name,
@@ -242,18 +271,21 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 			names.TagLabels:  labelsTag,
 			names.TagImage:   imageTag,
 			names.TagSubnets: subnetsTag,
-		},
+		}, g.Tags),
 		Capabilities: []string{},
 		Artifacts:    []Artifact{node},
 	}
 	if err := check(r); err != nil {
+		if g.Published() && len(r.Template) > MaxTemplateBytes {
+			return nil, fmt.Errorf("%w: %d published ports are more than one group's template holds (each adds a listener, a target group and security group rules)", err, len(g.Publish))
+		}
 		return nil, err
 	}
 	return r, nil
 }
 
 // execute renders the JSON template name from the files matching pattern and
-// returns it re-indented, after checking that it is valid JSON.
+// returns it compacted, after checking that it is valid JSON.
 func execute(pattern, name string, data any) ([]byte, error) {
 	t, err := parse(pattern)
 	if err != nil {
@@ -268,9 +300,11 @@ func execute(pattern, name string, data any) ([]byte, error) {
 		err := json.Unmarshal(buf.Bytes(), &v) // for the position of the error
 		return nil, fmt.Errorf("%s renders invalid JSON: %w", name, err)
 	}
+	// Compact: CloudFormation counts every byte of the body against its
+	// 51,200-byte limit, and indentation alone was a third of the core's.
 	var out bytes.Buffer
-	if err := json.Indent(&out, bytes.TrimSpace(buf.Bytes()), "", "  "); err != nil {
-		return nil, fmt.Errorf("indenting %s: %w", name, err)
+	if err := json.Compact(&out, bytes.TrimSpace(buf.Bytes())); err != nil {
+		return nil, fmt.Errorf("compacting %s: %w", name, err)
 	}
 	out.WriteByte('\n')
 	return out.Bytes(), nil
@@ -282,10 +316,11 @@ func execute(pattern, name string, data any) ([]byte, error) {
 // free of global state.
 func parse(pattern string) (*template.Template, error) {
 	t, err := template.New("").Option("missingkey=error").Funcs(template.FuncMap{
-		"json": jsonString,
-		"ref":  subRef,
-		"sub":  subLiteral,
-		"sh":   shellQuote,
+		"json":  jsonString,
+		"ref":   subRef,
+		"sub":   subLiteral,
+		"sh":    shellQuote,
+		"upper": strings.ToUpper,
 	}).ParseFS(templates.FS, pattern, "node/*.tmpl")
 	if err != nil {
 		return nil, fmt.Errorf("parsing templates %s: %w", pattern, err)

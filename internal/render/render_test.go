@@ -30,6 +30,8 @@ var testJoin = Join{
 	SubnetIds:              []string{"subnet-0000000000000000a", "subnet-0000000000000000b"},
 	ManagersKey:            names.ManagersKey,
 	ContractVersion:        ContractVersion,
+	LogGroupName:           "/clusterctl/prod",
+	LogDriver:              names.LogDriverAWSLogs,
 }
 
 const testVersion = "1.2.3"
@@ -61,6 +63,7 @@ func variants() []variant {
 		{name: "core-ssh-key-ami", cluster: "prod", core: &spec.Core{
 			InstanceType: "m5.large", ImageID: "ami-0abcdef1234567890", KeyName: "ops", SSHCIDR: "203.0.113.0/24",
 			VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds, VolumeSize: intp(50), Managers: intp(3),
+			LogRetentionDays: intp(90), LogKMSKey: "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab", LogDriver: names.LogDriverNone,
 		}},
 		{name: "core-ssm-graviton", cluster: "arm", core: &spec.Core{
 			InstanceType: "c7gn.large", ImageID: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-6.1-arm64",
@@ -94,8 +97,84 @@ func variants() []variant {
 			OnDemandBase: intp(1), OnDemandPercent: intp(25), SpotAllocation: spec.SpotCapacityOptimized,
 			Count: intp(6), Max: intp(12), Labels: spec.Labels{"role": "batch"},
 		}},
+		// Load balancers: internet-facing with TLS ending at it, and
+		// internal (allowed from the VPC by default) with a UDP port, a
+		// node port of its own and access logs.
+		{name: "group-lb", cluster: "prod", join: testJoin, group: &spec.Group{
+			Name: "web", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2),
+			Publish: spec.Ports{"80", "443/tls"}, Certificate: testCertificate,
+		}},
+		{name: "group-lb-internal", cluster: "prod", join: lbJoin, group: &spec.Group{
+			Name: "dns", InstanceType: spec.InstanceTypes{"c5.large"}, Spot: true, Count: intp(3),
+			Publish: spec.Ports{"53/udp", "8080:30080", "8443:30080/tls"}, LoadBalancer: spec.SchemeInternal,
+			Certificate: testCertificate, DeregistrationDelay: intp(120), AccessLogs: "prod-lb-logs",
+		}},
+		{name: "group-lb-allow-from", cluster: "prod", join: testJoin, group: &spec.Group{
+			Name: "api", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2),
+			Publish: spec.Ports{"443:30443", "8443"}, AllowFrom: []string{"203.0.113.0/24", "198.51.100.0/24"},
+		}},
+		// The operator's own tags, with characters JSON must escape.
+		{name: "core-tags", cluster: "prod", core: &spec.Core{
+			InstanceType: "t3.medium", VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds,
+			Tags: spec.Tags{"cost-center": "4711", "owner": "Jane \"JD\" Doe"},
+		}},
+		{name: "group-tags", cluster: "prod", join: testJoin, group: &spec.Group{
+			Name: "tagged", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"},
+			Tags: spec.Tags{"cost-center": "4711", "team": "payments"},
+		}},
 	}
 }
+
+// The operator's tags are on the stack (CloudFormation puts them on its
+// taggable resources) and in the launch template's tag specifications,
+// so that every instance and volume carries them from its launch.
+func TestCustomTags(t *testing.T) {
+	for _, v := range variants() {
+		want := map[string]string{}
+		lt := "LaunchTemplate"
+		if v.core != nil {
+			maps.Copy(want, v.core.Tags)
+			lt = "ControlLaunchTemplate"
+		} else {
+			maps.Copy(want, v.group.Tags)
+		}
+		t.Run(v.name, func(t *testing.T) {
+			r, err := v.render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, val := range want {
+				if r.Tags[k] != val {
+					t.Errorf("stack tag %s = %q, want %q", k, r.Tags[k], val)
+				}
+			}
+			specs := map[string]map[string]string{}
+			for _, ts := range list(dig(decode(t, r.Template), "Resources", lt, "Properties", "LaunchTemplateData", "TagSpecifications")) {
+				tags := map[string]string{}
+				for _, tag := range list(obj(ts)["Tags"]) {
+					tags[obj(tag)["Key"].(string)] = obj(tag)["Value"].(string)
+				}
+				specs[obj(ts)["ResourceType"].(string)] = tags
+			}
+			for _, res := range []string{"instance", "volume"} {
+				for k, val := range want {
+					if specs[res][k] != val {
+						t.Errorf("%s tag %s = %q, want %q", res, k, specs[res][k], val)
+					}
+				}
+			}
+			if len(want) == 0 && len(specs["instance"]) > 0 && v.group != nil && len(v.group.Labels) == 0 {
+				t.Errorf("instance tags without labels or tags: %v", specs["instance"])
+			}
+		})
+	}
+}
+
+const testCertificate = "arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-0000-1111-2222-333344445555"
+
+// lbJoin is testJoin with the VPC's CIDR, which an internal load balancer
+// allows by default.
+var lbJoin = func() Join { j := testJoin; j.VpcCidr = "10.0.0.0/16"; return j }()
 
 // stackMeta is everything of a Rendered but the template and the artifact
 // bodies, for golden files.
@@ -122,7 +201,12 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, v.name+".golden.json", r.Template)
+			// Indented for review; the body itself is compact.
+			var pretty bytes.Buffer
+			if err := json.Indent(&pretty, bytes.TrimSpace(r.Template), "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, v.name+".golden.json", append(pretty.Bytes(), '\n'))
 			golden(t, v.name+".stack.golden.json", append(meta, '\n'))
 			if len(r.Artifacts) > 0 {
 				golden(t, v.name+".node.golden.sh", r.Artifacts[0].Body)
@@ -171,12 +255,12 @@ func TestDeterministic(t *testing.T) {
 		if !bytes.HasSuffix(a.Template, []byte("}\n")) || bytes.HasSuffix(a.Template, []byte("\n\n")) {
 			t.Errorf("%s: template does not end in exactly one newline", v.name)
 		}
-		var ind bytes.Buffer
-		if err := json.Indent(&ind, bytes.TrimSpace(a.Template), "", "  "); err != nil {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, bytes.TrimSpace(a.Template)); err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(append(ind.Bytes(), '\n'), a.Template) {
-			t.Errorf("%s: template is not indented JSON", v.name)
+		if !bytes.Equal(append(compact.Bytes(), '\n'), a.Template) {
+			t.Errorf("%s: template is not compact JSON", v.name)
 		}
 	}
 }
@@ -314,7 +398,7 @@ func TestJoinFromOutputsRefusesTamperedValues(t *testing.T) {
 
 func TestParametersMatchTemplate(t *testing.T) {
 	// Parameters that may legitimately be empty when deployed.
-	optional := map[string]bool{"ImageId": true, "KeyName": true, "SshCidr": true}
+	optional := map[string]bool{"ImageId": true, "KeyName": true, "SshCidr": true, "AccessLogsBucket": true, "LogKmsKey": true}
 	for _, v := range variants() {
 		r, err := v.render()
 		if err != nil {
@@ -391,8 +475,9 @@ func TestCoreContent(t *testing.T) {
 			}
 			// The managers' own termination notices still reach the queue
 			// when the stack is deleted: the rule and the queue's policy go
-			// after the managers.
-			if deps := obj(res[names.ResourceManagerGroup])["DependsOn"]; !jsonEqual(deps, []any{"LifecycleRule", "LifecycleQueuePolicy"}) {
+			// after the managers; the managers start with their right to
+			// write to the log group.
+			if deps := obj(res[names.ResourceManagerGroup])["DependsOn"]; !jsonEqual(deps, []any{"LifecycleRule", "LifecycleQueuePolicy", "LogsPolicy"}) {
 				t.Errorf("managers' group DependsOn %v", deps)
 			}
 			tlsOnly := false
@@ -474,7 +559,9 @@ func TestCoreContent(t *testing.T) {
 			if !slices.Equal(r.Capabilities, []string{"CAPABILITY_IAM"}) {
 				t.Errorf("capabilities %v", r.Capabilities)
 			}
-			if want := (map[string]string{names.TagCluster: v.cluster, names.TagRole: names.RoleCore, names.TagGroup: names.GroupControl, names.TagVersion: testVersion}); !maps.Equal(r.Tags, want) {
+			want := map[string]string{names.TagCluster: v.cluster, names.TagRole: names.RoleCore, names.TagGroup: names.GroupControl, names.TagVersion: testVersion}
+			maps.Copy(want, v.core.Tags)
+			if !maps.Equal(r.Tags, want) {
 				t.Errorf("stack tags %v, want %v", r.Tags, want)
 			}
 			if r.StackName != v.cluster {
@@ -552,6 +639,8 @@ func TestGroupContent(t *testing.T) {
 			wantTags(t, asgTags, map[string]string{
 				"Name": name, names.TagCluster: v.cluster, names.TagRole: names.RoleAgents, names.TagGroup: g.Name, names.TagVersion: testVersion,
 			})
+			// Its nodes name the cluster bucket, for list-nodes.
+			wantRefTag(t, asgTags, names.TagNodeBucket, names.OutputBucketName)
 
 			labelTags := map[string]string{}
 			for k, val := range g.Labels {
@@ -588,6 +677,7 @@ func TestGroupContent(t *testing.T) {
 				names.TagCluster: v.cluster, names.TagRole: names.RoleAgents, names.TagGroup: g.Name, names.TagVersion: testVersion,
 				names.TagLabels: wantLabels, names.TagImage: wantImage, names.TagSubnets: wantSubnets,
 			}
+			maps.Copy(want, g.Tags)
 			if !maps.Equal(r.Tags, want) {
 				t.Errorf("stack tags %v, want %v", r.Tags, want)
 			}
@@ -734,6 +824,7 @@ func checkManagerGroup(t *testing.T, doc map[string]any, cluster string) {
 		"Name": cluster + "-control", names.TagCluster: cluster, names.TagRole: names.RoleCore,
 		names.TagGroup: names.GroupControl, names.TagVersion: testVersion,
 	})
+	wantRefTag(t, tags, names.TagNodeBucket, names.ResourceBucket)
 	for _, tag := range tags {
 		if dig(tag, "PropagateAtLaunch") != true {
 			t.Errorf("tag %v not on the managers", tag)
@@ -781,9 +872,17 @@ func checkNodeSecurity(t *testing.T, res map[string]any) {
 		r := obj(x)
 		switch r["Type"] {
 		case "AWS::EC2::SecurityGroupIngress":
+			// The nodes admit their load balancer on the node ports,
+			// from its security group alone (checkLoadBalancer).
+			if dig(r, "Properties", "SourceSecurityGroupId", "Ref") == names.ResourceLoadBalancerSecurityGroup {
+				continue
+			}
 			rules = append(rules, obj(r["Properties"]))
 			conds[id] = r["Condition"]
 		case "AWS::EC2::SecurityGroup":
+			if id == names.ResourceLoadBalancerSecurityGroup {
+				continue // open to its clients by design (checkLoadBalancer)
+			}
 			for _, in := range list(dig(r, "Properties", "SecurityGroupIngress")) {
 				rules = append(rules, obj(in))
 			}
@@ -971,6 +1070,20 @@ func resourcesOfType(res map[string]any, typ string) []map[string]any {
 	return out
 }
 
+// wantRefTag checks that tags hold key, its value a Ref to ref.
+func wantRefTag(t *testing.T, tags []any, key, ref string) {
+	t.Helper()
+	for _, tg := range tags {
+		if k, _ := obj(tg)["Key"].(string); k == key {
+			if got := dig(tg, "Value", "Ref"); got != ref {
+				t.Errorf("tag %s = %v, want a Ref to %s", key, obj(tg)["Value"], ref)
+			}
+			return
+		}
+	}
+	t.Errorf("no tag %s among %v", key, tags)
+}
+
 func wantTags(t *testing.T, tags []any, want map[string]string) {
 	t.Helper()
 	got := map[string]string{}
@@ -1006,4 +1119,76 @@ func jsonEqual(a, b any) bool {
 	x, err1 := json.Marshal(a)
 	y, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+// The log group and driver come from the core's outputs when it has both,
+// and only the cluster's own log group is taken.
+func TestJoinLogOutputs(t *testing.T) {
+	base := testJoin.Outputs()
+	for _, tc := range []struct {
+		name          string
+		group, driver string
+		want          Join // LogGroupName and LogDriver
+		err           string
+	}{
+		{"both", "/clusterctl/prod", "awslogs", Join{LogGroupName: "/clusterctl/prod", LogDriver: "awslogs"}, ""},
+		{"driver none", "/clusterctl/prod", "none", Join{LogGroupName: "/clusterctl/prod", LogDriver: "none"}, ""},
+		{"a core without logs", "", "", Join{}, ""},
+		{"group alone", "/clusterctl/prod", "", Join{}, ""},
+		{"another cluster's group", "/clusterctl/other", "awslogs", Join{}, "core output LogGroupName is \"/clusterctl/other\""},
+		{"shell in the driver", "/clusterctl/prod", "awslogs'; touch x; '", Join{}, "core output LogDriver"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := maps.Clone(base)
+			out[names.OutputLogGroupName], out[names.OutputLogDriver] = tc.group, tc.driver
+			j, err := JoinFromOutputs(out)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.LogGroupName != tc.want.LogGroupName || j.LogDriver != tc.want.LogDriver {
+				t.Errorf("log group %q, driver %q; want %q, %q", j.LogGroupName, j.LogDriver, tc.want.LogGroupName, tc.want.LogDriver)
+			}
+		})
+	}
+}
+
+// A group of a core with a log group ships its containers' output there:
+// the node configuration's daemon.json names it, with the stream of a
+// swarm task found by its service, and a non-blocking driver.
+func TestNodeConfigLogs(t *testing.T) {
+	g := spec.Group{Name: "web", InstanceType: spec.InstanceTypes{"c5.large"}}
+	with, err := Group("prod", g, testJoin, testVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := string(with.Artifacts[0].Body)
+	for _, want := range []string{
+		"log_driver='awslogs'\n",
+		`"awslogs-group":"/clusterctl/prod"`,
+		`"mode":"non-blocking","max-buffer-size":"4m"`,
+		`"tag":"{{with index .ContainerLabels \\\"com.docker.swarm.service.name\\\"}}service/{{.}}{{else}}container{{end}}/{{.Name}}@%s"`,
+	} {
+		if !strings.Contains(node, want) {
+			t.Errorf("node configuration lacks %s", want)
+		}
+	}
+	without := testJoin
+	without.LogGroupName, without.LogDriver = "", ""
+	old, err := Group("prod", g, without, testVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := string(old.Artifacts[0].Body); strings.Contains(b, "awslogs-group") || !strings.Contains(b, "log_driver=''\n") {
+		t.Error("a core without a log group: the node configuration still names awslogs")
+	}
+	// The nodes are replaced when the core gains its log group.
+	if old.Artifacts[0].Key == with.Artifacts[0].Key {
+		t.Error("the node configuration did not change with the log group")
+	}
 }

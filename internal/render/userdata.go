@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -41,6 +42,10 @@ type nodeData struct {
 	Cluster, Group, Bucket, ManagersKey, ContractVersion string
 	InstanceTypes, ImageParameter, ImageID               string // the types comma-separated
 	LabelList                                            string // k=v,k=v or ""
+	// LogGroup and LogDriver are the core's (both empty for a core
+	// without a log group: the engine keeps its own logs).
+	LogGroup, LogDriver string
+	LogOpts             string // logOpts(LogGroup), "" without a log group
 	// EngineLabels are the engine labels the group gives every node, each
 	// a JSON string; the node adds what it really is (instance type,
 	// lifecycle, zone, instance id) from its instance metadata.
@@ -100,13 +105,19 @@ func stripComments(prog string) string {
 // backslash, no indented Python, and whitespace at the start of a line
 // inside a multi-line string otherwise only in jq programs, which ignore it
 // (TestControlProgramEmbedded checks each).
+// The comment after a setting's value goes too (name=word # what it is:
+// the word has no space, so the # starts a comment), and the reason after
+// a shellcheck directive (shellcheck reads the rest).
 func compact(prog string) string {
 	lines := strings.Split(stripComments(prog), "\n")
 	for i, l := range lines {
-		lines[i] = strings.TrimLeft(l, " \t")
+		lines[i] = settingComment.ReplaceAllString(strings.TrimLeft(l, " \t"), "$1")
 	}
 	return strings.Join(lines, "\n")
 }
+
+// settingComment is a setting followed by a comment.
+var settingComment = regexp.MustCompile(`^([a-z_]+=[^ \t]+|# shellcheck [^ \t]+)[ \t]+#.*$`)
 
 // gzipBase64 compresses s deterministically (no name, no time) and
 // encodes it in base64 lines of 76 characters.
@@ -148,6 +159,27 @@ func agentNode(data nodeData) (Artifact, string, error) {
 	sum := sha256.Sum256([]byte(s))
 	hash := hex.EncodeToString(sum[:])
 	return Artifact{Key: names.NodeConfigKey(data.Group, hash), Body: []byte(s)}, hash, nil
+}
+
+// logOpts is the format (for printf, in the node scripts) of the
+// daemon.json settings that ship every container's output to log group:
+// the region, the endpoint's setting (tests only) and the instance id go
+// in. A swarm task logs to stream service/<service>/<task>@<instance>, so
+// that a service's tasks are found by prefix and each line says where it
+// ran, as docker service logs does; any other container to
+// container/<name>@<instance> (the awslogs driver names the stream by its
+// tag, a template of the container). Non-blocking with a bounded buffer:
+// a CloudWatch outage never blocks a container, and docker logs reads the
+// engine's own copy (dual logging) all the same.
+func logOpts(group string) string {
+	if group == "" {
+		return ""
+	}
+	// The format's \\\" is printf's \" is JSON's ".
+	tag := `{{with index .ContainerLabels \\\"com.docker.swarm.service.name\\\"}}` + names.LogStreamService + "{{.}}{{else}}" +
+		strings.TrimSuffix(names.LogStreamContainer, "/") + "{{end}}/{{.Name}}@%s"
+	return `,"log-driver":"awslogs","log-opts":{"awslogs-group":"` + group + `","awslogs-region":"%s",%s` +
+		`"mode":"non-blocking","max-buffer-size":"4m","tag":"` + tag + `"}`
 }
 
 // engineLabels are the engine labels every node of a group gets, as JSON
@@ -207,6 +239,8 @@ func maxSubValue(name string) int {
 		return 32
 	case names.ResourceBucket:
 		return 63 // S3 bucket names
+	case names.ParamLogDriver:
+		return max(len(names.LogDriverAWSLogs), len(names.LogDriverNone))
 	case names.ResourceLifecycleQueue:
 		// https://sqs.<region>.<URL suffix>/<account>/<name of up to 80>
 		return len("https://sqs.") + 32 + 1 + 32 + 1 + 12 + 1 + 80

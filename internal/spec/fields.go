@@ -116,7 +116,7 @@ func value(v reflect.Value) any {
 	case reflect.Pointer:
 		return v.Elem().Interface()
 	case reflect.Map:
-		return map[string]string(v.Interface().(Labels))
+		return v.Convert(reflect.TypeFor[map[string]string]()).Interface()
 	}
 	return v.Interface()
 }

@@ -43,6 +43,8 @@ const (
 	DefaultMin              = 0
 	DefaultVolumeSize       = 30 // GiB
 	DefaultMaxBatch         = 1
+	DefaultLogRetentionDays = 30
+	DefaultLogDriver        = "awslogs"
 	// A spot group's defaults; without spot, every node is on-demand.
 	DefaultSpotOnDemandBase    = 0
 	DefaultSpotOnDemandPercent = 0
@@ -103,6 +105,13 @@ type Core struct {
 	SubnetIDs            []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated; the managers are spread over their zones (default: the VPC's default subnets)." file:"Subnets; the managers are spread over their zones (default: the VPC's default subnets)." cfn:"SubnetIds" unset:"default"`
 	VolumeSize           *int     `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size of each manager in GiB (default 20)." cfn:"VolumeSize"`
 	Managers             *int     `json:"managers,omitempty" yaml:"managers,omitempty" name:"managers" placeholder:"N" help:"Number of swarm managers: 1, 3 or 5 (default 1; 3 keeps the swarm through the loss of one)." cfn:"Managers"`
+	// Tags are intent: recorded with the template, put on the stack and
+	// written into the launch template, so they reach every resource.
+	Tags Tags `json:"tags,omitempty" yaml:"tags,omitempty" name:"tags" placeholder:"KEY=VALUE,..." help:"AWS tags key=value[,key=value] on the stack and every resource it makes, instances and volumes included (repeatable; on update-core they replace the previous set)." file:"AWS tags, key: value: on the stack and every resource it makes, instances and volumes included." unset:"none"`
+	// The cluster's CloudWatch log group and what ships to it.
+	LogRetentionDays *int   `json:"logRetentionDays,omitempty" yaml:"logRetentionDays,omitempty" name:"log-retention-days" placeholder:"DAYS" help:"Days the cluster's log group keeps events: a value CloudWatch allows (1, 3, 5, 7, 14, 30, ... 3653; default 30)." cfn:"LogRetentionDays"`
+	LogKMSKey        string `json:"logKmsKey,omitempty" yaml:"logKmsKey,omitempty" name:"log-kms-key" placeholder:"ARN" help:"ARN of a KMS key that encrypts the log group (default: CloudWatch's own encryption)." cfn:"LogKmsKey" unset:"CloudWatch's"`
+	LogDriver        string `json:"logDriver,omitempty" yaml:"logDriver,omitempty" name:"log-driver" placeholder:"DRIVER" help:"Log driver of every node's engine: awslogs (default: containers log to the cluster's log group) or none (the engine's own json-file)." cfn:"LogDriver"`
 }
 
 // Group is one agent group: an Auto Scaling group of one instance type,
@@ -129,8 +138,20 @@ type Group struct {
 	SSHCIDR    string   `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to the group's nodes from this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
 	KeyName    string   `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair of the group's nodes." cfn:"KeyName" unset:"none"`
 	// AllowSSHFromAnywhere: see Core.
-	AllowSSHFromAnywhere bool          `json:"allowSshFromAnywhere,omitempty" yaml:"allowSshFromAnywhere,omitempty" name:"allow-ssh-from-anywhere" help:"Allow --ssh-cidr 0.0.0.0/0: SSH open to the whole internet." unset:"no"`
-	RollingUpdate        RollingUpdate `json:"rollingUpdate,omitzero" yaml:"rollingUpdate,omitempty" embed:"" file:"How an update that changes the nodes replaces them."`
+	AllowSSHFromAnywhere bool `json:"allowSshFromAnywhere,omitempty" yaml:"allowSshFromAnywhere,omitempty" name:"allow-ssh-from-anywhere" help:"Allow --ssh-cidr 0.0.0.0/0: SSH open to the whole internet." unset:"no"`
+
+	// The group's load balancer (publish.go): present when ports are
+	// published; the other settings mean nothing without them.
+	Publish             Ports    `json:"publish,omitempty" yaml:"publish,omitempty" name:"publish" placeholder:"PORT[:NODEPORT][/tcp|udp|tls],..." help:"Put a Network Load Balancer in front of the group with a listener per port, forwarding to the node port (default: the port); tls ends TLS at the load balancer (--publish \"\" on update-group removes it)." file:"Ports a Network Load Balancer in front of the group listens on, each PORT[:NODEPORT][/tcp|udp|tls], forwarded to the node port (default: the port); tls ends TLS at the load balancer." unset:"none"`
+	LoadBalancer        string   `json:"loadBalancer,omitempty" yaml:"loadBalancer,omitempty" name:"load-balancer" placeholder:"SCHEME" help:"With --publish: internet-facing (default) or internal." file:"With publish: internet-facing (default) or internal." cfn:"LoadBalancerScheme" unset:"none"`
+	AllowFrom           []string `json:"allowFrom,omitempty" yaml:"allowFrom,omitempty" name:"allow-from" placeholder:"CIDR" help:"With --publish: IPv4 CIDRs allowed to connect, comma-separated (default: anywhere for internet-facing, the VPC's CIDR for internal)." file:"With publish: IPv4 CIDRs allowed to connect (default: anywhere for internet-facing, the VPC's CIDR for internal)." unset:"default"`
+	Certificate         string   `json:"certificate,omitempty" yaml:"certificate,omitempty" name:"certificate" placeholder:"ACM_ARN" help:"With tls ports: the ACM certificate the load balancer ends TLS with." file:"With tls ports: the ACM certificate the load balancer ends TLS with." cfn:"CertificateArn" unset:"none"`
+	DeregistrationDelay *int     `json:"deregistrationDelay,omitempty" yaml:"deregistrationDelay,omitempty" name:"deregistration-delay" placeholder:"SECONDS" help:"With --publish: seconds a node leaving the load balancer keeps its connections before its drain starts (default 30)." file:"With publish: seconds a node leaving the load balancer keeps its connections before its drain starts (default 30)." cfn:"DeregistrationDelay" unset:"none"`
+	AccessLogs          string   `json:"accessLogs,omitempty" yaml:"accessLogs,omitempty" name:"access-logs" placeholder:"BUCKET" help:"With --publish: S3 bucket the load balancer writes its access logs to (off by default)." file:"With publish: S3 bucket the load balancer writes its access logs to (off by default)." cfn:"AccessLogsBucket" unset:"off"`
+
+	RollingUpdate RollingUpdate `json:"rollingUpdate,omitzero" yaml:"rollingUpdate,omitempty" embed:"" file:"How an update that changes the nodes replaces them."`
+	// Tags: see Core.
+	Tags Tags `json:"tags,omitempty" yaml:"tags,omitempty" name:"tags" placeholder:"KEY=VALUE,..." help:"AWS tags key=value[,key=value] on the group's stack and every resource it makes, instances and volumes included (repeatable; on update-group they replace the previous set)." file:"AWS tags, key: value: on the group's stack and every resource it makes, instances and volumes included." unset:"none"`
 }
 
 // RollingUpdate shapes how an update that changes the nodes replaces them.
@@ -156,6 +177,22 @@ func (c *Core) Default() {
 	c.VolumeSize = ptr(c.Volume())
 	c.Managers = ptr(c.ManagerCount())
 	c.SubnetIDs = nilIfEmpty(c.SubnetIDs)
+	if len(c.Tags) == 0 {
+		c.Tags = nil
+	}
+	c.LogRetentionDays = ptr(c.LogRetention())
+	c.LogDriver = c.Logging()
+}
+
+// LogRetention is how many days the log group keeps events, defaulted.
+func (c Core) LogRetention() int { return orDefault(c.LogRetentionDays, DefaultLogRetentionDays) }
+
+// Logging is the engines' log driver, defaulted.
+func (c Core) Logging() string {
+	if c.LogDriver == "" {
+		return DefaultLogDriver
+	}
+	return c.LogDriver
 }
 
 // ManagerCount is the number of swarm managers, defaulted.
@@ -192,7 +229,17 @@ func (g *Group) Default() {
 	if len(g.Labels) == 0 {
 		g.Labels = nil
 	}
+	if len(g.Tags) == 0 {
+		g.Tags = nil
+	}
 	g.SubnetIDs = nilIfEmpty(g.SubnetIDs)
+	g.Publish = g.Publish.canonical()
+	g.AllowFrom = nilIfEmpty(g.AllowFrom)
+	if g.Published() {
+		// Without a load balancer its settings stay unset.
+		g.LoadBalancer = g.Scheme()
+		g.DeregistrationDelay = ptr(g.Deregistration())
+	}
 }
 
 // Mixed tells whether the group needs a mixed instances policy: several
@@ -242,6 +289,15 @@ func (c *Core) Trim() {
 	if c.Volume() == DefaultCoreVolumeSize {
 		c.VolumeSize = nil
 	}
+	if c.ManagerCount() == DefaultManagers {
+		c.Managers = nil
+	}
+	if c.LogRetention() == DefaultLogRetentionDays {
+		c.LogRetentionDays = nil
+	}
+	if c.Logging() == DefaultLogDriver {
+		c.LogDriver = ""
+	}
 }
 
 // Trim leaves out the group's settings at their default. The count stays:
@@ -269,6 +325,12 @@ func (g *Group) Trim() {
 	}
 	if g.SpotAllocationStrategy() == DefaultSpotAllocation {
 		g.SpotAllocation = ""
+	}
+	if g.LoadBalancer == SchemeInternetFacing {
+		g.LoadBalancer = ""
+	}
+	if g.Deregistration() == DefaultDeregistrationDelay {
+		g.DeregistrationDelay = nil
 	}
 }
 
@@ -308,8 +370,20 @@ func (g Group) Update(changes Group, given []string) Group {
 	out := g
 	out.InstanceType = slices.Clone(g.InstanceType)
 	out.Labels = cloneLabels(g.Labels)
+	out.Tags = cloneTags(g.Tags)
 	out.SubnetIDs = slices.Clone(g.SubnetIDs)
+	out.Publish = slices.Clone(g.Publish)
+	out.AllowFrom = slices.Clone(g.AllowFrom)
 	overlay(&out, &changes, given)
+	// Publishing nothing removes the load balancer and its settings with
+	// it, but for those given.
+	if slices.Contains(given, "publish") && !out.Published() {
+		for _, path := range lbSettings {
+			if !slices.Contains(given, path) {
+				fieldAt(&out, path).Value.SetZero()
+			}
+		}
+	}
 	if slices.Contains(given, "spot") && out.Spot != g.Spot {
 		for path, reset := range map[string]func(){
 			"onDemandBase":    func() { out.OnDemandBase = nil },
@@ -337,6 +411,7 @@ func (g Group) Update(changes Group, given []string) Group {
 func (c Core) Update(changes Core, given []string) Core {
 	out := c
 	out.SubnetIDs = slices.Clone(c.SubnetIDs)
+	out.Tags = cloneTags(c.Tags)
 	overlay(&out, &changes, given)
 	return out
 }

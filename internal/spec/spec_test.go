@@ -112,13 +112,16 @@ func validGroup() Group {
 		Labels: Labels{"role": "worker", "tier": "memory/hot"}, ImageID: "ami-0123456789abcdef0", VolumeSize: intp(50),
 		SubnetIDs: []string{"subnet-0aaa1111", "subnet-0bbb2222"}, SSHCIDR: "203.0.113.0/24", KeyName: "ops key",
 		AllowSSHFromAnywhere: true, RollingUpdate: RollingUpdate{MaxBatch: intp(2), MinInService: intp(1)},
+		Publish: Ports{"80:30080", "443:30080/tls", "53/udp"}, LoadBalancer: SchemeInternal, AllowFrom: []string{"10.0.0.0/16", "192.168.0.0/24"},
+		Certificate: "arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-0000-1111-2222-333344445555", DeregistrationDelay: intp(60), AccessLogs: "ops-lb-logs",
+		Tags: Tags{"cost-center": "4711", "owner": "Jane Doe"},
 	}
 }
 
 func validCore() Core {
 	return Core{InstanceType: "m5.large", ImageID: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64",
 		KeyName: "ops", SSHCIDR: "198.51.100.7/32", VpcID: "vpc-0123abcd", SubnetIDs: []string{"subnet-0aaa1111"}, VolumeSize: intp(8),
-		Managers: intp(3)}
+		Managers: intp(3), Tags: Tags{"team": "platform"}}
 }
 
 func manyLabels(n int) Labels {
@@ -186,6 +189,18 @@ func TestValidateGroup(t *testing.T) {
 				g.Labels[k] = strings.Repeat("v", 60)
 			}
 		}, "", "labels", "at most 256 allowed"},
+		{"clusterctl tag", func(g *Group) { g.Tags = Tags{"clusterctl:cluster": "other"} }, "", "tags", `invalid tag key "clusterctl:cluster": the prefix clusterctl: is reserved`},
+		{"clusterctl tag, any case", func(g *Group) { g.Tags = Tags{"ClusterCtl:owner": "me"} }, "", "tags", "the prefix clusterctl: is reserved"},
+		{"aws tag", func(g *Group) { g.Tags = Tags{"aws:cloudformation:stack-name": "x"} }, "", "tags", `invalid tag key "aws:cloudformation:stack-name": the prefix aws: is reserved for AWS`},
+		{"Name tag", func(g *Group) { g.Tags = Tags{"Name": "mine"} }, "", "tags", "clusterctl names the instances itself"},
+		{"empty tag key", func(g *Group) { g.Tags = Tags{"": "x"} }, "", "tags", "empty"},
+		{"empty tag value", func(g *Group) { g.Tags = Tags{"team": ""} }, "", "tags", `invalid tag value for key "team": empty`},
+		{"long tag key", func(g *Group) { g.Tags = Tags{strings.Repeat("k", 129): "x"} }, "", "tags", "129 characters, at most 128 allowed"},
+		{"long tag value", func(g *Group) { g.Tags = Tags{"cost-center": strings.Repeat("v", 257)} }, "", "tags", "257 characters, at most 256 allowed"},
+		{"tag value characters", func(g *Group) { g.Tags = Tags{"team": "a;b"} }, "", "tags", `invalid tag value "a;b" for key "team"`},
+		{"tag key characters", func(g *Group) { g.Tags = Tags{"team!": "a"} }, "", "tags", `invalid tag key "team!"`},
+		{"too many tags", func(g *Group) { g.Labels = nil; g.Tags = manyTags(40) }, "", "tags", "invalid tags: 40 given, at most 39 (AWS allows 50 tags per resource; clusterctl's own take 11)"},
+		{"too many tags beside labels", func(g *Group) { g.Labels = manyLabels(10); g.Tags = manyTags(30) }, "", "tags", "30 given, at most 29 beside the 10 labels"},
 		{"image", func(g *Group) { g.ImageID = "ubuntu" }, "", "imageId", `invalid image id "ubuntu"`},
 		{"image with 9 digits", func(g *Group) { g.ImageID = "ami-123456789" }, "", "imageId", "invalid image id"},
 		{"image path", func(g *Group) { g.ImageID = "/bad path" }, "", "imageId", "invalid image id"},
@@ -295,6 +310,9 @@ func TestValidateCore(t *testing.T) {
 		{"two managers", func(c *Core) { c.Managers = intp(2) }, "managers", "invalid number of managers 2: even, and 2 managers tolerate no more failures than 1 (a majority of 2 is 2): use 1 or 3"},
 		{"four managers", func(c *Core) { c.Managers = intp(4) }, "managers", "a majority of 4 is 3): use 3 or 5"},
 		{"seven managers", func(c *Core) { c.Managers = intp(7) }, "managers", "invalid number of managers 7: at most 5"},
+		{"clusterctl tag", func(c *Core) { c.Tags = Tags{"clusterctl:role": "core"} }, "tags", "the prefix clusterctl: is reserved"},
+		{"aws tag", func(c *Core) { c.Tags = Tags{"AWS:x": "y"} }, "tags", "the prefix aws: is reserved"},
+		{"too many tags", func(c *Core) { c.Tags = manyTags(40) }, "tags", "40 given, at most 39"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -399,7 +417,9 @@ func TestEverySettingHasAFlag(t *testing.T) {
 func TestParametersAreNamed(t *testing.T) {
 	known := []string{names.ParamInstanceType, names.ParamVolumeSize, names.ParamKeyName, names.ParamSSHCIDR, names.ParamVpcID,
 		names.ParamSubnetIDs, names.ParamDesiredCapacity, names.ParamMinSize, names.ParamMaxSize, names.ParamManagers,
-		names.ParamOnDemandBaseCapacity, names.ParamOnDemandPercentage, names.ParamSpotAllocationStrategy}
+		names.ParamOnDemandBaseCapacity, names.ParamOnDemandPercentage, names.ParamSpotAllocationStrategy,
+		names.ParamLoadBalancerScheme, names.ParamCertificateArn, names.ParamDeregistrationDelay, names.ParamAccessLogsBucket,
+		names.ParamLogRetentionDays, names.ParamLogKMSKey, names.ParamLogDriver}
 	for _, v := range []any{Core{}, Group{}} {
 		for _, f := range Fields(v) {
 			if p := f.Param(); p != "" && p != "-" && !slices.Contains(known, p) {
@@ -530,6 +550,30 @@ func TestTrim(t *testing.T) {
 	c.Trim()
 	if c.Core.VolumeSize != nil || c.Core.InstanceType != "" || c.Groups[0].Max != nil {
 		t.Errorf("trimmed cluster %+v", c)
+	}
+	for _, tt := range []struct {
+		name             string
+		in               Core
+		managers, volume bool // still set after Trim
+	}{
+		{"all defaults", Core{}, false, false},
+		{"one manager is the default", Core{Managers: intp(1)}, false, false},
+		{"three managers chosen", Core{Managers: intp(3)}, true, false},
+		{"volume chosen", Core{VolumeSize: intp(40), Managers: intp(5)}, true, true},
+	} {
+		t.Run("core "+tt.name, func(t *testing.T) {
+			core := tt.in
+			core.Default()
+			want := core
+			core.Trim()
+			if (core.Managers != nil) != tt.managers || (core.VolumeSize != nil) != tt.volume || core.InstanceType != want.InstanceType {
+				t.Errorf("trimmed %+v", core)
+			}
+			core.Default()
+			if !reflect.DeepEqual(core, want) {
+				t.Errorf("Default after Trim: %+v, want %+v", core, want)
+			}
+		})
 	}
 	c = Cluster{Core: Core{InstanceType: "m5.large", VolumeSize: intp(40)}}
 	c.Trim()
@@ -696,6 +740,57 @@ func TestLabelsForms(t *testing.T) {
 
 // Instance types come from flags (comma-separated, repeatable) and files
 // (a string or a list); one type is written as a string.
+// manyTags returns n valid tags.
+func manyTags(n int) Tags {
+	t := Tags{}
+	for i := range n {
+		t[fmt.Sprintf("tag%d", i)] = "v"
+	}
+	return t
+}
+
+// --tags reads k=v,k=v (a value may hold '='), repeatable; files hold a
+// mapping; the limits and reserved prefixes hold for both.
+func TestTagsForms(t *testing.T) {
+	for _, tt := range []struct {
+		flags []string
+		want  Tags
+		err   string
+	}{
+		{[]string{"team=payments,cost-center=42"}, Tags{"team": "payments", "cost-center": "42"}, ""},
+		{[]string{"team=payments", "env=prod"}, Tags{"team": "payments", "env": "prod"}, ""},
+		{[]string{"expr=a=b"}, Tags{"expr": "a=b"}, ""},
+		{[]string{"owner=Jane Doe"}, Tags{"owner": "Jane Doe"}, ""},
+		{[]string{""}, Tags{}, ""},
+		{[]string{"team"}, nil, `invalid tag "team": expected key=value`},
+		{[]string{"a=1,,b=2"}, nil, "empty entry"},
+		{[]string{"a=1", "a=2"}, nil, `key "a" given twice`},
+	} {
+		var got Tags
+		var err error
+		for _, f := range tt.flags {
+			if err = got.UnmarshalText([]byte(f)); err != nil {
+				break
+			}
+		}
+		switch {
+		case tt.err != "":
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: error %v, want %q", tt.flags, err, tt.err)
+			}
+		case err != nil || !maps.Equal(got, tt.want):
+			t.Errorf("%q: %v, %v; want %v", tt.flags, got, err, tt.want)
+		}
+	}
+	var c Cluster
+	if err := yaml.Unmarshal([]byte("core:\n  tags:\n    team: payments\ngroups:\n  - name: g\n    tags: {env: prod}\n"), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Core.Tags["team"] != "payments" || c.Groups[0].Tags["env"] != "prod" {
+		t.Errorf("from a file: %+v", c)
+	}
+}
+
 func TestInstanceTypesForms(t *testing.T) {
 	var flags InstanceTypes
 	if err := flags.UnmarshalText([]byte("m5.large, m5a.large,m6i.large")); err != nil {
@@ -863,7 +958,9 @@ func TestArgs(t *testing.T) {
 	got := strings.Join(Args(g), " ")
 	want := "--instance-type r5.large,r5a.large,r6i.large --spot --on-demand-base 1 --on-demand-percent 25 --spot-allocation capacity-optimized --count 3 --min 1 --max 5 --labels role=worker,tier=memory/hot --image-id ami-0123456789abcdef0 " +
 		"--volume-size 50 --subnet-ids subnet-0aaa1111,subnet-0bbb2222 --ssh-cidr 203.0.113.0/24 --key-name 'ops key' --allow-ssh-from-anywhere " +
-		"--max-batch 2 --min-in-service 1"
+		"--publish 80:30080,443:30080/tls,53/udp --load-balancer internal --allow-from 10.0.0.0/16,192.168.0.0/24 " +
+		"--certificate arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-0000-1111-2222-333344445555 --deregistration-delay 60 --access-logs ops-lb-logs " +
+		"--max-batch 2 --min-in-service 1 --tags 'cost-center=4711,owner=Jane Doe'"
 	if got != want {
 		t.Errorf("Args =\n%s\nwant\n%s", got, want)
 	}
@@ -894,5 +991,50 @@ func TestCoreUpdate(t *testing.T) {
 	checkFieldError(t, Core{Managers: intp(2)}.CheckGiven([]string{"managers"}), "managers", "even")
 	if err := (Core{Managers: intp(3)}).CheckGiven([]string{"managers"}); err != nil {
 		t.Errorf("an instance type not given was checked: %v", err)
+	}
+}
+
+// The core's log settings: retention as CloudWatch allows it, a key by
+// its ARN, a driver of the two.
+func TestCoreLogSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		core Core
+		want string // "" for valid
+	}{
+		{"defaults", Core{}, ""},
+		{"retention allowed", Core{LogRetentionDays: ptr(365)}, ""},
+		{"retention longest", Core{LogRetentionDays: ptr(3653)}, ""},
+		{"retention not allowed", Core{LogRetentionDays: ptr(31)}, "logRetentionDays: invalid log retention 31 days: CloudWatch Logs allows 1, 3, 5,"},
+		{"retention zero", Core{LogRetentionDays: ptr(0)}, "invalid log retention 0 days"},
+		{"key arn", Core{LogKMSKey: "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}, ""},
+		{"key alias", Core{LogKMSKey: "alias/logs"}, `logKmsKey: invalid KMS key "alias/logs"`},
+		{"key alias arn", Core{LogKMSKey: "arn:aws:kms:eu-west-1:123456789012:alias/logs"}, "invalid KMS key"},
+		{"key with shell", Core{LogKMSKey: "arn:aws:kms:eu-west-1:123456789012:key/$(x)"}, "invalid KMS key"},
+		{"driver none", Core{LogDriver: "none"}, ""},
+		{"driver awslogs", Core{LogDriver: "awslogs"}, ""},
+		{"driver other", Core{LogDriver: "json-file"}, `logDriver: invalid log driver "json-file": expected awslogs or none`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.core
+			err := c.Complete()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error = %v, want it to contain %q", err, tc.want)
+			case tc.want != "" && errs.ExitCode(err) != 2:
+				t.Fatalf("exit code %d, want 2", errs.ExitCode(err))
+			}
+		})
+	}
+	c := Core{}
+	c.Default()
+	if *c.LogRetentionDays != 30 || c.LogDriver != "awslogs" {
+		t.Errorf("defaults: retention %d, driver %q", *c.LogRetentionDays, c.LogDriver)
+	}
+	c.Trim()
+	if c.LogRetentionDays != nil || c.LogDriver != "" {
+		t.Errorf("Trim kept defaults: %+v", c)
 	}
 }

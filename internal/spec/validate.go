@@ -172,7 +172,41 @@ func (c Core) rules() []rule {
 		one("subnetIds", checkSubnets("subnetIds", c.SubnetIDs)),
 		one("volumeSize", checkVolume("volumeSize", c.Volume())),
 		one("managers", checkManagers("managers", c.ManagerCount())),
+		one("tags", checkTags("tags", c.Tags, 0)),
+		one("logRetentionDays", checkLogRetention("logRetentionDays", c.LogRetention())),
+		one("logKmsKey", checkKMSKey("logKmsKey", c.LogKMSKey)),
+		one("logDriver", checkLogDriver("logDriver", c.Logging())),
 	}
+}
+
+// LogRetentions are the retention periods, in days, CloudWatch Logs
+// accepts for a log group.
+func LogRetentions() []int {
+	return []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
+}
+
+func checkLogRetention(path string, days int) error {
+	if !slices.Contains(LogRetentions(), days) {
+		return invalid(path, "invalid log retention %d days: CloudWatch Logs allows %s", days, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(LogRetentions())), ", "), "[]"))
+	}
+	return nil
+}
+
+// A log group takes a KMS key by its ARN only (not an alias, not an id).
+var kmsKeyRE = regexp.MustCompile(`^arn:aws[a-z-]*:kms:[a-z]{2}(-[a-z]+)+-[0-9]+:[0-9]{12}:key/[a-zA-Z0-9-]{1,128}$`)
+
+func checkKMSKey(path, arn string) error {
+	if arn != "" && !kmsKeyRE.MatchString(arn) {
+		return invalid(path, "invalid KMS key %q: expected a key ARN, arn:aws:kms:REGION:ACCOUNT:key/ID (a log group takes no alias)", arn)
+	}
+	return nil
+}
+
+func checkLogDriver(path, driver string) error {
+	if driver != names.LogDriverAWSLogs && driver != names.LogDriverNone {
+		return invalid(path, "invalid log driver %q: expected %s or %s", driver, names.LogDriverAWSLogs, names.LogDriverNone)
+	}
+	return nil
 }
 
 // Complete applies the group's defaults, then validates it as a group of
@@ -243,7 +277,9 @@ func (g Group) rules(cluster string) []rule {
 		one("sshCidr", checkSSHCIDR("sshCidr", g.SSHCIDR)),
 		{[]string{"sshCidr", "allowSshFromAnywhere"}, checkSSHAnywhere("sshCidr", g.SSHCIDR, g.AllowSSHFromAnywhere)},
 		one("keyName", checkKeyName("keyName", g.KeyName)),
+		{[]string{"tags", "labels"}, checkTags("tags", g.Tags, len(g.Labels))},
 	}
+	rules = append(rules, g.lbRules()...)
 	// Without spot every node is on-demand: a mix given anyway needs spot.
 	if !g.Spot {
 		for _, m := range []struct {

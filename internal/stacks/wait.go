@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+
+	"github.com/clusterctl/clusterctl/internal/awsx"
 )
 
 // Polling.
@@ -182,6 +184,10 @@ func (m *Manager) describe(ctx context.Context, o *op) (*Stack, error) {
 }
 
 func transient(err error) bool {
+	if _, ok := awsx.Unreachable(err); ok {
+		// The SDK has already tried a few times and waited on each.
+		return false
+	}
 	return retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
 }
 

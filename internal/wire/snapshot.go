@@ -40,6 +40,11 @@ type Snapshot struct {
 	// nil with several managers, which keep the state themselves.
 	LastBackup *time.Time  `json:"lastBackup"`
 	Nodes      []SwarmNode `json:"nodes"`
+	// Services are the swarm's services, and Tasks their tasks; Services
+	// is nil when the managers that published the snapshot do not publish
+	// them (an older clusterctl).
+	Services []SnapshotService `json:"services"`
+	Tasks    []SnapshotTask    `json:"tasks"`
 }
 
 // SwarmNode is one node of the swarm as the snapshot gives it.
@@ -90,6 +95,11 @@ func ParseSnapshot(where string, body []byte, cluster string) (*Snapshot, error)
 	for _, n := range snap.Nodes {
 		if n.NodeID == "" {
 			return nil, fmt.Errorf("%w: %s lists a node without an id", ErrUntrusted, where)
+		}
+	}
+	for _, sv := range snap.Services {
+		if sv.ID == "" || sv.Name == "" {
+			return nil, fmt.Errorf("%w: %s lists a service without an id or name", ErrUntrusted, where)
 		}
 	}
 	snap.Time = snap.Time.UTC()

@@ -63,14 +63,14 @@ func (b Bucket) Get(ctx context.Context, key string) ([]byte, node.Object, error
 	if len(body) > maxObject {
 		return nil, node.Object{}, fmt.Errorf("s3://%s/%s is larger than %d MiB", b.Name, key, maxObject>>20)
 	}
-	return body, node.Object{ETag: aws.ToString(out.ETag), Modified: aws.ToTime(out.LastModified)}, nil
+	return body, node.Object{ETag: aws.ToString(out.ETag), Modified: aws.ToTime(out.LastModified), Metadata: out.Metadata}, nil
 }
 
-// Put writes an object, encrypted.
-func (b Bucket) Put(ctx context.Context, key string, body []byte, contentType string) error {
+// Put writes an object, encrypted, with user metadata meta.
+func (b Bucket) Put(ctx context.Context, key string, body []byte, contentType string, meta map[string]string) error {
 	_, err := b.API.PutObject(ctx, &s3.PutObjectInput{
 		Bucket: aws.String(b.Name), Key: aws.String(key), Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body))),
-		ContentType: aws.String(contentType), ServerSideEncryption: s3types.ServerSideEncryptionAes256,
+		ContentType: aws.String(contentType), ServerSideEncryption: s3types.ServerSideEncryptionAes256, Metadata: meta,
 	})
 	if err != nil {
 		return fmt.Errorf("writing s3://%s/%s: %w", b.Name, key, err)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # clusterctl control node program of cluster prod. The user data
 # installs it as /usr/local/lib/clusterctl/control and runs its boot steps:
-# shellcheck disable=SC2153 # the settings come from /etc/clusterctl/node.env
+# shellcheck disable=SC2153
 set -uo pipefail
 
 root=${CLUSTERCTL_ROOT:-}
@@ -13,22 +13,25 @@ init_key=control/swarm-init
 manager_token_key=control/manager-token
 aliases_key=control/manager-aliases
 backup_key=control/swarm-backup.tar.gz
+changed_key=control/managers-changed
 instance_label=clusterctl.instance-id
 swarm_port=2377
 state_dir=$root/var/lib/clusterctl/housekeeping
-poll_wait=${CLUSTERCTL_POLL_WAIT:-10}             # long poll of the queue, seconds
-idle=${CLUSTERCTL_IDLE:-10}                       # pause of a manager that is not the leader
-status_every=${CLUSTERCTL_STATUS_INTERVAL:-15}    # status snapshot
-dead_every=${CLUSTERCTL_DEAD_NODE_INTERVAL:-30}   # dead-node check
-dead_grace=${CLUSTERCTL_DEAD_NODE_GRACE:-300}     # Down this long before removal
-drain_timeout=${CLUSTERCTL_DRAIN_TIMEOUT:-600}    # bound of a drain
-drain_poll=${CLUSTERCTL_DRAIN_POLL:-2}            # check of a drain
+poll_wait=${CLUSTERCTL_POLL_WAIT:-10}
+idle=${CLUSTERCTL_IDLE:-10}
+status_every=${CLUSTERCTL_STATUS_INTERVAL:-15}
+watch_every=${CLUSTERCTL_WATCH_INTERVAL:-2}
+watch_for=${CLUSTERCTL_WATCH_FOR:-120}
+dead_every=${CLUSTERCTL_DEAD_NODE_INTERVAL:-30}
+dead_grace=${CLUSTERCTL_DEAD_NODE_GRACE:-300}
+drain_timeout=${CLUSTERCTL_DRAIN_TIMEOUT:-600}
+drain_poll=${CLUSTERCTL_DRAIN_POLL:-2}
 heartbeat_every=${CLUSTERCTL_HEARTBEAT_INTERVAL:-60}
-visibility=${CLUSTERCTL_NOTICE_VISIBILITY:-300}   # a notice is hidden this long while handled
-join_timeout=${CLUSTERCTL_MANAGER_JOIN_TIMEOUT:-540} # to be a manager: below the stack's 10 minutes
+visibility=${CLUSTERCTL_NOTICE_VISIBILITY:-300}
+join_timeout=${CLUSTERCTL_MANAGER_JOIN_TIMEOUT:-540}
 join_pause=${CLUSTERCTL_MANAGER_JOIN_PAUSE:-5}
-backup_every=${CLUSTERCTL_BACKUP_INTERVAL:-900}   # a lone manager's backup: at least every 15 minutes
-backup_spacing=${CLUSTERCTL_BACKUP_SPACING:-30}   # and after the members changed, this far apart at most
+backup_every=${CLUSTERCTL_BACKUP_INTERVAL:-900}
+backup_spacing=${CLUSTERCTL_BACKUP_SPACING:-30}
 request_max_age=${CLUSTERCTL_REQUEST_MAX_AGE:-600}
 
 log() { printf 'clusterctl: %s\n' "$*" >&2; }
@@ -116,7 +119,7 @@ got=$(sha256sum <"$2" | cut -d' ' -f1)
 
 put() {
 aws s3api put-object --bucket "$BUCKET_NAME" --key "$1" --body "$2" \
---server-side-encryption AES256 --content-type "$3" >/dev/null
+--server-side-encryption AES256 --content-type "$3" ${4:+--metadata "$4"} >/dev/null
 }
 
 leader() {
@@ -126,7 +129,7 @@ docker node inspect self 2>/dev/null | jq -e '.[0].ManagerStatus.Leader == true'
 nodes() {
 local ids
 ids=$(docker node ls -q) || return 1
-# shellcheck disable=SC2086 # one word per node id
+# shellcheck disable=SC2086
 docker node inspect $ids
 }
 
@@ -137,8 +140,19 @@ if [ -z "$ids" ]; then
 echo '[]'
 return 0
 fi
-# shellcheck disable=SC2086 # one word per task id
+# shellcheck disable=SC2086
 docker inspect --type task $ids
+}
+
+services() {
+local ids
+ids=$(docker service ls -q) || return 1
+if [ -z "$ids" ]; then
+echo '[]' | tee "$2" >"$1"
+return 0
+fi
+# shellcheck disable=SC2086
+docker service inspect $ids >"$1" && tasks service ps $ids >"$2"
 }
 
 publish_join_material() {
@@ -198,6 +212,7 @@ return 1
 }
 
 next_status=0
+watch_until=0
 
 publish_status() {
 local now dir digest backup
@@ -206,8 +221,7 @@ if [ "$now" -lt "$next_status" ]; then
 return 0
 fi
 dir=$(mktemp -d) || return 1
-# shellcheck disable=SC2046 # one word per node id
-if ! nodes >"$dir/nodes.json" || ! tasks node ps $(docker node ls -q) >"$dir/tasks.json" ||
+if ! nodes >"$dir/nodes.json" || ! services "$dir/services.json" "$dir/tasks.json" ||
 ! digest=$(docker swarm ca | sha256sum | cut -d' ' -f1); then
 rm -rf "$dir"
 return 1
@@ -216,10 +230,10 @@ backup=
 if [ -s "$state_dir/backup" ]; then
 backup=$(date -u -d "@$(cat "$state_dir/backup")" +%Y-%m-%dT%H:%M:%SZ) || backup=
 fi
-jq -n --slurpfile nodes "$dir/nodes.json" --slurpfile tasks "$dir/tasks.json" \
+jq -n --slurpfile nodes "$dir/nodes.json" --slurpfile tasks "$dir/tasks.json" --slurpfile services "$dir/services.json" \
 --arg cluster "$CLUSTER_NAME" --arg time "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
 --arg publisher "$INSTANCE_ID" --arg ilabel "$instance_label" --arg digest "$digest" --arg backup "$backup" '
-($tasks[0] | unique_by(.ID) | map(select(.Status.State == "running" and .DesiredState == "running") | .NodeID)
+($tasks[0] | unique_by(.ID) | map(select(.Status.State == "running") | .NodeID)
 | group_by(.) | map({key: .[0], value: length}) | from_entries) as $running
 | {
 version: 1,
@@ -243,13 +257,16 @@ else .ManagerStatus.Reachability end),
 engineLabels: (.Description.Engine.Labels // {}),
 engineVersion: .Description.Engine.EngineVersion,
 runningTasks: ($running[.ID] // 0)
-}] | sort_by(.nodeId)
+}] | sort_by(.nodeId),
+services: [$services[0][] | {ID, Endpoint} + (.Spec | {Name, Mode} + (.TaskTemplate | {Image: .ContainerSpec.Image, Placement}))],
+tasks: [$tasks[0][] | {ServiceID, NodeID, DesiredState, Status}]
 }' >"$dir/status.json" &&
 put "$status_key" "$dir/status.json" application/json
 local rc=$?
 rm -rf "$dir"
 if [ "$rc" -eq 0 ]; then
 next_status=$((now + status_every))
+[ "$now" -ge "$watch_until" ] || next_status=$((now + watch_every))
 fi
 return "$rc"
 }
@@ -264,16 +281,40 @@ members() {
 nodes | jq -r '.[] | .ID + " " + .Spec.Role' | sort | sha256sum | cut -d' ' -f1
 }
 
+managers_known=
+note_managers() {
+local f since=0
+f=$(mktemp) || return 1
+if [ -z "$managers_known" ]; then
+if aws s3api get-object --bucket "$BUCKET_NAME" --key "$changed_key" "$f" >/dev/null 2>"$f.err"; then
+managers_known=$(cat "$f")
+elif ! grep -q NoSuchKey "$f.err"; then
+rm -f "$f" "$f.err"
+return 1
+fi
+fi
+if [ "${managers_known%% *}" != "$1" ]; then
+[ -z "$managers_known" ] || since=$(date +%s)
+echo "$1 $since" >"$f" && put "$changed_key" "$f" text/plain && managers_known="$1 $since"
+fi
+local rc=$?
+rm -f "$f" "$f.err"
+return "$rc"
+}
+
 back_up() {
 local force=${1:-} now count current last dir data pid rc
 now=$(date +%s)
 count=$(manager_count) || return 1
+note_managers "$count" || return 1
 if [ "$count" -gt 1 ]; then
-if [ -e "$state_dir/backup" ]; then
+if aws s3api head-object --bucket "$BUCKET_NAME" --key "$backup_key" >/dev/null 2>"$state_dir/head.err"; then
 aws s3api delete-object --bucket "$BUCKET_NAME" --key "$backup_key" >/dev/null || return 1
-rm -f "$state_dir/backup" "$state_dir/backup-members"
 log "removed the backup of the swarm state: $count managers keep it"
+elif ! grep -q '404\|Not Found' "$state_dir/head.err"; then
+return 1
 fi
+rm -f "$state_dir/backup" "$state_dir/backup-members"
 return 0
 fi
 current=$(members) || return 1
@@ -295,7 +336,7 @@ tar -czf "$dir/swarm.tar.gz" -C "$data" swarm
 rc=$?
 kill -CONT "$pid"
 trap - TERM INT
-if [ "$rc" -eq 0 ] && put "$backup_key" "$dir/swarm.tar.gz" application/gzip; then
+if [ "$rc" -eq 0 ] && put "$backup_key" "$dir/swarm.tar.gz" application/gzip "taken=$now"; then
 install -d -m 0700 "$state_dir"
 echo "$now" >"$state_dir/backup"
 echo "$current" >"$state_dir/backup-members"
@@ -487,6 +528,7 @@ log "dropping request $request to set instance $instance $want: made $age s ago"
 else
 set_availability "$instance" "$want" "request $request" || return 1
 next_status=0
+watch_until=$(($(date +%s) + watch_for))
 publish_status || log "publishing the status snapshot failed"
 fi
 forget_notice "$file"
@@ -523,7 +565,7 @@ log "giving up the termination notice of $instance: sent more than 48 hours ago"
 forget_notice "$file"
 return 0
 fi
-# shellcheck disable=SC2016 # a JMESPath literal, not a shell expansion
+# shellcheck disable=SC2016
 if ! owner=$(aws autoscaling describe-auto-scaling-groups --auto-scaling-group-names "$group" \
 --query 'AutoScalingGroups[0].Tags[?Key==`clusterctl:cluster`].Value | [0]' --output text); then
 return 1
@@ -634,13 +676,14 @@ fi
 }
 
 housekeeping() {
-local f
+local f wait
 install -d -m 0700 "$state_dir" "$state_dir/notices"
 resume_engine
 log "housekeeping of cluster $CLUSTER_NAME started"
 while true; do
 apply_aliases || log "applying the managers' addresses failed"
 if ! leader; then
+managers_known=''
 sleep "$idle"
 continue
 fi
@@ -653,13 +696,15 @@ if [ -e "$f" ]; then
 handle_notice "$f" || log "handling the notice in $f failed; trying again"
 fi
 done
-receive_notices "$poll_wait" || { log "receiving notices failed"; sleep "$idle"; }
+wait=$poll_wait
+[ "$(date +%s)" -ge "$watch_until" ] || wait=$watch_every
+receive_notices "$wait" || { log "receiving notices failed"; sleep "$idle"; }
 done
 }
 
 install_node() {
 local ip instance_id instance_type stack=${CLUSTERCTL_STACK_NAME-} region=${CLUSTERCTL_STACK_REGION-}
-local bucket=${CLUSTERCTL_BUCKET-} queue=${CLUSTERCTL_QUEUE-}
+local bucket=${CLUSTERCTL_BUCKET-} queue=${CLUSTERCTL_QUEUE-} log_driver=${CLUSTERCTL_LOG_DRIVER-}
 if ! valid stack "$stack" || ! valid region "$region" || ! valid bucket "$bucket" || ! valid queue-url "$queue"; then
 return 1
 fi
@@ -671,8 +716,11 @@ return 1
 fi
 retry dnf install -y docker jq iptables-nft >/dev/null || return 1
 install -d -m 0755 "$root/etc/docker" "$root/etc/clusterctl" "$root/etc/systemd/system" || return 1
-printf '{\n  "labels": ["clusterctl.group=control", "clusterctl.instance-type=%s", "%s=%s"]\n}\n' \
-"$instance_type" "$instance_label" "$instance_id" >"$root/etc/docker/daemon.json" || return 1
+{
+printf '{\n  "labels": ["clusterctl.group=control", "clusterctl.instance-type=%s", "%s=%s"]' \
+"$instance_type" "$instance_label" "$instance_id" &&
+{ [ "$log_driver" != awslogs ] || printf ',"log-driver":"awslogs","log-opts":{"awslogs-group":"/clusterctl/prod","awslogs-region":"%s",%s"mode":"non-blocking","max-buffer-size":"4m","tag":"{{with index .ContainerLabels \\\"com.docker.swarm.service.name\\\"}}service/{{.}}{{else}}container{{end}}/{{.Name}}@%s"}' "$region" '' "$instance_id"; } && printf '\n}\n'
+} >"$root/etc/docker/daemon.json" || return 1
 chmod 0644 "$root/etc/docker/daemon.json"
 printf '%s=%q\n' \
 CLUSTER_NAME 'prod' \
@@ -728,7 +776,7 @@ return 1
 }
 
 answers() {
-# shellcheck disable=SC2016 # expanded by the inner shell, from its arguments
+# shellcheck disable=SC2016
 timeout 3 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null
 }
 
@@ -781,7 +829,7 @@ continue
 fi
 iptables -t nat -S OUTPUT 2>/dev/null | grep -F -- "-d $known/32 " | grep -vF -- "--to-destination $real:$swarm_port" |
 while read -r _ _ rule; do
-# shellcheck disable=SC2086 # the rule's words, as iptables printed them
+# shellcheck disable=SC2086
 iptables -t nat -D OUTPUT $rule || true
 done
 if ! iptables -t nat -C OUTPUT -p tcp -d "$known" --dport "$swarm_port" -j DNAT --to-destination "$real:$swarm_port" 2>/dev/null; then
@@ -841,10 +889,22 @@ systemctl restart docker && wait_for_docker || return 1
 log "restored the swarm from s3://$BUCKET_NAME/$backup_key on $CONTROL_PRIVATE_IP"
 }
 
+current() {
+local taken since=0
+taken=$(jq -r '.Metadata.taken // 0' "$1.meta")
+if get "$changed_key" "$1.m"; then
+since=$(cut -d' ' -f2 "$1.m")
+fi
+if ! [[ $taken =~ ^[0-9]+$ && $since =~ ^[0-9]+$ ]] || [ "$taken" -lt "$since" ]; then
+log "refusing the backup: older than the last change of managers"
+return 1
+fi
+}
+
 initialise() {
 local dir rc=0
 dir=$(mktemp -d) || return 1
-if get "$backup_key" "$dir/swarm.tar.gz"; then
+if get "$backup_key" "$dir/swarm.tar.gz" && current "$dir/swarm.tar.gz"; then
 restore_swarm "$dir/swarm.tar.gz" || rc=1
 elif docker swarm init --advertise-addr "$CONTROL_PRIVATE_IP" >/dev/null; then
 log "initialised the swarm on $CONTROL_PRIVATE_IP"

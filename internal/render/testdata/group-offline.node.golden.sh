@@ -28,6 +28,9 @@ instance_types='c5.xlarge'
 image_parameter='/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64'
 image_id=''
 labels=''
+log_group=''
+log_driver=''
+log_opts=''
 
 # daemon_json prints the engine configuration: the group's labels and
 # clusterctl.group, then what this node really is (from its instance
@@ -42,11 +45,23 @@ daemon_json() {
 CLUSTERCTL_DAEMON_JSON
   printf '    "%s",\n' "clusterctl.instance-type=$node_type" "clusterctl.lifecycle=$node_lifecycle" \
     "clusterctl.zone=$node_zone"
-  printf '    "%s"\n  ]\n}\n' "clusterctl.instance-id=$instance_id"
+  printf '    "%s"\n  ]' "clusterctl.instance-id=$instance_id"
+  # With log driver awslogs, the containers' output goes to the cluster's
+  # log group (see logOpts in internal/render); CLUSTERCTL_LOGS_ENDPOINT
+  # exists for tests.
+  if [ "$log_driver" = awslogs ]; then
+    # shellcheck disable=SC2059 # the format is clusterctl's
+    printf "$log_opts" "$region" "$logs_endpoint" "$instance_id"
+  fi
+  printf '\n}\n'
 }
 
 imds_url=${CLUSTERCTL_IMDS_URL:-http://169.254.169.254}
 root=${CLUSTERCTL_ROOT:-}
+logs_endpoint=
+if [[ ${CLUSTERCTL_LOGS_ENDPOINT:-} =~ ^https?://[-a-zA-Z0-9.]+(:[0-9]{1,5})?/?$ ]]; then
+  logs_endpoint="\"awslogs-endpoint\":\"$CLUSTERCTL_LOGS_ENDPOINT\","
+fi
 
 log() { printf 'clusterctl: %s\n' "$*" >&2; }
 
@@ -206,7 +221,8 @@ fi
 umask 077
 retry dnf install -y docker jq >/dev/null
 install -d -m 0755 "$root/etc/docker" "$root/etc/clusterctl" "$root/etc/systemd/system" "$root/usr/local/lib/clusterctl"
-daemon_json >"$root/etc/docker/daemon.json"
+daemon_json >"$root/etc/docker/daemon.json.new"
+mv -f "$root/etc/docker/daemon.json.new" "$root/etc/docker/daemon.json"
 chmod 0644 "$root/etc/docker/daemon.json"
 # What this node was configured with, for operators and the agent service
 # (shell-quoted).
@@ -228,7 +244,9 @@ printf '%s=%q\n' \
   CONTROL_SECURITY_GROUP_ID "$control_sg" \
   CONTRACT_VERSION "$contract_version" \
   STACK_NAME "$stack" \
-  AWS_REGION "$region" >"$root/etc/clusterctl/node.env"
+  AWS_REGION "$region" \
+  LOG_GROUP "$log_group" \
+  LOG_DRIVER "$log_driver" >"$root/etc/clusterctl/node.env"
 chmod 0644 "$root/etc/clusterctl/node.env"
 systemctl enable --now docker
 wait_for_docker
@@ -552,6 +570,39 @@ if ! valid cluster "$CLUSTER_NAME" || ! valid group "$NODE_GROUP" || ! valid buc
   ! valid region "$AWS_REGION" || ! valid instance-type "$INSTANCE_TYPE"; then
   exit 1
 fi
+# ship_log copies this service's log lines (its stderr) to the journal
+# and, a batch every 5 s at most, to this node's stream of the cluster's
+# log group, node/<instance-id>. A batch CloudWatch does not take is
+# dropped: the journal has it all, and the agent never waits for it.
+ship_log() {
+  local line n stream=node/$INSTANCE_ID
+  local -a batch=()
+  aws logs create-log-stream --log-group-name "$LOG_GROUP" --log-stream-name "$stream" >/dev/null 2>&1 || true
+  while true; do
+    n=0
+    IFS= read -r -t 5 line || n=$?
+    if [ "$n" -eq 0 ]; then
+      printf '%s\n' "$line"
+      batch+=("$(date +%s%3N) $line")
+      if [ "${#batch[@]}" -lt 50 ]; then
+        continue
+      fi
+    fi
+    if [ "${#batch[@]}" -gt 0 ]; then
+      printf '%s\n' "${batch[@]}" | jq -Rn '[inputs | capture("^(?<t>[0-9]+) (?<m>.*)$") | {timestamp: (.t | tonumber), message: .m}]' >"$work/events.json" &&
+        aws logs put-log-events --cli-connect-timeout 5 --cli-read-timeout 10 --log-group-name "$LOG_GROUP" --log-stream-name "$stream" \
+          --log-events "file://$work/events.json" >/dev/null 2>&1
+      batch=()
+    fi
+    if [ "$n" -ne 0 ] && [ "$n" -le 128 ]; then
+      return 0 # the service ended
+    fi
+  done
+}
+if [ -n "${LOG_GROUP:-}" ] && valid instance-id "$INSTANCE_ID"; then
+  exec 2> >(ship_log >&2)
+fi
+
 install -d -m 0700 "$state_dir"
 if [ ! -e "$state_dir/started" ]; then
   date +%s >"$state_dir/started"

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/logs"
+)
+
+// LogsCmd is `clusterctl logs -j CLUSTER [SERVICE]`.
+type LogsCmd struct {
+	Service    string `arg:"" optional:"" help:"Only this swarm service's tasks."`
+	Cluster    string `short:"j" name:"join" predictor:"cluster" required:"" help:"Cluster whose log group to read."`
+	Node       string `name:"node" placeholder:"INSTANCE_ID" help:"Only this node: its clusterctl programs and its containers."`
+	Since      string `placeholder:"10m|TIME" help:"Only events since then: a duration ago (30s, 10m, 2h) or an RFC 3339 time."`
+	Until      string `placeholder:"10m|TIME" help:"Only events until then: a duration ago or an RFC 3339 time."`
+	Grep       string `placeholder:"PATTERN" help:"Only events matching this CloudWatch Logs filter pattern (e.g. ERROR, \"connection refused\")."`
+	Tail       int    `placeholder:"N" help:"Only the last N events of the range (then the new ones, with --follow)."`
+	Follow     bool   `short:"f" help:"Keep printing new events until interrupted (Ctrl-C)."`
+	Timestamps bool   `short:"t" help:"Show each event's time (as -o wide does)."`
+}
+
+var (
+	serviceNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$`)
+	instanceIDRE  = regexp.MustCompile(`^i-[0-9a-f]{8,17}$`)
+)
+
+// request checks the flags and turns them into a logs.Request, given the
+// time now.
+func (c *LogsCmd) request(now time.Time) (logs.Request, error) {
+	req := logs.Request{Service: c.Service, Node: c.Node, Grep: c.Grep, Tail: c.Tail, Follow: c.Follow}
+	if c.Service != "" && !serviceNameRE.MatchString(c.Service) {
+		return req, errs.Usage("invalid service name %q: letters, digits, '.', '_' and '-', starting with a letter or digit", c.Service)
+	}
+	if c.Node != "" && !instanceIDRE.MatchString(c.Node) {
+		return req, errs.Usage("invalid --node %q: expected an instance id, i-...", c.Node)
+	}
+	if c.Tail < 0 {
+		return req, errs.Usage("invalid --tail %d: negative", c.Tail)
+	}
+	var err error
+	if req.Since, err = parseWhen("--since", c.Since, now); err != nil {
+		return req, err
+	}
+	if req.Until, err = parseWhen("--until", c.Until, now); err != nil {
+		return req, err
+	}
+	if !req.Since.IsZero() && !req.Until.IsZero() && req.Until.Before(req.Since) {
+		return req, errs.Usage("--until %s is before --since %s", c.Until, c.Since)
+	}
+	return req, nil
+}
+
+// parseWhen reads a point in time: a duration ago, or an RFC 3339 time.
+func parseWhen(flag, s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 {
+			return time.Time{}, errs.Usage("invalid %s %q: a duration ago is not negative", flag, s)
+		}
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, errs.Usage("invalid %s %q: expected a duration ago (30s, 10m, 2h) or an RFC 3339 time (2006-01-02T15:04:05Z)", flag, s)
+}
+
+func (c *LogsCmd) Run(app *App) error {
+	req, check := c.request(time.Now())
+	if check == nil {
+		check = checkNames(c.Cluster, "-j/--join", "")
+	}
+	out, svc, err := app.prepare(check)
+	if err != nil {
+		return err
+	}
+	table, stamps := out.TableForm(), c.Timestamps || out.Format == "wide"
+	err = svc.Logs(app.Context(), c.Cluster, req, func(e logs.Event) error {
+		if !table {
+			return out.WriteEach(app.IO.Out, e)
+		}
+		var b strings.Builder
+		if stamps {
+			b.WriteString(e.Time.Format(time.RFC3339Nano) + " ")
+		}
+		b.WriteString(e.Source() + " | " + e.Message)
+		_, err := fmt.Fprintln(app.IO.Out, b.String())
+		return err
+	})
+	if c.Follow && errors.Is(err, context.DeadlineExceeded) {
+		return nil // --timeout: as long as the operator wanted to follow
+	}
+	return err
+}

@@ -1,0 +1,24 @@
+package e2e
+
+import (
+	"os"
+	"testing"
+)
+
+// maxBinarySize is the most the released binary may weigh. It was 64 MB
+// while the AWS clients were stored in interfaces (see internal/awsapi);
+// 26.6 MB since.
+const maxBinarySize = 30_000_000
+
+// The binary under test is built as released (TestMain): stripped, it
+// stays under maxBinarySize. A size assertion, not a timing one.
+func TestBinarySize(t *testing.T) {
+	fi, err := os.Stat(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > maxBinarySize {
+		t.Errorf("stripped binary is %.1f MB, above %.0f MB: is an AWS SDK client (or a struct holding one) stored in an interface? See internal/awsapi",
+			float64(fi.Size())/1e6, float64(maxBinarySize)/1e6)
+	}
+}

@@ -1,0 +1,249 @@
+package bootstrap
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/clusterctl/clusterctl/internal/cluster"
+	"github.com/clusterctl/clusterctl/internal/enginetest"
+	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/remote"
+)
+
+// accessService is what clusterctl docker, services and list-clusters run
+// on: Run Command through the lab's endpoint, whose SSM agent stand-ins
+// run the commands on the nodes.
+func (tc *testCluster) accessService() *cluster.Service {
+	svc := tc.service()
+	svc.RunCommand = ssm.NewFromConfig(awsConfig(), func(o *ssm.Options) { o.BaseEndpoint = aws.String(lab.AWS.URL) })
+	return svc
+}
+
+// startAgent starts a node's SSM agent stand-in, which uploads output to
+// moto as the agent does with the instance's role.
+func startAgent(tc *testCluster, n *enginetest.Node) {
+	n.StartSSMAgent(func(ctx context.Context, bucket, key string, body []byte) error {
+		_, err := tc.c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)})
+		return err
+	})
+}
+
+// clusterctl docker, services and list-clusters on a real swarm: docker
+// commands run on the leader through Run Command, with arguments passed
+// as words and standard input sent along; the swarm's services come from
+// the leader's status snapshot.
+func TestDockerOnRealSwarm(t *testing.T) {
+	t.Parallel()
+	tc := deployCore(t, "access")
+	g := tc.deployGroup(t, "g", 2, nil)
+	control := tc.bootControl(t)
+	agents := []*enginetest.Node{g.bootAgent(t, 0), g.bootAgent(t, 1)}
+	for _, a := range agents {
+		g.readyAgent(t, a)
+	}
+	for _, n := range append([]*enginetest.Node{control}, agents...) {
+		startAgent(tc, n)
+	}
+	eventually(t, time.Minute, "the swarm's three nodes in the status snapshot", func() (bool, string) {
+		b, err := tc.tryObject(names.StatusKey)
+		if err != nil {
+			return false, err.Error()
+		}
+		var snap query.Snapshot
+		json.Unmarshal(b, &snap)
+		return len(snap.Nodes) == 3, fmt.Sprintf("%d nodes", len(snap.Nodes))
+	})
+	svc := tc.accessService()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	run := func(stdin []byte, args ...string) *remoteRun {
+		t.Helper()
+		res, m, err := svc.Docker(ctx, cluster.DockerOptions{Cluster: tc.name, Args: args, Stdin: stdin, Poll: 200 * time.Millisecond})
+		if err != nil {
+			t.Fatalf("docker %s: %v\n%s", strings.Join(args, " "), err, control.Logs())
+		}
+		if !m.Leader || m.InstanceID != tc.control.id {
+			t.Errorf("docker %s ran on %+v, want the leader %s", strings.Join(args, " "), m, tc.control.id)
+		}
+		return &remoteRun{stdout: string(res.Stdout), stderr: string(res.Stderr), code: res.ExitCode}
+	}
+
+	// The real swarm's nodes.
+	r := run(nil, "node", "ls", "--format", "{{.Hostname}} {{.Status}} {{.ManagerStatus}}")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(lines) != 3 || !strings.Contains(r.stdout, "Ready Leader") {
+		var calls []string
+		for _, c := range lab.AWS.Calls() {
+			if c.Service == "ssm" {
+				calls = append(calls, c.Action)
+			}
+		}
+		t.Fatalf("node ls: %+v; commands %+v; calls %v", r, lab.AWS.RunCommand().Commands(), calls)
+	}
+
+	// Arguments with spaces, quotes and what a shell would expand make
+	// exactly that service.
+	label := `it's a "test" with  spaces; $(touch pwned) *`
+	env := `GREETING=hello "world" $HOME` + "\n`id`"
+	r = run(nil, "service", "create", "--detach", "--name", "quoted", "--no-resolve-image", "--network", "host",
+		"--label", "note="+label, "--env", env, "--constraint", "engine.labels.clusterctl.group==g", enginetest.Image, "sleep", "3600")
+	if r.code != 0 {
+		t.Fatalf("service create: %+v", r)
+	}
+	var spec []struct {
+		Spec struct {
+			Labels       map[string]string
+			TaskTemplate struct{ ContainerSpec struct{ Env, Args []string } }
+		}
+	}
+	if err := json.Unmarshal([]byte(dockerOn(t, control, "service", "inspect", "quoted")), &spec); err != nil || len(spec) != 1 {
+		t.Fatalf("service inspect: %v", err)
+	}
+	cs := spec[0].Spec.TaskTemplate.ContainerSpec
+	if spec[0].Spec.Labels["note"] != label || len(cs.Env) != 1 || cs.Env[0] != env || strings.Join(cs.Args, "|") != "sleep|3600" {
+		t.Errorf("service created: labels %q, env %q, args %q", spec[0].Spec.Labels, cs.Env, cs.Args)
+	}
+
+	// A compose file on standard input, larger than what is sent inline:
+	// through the bucket.
+	compose := fmt.Sprintf(`version: "3.8"
+services:
+  web:
+    image: %s
+    command: ["sleep", "3600"]
+    networks: [hostnet]
+    deploy:
+      replicas: 2
+      placement:
+        constraints: ["engine.labels.clusterctl.group==g"]
+networks:
+  hostnet:
+    external: true
+    name: host
+`, enginetest.Image)
+	compose += strings.Repeat("# padding, so that the file goes through the bucket\n", remote.InlineInput/40)
+	r = run([]byte(compose), "stack", "deploy", "--resolve-image", "never", "-c", "-", "app")
+	if r.code != 0 || !strings.Contains(r.stdout, "app_web") {
+		t.Fatalf("stack deploy: %+v", r)
+	}
+	eventually(t, 2*time.Minute, "app_web runs its two replicas", func() (bool, string) {
+		on := runningOn(serviceTasks(t, control, "app_web"))
+		n := 0
+		for _, c := range on {
+			n += c
+		}
+		return n == 2, fmt.Sprint(on)
+	})
+
+	// A failing command: its code, its error.
+	r = run(nil, "service", "rm", "nope")
+	if r.code == 0 || !strings.Contains(r.stderr, "nope") {
+		t.Errorf("service rm nope: %+v", r)
+	}
+
+	// A service that cannot be placed: pending, and services says why.
+	r = run(nil, "service", "create", "--detach", "--name", "huge", "--no-resolve-image", "--network", "host", "--reserve-memory", "100000G", enginetest.Image, "sleep", "3600")
+	if r.code != 0 {
+		t.Fatalf("service create huge: %+v", r)
+	}
+	var list *cluster.ServiceList
+	eventually(t, time.Minute, "services shows the three services", func() (bool, string) {
+		var err error
+		list, err = svc.Services(ctx, tc.name, "")
+		if err != nil {
+			return false, err.Error()
+		}
+		byName := map[string]query.Service{}
+		for _, s := range list.Services {
+			byName[s.Name] = s
+		}
+		q, h, w := byName["quoted"], byName["huge"], byName["app_web"]
+		return q.Running == 1 && w.Running == 2 && strings.Contains(h.Pending, "insufficient resources"), fmt.Sprintf("%+v", list.Services)
+	})
+	agentIDs := map[string]bool{g.instances[0].id: true, g.instances[1].id: true}
+	for _, s := range list.Services {
+		switch s.Name {
+		case "quoted", "app_web":
+			for _, tk := range s.Tasks {
+				if tk.State == "running" && (!agentIDs[tk.InstanceID] || tk.Group != "g") {
+					t.Errorf("%s's task runs on %s (%s), want an agent of g", s.Name, tk.InstanceID, tk.Group)
+				}
+			}
+			if s.Desired != map[string]int{"quoted": 1, "app_web": 2}[s.Name] || s.Mode != "replicated" || s.Image != enginetest.Image {
+				t.Errorf("service %+v", s)
+			}
+		case "huge":
+			if s.Running != 0 || s.Desired != 1 {
+				t.Errorf("huge: %+v", s)
+			}
+		}
+	}
+	if table := query.ServicesTable(list.Services, false); len(table.Rows) != 3 {
+		t.Errorf("services table: %v", table.Rows)
+	}
+
+	// list-clusters lists this core with its swarm.
+	clusters, _, err := svc.ListClusters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range clusters {
+		if c.Cluster == tc.name {
+			found = true
+			if c.Nodes == nil || *c.Nodes != 3 || c.Services == nil || *c.Services != 3 || c.Groups != 1 {
+				t.Errorf("list-clusters: %+v", c)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("list-clusters lists no %s: %+v", tc.name, clusters)
+	}
+
+	// Ctrl-C: the command is cancelled on the node; the run is
+	// interrupted.
+	cctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := svc.Docker(cctx, cluster.DockerOptions{Cluster: tc.name, Args: []string{"run", "--rm", "--network", "host", enginetest.Image, "sleep", "300"}, Poll: 200 * time.Millisecond})
+		done <- err
+	}()
+	rc := lab.AWS.RunCommand()
+	before := len(rc.Commands())
+	eventually(t, time.Minute, "the command reaches the node", func() (bool, string) {
+		out, _ := control.Docker(ctx, "ps", "-q", "--filter", "ancestor="+enginetest.Image)
+		return len(rc.Commands()) > before && strings.TrimSpace(out) != "", "not yet"
+	})
+	stop()
+	err = <-done
+	if errs.ExitCode(err) != errs.ExitInterrupted || !strings.Contains(err.Error(), "cancelled command") {
+		t.Errorf("interrupted docker run: %v", err)
+	}
+	sent := rc.Commands()
+	select {
+	case <-sent[len(sent)-1].Cancelled:
+	default:
+		t.Errorf("command %s not cancelled", sent[len(sent)-1].ID)
+	}
+	var ie *errs.InterruptedError
+	if !errors.As(err, &ie) {
+		t.Errorf("not an interruption: %T", err)
+	}
+}
+
+type remoteRun struct {
+	stdout, stderr string
+	code           int
+}

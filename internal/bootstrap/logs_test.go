@@ -1,0 +1,127 @@
+package bootstrap
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clusterctl/clusterctl/internal/enginetest"
+)
+
+// buildClusterctl builds the clusterctl binary for one test.
+func buildClusterctl(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "clusterctl")
+	if out, err := exec.Command("go", "build", "-o", path, "../../cmd/clusterctl").CombinedOutput(); err != nil {
+		t.Fatalf("building clusterctl: %v\n%s", err, out)
+	}
+	return path
+}
+
+// clusterctl runs the binary against moto.
+func clusterctl(binary string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+endpoint, "AWS_REGION="+region, "AWS_ACCESS_KEY_ID=testing",
+		"AWS_SECRET_ACCESS_KEY=testing", "AWS_SESSION_TOKEN=", "AWS_PROFILE=", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("%v: %s", err, errOut.String())
+	}
+	return out.String(), nil
+}
+
+// talk creates a service on one node that prints a numbered line a second.
+func talk(t *testing.T, m *enginetest.Node, service, instanceID string) {
+	t.Helper()
+	dockerOn(t, m, "service", "create", "--detach", "--name", service, "--replicas", "1", "--no-resolve-image", "--network", "host",
+		"--constraint", "engine.labels.clusterctl.instance-id=="+instanceID, enginetest.Image,
+		"sh", "-c", `i=0; while true; do i=$((i+1)); echo "`+service+` says $i"; sleep 1; done`)
+}
+
+// The engines' awslogs driver, as the node configuration sets it up,
+// ships a real service's output to the cluster's log group (on moto, with
+// the node role's credentials from the instance metadata), and clusterctl
+// logs prints it as task@node; the agent service's own lines go to its
+// node's stream. With the logs endpoint unreachable, the
+// container keeps running and docker logs on its node still shows it.
+func TestContainerLogsShipped(t *testing.T) {
+	t.Parallel()
+	bin := buildClusterctl(t)
+	tc := deployCore(t, "logs")
+	g := tc.deployGroup(t, "g", 2, nil)
+	m := tc.bootControl(t)
+	shipping := g.bootAgent(t, 0)
+	// A closed port of the lab's gateway: the logs endpoint refuses.
+	cut := g.bootAgent(t, 1, "CLUSTERCTL_LOGS_ENDPOINT=http://"+lab.Gateway.String()+":9")
+	g.readyAgent(t, shipping)
+	g.readyAgent(t, cut)
+
+	talk(t, m, "talker", shipping.Spec.InstanceID)
+	prefix := "@" + shipping.Spec.InstanceID + " | talker says "
+	eventually(t, 2*time.Minute, "clusterctl logs printing the service's output", func() (bool, string) {
+		out, err := clusterctl(bin, "logs", "-j", "logs", "talker")
+		if err != nil {
+			return false, err.Error()
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		return strings.HasPrefix(lines[0], "talker.1.") && strings.Contains(lines[0], prefix+"1") && len(lines) >= 2, out
+	})
+	// The agent service's own lines go to the node's stream.
+	eventually(t, time.Minute, "the agent's decisions in its node's stream", func() (bool, string) {
+		out, err := clusterctl(bin, "logs", "-j", "logs", "--node", shipping.Spec.InstanceID, "--grep", "joined")
+		if err != nil {
+			return false, err.Error()
+		}
+		return strings.HasPrefix(out, "clusterctl@"+shipping.Spec.InstanceID+" | clusterctl: joined the swarm at "), out
+	})
+	// The engine's calls are signed with its node's role credentials (the
+	// node scripts' own, with the test's).
+	var signed, other []string
+	for _, c := range lab.AWS.Calls() {
+		if c.Service != "logs" || c.KeyID == "testing" {
+			continue
+		}
+		if c.Action == "PutLogEvents" && c.From == shipping.Spec.IP && c.KeyID == enginetest.NodeKeyID(shipping.Spec.InstanceID) {
+			signed = append(signed, c.KeyID)
+		} else if c.From != shipping.Spec.IP || c.KeyID != enginetest.NodeKeyID(shipping.Spec.InstanceID) {
+			other = append(other, fmt.Sprintf("%s %s from %s", c.Action, c.KeyID, c.From))
+		}
+	}
+	if len(signed) == 0 || len(other) > 0 {
+		t.Errorf("the engine's PutLogEvents with its node role's key: %d; other engine calls: %q", len(signed), other)
+	}
+
+	talk(t, m, "mute", cut.Spec.InstanceID)
+	eventually(t, 2*time.Minute, "the service's output in docker logs on its node", func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		id, err := docker(ctx, cut, "ps", "-q", "--filter", "label=com.docker.swarm.service.name=mute")
+		if err != nil || strings.TrimSpace(id) == "" {
+			return false, fmt.Sprintf("no container yet (%v)", err)
+		}
+		out, err := docker(ctx, cut, "logs", strings.TrimSpace(id))
+		return err == nil && strings.Contains(out, "mute says 5\n"), out
+	})
+	for _, tk := range serviceTasks(t, m, "mute") {
+		if tk.State != "running" {
+			t.Errorf("task %s of mute is %s, want running: the unreachable endpoint blocked it", tk.ID, tk.State)
+		}
+	}
+	for _, c := range lab.AWS.Calls() {
+		if c.From == cut.Spec.IP && c.KeyID == enginetest.NodeKeyID(cut.Spec.InstanceID) {
+			t.Errorf("the cut node's engine reached AWS: %+v", c)
+		}
+	}
+	if out, err := clusterctl(bin, "logs", "-j", "logs", "mute"); err != nil || out != "" {
+		t.Errorf("logs of the cut node's service: %q (%v)", out, err)
+	}
+}

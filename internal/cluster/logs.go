@@ -1,0 +1,64 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+
+	"github.com/clusterctl/clusterctl/internal/logs"
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/query"
+)
+
+// Logs reads the events of a cluster's log group that req asks for (its
+// Group is the core's), handing them to emit in time order.
+func (s *Service) Logs(ctx context.Context, cluster string, req logs.Request, emit func(logs.Event) error) error {
+	core, err := s.getCore(ctx, cluster)
+	if err != nil {
+		return err
+	}
+	group := core.Outputs[names.OutputLogGroupName]
+	if group == "" {
+		return refused("cluster %q has no log group yet: add it with `clusterctl update-core %s`, then roll the groups' nodes onto it with `clusterctl update-group -n GROUP -j %s`", cluster, cluster, cluster)
+	}
+	if group != names.LogGroup(cluster) {
+		return refused("core %q names log group %q, not its own %s", cluster, group, names.LogGroup(cluster))
+	}
+	req.Group = group
+	return logs.Read(ctx, s.CWLogs, req, emit)
+}
+
+// logGroupBytes is how many bytes the log group stores, as CloudWatch
+// Logs says (0 for a group that is gone already).
+func (s *Service) logGroupBytes(ctx context.Context, group string) (int64, error) {
+	p := cloudwatchlogs.NewDescribeLogGroupsPaginator(s.CWLogs, &cloudwatchlogs.DescribeLogGroupsInput{LogGroupNamePrefix: aws.String(group)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("describing log group %s: %w", group, err)
+		}
+		for _, g := range page.LogGroups {
+			if aws.ToString(g.LogGroupName) == group {
+				return aws.ToInt64(g.StoredBytes), nil
+			}
+		}
+	}
+	return 0, nil
+}
+
+// sizeText says a size in bytes, with its binary multiple beside it from
+// 1 KiB on: "512 bytes", "1536 bytes, 1.5 KiB".
+func sizeText(n int64) string {
+	text := query.Plural(int(n), "byte")
+	const unit = 1024
+	if n < unit {
+		return text
+	}
+	f, i := float64(n)/unit, 0
+	for f >= unit && i < 4 {
+		f, i = f/unit, i+1
+	}
+	return fmt.Sprintf("%s, %.1f %ciB", text, f, "KMGTP"[i])
+}

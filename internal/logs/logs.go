@@ -1,0 +1,325 @@
+// Package logs reads a cluster's CloudWatch log group: the events of a
+// service's tasks, of a node, or of the whole cluster, in time order, once
+// or following new ones.
+//
+// The streams are named by the nodes (see names.LogStreamService and the
+// engines' daemon.json): service/<service>/<task>@<instance>,
+// container/<name>@<instance> and node/<instance>. A service's streams are
+// found by prefix; a node's by listing the streams, as its instance id
+// ends their names.
+package logs
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+)
+
+// API is what reading logs needs of CloudWatch Logs.
+type API interface {
+	FilterLogEvents(ctx context.Context, in *cloudwatchlogs.FilterLogEventsInput, opts ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.FilterLogEventsOutput, error)
+	DescribeLogStreams(ctx context.Context, in *cloudwatchlogs.DescribeLogStreamsInput, opts ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.DescribeLogStreamsOutput, error)
+}
+
+// Request says which events to read.
+type Request struct {
+	Group   string // the log group
+	Service string // only this service's tasks ("": every stream)
+	Node    string // only this instance's streams ("": every node)
+	// Since and Until bound the events' timestamps (zero: unbounded).
+	Since, Until time.Time
+	Grep         string // a CloudWatch Logs filter pattern
+	Tail         int    // only the last Tail events of the range (0: all)
+	Follow       bool   // then keep polling for new events until ctx ends
+	// PollMin and PollMax bound the wait between polls while following: it
+	// starts at PollMin, doubles while nothing new comes, up to PollMax.
+	PollMin, PollMax time.Duration
+	// Lookback is how far before the newest event seen a poll reads again,
+	// for events that reach CloudWatch late (they are shown once).
+	Lookback time.Duration
+	// Now is the clock (nil: the system's).
+	Now func() time.Time
+}
+
+// Defaults of a Request's polling.
+const (
+	DefaultPollMin  = time.Second
+	DefaultPollMax  = 10 * time.Second
+	DefaultLookback = 2 * time.Minute
+	// maxStreamNames is what FilterLogEvents takes in logStreamNames.
+	maxStreamNames = 100
+)
+
+// Event is one log event and where it came from.
+type Event struct {
+	Time    time.Time `json:"time"`
+	Service string    `json:"service,omitempty"`
+	// Task is the swarm task's container name (service.slot.id), or the
+	// container's name for a container of no service; "" for the node's
+	// own programs.
+	Task    string `json:"task,omitempty"`
+	Node    string `json:"node"` // the instance id
+	Message string `json:"message"`
+	Stream  string `json:"stream"`
+	ID      string `json:"id"`
+}
+
+// Source says where the event came from, as docker service logs does:
+// task@node, or clusterctl@node for the node's own programs.
+func (e Event) Source() string {
+	if e.Task == "" {
+		return "clusterctl@" + e.Node
+	}
+	return e.Task + "@" + e.Node
+}
+
+// parseStream reads where an event came from out of its stream's name; ok
+// is false for a stream that is none of the cluster's.
+func parseStream(stream string) (service, task, node string, ok bool) {
+	if rest, found := strings.CutPrefix(stream, names.LogStreamNode); found {
+		return "", "", rest, rest != ""
+	}
+	if rest, found := strings.CutPrefix(stream, names.LogStreamService); found {
+		service, rest, found = strings.Cut(rest, "/")
+		if !found {
+			return "", "", "", false
+		}
+		task, node, found = cutLast(rest, "@")
+		return service, task, node, found && service != ""
+	}
+	if rest, found := strings.CutPrefix(stream, names.LogStreamContainer); found {
+		task, node, found = cutLast(rest, "@")
+		return "", task, node, found
+	}
+	return "", "", "", false
+}
+
+func cutLast(s, sep string) (string, string, bool) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
+}
+
+// Read reads the events req asks for and hands them to emit in time
+// order, each once. Following, it returns when ctx ends, with ctx's error.
+func Read(ctx context.Context, api API, req Request, emit func(Event) error) error {
+	if req.Now == nil {
+		req.Now = time.Now
+	}
+	if req.PollMin <= 0 {
+		req.PollMin = DefaultPollMin
+	}
+	if req.PollMax < req.PollMin {
+		req.PollMax = max(DefaultPollMax, req.PollMin)
+	}
+	if req.Lookback <= 0 {
+		req.Lookback = DefaultLookback
+	}
+	r := reader{api: api, req: req, seen: map[string]int64{}}
+	evs, err := r.fetch(ctx, req.Since)
+	if err != nil {
+		return err
+	}
+	if req.Tail > 0 && len(evs) > req.Tail {
+		// The ones left out are seen all the same: a poll must not bring
+		// them back.
+		for _, e := range evs[:len(evs)-req.Tail] {
+			r.mark(e)
+		}
+		evs = evs[len(evs)-req.Tail:]
+	}
+	if err := r.emit(evs, emit); err != nil {
+		return err
+	}
+	if !req.Follow {
+		return nil
+	}
+	wait := req.PollMin
+	for {
+		if !req.Until.IsZero() && req.Now().After(req.Until) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		from := req.Since
+		if r.newest > 0 {
+			from = time.UnixMilli(r.newest).Add(-req.Lookback)
+			if from.Before(req.Since) {
+				from = req.Since
+			}
+		}
+		evs, err := r.fetch(ctx, from)
+		if err != nil {
+			return err
+		}
+		n := r.fresh(evs)
+		if err := r.emit(n, emit); err != nil {
+			return err
+		}
+		if len(n) > 0 {
+			wait = req.PollMin
+		} else {
+			wait = min(2*wait, req.PollMax)
+		}
+		r.prune(req.Lookback)
+	}
+}
+
+type reader struct {
+	api    API
+	req    Request
+	seen   map[string]int64 // event id: timestamp (ms), within the lookback
+	newest int64            // the newest timestamp seen (ms)
+}
+
+func (r *reader) mark(e Event) {
+	ms := e.Time.UnixMilli()
+	r.seen[e.ID] = ms
+	r.newest = max(r.newest, ms)
+}
+
+// fresh keeps the events not shown yet.
+func (r *reader) fresh(evs []Event) []Event {
+	return slices.DeleteFunc(evs, func(e Event) bool {
+		_, ok := r.seen[e.ID]
+		return ok
+	})
+}
+
+func (r *reader) emit(evs []Event, emit func(Event) error) error {
+	for _, e := range evs {
+		if _, ok := r.seen[e.ID]; ok {
+			continue
+		}
+		r.mark(e)
+		if err := emit(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prune forgets the events older than the lookback: no poll reads them
+// again.
+func (r *reader) prune(lookback time.Duration) {
+	cut := r.newest - lookback.Milliseconds()
+	for id, ms := range r.seen {
+		if ms < cut {
+			delete(r.seen, id)
+		}
+	}
+}
+
+// fetch reads every event from from (zero: the start) to the request's
+// end, every page, in time order.
+func (r *reader) fetch(ctx context.Context, from time.Time) ([]Event, error) {
+	base := cloudwatchlogs.FilterLogEventsInput{LogGroupName: aws.String(r.req.Group)}
+	if !from.IsZero() {
+		base.StartTime = aws.Int64(from.UnixMilli())
+	}
+	if !r.req.Until.IsZero() {
+		base.EndTime = aws.Int64(r.req.Until.UnixMilli())
+	}
+	if r.req.Grep != "" {
+		base.FilterPattern = aws.String(r.req.Grep)
+	}
+	var batches [][]string // stream names, when the node narrows them down
+	if r.req.Node != "" {
+		streams, err := r.nodeStreams(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(streams) == 0 {
+			return nil, nil
+		}
+		for len(streams) > 0 {
+			n := min(len(streams), maxStreamNames)
+			batches, streams = append(batches, streams[:n]), streams[n:]
+		}
+	} else {
+		if r.req.Service != "" {
+			base.LogStreamNamePrefix = aws.String(r.servicePrefix())
+		}
+		batches = [][]string{nil}
+	}
+	var out []Event
+	for _, b := range batches {
+		in := base
+		in.LogStreamNames = b
+		p := cloudwatchlogs.NewFilterLogEventsPaginator(r.api, &in)
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("reading log group %s: %w", r.req.Group, err)
+			}
+			for _, e := range page.Events {
+				if ev, ok := r.event(e); ok {
+					out = append(out, ev)
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Event) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Stream, b.Stream)
+	})
+	return out, nil
+}
+
+func (r *reader) servicePrefix() string { return names.LogStreamService + r.req.Service + "/" }
+
+// event reads one filtered event; ok is false for one of a stream the
+// request does not cover (the prefix is checked here too, as the streams'
+// names are what says where an event came from).
+func (r *reader) event(e types.FilteredLogEvent) (Event, bool) {
+	stream := aws.ToString(e.LogStreamName)
+	service, task, node, ok := parseStream(stream)
+	if !ok || r.req.Service != "" && !strings.HasPrefix(stream, r.servicePrefix()) || r.req.Node != "" && node != r.req.Node {
+		return Event{}, false
+	}
+	return Event{
+		Time: time.UnixMilli(aws.ToInt64(e.Timestamp)).UTC(), Service: service, Task: task, Node: node,
+		Message: strings.TrimRight(aws.ToString(e.Message), "\r\n"), Stream: stream, ID: aws.ToString(e.EventId),
+	}, true
+}
+
+// nodeStreams lists the node's streams: its own (without a service) and
+// its containers', of the service only when one is asked for.
+func (r *reader) nodeStreams(ctx context.Context) ([]string, error) {
+	in := &cloudwatchlogs.DescribeLogStreamsInput{LogGroupName: aws.String(r.req.Group)}
+	if r.req.Service != "" {
+		in.LogStreamNamePrefix = aws.String(r.servicePrefix())
+	}
+	var out []string
+	p := cloudwatchlogs.NewDescribeLogStreamsPaginator(r.api, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing the streams of log group %s: %w", r.req.Group, err)
+		}
+		for _, s := range page.LogStreams {
+			name := aws.ToString(s.LogStreamName)
+			if _, _, node, ok := parseStream(name); ok && node == r.req.Node {
+				if r.req.Service == "" || strings.HasPrefix(name, r.servicePrefix()) {
+					out = append(out, name)
+				}
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,181 @@
+package logs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+)
+
+// fakeLogs plays CloudWatch Logs where moto does not: pages of two events,
+// the stream prefix honoured, and events that arrive late (with a
+// timestamp older than events already returned).
+type fakeLogs struct {
+	mu     sync.Mutex
+	events []types.FilteredLogEvent // in arrival order
+	calls  int
+}
+
+func (f *fakeLogs) put(stream string, ms int64, msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.events = append(f.events, types.FilteredLogEvent{LogStreamName: aws.String(stream), Timestamp: aws.Int64(ms),
+		Message: aws.String(msg), EventId: aws.String(strconv.Itoa(len(f.events)))})
+}
+
+func (f *fakeLogs) FilterLogEvents(_ context.Context, in *cloudwatchlogs.FilterLogEventsInput, _ ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.FilterLogEventsOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	var match []types.FilteredLogEvent
+	for _, e := range f.events {
+		ts := aws.ToInt64(e.Timestamp)
+		if in.StartTime != nil && ts < *in.StartTime || in.EndTime != nil && ts > *in.EndTime {
+			continue
+		}
+		if p := aws.ToString(in.LogStreamNamePrefix); p != "" && (len(aws.ToString(e.LogStreamName)) < len(p) || aws.ToString(e.LogStreamName)[:len(p)] != p) {
+			continue
+		}
+		if len(in.LogStreamNames) > 0 && !slices.Contains(in.LogStreamNames, aws.ToString(e.LogStreamName)) {
+			continue
+		}
+		match = append(match, e)
+	}
+	slices.SortStableFunc(match, func(a, b types.FilteredLogEvent) int { return int(aws.ToInt64(a.Timestamp) - aws.ToInt64(b.Timestamp)) })
+	start := 0
+	if in.NextToken != nil {
+		start, _ = strconv.Atoi(*in.NextToken)
+	}
+	end := min(start+2, len(match))
+	out := &cloudwatchlogs.FilterLogEventsOutput{Events: match[start:end]}
+	if end < len(match) {
+		out.NextToken = aws.String(strconv.Itoa(end))
+	}
+	return out, nil
+}
+
+func (f *fakeLogs) DescribeLogStreams(context.Context, *cloudwatchlogs.DescribeLogStreamsInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.DescribeLogStreamsOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seen := map[string]bool{}
+	var out cloudwatchlogs.DescribeLogStreamsOutput
+	for _, e := range f.events {
+		if name := aws.ToString(e.LogStreamName); !seen[name] {
+			seen[name] = true
+			out.LogStreams = append(out.LogStreams, types.LogStream{LogStreamName: aws.String(name)})
+		}
+	}
+	return &out, nil
+}
+
+// Every page is read, the service's streams only, in time order.
+func TestReadPagesInOrder(t *testing.T) {
+	f := &fakeLogs{}
+	base := time.Now().Add(-time.Hour).UnixMilli()
+	for i := range 5 {
+		f.put(fmt.Sprintf("service/web/web.%d.t@i-0aaaaaaaa", i%2+1), base+int64(10*(5-i)), fmt.Sprint("web ", 5-i))
+	}
+	f.put("service/webapi/webapi.1.t@i-0aaaaaaaa", base, "not web")
+	f.put("node/i-0aaaaaaaa", base, "a decision")
+	var got []string
+	err := Read(context.Background(), f, Request{Group: "/clusterctl/c", Service: "web"}, func(e Event) error {
+		got = append(got, e.Message)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"web 1", "web 2", "web 3", "web 4", "web 5"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	got = nil
+	if err := Read(context.Background(), f, Request{Group: "/clusterctl/c", Node: "i-0aaaaaaaa", Tail: 2}, func(e Event) error {
+		got = append(got, e.Source()+" "+e.Message)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"web.2.t@i-0aaaaaaaa web 4", "web.1.t@i-0aaaaaaaa web 5"}; !slices.Equal(got, want) {
+		t.Errorf("--node --tail 2: got %q, want %q", got, want)
+	}
+}
+
+// Following: a new event and one that arrives late, with a timestamp
+// before the newest printed, are each printed once; nothing twice.
+func TestFollowNoGapNoDuplicate(t *testing.T) {
+	f := &fakeLogs{}
+	now := time.Now().UnixMilli()
+	f.put("service/web/web.1.t@i-0aaaaaaaa", now-5000, "first")
+	f.put("service/web/web.1.t@i-0aaaaaaaa", now-4000, "second")
+	f.put("service/web/web.1.t@i-0aaaaaaaa", now-3000, "third")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lines := make(chan string, 20)
+	done := make(chan error, 1)
+	go func() {
+		done <- Read(ctx, f, Request{Group: "/clusterctl/c", Service: "web", Follow: true, PollMin: 5 * time.Millisecond, PollMax: 20 * time.Millisecond},
+			func(e Event) error {
+				lines <- e.Message
+				return nil
+			})
+	}()
+	var got []string
+	wait := func(n int) {
+		t.Helper()
+		for len(got) < n {
+			select {
+			case l := <-lines:
+				got = append(got, l)
+			case <-time.After(5 * time.Second):
+				t.Fatalf("got %q, waiting for %d lines", got, n)
+			}
+		}
+	}
+	wait(3)
+	f.put("service/web/web.2.t@i-0aaaaaaaa", now-1000, "new")
+	wait(4)
+	// Sent before "new" was, received after: CloudWatch has it late.
+	f.put("service/web/web.2.t@i-0aaaaaaaa", now-2000, "late")
+	wait(5)
+	time.Sleep(100 * time.Millisecond) // several polls
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Read ended with %v, want context.Canceled", err)
+	}
+	close(lines)
+	for l := range lines {
+		got = append(got, l)
+	}
+	if want := []string{"first", "second", "third", "new", "late"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestParseStream(t *testing.T) {
+	for _, tc := range []struct {
+		stream, service, task, node string
+		ok                          bool
+	}{
+		{"service/web/web.1.abc@i-0123", "web", "web.1.abc", "i-0123", true},
+		{"service/my.svc/my.svc.1.abc@i-0123", "my.svc", "my.svc.1.abc", "i-0123", true},
+		{"container/builder@i-0123", "", "builder", "i-0123", true},
+		{"node/i-0123", "", "", "i-0123", true},
+		{"service/web", "", "", "", false},
+		{"service//x@i-1", "", "", "", false},
+		{"other/x@i-1", "", "", "", false},
+		{"node/", "", "", "", false},
+	} {
+		service, task, node, ok := parseStream(tc.stream)
+		if ok != tc.ok || ok && (service != tc.service || task != tc.task || node != tc.node) {
+			t.Errorf("parseStream(%q) = %q, %q, %q, %v", tc.stream, service, task, node, ok)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+# moto_server with the gaps of moto's CloudFormation that clusterctl's
+# templates meet filled in, so that the end-to-end tests deploy them as
+# written. Each fix makes moto do what CloudFormation does; none changes
+# what moto's own APIs answer. The fixes are applied when moto imports the
+# module they fix, so the server starts as fast as moto_server.
+import importlib.abc
+import importlib.util
+import sys
+
+
+def _elbv2(m):
+    # A load balancer's Type: moto's CloudFormation makes every one an
+    # application load balancer, which refuses TCP, UDP and TLS listeners.
+    def create(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs):
+        props = cloudformation_json["Properties"]
+        return m.elbv2_backends[account_id][region_name].create_load_balancer(
+            resource_name,
+            props.get("SecurityGroups") or [],
+            props.get("Subnets"),
+            scheme=props.get("Scheme", "internet-facing"),
+            loadbalancer_type=props.get("Type", "application"),
+        )
+
+    m.FakeLoadBalancer.create_from_cloudformation_json = classmethod(create)
+
+    # Deleting a stack deletes its target groups: moto's CloudFormation
+    # keeps them. (A target group a listener still uses is refused, and
+    # moto's CloudFormation tries it again once the listener is gone.)
+    def delete(self, account_id, region):
+        backend = m.elbv2_backends[account_id][region]
+        if self.arn in backend.target_groups:
+            backend.delete_target_group(self.arn)
+
+    m.FakeTargetGroup.delete = delete
+
+
+def _autoscaling(m):
+    # An update that removes target groups: CloudFormation updates the Auto
+    # Scaling group first and deletes the target groups it no longer names
+    # in its cleanup phase; moto deletes them first, and the Auto Scaling
+    # group, still naming them, fails to find them. It now forgets the
+    # target groups that are gone.
+    update = m.AutoScalingBackend.update_attached_target_groups
+
+    def update_existing(self, group_name):
+        group = self.autoscaling_groups[group_name]
+        group.target_group_arns = [a for a in group.target_group_arns if a in self.elbv2_backend.target_groups]
+        return update(self, group_name)
+
+    m.AutoScalingBackend.update_attached_target_groups = update_existing
+
+
+_FIXES = {"moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling}
+
+
+class _Fixer(importlib.abc.MetaPathFinder):
+    """Applies a fix right after its module is first executed."""
+
+    def find_spec(self, name, path, target=None):
+        fix = _FIXES.get(name)
+        if fix is None:
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            sys.meta_path.insert(0, self)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_and_fix(module):
+            exec_module(module)
+            fix(module)
+
+        spec.loader.exec_module = exec_and_fix
+        return spec
+
+
+sys.meta_path.insert(0, _Fixer())
+
+from moto.server import main  # noqa: E402
+
+main(sys.argv[1:])

@@ -1,0 +1,364 @@
+// Package remote runs what an operator asks of a cluster's nodes through
+// Systems Manager, with no SSH and no open port: a docker command on a
+// manager (Run Command, its output through the cluster bucket) and a
+// shell (Session Manager).
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/names"
+)
+
+// SSMAPI is what running a command needs from Systems Manager.
+type SSMAPI interface {
+	SendCommand(ctx context.Context, in *ssm.SendCommandInput, opts ...func(*ssm.Options)) (*ssm.SendCommandOutput, error)
+	GetCommandInvocation(ctx context.Context, in *ssm.GetCommandInvocationInput, opts ...func(*ssm.Options)) (*ssm.GetCommandInvocationOutput, error)
+	CancelCommand(ctx context.Context, in *ssm.CancelCommandInput, opts ...func(*ssm.Options)) (*ssm.CancelCommandOutput, error)
+}
+
+// S3API is what running a command needs from S3: a large standard input
+// put in the bucket, the output read from it.
+type S3API interface {
+	PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	GetObject(ctx context.Context, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, opts ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
+}
+
+// Document is the Run Command document the docker commands run with.
+const Document = "AWS-RunShellScript"
+
+const (
+	// InlineInput bounds the standard input sent inside the command (as
+	// base64, a third larger): SendCommand's parameters are limited in
+	// size (16 KiB is the bound we keep under), so a larger input goes
+	// through the bucket, where the node fetches it.
+	InlineInput = 8 << 10
+	// MaxInput bounds the standard input clusterctl reads and sends.
+	MaxInput = 256 << 20
+	// maxScript bounds the script itself, under SendCommand's limit:
+	// arguments that long are refused before anything is sent.
+	maxScript = 15 << 10
+	// maxOutput bounds what is read of each output object.
+	maxOutput = 1 << 30
+	// deliveryTimeout is how long Systems Manager tries to deliver the
+	// command to an agent that is offline (SendCommand's TimeoutSeconds,
+	// at least 30).
+	deliveryTimeout = 120
+	// defaultExecution is the execution timeout on the node without
+	// --timeout: the document's own default.
+	defaultExecution = time.Hour
+)
+
+// OutputPath is the key, under OutputS3KeyPrefix, where the SSM agent
+// writes a stream (stdout or stderr) of the AWS-RunShellScript command
+// commandID on instance.
+func OutputPath(prefix, commandID, instance, stream string) string {
+	return fmt.Sprintf("%s/%s/%s/awsrunShellScript/0.awsrunShellScript/%s", prefix, commandID, instance, stream)
+}
+
+// Docker is one docker command to run on a manager.
+type Docker struct {
+	Instance string
+	Args     []string
+	// Stdin is the standard input to send; nil for none (the command
+	// reads /dev/null).
+	Stdin  []byte
+	Bucket string // the cluster bucket: output and large input
+	Run    string // this run's id: its prefix under names.CommandPrefix
+	Region string // of the bucket, for the node's aws s3 cp
+	// Timeout bounds the command on the node; 0: an hour.
+	Timeout time.Duration
+}
+
+// Result is how a docker command ended on the node.
+type Result struct {
+	CommandID  string
+	InstanceID string
+	// Status is the invocation's status as Systems Manager reports it.
+	Status   string
+	ExitCode int
+	Stdout   []byte
+	Stderr   []byte
+	// Truncated: the output objects were missing and the invocation's
+	// inline output (at most 24,000 characters) stands in for them.
+	Truncated bool
+}
+
+// Runner runs docker commands through Run Command.
+type Runner struct {
+	SSM SSMAPI
+	S3  S3API
+	// Poll is how often the invocation is asked about at most (from 100
+	// ms, doubling); 0: a second.
+	Poll time.Duration
+	// OutputWait bounds how long output objects a finished invocation
+	// names are waited for (the agent uploads them as it reports); 0: 10 s.
+	OutputWait time.Duration
+}
+
+// Script is the shell script that runs docker with args on the node,
+// reading the standard input sent inline (in, when it is at most
+// InlineInput) or from inputKey in bucket ("" for none). Every argument is
+// one quoted word: the node's shell neither splits nor expands it.
+func Script(args []string, in []byte, bucket, inputKey, region string) string {
+	var b strings.Builder
+	b.WriteString("# clusterctl docker\nset -u\n")
+	docker := "docker " + quoteArgs(args)
+	switch {
+	case inputKey != "":
+		fmt.Fprintf(&b, "in=$(mktemp) || exit 125\ntrap 'rm -f \"$in\"' EXIT\n")
+		fmt.Fprintf(&b, "aws s3 cp --only-show-errors --region %s %s \"$in\" || { echo 'clusterctl: could not fetch the standard input from the cluster bucket' >&2; exit 125; }\n",
+			shellWord(region), shellWord("s3://"+bucket+"/"+inputKey))
+		fmt.Fprintf(&b, "%s <\"$in\"\n", docker)
+	case in != nil:
+		fmt.Fprintf(&b, "in=$(mktemp) || exit 125\ntrap 'rm -f \"$in\"' EXIT\n")
+		fmt.Fprintf(&b, "printf '%%s' '%s' | base64 -d >\"$in\" || exit 125\n", base64.StdEncoding.EncodeToString(in))
+		fmt.Fprintf(&b, "%s <\"$in\"\n", docker)
+	default:
+		fmt.Fprintf(&b, "%s </dev/null\n", docker)
+	}
+	return b.String()
+}
+
+// Run sends the command, waits for it and reads its output. The command's
+// own failure is a Result with its exit code, not an error. Ctrl-C (ctx
+// cancelled) and --timeout (ctx past its deadline) cancel it on the node.
+func (r *Runner) Run(ctx context.Context, d Docker) (*Result, error) {
+	inputKey := ""
+	if len(d.Stdin) > InlineInput {
+		inputKey = names.CommandInputKey(d.Run)
+		if _, err := r.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(d.Bucket), Key: aws.String(inputKey), Body: bytes.NewReader(d.Stdin)}); err != nil {
+			return nil, fmt.Errorf("putting the standard input in s3://%s/%s: %w", d.Bucket, inputKey, err)
+		}
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			// The lifecycle rule removes it after a day if this fails.
+			r.S3.DeleteObject(cctx, &s3.DeleteObjectInput{Bucket: aws.String(d.Bucket), Key: aws.String(inputKey)})
+		}()
+	}
+	script := Script(d.Args, d.Stdin, d.Bucket, inputKey, d.Region)
+	if len(script) > maxScript {
+		return nil, errs.Usage("the docker arguments are too long to send (%d bytes of script, at most %d)", len(script), maxScript)
+	}
+	execution := d.Timeout
+	if execution <= 0 {
+		execution = defaultExecution
+	}
+	prefix := names.CommandOutputPrefix(d.Run)
+	sent, err := r.SSM.SendCommand(ctx, &ssm.SendCommandInput{
+		DocumentName: aws.String(Document),
+		InstanceIds:  []string{d.Instance},
+		Comment:      aws.String(comment(d.Args)),
+		Parameters: map[string][]string{
+			"commands":         {script},
+			"executionTimeout": {strconv.Itoa(int((execution + time.Second - 1) / time.Second))},
+		},
+		OutputS3BucketName: aws.String(d.Bucket),
+		OutputS3KeyPrefix:  aws.String(prefix),
+		TimeoutSeconds:     aws.Int32(deliveryTimeout),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sending the command to %s: %w", d.Instance, err)
+	}
+	if sent.Command == nil || aws.ToString(sent.Command.CommandId) == "" {
+		return nil, fmt.Errorf("sending the command to %s: no command id in the answer", d.Instance)
+	}
+	id := aws.ToString(sent.Command.CommandId)
+	inv, err := r.wait(ctx, id, d.Instance)
+	if err != nil {
+		return nil, r.stopped(ctx, err, id, d.Instance)
+	}
+	res := &Result{CommandID: id, InstanceID: d.Instance, Status: string(inv.Status), ExitCode: int(inv.ResponseCode)}
+	switch inv.Status {
+	case ssmtypes.CommandInvocationStatusSuccess:
+		res.ExitCode = 0
+	case ssmtypes.CommandInvocationStatusFailed:
+		if inv.ResponseCode < 0 {
+			return nil, fmt.Errorf("command %s did not run on %s: %s", id, d.Instance, details(inv))
+		}
+	case ssmtypes.CommandInvocationStatusTimedOut:
+		return nil, fmt.Errorf("command %s on %s: %s (execution timeout %s, delivery timeout %ds)", id, d.Instance, details(inv), execution, deliveryTimeout)
+	default:
+		return nil, fmt.Errorf("command %s on %s ended %s: %s", id, d.Instance, inv.Status, details(inv))
+	}
+	// With an output bucket, Systems Manager names where the output went
+	// (documented: empty only without a bucket). Without that, what ran
+	// and what it printed are unknown.
+	if aws.ToString(inv.StandardOutputUrl) == "" {
+		return nil, fmt.Errorf("command %s on %s ended %s, but Systems Manager names no output in s3://%s/%s: what ran and what it printed are unknown",
+			id, d.Instance, inv.Status, d.Bucket, prefix)
+	}
+	if err := r.readOutput(ctx, d.Bucket, prefix, inv, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// wait polls the invocation until it ends.
+func (r *Runner) wait(ctx context.Context, id, instance string) (*ssm.GetCommandInvocationOutput, error) {
+	most := r.Poll
+	if most <= 0 {
+		most = time.Second
+	}
+	// Most commands end within a second or two: ask soon, then every
+	// second.
+	poll := min(most, 100*time.Millisecond)
+	for {
+		inv, err := r.SSM.GetCommandInvocation(ctx, &ssm.GetCommandInvocationInput{CommandId: aws.String(id), InstanceId: aws.String(instance)})
+		var ae interface{ ErrorCode() string }
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.As(err, &ae) && ae.ErrorCode() == "InvocationDoesNotExist":
+			// Just sent: Systems Manager has not recorded it yet.
+		case err != nil:
+			return nil, fmt.Errorf("asking about command %s on %s: %w", id, instance, err)
+		default:
+			switch inv.Status {
+			case ssmtypes.CommandInvocationStatusPending, ssmtypes.CommandInvocationStatusInProgress,
+				ssmtypes.CommandInvocationStatusDelayed, ssmtypes.CommandInvocationStatusCancelling:
+			default:
+				return inv, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(poll):
+		}
+		poll = min(2*poll, most)
+	}
+}
+
+// stopped cancels the command on the node when Ctrl-C or --timeout
+// stopped the wait, and says so.
+func (r *Runner) stopped(ctx context.Context, err error, id, instance string) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	what := fmt.Sprintf("cancelled command %s on %s", id, instance)
+	if _, cerr := r.SSM.CancelCommand(cctx, &ssm.CancelCommandInput{CommandId: aws.String(id), InstanceIds: []string{instance}}); cerr != nil {
+		what = fmt.Sprintf("could not cancel command %s on %s (%v): it may still run; aws ssm cancel-command --command-id %s", id, instance, cerr, id)
+	}
+	if errors.Is(err, context.Canceled) {
+		return &errs.InterruptedError{Err: err, Hint: what}
+	}
+	return fmt.Errorf("%w; %s", err, what)
+}
+
+// readOutput reads the streams the agent wrote to the bucket. An absent
+// object is an empty stream; but the agent reports the end before its
+// upload is visible, so when the invocation's inline output says a
+// stream is not empty its object is waited for, and as a last resort the
+// inline (truncated) output stands in.
+func (r *Runner) readOutput(ctx context.Context, bucket, prefix string, inv *ssm.GetCommandInvocationOutput, res *Result) error {
+	wait := r.OutputWait
+	if wait <= 0 {
+		wait = 10 * time.Second
+	}
+	deadline := time.Now().Add(wait)
+	for _, s := range []struct {
+		name   string
+		inline string
+		into   *[]byte
+	}{
+		{"stdout", aws.ToString(inv.StandardOutputContent), &res.Stdout},
+		{"stderr", aws.ToString(inv.StandardErrorContent), &res.Stderr},
+	} {
+		key := OutputPath(prefix, res.CommandID, res.InstanceID, s.name)
+		for {
+			body, found, err := getObject(ctx, r.S3, bucket, key)
+			if err != nil {
+				return err
+			}
+			if found {
+				*s.into = body
+				break
+			}
+			if s.inline == "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				*s.into, res.Truncated = []byte(s.inline), true
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("reading the output of command %s: %w", res.CommandID, ctx.Err())
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// getObject reads one object whole; found is false when there is none.
+func getObject(ctx context.Context, api S3API, bucket, key string) ([]byte, bool, error) {
+	// The agent uploads without checksums: nothing to validate, nothing
+	// to log about it.
+	out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)},
+		func(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true })
+	if err != nil {
+		var ae interface{ ErrorCode() string }
+		if errors.As(err, &ae) && (ae.ErrorCode() == "NoSuchKey" || ae.ErrorCode() == "NotFound") {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("reading s3://%s/%s: %w", bucket, key, err)
+	}
+	defer out.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(out.Body, maxOutput))
+	if err != nil {
+		return nil, false, fmt.Errorf("reading s3://%s/%s: %w", bucket, key, err)
+	}
+	return body, true, nil
+}
+
+// details says why an invocation ended as it did.
+func details(inv *ssm.GetCommandInvocationOutput) string {
+	d := aws.ToString(inv.StatusDetails)
+	if d == "" {
+		d = string(inv.Status)
+	}
+	switch d {
+	case "Undeliverable":
+		return "undeliverable: the instance is not managed by Systems Manager or its agent is not running (aws ssm describe-instance-information)"
+	case "DeliveryTimedOut":
+		return fmt.Sprintf("not delivered within %ds: the node's SSM agent is offline", deliveryTimeout)
+	case "ExecutionTimedOut":
+		return "it ran past its execution timeout and was stopped"
+	case "AccessDenied":
+		return "access denied: the command's output could not be written to the cluster bucket"
+	}
+	if e := strings.TrimSpace(aws.ToString(inv.StandardErrorContent)); e != "" {
+		return d + ": " + e
+	}
+	return d
+}
+
+// comment names the command in Systems Manager's history (at most 100
+// characters).
+func comment(args []string) string {
+	c := "clusterctl docker " + strings.Join(args, " ")
+	if len(c) > 100 {
+		c = c[:97] + "..."
+	}
+	return strings.ToValidUTF8(c, "")
+}
