@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // calls records what the fakes were asked to do, in order, across them.
@@ -58,6 +59,8 @@ type engine struct {
 	nodes    map[string]*Node
 	tasks    []Task
 	services map[string]int // replicas; -1 global
+	// listed: the services as the snapshot carries them.
+	listed   []wire.SnapshotService
 	ca       string
 	worker   string
 	manager  string
@@ -136,6 +139,9 @@ func (e *engine) Tasks(_ context.Context, f TaskFilter) ([]Task, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+func (e *engine) Services(context.Context) ([]wire.SnapshotService, error) {
+	return e.listed, nil
 }
 func (e *engine) Replicas(_ context.Context, s string) (int, bool, error) {
 	n, ok := e.services[s]

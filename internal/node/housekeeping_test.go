@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
@@ -376,5 +377,79 @@ func TestSnapshotContents(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("nodes\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The snapshot carries the swarm's services and all their tasks, as the
+// shell managers publish them, and clusterctl services reads them: here
+// from the published object through query's reader.
+func TestSnapshotServices(t *testing.T) {
+	l := newLab(t)
+	w := l.e.addWorker(nodeID("a1"), iW1)
+	three := 3
+	web := wire.SnapshotService{ID: "s1", Name: "web", Image: "nginx:1.27@sha256:abc"}
+	web.Mode.Replicated = &struct{ Replicas *int }{&three}
+	web.Endpoint.Ports = []wire.DockerPort{{Protocol: "tcp", TargetPort: 80, PublishedPort: 8080, PublishMode: "ingress"}}
+	web.Placement.Constraints = []string{"node.role==worker"}
+	agent := wire.SnapshotService{ID: "s2", Name: "agent", Image: "busybox"}
+	agent.Mode.Global = &struct{}{}
+	l.e.listed = []wire.SnapshotService{web, agent}
+	l.e.tasks = []Task{
+		{ID: "t1", NodeID: w.ID, ServiceID: "s1", State: "running", DesiredState: "running"},
+		{ID: "t2", NodeID: w.ID, ServiceID: "s1", State: "shutdown", DesiredState: "shutdown"},
+		{ID: "t3", ServiceID: "s1", State: "pending", DesiredState: "running", Message: "pending task scheduling", Err: "no suitable node (insufficient resources on 1 node)"},
+		{ID: "t4", NodeID: w.ID, ServiceID: "s2", State: "running", DesiredState: "running"},
+		{ID: "t5", NodeID: w.ID, State: "running", DesiredState: "running"}, // of no service
+	}
+	l.round()
+	body, _, err := l.b.Get(context.Background(), names.StatusKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Services []map[string]json.RawMessage `json:"services"`
+		Tasks    []map[string]json.RawMessage `json:"tasks"`
+	}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		t.Fatal(err)
+	}
+	// The keys publish_status writes, in the engine's words.
+	for _, sv := range raw.Services {
+		for _, k := range []string{"ID", "Name", "Mode", "Image", "Endpoint", "Placement"} {
+			if _, ok := sv[k]; !ok {
+				t.Errorf("a service without %s: %s", k, body)
+			}
+		}
+	}
+	if len(raw.Tasks) != 4 {
+		t.Errorf("tasks: %s", body)
+	}
+	for _, tk := range raw.Tasks {
+		for _, k := range []string{"ServiceID", "NodeID", "DesiredState", "Status"} {
+			if _, ok := tk[k]; !ok {
+				t.Errorf("a task without %s: %s", k, body)
+			}
+		}
+	}
+	s, err := wire.ParseSnapshot("x", body, "core")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(query.ServicesOf(s))
+	want := `[{"name":"agent","id":"s2","mode":"global","running":1,"desired":1,"image":"busybox","ports":[],"constraints":[],` +
+		`"tasks":[{"nodeId":"` + w.ID + `","instanceId":"` + iW1 + `","group":"web","state":"running","desiredState":"running","message":"","error":""}],"pending":""},` +
+		`{"name":"web","id":"s1","mode":"replicated","running":1,"desired":3,"image":"nginx:1.27","ports":[{"published":8080,"target":80,"protocol":"tcp","mode":"ingress"}],"constraints":["node.role==worker"],` +
+		`"tasks":[{"nodeId":"","instanceId":"","group":"","state":"pending","desiredState":"running","message":"pending task scheduling","error":"no suitable node (insufficient resources on 1 node)"},` +
+		`{"nodeId":"` + w.ID + `","instanceId":"` + iW1 + `","group":"web","state":"running","desiredState":"running","message":"","error":""}],"pending":"no suitable node (insufficient resources on 1 node)"}]`
+	if string(got) != want {
+		t.Errorf("services\n%s\nwant\n%s", got, want)
+	}
+
+	// No services: [] (null would say the managers do not publish them).
+	l = newLab(t)
+	l.round()
+	body, _, _ = l.b.Get(context.Background(), names.StatusKey)
+	if !strings.Contains(string(body), `"services":[]`) || !strings.Contains(string(body), `"tasks":[]`) {
+		t.Errorf("no services: %s", body)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // SwarmPort is the port the managers listen on for the swarm.
@@ -46,7 +48,8 @@ type Task struct {
 	ID, NodeID, ServiceID string
 	State                 string // actual state
 	DesiredState          string
-	Err                   string
+	// Message and Err are the swarm's words on the task.
+	Message, Err string
 }
 
 // TaskFilter selects tasks: of a node, of a service, desired running.
@@ -62,6 +65,8 @@ type Engine interface {
 	// Node is one node; ErrNoNode when the swarm has none of that id.
 	Node(ctx context.Context, id string) (Node, error)
 	Tasks(ctx context.Context, f TaskFilter) ([]Task, error)
+	// Services are the swarm's services as the snapshot carries them.
+	Services(ctx context.Context) ([]wire.SnapshotService, error)
 	// Replicas is a replicated service's number of replicas; ok false for
 	// a global service, ErrNoService when it is gone.
 	Replicas(ctx context.Context, service string) (n int, ok bool, err error)

@@ -46,9 +46,15 @@ func (m *Manager) watch() {
 // role, state, availability, manager status, engine labels and running
 // tasks (by their actual state: a drained node's tasks count until they
 // have stopped); and when the swarm state was last backed up (nil: no
-// backup, with more than one manager).
+// backup, with more than one manager); and the swarm's services with all
+// their tasks (those no node took yet too), for clusterctl services: what
+// publish_status in templates/core/control.sh.tmpl writes.
 func (m *Manager) Snapshot(ctx context.Context) (wire.Snapshot, error) {
 	nodes, err := m.Engine.Nodes(ctx)
+	if err != nil {
+		return wire.Snapshot{}, err
+	}
+	services, err := m.Engine.Services(ctx)
 	if err != nil {
 		return wire.Snapshot{}, err
 	}
@@ -71,6 +77,24 @@ func (m *Manager) Snapshot(ctx context.Context) (wire.Snapshot, error) {
 	s := wire.Snapshot{
 		Version: wire.SnapshotVersion, Cluster: m.Cluster, Time: m.Clock.Now(), Publisher: m.InstanceID,
 		CADigest: Digest([]byte(ca)), Nodes: []wire.SwarmNode{},
+		Services: services, Tasks: []wire.SnapshotTask{},
+	}
+	if s.Services == nil {
+		s.Services = []wire.SnapshotService{}
+	}
+	sort.SliceStable(s.Services, func(i, j int) bool { return s.Services[i].Name < s.Services[j].Name })
+	// The tasks of the services only, as docker service ps lists them.
+	ofService := map[string]bool{}
+	for _, sv := range s.Services {
+		ofService[sv.ID] = true
+	}
+	for _, t := range tasks {
+		if ofService[t.ServiceID] {
+			var st wire.SnapshotTask
+			st.ServiceID, st.NodeID, st.DesiredState = t.ServiceID, t.NodeID, t.DesiredState
+			st.Status.State, st.Status.Message, st.Status.Err = t.State, t.Message, t.Err
+			s.Tasks = append(s.Tasks, st)
+		}
 	}
 	var b backupRecord
 	if ok, _ := m.State.Load(backupState, &b); ok && !b.Time.IsZero() {

@@ -16,10 +16,10 @@ type SnapshotService struct {
 
 // ServiceMode is the engine's mode of a service: one of its fields is set.
 type ServiceMode struct {
-	Replicated    *struct{ Replicas *int }
-	Global        *struct{}
-	ReplicatedJob *struct{ TotalCompletions *int }
-	GlobalJob     *struct{}
+	Replicated    *struct{ Replicas *int }         `json:",omitempty"`
+	Global        *struct{}                        `json:",omitempty"`
+	ReplicatedJob *struct{ TotalCompletions *int } `json:",omitempty"`
+	GlobalJob     *struct{}                        `json:",omitempty"`
 }
 
 // Name is replicated, global, replicated-job or global-job.

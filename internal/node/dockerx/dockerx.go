@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/clusterctl/clusterctl/internal/node"
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // Engine is the local engine; it satisfies node.Engine and node.AgentEngine.
@@ -99,9 +100,55 @@ func (e *Engine) Tasks(ctx context.Context, f node.TaskFilter) ([]node.Task, err
 	out := make([]node.Task, 0, len(l))
 	for _, t := range l {
 		out = append(out, node.Task{ID: t.ID, NodeID: t.NodeID, ServiceID: t.ServiceID, State: string(t.Status.State),
-			DesiredState: string(t.DesiredState), Err: t.Status.Err})
+			DesiredState: string(t.DesiredState), Message: t.Status.Message, Err: t.Status.Err})
 	}
 	return out, nil
+}
+
+// Services are the swarm's services, kept to what the snapshot carries
+// (wire.SnapshotService): never the whole spec, whose environment may hold
+// secrets.
+func (e *Engine) Services(ctx context.Context) ([]wire.SnapshotService, error) {
+	l, err := e.c.ServiceList(ctx, swarm.ServiceListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wire.SnapshotService, 0, len(l))
+	for _, s := range l {
+		var sv wire.SnapshotService
+		sv.ID, sv.Name = s.ID, s.Spec.Name
+		if c := s.Spec.TaskTemplate.ContainerSpec; c != nil {
+			sv.Image = c.Image
+		}
+		if p := s.Spec.TaskTemplate.Placement; p != nil {
+			sv.Placement.Constraints = p.Constraints
+		}
+		for _, p := range s.Endpoint.Ports {
+			sv.Endpoint.Ports = append(sv.Endpoint.Ports, wire.DockerPort{Protocol: string(p.Protocol),
+				TargetPort: int(p.TargetPort), PublishedPort: int(p.PublishedPort), PublishMode: string(p.PublishMode)})
+		}
+		m := s.Spec.Mode
+		switch {
+		case m.Replicated != nil:
+			sv.Mode.Replicated = &struct{ Replicas *int }{intp(m.Replicated.Replicas)}
+		case m.Global != nil:
+			sv.Mode.Global = &struct{}{}
+		case m.ReplicatedJob != nil:
+			sv.Mode.ReplicatedJob = &struct{ TotalCompletions *int }{intp(m.ReplicatedJob.TotalCompletions)}
+		case m.GlobalJob != nil:
+			sv.Mode.GlobalJob = &struct{}{}
+		}
+		out = append(out, sv)
+	}
+	return out, nil
+}
+
+func intp(u *uint64) *int {
+	if u == nil {
+		return nil
+	}
+	i := int(*u)
+	return &i
 }
 
 // Replicas is a replicated service's replica count.

@@ -7,12 +7,17 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/docker/docker/client"
 
 	"github.com/clusterctl/clusterctl/internal/node"
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // api is a fake of the Docker Engine API: canned answers by path, and the
@@ -150,4 +155,83 @@ func TestChanges(t *testing.T) {
 	if join["AdvertiseAddr"] != "10.0.2.5" || join["JoinToken"] != "SWMTKN-x" || join["RemoteAddrs"].([]any)[0] != "10.0.1.1:2377" || join["ListenAddr"] != "0.0.0.0:2377" {
 		t.Errorf("join %v", join)
 	}
+}
+
+// The services and tasks the agent puts in the snapshot are what the
+// shell managers' publish_status keeps of the same engine's answers: its
+// jq program, taken from the template, run over the same JSON.
+func TestServicesAsTheShellPublishes(t *testing.T) {
+	const services = `[{"ID":"s1","Version":{"Index":9},"Spec":{"Name":"web","Labels":{},
+  "TaskTemplate":{"ContainerSpec":{"Image":"nginx:1.27@sha256:abc","Env":["SECRET=x"]},"Placement":{"Constraints":["node.role==worker"],"Platforms":[{"Architecture":"amd64","OS":"linux"}]}},
+  "Mode":{"Replicated":{"Replicas":3}},"EndpointSpec":{"Mode":"vip","Ports":[{"Protocol":"tcp","TargetPort":80,"PublishedPort":8080,"PublishMode":"ingress"}]}},
+  "Endpoint":{"Spec":{"Mode":"vip"},"Ports":[{"Protocol":"tcp","TargetPort":80,"PublishedPort":8080,"PublishMode":"ingress"}],"VirtualIPs":[{"NetworkID":"n","Addr":"10.0.0.5/24"}]}},
+ {"ID":"s2","Spec":{"Name":"agent","TaskTemplate":{"ContainerSpec":{"Image":"busybox"}},"Mode":{"Global":{}}},"Endpoint":{"Spec":{}}},
+ {"ID":"s3","Spec":{"Name":"once","TaskTemplate":{"ContainerSpec":{"Image":"alpine"}},"Mode":{"ReplicatedJob":{"MaxConcurrent":1,"TotalCompletions":2}}},"Endpoint":{"Spec":{}}}]`
+	const tasks = `[{"ID":"t1","ServiceID":"s1","NodeID":"n1","DesiredState":"running","Status":{"Timestamp":"2026-01-01T00:00:00Z","State":"running","Message":"started","ContainerStatus":{"ContainerID":"c"}}},
+ {"ID":"t2","ServiceID":"s1","DesiredState":"running","Status":{"State":"pending","Message":"pending task scheduling","Err":"no suitable node"}}]`
+	e, _ := fake(t, map[string]string{"GET /services": services, "GET /tasks": tasks})
+	ctx := context.Background()
+	gotServices, err := e.Services(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotTasks, err := e.Tasks(ctx, node.TaskFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tmpl, err := os.ReadFile("../../../templates/core/control.sh.tmpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prog []string
+	for _, line := range strings.Split(string(tmpl), "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "services: [$services[0][]") || strings.HasPrefix(l, "tasks: [$tasks[0][]") {
+			prog = append(prog, l)
+		}
+	}
+	if len(prog) != 2 {
+		t.Fatalf("publish_status's services and tasks not found in the template: %q", prog)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "s.json"), []byte(services), 0o600)
+	os.WriteFile(filepath.Join(dir, "t.json"), []byte(tasks), 0o600)
+	out, err := exec.Command("jq", "-n", "--slurpfile", "services", filepath.Join(dir, "s.json"), "--slurpfile", "tasks", filepath.Join(dir, "t.json"),
+		"{"+strings.TrimSuffix(strings.Join(prog, ""), "}")+"}").Output()
+	if err != nil {
+		t.Fatalf("jq: %v", err)
+	}
+	var shell struct {
+		Services []wire.SnapshotService
+		Tasks    []wire.SnapshotTask
+	}
+	if err := json.Unmarshal(out, &shell); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !reflect.DeepEqual(gotServices, shell.Services) {
+		a, _ := json.Marshal(gotServices)
+		b, _ := json.Marshal(shell.Services)
+		t.Errorf("services\n%s\nthe shell's\n%s", a, b)
+	}
+	if len(gotTasks) != len(shell.Tasks) {
+		t.Fatalf("tasks %+v, the shell's %+v", gotTasks, shell.Tasks)
+	}
+	for i, st := range shell.Tasks {
+		g := gotTasks[i]
+		if g.ServiceID != st.ServiceID || g.NodeID != st.NodeID || g.DesiredState != st.DesiredState ||
+			g.State != st.Status.State || g.Message != st.Status.Message || g.Err != st.Status.Err {
+			t.Errorf("task %d: %+v, the shell's %+v", i, g, st)
+		}
+	}
+	if strings.Contains(string(mustJSON(t, gotServices)), "SECRET") {
+		t.Error("the spec's environment in the snapshot")
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
