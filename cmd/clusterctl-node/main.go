@@ -118,7 +118,9 @@ func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 type setupCmd struct{}
 
 // Run writes daemon.json before the engine starts: the labels by which
-// services are placed and housekeeping finds a node by its instance.
+// services are placed and housekeeping finds a node by its instance, and
+// the log settings that ship containers' output to the cluster's log
+// group.
 func (setupCmd) Run(ctx context.Context, c *cli) error {
 	s, err := readSettings(filepath.Join(c.Root, c.Settings))
 	if err != nil {
@@ -145,11 +147,15 @@ func (setupCmd) Run(ctx context.Context, c *cli) error {
 			logf("could not tag instance %s, carrying on without the tags: %v", i.ID, err)
 		}
 	}
+	logs, err := s.engineLogs(i.ID, os.Getenv("CLUSTERCTL_LOGS_ENDPOINT"))
+	if err != nil {
+		return err
+	}
 	dir := filepath.Join(c.Root, "/etc/docker")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "daemon.json"), node.DaemonJSON(labels), 0o644)
+	return os.WriteFile(filepath.Join(dir, "daemon.json"), node.DaemonJSON(labels, logs), 0o644)
 }
 
 type bootCmd struct{}

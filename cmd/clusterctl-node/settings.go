@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/node"
 )
 
@@ -25,6 +26,41 @@ var shapes = map[string]*regexp.Regexp{
 	"LIFECYCLE_QUEUE_URL": regexp.MustCompile(`^https?://[-a-z0-9.]+(:[0-9]+)?/[0-9]{12}/[-_a-zA-Z0-9]{1,80}$`),
 	"MANAGERS_KEY":        regexp.MustCompile(`^[a-zA-Z0-9][-_a-zA-Z0-9]*(/[-_a-zA-Z0-9][-_.a-zA-Z0-9]*)*$`),
 	"NODE_LABELS":         regexp.MustCompile(`^[^'"\\\n]*$`),
+	"LOG_GROUP":           regexp.MustCompile(`^[-_./#a-zA-Z0-9]{0,512}$`),
+	"LOG_DRIVER":          regexp.MustCompile(`^(awslogs|none|)$`),
+	"INSTANCE_ID":         regexp.MustCompile(`^i-[0-9a-f]{8,32}$`),
+}
+
+// logsEndpoint is the shape of CLUSTERCTL_LOGS_ENDPOINT (tests only).
+var logsEndpoint = regexp.MustCompile(`^https?://[-a-zA-Z0-9.]+(:[0-9]{1,5})?/?$`)
+
+// engineLogs is where the engine ships containers' output, from the
+// settings: the cluster's log group with driver awslogs (a manager's
+// settings may name no group: its cluster's), nil with none (an older
+// core, or driver none). endpoint is CLUSTERCTL_LOGS_ENDPOINT, used only
+// when it has the shape of one, as the scripts do.
+func (s settings) engineLogs(instanceID, endpoint string) (*node.EngineLogs, error) {
+	if err := s.need("CLUSTER_NAME", "AWS_REGION"); err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"LOG_GROUP", "LOG_DRIVER"} {
+		if _, ok := s[k]; ok {
+			if err := s.need(k); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if s["LOG_DRIVER"] != "awslogs" {
+		return nil, nil
+	}
+	group := s["LOG_GROUP"]
+	if group == "" {
+		group = names.LogGroup(s["CLUSTER_NAME"])
+	}
+	if !logsEndpoint.MatchString(endpoint) {
+		endpoint = ""
+	}
+	return &node.EngineLogs{Group: group, Region: s["AWS_REGION"], InstanceID: instanceID, Endpoint: endpoint}, nil
 }
 
 func readSettings(path string) (settings, error) {

@@ -3,9 +3,12 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clusterctl/clusterctl/internal/node"
 )
 
 func TestSettings(t *testing.T) {
@@ -31,5 +34,47 @@ func TestSettings(t *testing.T) {
 	t.Setenv("CLUSTERCTL_REJOIN_AFTER", "x")
 	if managerTimings().DrainPoll != time.Second || agentTimings().RejoinAfter != 2*time.Minute {
 		t.Error("timings from the environment")
+	}
+}
+
+// The engine's log settings from the node's settings, as the scripts
+// choose them.
+func TestEngineLogs(t *testing.T) {
+	base := settings{"CLUSTER_NAME": "core", "AWS_REGION": "eu-west-1"}
+	with := func(kv ...string) settings {
+		s := settings{}
+		for k, v := range base {
+			s[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			s[kv[i]] = kv[i+1]
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name     string
+		s        settings
+		endpoint string
+		want     *node.EngineLogs
+		err      string
+	}{
+		{"an older core", base, "", nil, ""},
+		{"driver none", with("LOG_GROUP", "/clusterctl/core", "LOG_DRIVER", "none"), "", nil, ""},
+		{"an agent", with("LOG_GROUP", "/clusterctl/core", "LOG_DRIVER", "awslogs"), "", &node.EngineLogs{Group: "/clusterctl/core", Region: "eu-west-1", InstanceID: "i-1"}, ""},
+		{"a manager: its cluster's group", with("LOG_DRIVER", "awslogs"), "http://10.0.0.1:5000", &node.EngineLogs{Group: "/clusterctl/core", Region: "eu-west-1", InstanceID: "i-1", Endpoint: "http://10.0.0.1:5000"}, ""},
+		{"an endpoint not of the shape", with("LOG_DRIVER", "awslogs"), "http://x/\"a", &node.EngineLogs{Group: "/clusterctl/core", Region: "eu-west-1", InstanceID: "i-1"}, ""},
+		{"a driver unknown", with("LOG_DRIVER", "syslog"), "", nil, "refusing LOG_DRIVER"},
+		{"a group with a quote", with("LOG_GROUP", `a"b`, "LOG_DRIVER", "awslogs"), "", nil, "refusing LOG_GROUP"},
+	} {
+		got, err := tc.s.engineLogs("i-1", tc.endpoint)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %+v, %v; want %+v", tc.name, got, err, tc.want)
+		}
 	}
 }

@@ -303,9 +303,34 @@ func EngineLabels(group string, labels map[string]string, i Instance) []string {
 		names.EngineLabelZone+"="+i.Zone, names.EngineLabelInstanceID+"="+i.ID)
 }
 
-// DaemonJSON is the engine's configuration with labels.
-func DaemonJSON(labels []string) []byte {
-	b, _ := json.MarshalIndent(map[string]any{"labels": labels}, "", "  ")
+// EngineLogs is where the engine ships its containers' output: the
+// cluster's log group, with the awslogs driver.
+type EngineLogs struct {
+	Group, Region, InstanceID string
+	// Endpoint is the CloudWatch Logs endpoint; "" for AWS's (tests set
+	// one).
+	Endpoint string
+}
+
+// DaemonJSON is the engine's configuration: labels, and with logs the
+// awslogs driver as the shell nodes set it (logOpts in internal/render).
+// A swarm task logs to stream service/<service>/<task>@<instance>, any
+// other container to container/<name>@<instance>; non-blocking with a
+// bounded buffer, so that a CloudWatch outage never blocks a container.
+func DaemonJSON(labels []string, logs *EngineLogs) []byte {
+	conf := map[string]any{"labels": labels}
+	if logs != nil {
+		opts := map[string]string{
+			"awslogs-group": logs.Group, "awslogs-region": logs.Region, "mode": "non-blocking", "max-buffer-size": "4m",
+			"tag": `{{with index .ContainerLabels "com.docker.swarm.service.name"}}` + names.LogStreamService + "{{.}}{{else}}" +
+				strings.TrimSuffix(names.LogStreamContainer, "/") + "{{end}}/{{.Name}}@" + logs.InstanceID,
+		}
+		if logs.Endpoint != "" {
+			opts["awslogs-endpoint"] = logs.Endpoint
+		}
+		conf["log-driver"], conf["log-opts"] = "awslogs", opts
+	}
+	b, _ := json.MarshalIndent(conf, "", "  ")
 	return append(b, '\n')
 }
 

@@ -190,8 +190,8 @@ func TestEngineLabels(t *testing.T) {
 	if got != want {
 		t.Errorf("labels %s", got)
 	}
-	if !strings.Contains(string(DaemonJSON([]string{"a=b"})), `"labels": [`) {
-		t.Errorf("%s", DaemonJSON([]string{"a=b"}))
+	if b := DaemonJSON([]string{"a=b"}, nil); !strings.Contains(string(b), `"labels": [`) || strings.Contains(string(b), "log-") {
+		t.Errorf("%s", b)
 	}
 	if tags := InstanceTags(i); tags[names.TagLifecycle] != "spot" || len(tags) != 3 {
 		t.Errorf("tags %v", tags)
