@@ -12,11 +12,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -42,18 +44,55 @@ type cli struct {
 	Agent        agentCmd        `cmd:"" help:"The agents' service: keep this node in the swarm."`
 }
 
-func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, "clusterctl: "+format+"\n", args...) }
+// nodeLog writes the agent's lines to its standard error (the journal)
+// and, once shipping, to the node's stream of the cluster's log group.
+type nodeLog struct {
+	ship *awsn.Shipper
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+func (l *nodeLog) logf(format string, args ...any) {
+	line := "clusterctl: " + fmt.Sprintf(format, args...)
+	fmt.Fprintln(os.Stderr, line)
+	if l.ship != nil {
+		l.ship.Log(line)
+	}
+}
+
+// shipTo ships the lines from now on to the node's stream,
+// names.LogStreamNode + instance id, of group.
+func (l *nodeLog) shipTo(api awsn.LogsAPI, group, instanceID string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	l.ship, l.stop, l.done = awsn.NewShipper(api, group, names.LogStreamNode+instanceID), cancel, make(chan struct{})
+	go func() {
+		defer close(l.done)
+		l.ship.Run(ctx, 3*time.Second)
+	}()
+}
+
+// close sends what is left, within the shipper's bound.
+func (l *nodeLog) close() {
+	if l.ship != nil {
+		l.stop()
+		<-l.done
+	}
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	var c cli
+	nl := &nodeLog{}
 	k := kong.Parse(&c, kong.Name("clusterctl-node"), kong.Vars{"version": version},
-		kong.Description("The node agent of clusterctl's clusters."), kong.BindTo(ctx, (*context.Context)(nil)))
+		kong.Description("The node agent of clusterctl's clusters."), kong.BindTo(ctx, (*context.Context)(nil)), kong.Bind(nl))
 	err := k.Run(&c)
 	stopped := ctx.Err() != nil // SIGTERM: systemd stops the service
 	stop()
 	if err != nil && !stopped {
-		logf("%v", err)
+		nl.logf("%v", err)
+	}
+	nl.close()
+	if err != nil && !stopped {
 		os.Exit(1)
 	}
 }
@@ -65,9 +104,10 @@ type env struct {
 	engine *dockerx.Engine
 	meta   host.Metadata
 	state  node.State
+	log    node.Logger
 }
 
-func (c *cli) env(ctx context.Context, keys ...string) (*env, error) {
+func (c *cli) env(ctx context.Context, nl *nodeLog, keys ...string) (*env, error) {
 	s, err := readSettings(filepath.Join(c.Root, c.Settings))
 	if err != nil {
 		return nil, err
@@ -79,11 +119,19 @@ func (c *cli) env(ctx context.Context, keys ...string) (*env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the AWS configuration: %w", err)
 	}
+	// The node's lines go to its stream as the agents' shell service's do;
+	// a node of an older core, whose settings name no log group, keeps
+	// them in the journal only.
+	if group, err := s.logGroup(); err != nil {
+		return nil, err
+	} else if group != "" && s.need("INSTANCE_ID") == nil {
+		nl.shipTo(cloudwatchlogs.NewFromConfig(cfg), group, s["INSTANCE_ID"])
+	}
 	e, err := dockerx.New()
 	if err != nil {
 		return nil, err
 	}
-	return &env{s: s, cfg: cfg, engine: e, meta: host.NewMetadata(os.Getenv("CLUSTERCTL_IMDS_URL")), state: node.State{Dir: filepath.Join(c.Root, "/var/lib/clusterctl")}}, nil
+	return &env{s: s, cfg: cfg, engine: e, log: nl.logf, meta: host.NewMetadata(os.Getenv("CLUSTERCTL_IMDS_URL")), state: node.State{Dir: filepath.Join(c.Root, "/var/lib/clusterctl")}}, nil
 }
 
 // s3 is the S3 client; against an endpoint of its own (AWS_ENDPOINT_URL:
@@ -110,7 +158,7 @@ func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 		Scaling:   awsn.Scaling{API: autoscaling.NewFromConfig(e.cfg)},
 		Instances: awsn.Instances{API: ec2.NewFromConfig(e.cfg)},
 		Backups:   host.Backups{Engine: e.engine, PIDFile: filepath.Join(os.Getenv("CLUSTERCTL_ROOT"), "/var/run/docker.pid")},
-		Network:   host.Network{}, Clock: node.RealClock{}, Log: logf,
+		Network:   host.Network{}, Clock: node.RealClock{}, Log: e.log,
 		State: node.State{Dir: filepath.Join(e.state.Dir, "housekeeping")}, T: managerTimings(),
 	}, nil
 }
@@ -121,7 +169,7 @@ type setupCmd struct{}
 // services are placed and housekeeping finds a node by its instance, and
 // the log settings that ship containers' output to the cluster's log
 // group.
-func (setupCmd) Run(ctx context.Context, c *cli) error {
+func (setupCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
 	s, err := readSettings(filepath.Join(c.Root, c.Settings))
 	if err != nil {
 		return err
@@ -144,7 +192,7 @@ func (setupCmd) Run(ctx context.Context, c *cli) error {
 			err = awsn.Instances{API: ec2.NewFromConfig(cfg)}.Tag(ctx, i.ID, node.InstanceTags(i))
 		}
 		if err != nil {
-			logf("could not tag instance %s, carrying on without the tags: %v", i.ID, err)
+			nl.logf("could not tag instance %s, carrying on without the tags: %v", i.ID, err)
 		}
 	}
 	logs, err := s.engineLogs(i.ID, os.Getenv("CLUSTERCTL_LOGS_ENDPOINT"))
@@ -160,8 +208,8 @@ func (setupCmd) Run(ctx context.Context, c *cli) error {
 
 type bootCmd struct{}
 
-func (bootCmd) Run(ctx context.Context, c *cli) error {
-	e, err := c.env(ctx, "LIFECYCLE_QUEUE_URL")
+func (bootCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
+	e, err := c.env(ctx, nl, "LIFECYCLE_QUEUE_URL")
 	if err != nil {
 		return err
 	}
@@ -186,8 +234,8 @@ func (bootCmd) Run(ctx context.Context, c *cli) error {
 
 type housekeepingCmd struct{}
 
-func (housekeepingCmd) Run(ctx context.Context, c *cli) error {
-	e, err := c.env(ctx, "LIFECYCLE_QUEUE_URL")
+func (housekeepingCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
+	e, err := c.env(ctx, nl, "LIFECYCLE_QUEUE_URL")
 	if err != nil {
 		return err
 	}
@@ -200,8 +248,8 @@ func (housekeepingCmd) Run(ctx context.Context, c *cli) error {
 
 type agentCmd struct{}
 
-func (agentCmd) Run(ctx context.Context, c *cli) error {
-	e, err := c.env(ctx, "NODE_GROUP", "MANAGERS_KEY")
+func (agentCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
+	e, err := c.env(ctx, nl, "NODE_GROUP", "MANAGERS_KEY")
 	if err != nil {
 		return err
 	}
@@ -214,7 +262,7 @@ func (agentCmd) Run(ctx context.Context, c *cli) error {
 		ManagersKey: e.s["MANAGERS_KEY"], Engine: e.engine,
 		Bucket: awsn.Bucket{API: e.s3(), Name: e.s["BUCKET_NAME"]},
 		Node:   host.Signal{Metadata: e.meta, Stack: e.s["STACK_NAME"], Resource: names.ResourceAutoScalingGroup, Region: e.s["AWS_REGION"]},
-		Clock:  node.RealClock{}, Log: logf, State: node.State{Dir: filepath.Join(e.state.Dir, "agent")}, T: agentTimings(),
+		Clock:  node.RealClock{}, Log: e.log, State: node.State{Dir: filepath.Join(e.state.Dir, "agent")}, T: agentTimings(),
 	}
 	return a.Run(ctx)
 }

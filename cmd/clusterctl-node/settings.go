@@ -31,6 +31,26 @@ var shapes = map[string]*regexp.Regexp{
 	"INSTANCE_ID":         regexp.MustCompile(`^i-[0-9a-f]{8,32}$`),
 }
 
+// logGroup is the cluster's log group the settings name: LOG_GROUP, or
+// with driver awslogs and no group named (a manager's settings), the
+// cluster's; "" when there is none (an older core).
+func (s settings) logGroup() (string, error) {
+	for _, k := range []string{"LOG_GROUP", "LOG_DRIVER"} {
+		if _, ok := s[k]; ok {
+			if err := s.need(k); err != nil {
+				return "", err
+			}
+		}
+	}
+	if g := s["LOG_GROUP"]; g != "" || s["LOG_DRIVER"] != "awslogs" {
+		return g, nil
+	}
+	if err := s.need("CLUSTER_NAME"); err != nil {
+		return "", err
+	}
+	return names.LogGroup(s["CLUSTER_NAME"]), nil
+}
+
 // logsEndpoint is the shape of CLUSTERCTL_LOGS_ENDPOINT (tests only).
 var logsEndpoint = regexp.MustCompile(`^https?://[-a-zA-Z0-9.]+(:[0-9]{1,5})?/?$`)
 
@@ -43,19 +63,15 @@ func (s settings) engineLogs(instanceID, endpoint string) (*node.EngineLogs, err
 	if err := s.need("CLUSTER_NAME", "AWS_REGION"); err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"LOG_GROUP", "LOG_DRIVER"} {
-		if _, ok := s[k]; ok {
-			if err := s.need(k); err != nil {
-				return nil, err
-			}
-		}
+	if _, err := s.logGroup(); err != nil {
+		return nil, err
 	}
 	if s["LOG_DRIVER"] != "awslogs" {
 		return nil, nil
 	}
-	group := s["LOG_GROUP"]
-	if group == "" {
-		group = names.LogGroup(s["CLUSTER_NAME"])
+	group, err := s.logGroup()
+	if err != nil {
+		return nil, err
 	}
 	if !logsEndpoint.MatchString(endpoint) {
 		endpoint = ""

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 
 	"github.com/clusterctl/clusterctl/internal/node"
 )
@@ -76,5 +79,53 @@ func TestEngineLogs(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %+v, %v; want %+v", tc.name, got, err, tc.want)
 		}
+	}
+}
+
+// The node's lines are shipped whenever the settings name a log group,
+// whatever the engines' driver, as the agents' shell service does.
+func TestLogGroup(t *testing.T) {
+	for _, tc := range []struct {
+		s    settings
+		want string
+	}{
+		{settings{"CLUSTER_NAME": "core"}, ""},
+		{settings{"CLUSTER_NAME": "core", "LOG_GROUP": "", "LOG_DRIVER": ""}, ""},
+		{settings{"CLUSTER_NAME": "core", "LOG_GROUP": "/clusterctl/core", "LOG_DRIVER": "none"}, "/clusterctl/core"},
+		{settings{"CLUSTER_NAME": "core", "LOG_DRIVER": "awslogs"}, "/clusterctl/core"},
+	} {
+		if got, err := tc.s.logGroup(); got != tc.want || err != nil {
+			t.Errorf("%v: %q, %v", tc.s, got, err)
+		}
+	}
+}
+
+type fakeLogs struct {
+	stream string
+	lines  []string
+}
+
+func (f *fakeLogs) CreateLogStream(_ context.Context, in *cloudwatchlogs.CreateLogStreamInput, _ ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.CreateLogStreamOutput, error) {
+	f.stream = *in.LogGroupName + " " + *in.LogStreamName
+	return &cloudwatchlogs.CreateLogStreamOutput{}, nil
+}
+
+func (f *fakeLogs) PutLogEvents(_ context.Context, in *cloudwatchlogs.PutLogEventsInput, _ ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.PutLogEventsOutput, error) {
+	for _, e := range in.LogEvents {
+		f.lines = append(f.lines, *e.Message)
+	}
+	return &cloudwatchlogs.PutLogEventsOutput{}, nil
+}
+
+// A line logged goes to the node's stream as it goes to the journal; what
+// is left is sent at exit.
+func TestNodeLogShips(t *testing.T) {
+	f := &fakeLogs{}
+	nl := &nodeLog{}
+	nl.shipTo(f, "/clusterctl/core", "i-0123456789abcdef0")
+	nl.logf("drained node %s", "n1")
+	nl.close()
+	if f.stream != "/clusterctl/core node/i-0123456789abcdef0" || len(f.lines) != 1 || f.lines[0] != "clusterctl: drained node n1" {
+		t.Errorf("stream %q, lines %q", f.stream, f.lines)
 	}
 }
