@@ -144,6 +144,7 @@ func managerTimings() node.Timings {
 		to  *time.Duration
 	}{
 		{"CLUSTERCTL_POLL_WAIT", &t.PollWait}, {"CLUSTERCTL_IDLE", &t.Idle}, {"CLUSTERCTL_STATUS_INTERVAL", &t.StatusEvery},
+		{"CLUSTERCTL_WATCH_INTERVAL", &t.WatchEvery}, {"CLUSTERCTL_WATCH_FOR", &t.WatchFor},
 		{"CLUSTERCTL_DEAD_NODE_INTERVAL", &t.DeadEvery}, {"CLUSTERCTL_DEAD_NODE_GRACE", &t.DeadGrace},
 		{"CLUSTERCTL_DRAIN_TIMEOUT", &t.DrainTimeout}, {"CLUSTERCTL_DRAIN_POLL", &t.DrainPoll},
 		{"CLUSTERCTL_HEARTBEAT_INTERVAL", &t.HeartbeatEvery}, {"CLUSTERCTL_NOTICE_VISIBILITY", &t.Visibility},

@@ -35,7 +35,7 @@ type Timings struct {
 func Defaults() Timings {
 	return Timings{
 		PollWait: 10 * time.Second, Idle: 10 * time.Second, StatusEvery: wire.PublishEvery,
-		WatchEvery: 3 * time.Second, WatchFor: 2 * time.Minute,
+		WatchEvery: 2 * time.Second, WatchFor: 2 * time.Minute,
 		DeadEvery: 30 * time.Second, DeadGrace: 5 * time.Minute,
 		DrainTimeout: 10 * time.Minute, DrainPoll: 2 * time.Second, HeartbeatEvery: time.Minute,
 		Visibility: 5 * time.Minute, BackupEvery: wire.BackupEvery, BackupSpacing: 30 * time.Second,
@@ -120,7 +120,13 @@ func (m *Manager) Round(ctx context.Context) {
 			return
 		}
 	}
-	if err := m.receive(ctx, m.T.PollWait); err != nil {
+	// While a request is watched, the wait on the queue is as short as
+	// the snapshot's interval, so that the round publishes it in time.
+	wait := m.T.PollWait
+	if m.Clock.Now().Before(m.watchUntil) && m.T.WatchEvery < wait {
+		wait = m.T.WatchEvery
+	}
+	if err := m.receive(ctx, wait); err != nil {
 		m.Log("receiving notices failed: %v", err)
 		_ = m.Clock.Sleep(ctx, m.T.Idle)
 	}

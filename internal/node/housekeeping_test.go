@@ -326,6 +326,33 @@ func TestRequests(t *testing.T) {
 	}
 }
 
+// Watched by whole rounds, as the service runs them: after a request the
+// wait on the queue is as short as the snapshot's interval, so the
+// snapshot goes every 2 s for 2 minutes (as the shell managers publish
+// it), then every 15 s again.
+func TestWatchedRounds(t *testing.T) {
+	l := newLab(t)
+	l.e.addWorker(nodeID("w1"), iW1)
+	l.round()
+	l.q.put("r1", requestBody(t, "core", iW1, "drain", l.clock.now), l.clock.now)
+	l.round() // receives
+	l.round() // handles
+	count := func(d time.Duration) int {
+		l.c.l = nil
+		for until := l.clock.now.Add(d); l.clock.now.Before(until); {
+			l.round()
+		}
+		return l.c.count("s3 put " + names.StatusKey)
+	}
+	if n := count(time.Minute); n < 28 {
+		t.Errorf("%d snapshots in the minute after a request, want one every 2 s", n)
+	}
+	count(time.Minute)
+	if n := count(time.Minute); n > 5 {
+		t.Errorf("%d snapshots in a minute once watched, want one every 15 s", n)
+	}
+}
+
 // A manager that does not lead does nothing but wait.
 func TestFollowerIdles(t *testing.T) {
 	l := newLab(t)
