@@ -90,6 +90,9 @@ func (m *Manager) Round(ctx context.Context) {
 	}
 	leader, err := m.leader(ctx)
 	if err != nil || !leader {
+		// Another leader may change the record meanwhile: read again
+		// when leading again.
+		m.managers, m.backupGone = 0, false
 		_ = m.Clock.Sleep(ctx, m.T.Idle)
 		return
 	}

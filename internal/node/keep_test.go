@@ -126,6 +126,17 @@ func TestBackups(t *testing.T) {
 	if got := l2.b.meta[names.ControlKey(names.Backup)]["taken"]; got != fmt.Sprint(start.Add(time.Hour).Unix()) {
 		t.Errorf("backup taken %q", got)
 	}
+	// Another leader's record, written while this manager did not lead,
+	// is read again when it leads again.
+	l2.e.nodes[nodeID("m1")].Leader = false
+	l2.round()
+	l2.b.set(changed, []byte("3 1700000000\n"))
+	l2.e.nodes[nodeID("m1")].Leader = true
+	l2.clock.now = start.Add(2 * time.Hour)
+	l2.m.backUp(ctx, false)
+	if got, want := string(l2.b.objects[changed]), fmt.Sprintf("1 %d\n", start.Add(2*time.Hour).Unix()); got != want {
+		t.Errorf("managers changed %q after another leader's record, want %q", got, want)
+	}
 	// A record the shell managers wrote is read, not rewritten.
 	l3 := newLab(t)
 	l3.b.set(changed, []byte("1 1700000000\n"))
