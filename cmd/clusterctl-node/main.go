@@ -17,11 +17,7 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/node"
@@ -125,7 +121,7 @@ func (c *cli) env(ctx context.Context, nl *nodeLog, keys ...string) (*env, error
 	if group, err := s.logGroup(); err != nil {
 		return nil, err
 	} else if group != "" && s.need("INSTANCE_ID") == nil {
-		nl.shipTo(cloudwatchlogs.NewFromConfig(cfg), group, s["INSTANCE_ID"])
+		nl.shipTo(awsn.NewLogs(cfg), group, s["INSTANCE_ID"])
 	}
 	e, err := dockerx.New()
 	if err != nil {
@@ -136,8 +132,8 @@ func (c *cli) env(ctx context.Context, nl *nodeLog, keys ...string) (*env, error
 
 // s3 is the S3 client; against an endpoint of its own (AWS_ENDPOINT_URL:
 // a test's, or a private one) it addresses buckets by path.
-func (e *env) s3() *s3.Client {
-	return s3.NewFromConfig(e.cfg, func(o *s3.Options) {
+func (e *env) s3() awsn.S3Calls {
+	return awsn.NewS3(e.cfg, func(o *s3.Options) {
 		o.UsePathStyle = os.Getenv("AWS_ENDPOINT_URL") != ""
 		o.DisableLogOutputChecksumValidationSkipped = true
 	})
@@ -154,9 +150,9 @@ func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 	return &node.Manager{
 		Cluster: e.s["CLUSTER_NAME"], InstanceID: i.ID, Address: i.Address,
 		Engine: e.engine, Bucket: awsn.Bucket{API: e.s3(), Name: e.s["BUCKET_NAME"]},
-		Queue:     awsn.Queue{API: sqs.NewFromConfig(e.cfg), URL: e.s["LIFECYCLE_QUEUE_URL"]},
-		Scaling:   awsn.Scaling{API: autoscaling.NewFromConfig(e.cfg)},
-		Instances: awsn.Instances{API: ec2.NewFromConfig(e.cfg)},
+		Queue:     awsn.Queue{API: awsn.NewSQS(e.cfg), URL: e.s["LIFECYCLE_QUEUE_URL"]},
+		Scaling:   awsn.Scaling{API: awsn.NewAutoScaling(e.cfg)},
+		Instances: awsn.Instances{API: awsn.NewEC2(e.cfg)},
 		Backups:   host.Backups{Engine: e.engine, PIDFile: filepath.Join(os.Getenv("CLUSTERCTL_ROOT"), "/var/run/docker.pid")},
 		Network:   host.Network{}, Clock: node.RealClock{}, Log: e.log,
 		State: node.State{Dir: filepath.Join(e.state.Dir, "housekeeping")}, T: managerTimings(),
@@ -189,7 +185,7 @@ func (setupCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
 	} else {
 		cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(s["AWS_REGION"]))
 		if err == nil {
-			err = awsn.Instances{API: ec2.NewFromConfig(cfg)}.Tag(ctx, i.ID, node.InstanceTags(i))
+			err = awsn.Instances{API: awsn.NewEC2(cfg)}.Tag(ctx, i.ID, node.InstanceTags(i))
 		}
 		if err != nil {
 			nl.logf("could not tag instance %s, carrying on without the tags: %v", i.ID, err)
