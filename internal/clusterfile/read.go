@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/clusterctl/clusterctl/internal/fuzzy"
 	"io"
 	"reflect"
 	"regexp"
@@ -198,7 +199,7 @@ func hint(key string, known []string) string {
 		if norm(k) == norm(key) {
 			return "; did you mean " + k + "?"
 		}
-		if d := distance(norm(key), norm(k)); d < dist {
+		if d := fuzzy.Distance(norm(key), norm(k)); d < dist {
 			best, dist = k, d
 		}
 	}
@@ -211,27 +212,6 @@ func hint(key string, known []string) string {
 		return "; did you mean " + best + "?"
 	}
 	return " (expected one of " + strings.Join(known, ", ") + ")"
-}
-
-// distance is the Levenshtein distance of two strings.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // expected says what a setting of type t is written as.
