@@ -768,6 +768,12 @@ func (ev *nodeEvents) of(id string) []string {
 }
 
 // getObject reads an object of the cluster bucket.
+// hasObject tells whether key is in the cluster's bucket yet.
+func (tc *testCluster) hasObject(key string) bool {
+	_, err := tc.c.s3.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(tc.bucket), Key: aws.String(key)})
+	return err == nil
+}
+
 func (tc *testCluster) getObject(t *testing.T, key string) ([]byte, string) {
 	t.Helper()
 	out, err := tc.c.s3.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(tc.bucket), Key: aws.String(key)})

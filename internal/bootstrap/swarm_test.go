@@ -102,6 +102,10 @@ func TestSwarmForms(t *testing.T) {
 
 	// The status snapshot: every node as the swarm sees it.
 	eventually(t, 3*time.Minute, "the status snapshot shows the service's tasks", func() (bool, string) {
+		// On a loaded machine the leader may not have published it yet.
+		if !tc.hasObject(names.StatusKey) {
+			return false, "no status snapshot yet"
+		}
 		st := readStatus(t, tc)
 		running := 0
 		for _, n := range st.Nodes {
