@@ -15,6 +15,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // DrainOptions says which node drain-node drains, or makes active again.
@@ -89,16 +90,17 @@ func (s *Service) DrainNode(ctx context.Context, o DrainOptions) (*Drain, error)
 	if err != nil {
 		return nil, err
 	}
-	req, err := availabilityRequest(newRequestID(), time.Now(), caller, s.Region, n.Cluster, n.InstanceID, want)
+	id := wire.NewRequestID()
+	req, err := availabilityRequest(id, time.Now(), caller, s.Region, n.Cluster, n.InstanceID, want)
 	if err != nil {
 		return nil, err
 	}
 	sent := time.Now()
-	if _, err := s.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queue), MessageBody: aws.String(req.body())}); err != nil {
+	if _, err := s.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queue), MessageBody: aws.String(req)}); err != nil {
 		return nil, fmt.Errorf("sending the request to the core's queue: %w", err)
 	}
-	d.Changed, d.RequestID = true, req.ID
-	progressf(o.Progress, "Asked the managers of cluster %s to set %s to %s (request %s)\n", n.Cluster, n.InstanceID, want, req.ID)
+	d.Changed, d.RequestID = true, id
+	progressf(o.Progress, "Asked the managers of cluster %s to set %s to %s (request %s)\n", n.Cluster, n.InstanceID, want, id)
 	err = s.awaitAvailability(ctx, n, bucket, want, sent, d, o.Progress)
 	d.DurationSeconds = seconds(time.Since(start))
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 func TestCheckInstanceID(t *testing.T) {
@@ -76,7 +77,7 @@ func TestAvailabilityRequest(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got map[string]any
-			if err := json.Unmarshal([]byte(r.body()), &got); err != nil {
+			if err := json.Unmarshal([]byte(r), &got); err != nil {
 				t.Fatal(err)
 			}
 			account := ""
@@ -102,7 +103,7 @@ func TestAvailabilityRequest(t *testing.T) {
 			}
 		})
 	}
-	if a, b := newRequestID(), newRequestID(); !requestIDRE.MatchString(a) || a == b {
+	if a, b := wire.NewRequestID(), wire.NewRequestID(); !wire.ValidRequestID(a) || a == b {
 		t.Errorf("request ids %q, %q", a, b)
 	}
 }

@@ -1,7 +1,6 @@
 package lease
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,8 +17,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
-	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // S3API is what leases need of S3; *s3.Client satisfies it.
@@ -104,7 +104,7 @@ func (m *Manager) Current(ctx context.Context, s Scope) (*Status, error) {
 func (m *Manager) read(ctx context.Context, key string) (*Status, error) {
 	out, err := m.api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(m.bucket), Key: aws.String(key)}, quietChecksums)
 	if err != nil {
-		if isMissing(err) {
+		if wire.IsMissing(err) {
 			return nil, errNone
 		}
 		return nil, fmt.Errorf("reading lease s3://%s/%s: %w", m.bucket, key, err)
@@ -114,7 +114,7 @@ func (m *Manager) read(ctx context.Context, key string) (*Status, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading lease s3://%s/%s: %w", m.bucket, key, err)
 	}
-	st := &Status{ETag: aws.ToString(out.ETag), VersionID: version(out.VersionId), LastModified: aws.ToTime(out.LastModified)}
+	st := &Status{ETag: aws.ToString(out.ETag), VersionID: wire.VersionID(out.VersionId), LastModified: aws.ToTime(out.LastModified)}
 	if err := json.Unmarshal(body, &st.Record); err != nil {
 		// Not a lease we wrote: held by someone unknown, until it expires.
 		st.Record = Record{Command: "", Holder: "unknown (unreadable lease object)", Started: st.LastModified}
@@ -155,53 +155,14 @@ func (m *Manager) holderGone(r Record) bool {
 // endpoint that sends no checksum (moto) must not make S3 log about it.
 func quietChecksums(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true }
 
-// version reads a VersionId; "" when the bucket is not versioned.
-func version(v *string) string {
-	if s := aws.ToString(v); s != "null" {
-		return s
-	}
-	return ""
-}
-
-func isMissing(err error) bool {
-	var nk *s3types.NoSuchKey
-	var nf *s3types.NotFound
-	var ae smithy.APIError
-	return errors.As(err, &nk) || errors.As(err, &nf) || errors.As(err, &ae) && (ae.ErrorCode() == "NoSuchKey" || ae.ErrorCode() == "NotFound")
-}
-
-// isPrecondition recognises a failed If-None-Match / If-Match (412), and
-// ConditionalRequestConflict (409: a concurrent conditional write won).
-func isPrecondition(err error) bool {
-	var ae smithy.APIError
-	if errors.As(err, &ae) && (ae.ErrorCode() == "PreconditionFailed" || ae.ErrorCode() == "ConditionalRequestConflict") {
-		return true
-	}
-	var re *smithyhttp.ResponseError
-	return errors.As(err, &re) && (re.HTTPStatusCode() == http.StatusPreconditionFailed || re.HTTPStatusCode() == http.StatusConflict)
-}
-
-// write puts a record: create-only (ifMatch "") or replacing the ETag given.
+// write puts a record: create-only (ifMatch "") or replacing the ETag
+// given, as every conditional claim is made (wire.PutConditional).
 func (m *Manager) write(ctx context.Context, key string, rec Record, ifMatch string) (etag, ver string, err error) {
 	body, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return "", "", err
 	}
-	in := &s3.PutObjectInput{
-		Bucket: aws.String(m.bucket), Key: aws.String(key), Body: bytes.NewReader(body),
-		ContentLength: aws.Int64(int64(len(body))), ContentType: aws.String("application/json"),
-		ServerSideEncryption: s3types.ServerSideEncryptionAes256,
-	}
-	if ifMatch == "" {
-		in.IfNoneMatch = aws.String("*")
-	} else {
-		in.IfMatch = aws.String(ifMatch)
-	}
-	out, err := m.api.PutObject(ctx, in)
-	if err != nil {
-		return "", "", err
-	}
-	return aws.ToString(out.ETag), version(out.VersionId), nil
+	return wire.PutConditional(ctx, m.api, m.bucket, key, body, ifMatch)
 }
 
 // maxRounds bounds the create / read / take over loop: each round that
@@ -235,7 +196,7 @@ func (m *Manager) Acquire(ctx context.Context, s Scope) (*Lease, error) {
 			l.took(etag, ver)
 			break
 		}
-		if !isPrecondition(err) {
+		if !wire.IsPrecondition(err) {
 			return nil, fmt.Errorf("taking the lease on %s: %w", s.Of(m.o.Cluster), err)
 		}
 		cur, err := m.read(ctx, key)
@@ -253,7 +214,7 @@ func (m *Manager) Acquire(ctx context.Context, s Scope) (*Lease, error) {
 			l.took(etag, ver)
 			break
 		}
-		if !isPrecondition(err) && !isMissing(err) {
+		if !wire.IsPrecondition(err) && !wire.IsMissing(err) {
 			return nil, fmt.Errorf("taking over the expired lease on %s: %w", s.Of(m.o.Cluster), err)
 		}
 		// Another run took it over, or it was released: look again.
@@ -389,10 +350,10 @@ func (m *Manager) Break(ctx context.Context, s Scope, id string) (*Record, error
 		return &cur.Record, m.purgeOlder(ctx, s.Key(), cur.VersionID, true)
 	}
 	_, err = m.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(m.bucket), Key: aws.String(s.Key()), IfMatch: aws.String(cur.ETag)})
-	if isPrecondition(err) {
+	if wire.IsPrecondition(err) {
 		return nil, fmt.Errorf("the lease on %s changed while breaking it: nothing broken: %w", s.Of(m.o.Cluster), ErrNotHeld)
 	}
-	if err != nil && !isMissing(err) {
+	if err != nil && !wire.IsMissing(err) {
 		return nil, fmt.Errorf("breaking the lease on %s: %w", s.Of(m.o.Cluster), err)
 	}
 	return &cur.Record, nil
@@ -522,7 +483,7 @@ func (l *Lease) Renew(ctx context.Context) error {
 	rec.Renewed = now.UTC()
 	rec.Expires = rec.Renewed.Add(l.m.o.TTL)
 	etag, ver, err := l.m.write(ctx, l.scope.Key(), rec, l.etag)
-	if isPrecondition(err) || isMissing(err) {
+	if wire.IsPrecondition(err) || wire.IsMissing(err) {
 		l.lose("it was broken or taken over by another run")
 		return l.lostErr
 	}
@@ -595,7 +556,7 @@ func (l *Lease) Release(ctx context.Context) error {
 		return nil
 	}
 	_, err := l.m.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(l.m.bucket), Key: aws.String(l.scope.Key()), IfMatch: aws.String(l.etag)})
-	if err != nil && !isPrecondition(err) && !isMissing(err) {
+	if err != nil && !wire.IsPrecondition(err) && !wire.IsMissing(err) {
 		return fmt.Errorf("releasing the lease on %s: %w", l.scope.Of(l.m.o.Cluster), err)
 	}
 	return nil

@@ -252,6 +252,17 @@ const (
 // stops waiting for a request not acted on within it.
 const RequestMaxAge = 10 * time.Minute
 
+// AgentPrefix holds the node agents clusterctl uploads, under the join
+// prefix: managers and agents alike may read it.
+const AgentPrefix = JoinPrefix + "/agent"
+
+// AgentKey is the bucket key of the node agent for arch (amd64, arm64)
+// with the given SHA-256 (hex): content-addressed, so that every launch
+// template version finds the agent it pins.
+func AgentKey(arch, sha256Hex string) string {
+	return AgentPrefix + "/clusterctl-node-linux-" + arch + "-" + sha256Hex
+}
+
 // ControlKey is the bucket key of a control-only object (InitMarker,
 // ManagerToken, Backup).
 func ControlKey(name string) string { return ControlPrefix + "/" + name }

@@ -2,17 +2,15 @@ package query
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // The swarm's leader publishes a status snapshot of the swarm to the
@@ -20,53 +18,24 @@ import (
 // with one GetObject and merges it with what EC2 and CloudFormation say.
 
 // StaleAfter is the age beyond which a snapshot says nothing about the
-// swarm now: the leader publishes every 15 s, so one this old means no
-// leader is publishing.
-const StaleAfter = 2 * time.Minute
+// swarm now (wire.StaleAfter).
+const StaleAfter = wire.StaleAfter
 
 // SnapshotVersion is the version of the snapshot's format this clusterctl
-// reads.
-const SnapshotVersion = 1
+// reads (wire.SnapshotVersion).
+const SnapshotVersion = wire.SnapshotVersion
 
-// maxSnapshot bounds what is read of the object: a thousand nodes take
-// about half a megabyte.
-const maxSnapshot = 16 << 20
-
-// Snapshot is the swarm's status as its leader published it (the JSON of
-// publish_status in templates/core/control.sh.tmpl).
-type Snapshot struct {
-	Version   int       `json:"version"`
-	Cluster   string    `json:"cluster"`
-	Time      time.Time `json:"time"`
-	Publisher string    `json:"publisher"` // the leader's instance id
-	CADigest  string    `json:"caDigest"`
-	// LastBackup is when a lone manager last backed the swarm state up;
-	// nil with several managers, which keep the state themselves.
-	LastBackup *time.Time  `json:"lastBackup"`
-	Nodes      []SwarmNode `json:"nodes"`
-	// Services are the swarm's services, and Tasks their tasks; Services
-	// is nil when the managers that published the snapshot do not publish
-	// them (an older clusterctl).
-	Services []SnapshotService `json:"services"`
-	Tasks    []SnapshotTask    `json:"tasks"`
-}
-
-// SwarmNode is one node of the swarm as the snapshot gives it.
-type SwarmNode struct {
-	NodeID       string `json:"nodeId"`
-	InstanceID   string `json:"instanceId"` // from its engine label; "" when it has none
-	Hostname     string `json:"hostname"`
-	Address      string `json:"address"`
-	Role         string `json:"role"`         // manager or worker
-	State        string `json:"state"`        // ready, down, unknown, disconnected
-	Availability string `json:"availability"` // active, pause, drain
-	// ManagerStatus is leader, reachable or unreachable for a manager, ""
-	// for a worker.
-	ManagerStatus string            `json:"managerStatus"`
-	EngineLabels  map[string]string `json:"engineLabels"`
-	EngineVersion string            `json:"engineVersion"`
-	RunningTasks  int               `json:"runningTasks"`
-}
+// Snapshot is the swarm's status as its leader published it; SwarmNode one
+// node of it. The format is the node agent's and the CLI's contract
+// (internal/wire).
+type (
+	Snapshot        = wire.Snapshot
+	SwarmNode       = wire.SwarmNode
+	SnapshotService = wire.SnapshotService
+	SnapshotTask    = wire.SnapshotTask
+	ServiceMode     = wire.ServiceMode
+	DockerPort      = wire.DockerPort
+)
 
 // S3API is what reading the snapshot needs from S3.
 type S3API interface {
@@ -75,66 +44,28 @@ type S3API interface {
 
 // ErrUntrusted marks a snapshot that is not the cluster's own, or not one
 // this clusterctl can read: it is not used.
-var ErrUntrusted = errors.New("untrusted swarm status")
+var ErrUntrusted = wire.ErrUntrusted
 
 // ReadSnapshot reads the swarm's status snapshot of cluster from its
 // bucket, in one GetObject. No snapshot yet is (nil, nil), not an error. A
 // snapshot of another cluster, of an unknown version or malformed is
-// refused (errors.Is(err, ErrUntrusted)): anyone who may write to the
-// bucket could have put it there, and a snapshot copied from another
-// cluster would show that cluster's swarm as this one's.
+// refused (errors.Is(err, ErrUntrusted)): see wire.ParseSnapshot.
 func ReadSnapshot(ctx context.Context, api S3API, bucket, cluster string) (*Snapshot, error) {
 	where := fmt.Sprintf("s3://%s/%s", bucket, names.StatusKey)
 	out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(names.StatusKey)},
 		func(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true }) // published by the managers' aws s3 cp, with no checksum to check
 	if err != nil {
-		if noSuchKey(err) {
+		if wire.IsMissing(err) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("reading the swarm status %s: %w", where, err)
 	}
 	defer out.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(out.Body, maxSnapshot+1))
+	body, err := io.ReadAll(io.LimitReader(out.Body, wire.MaxSnapshot+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading the swarm status %s: %w", where, err)
 	}
-	if len(body) > maxSnapshot {
-		return nil, fmt.Errorf("%w: %s is larger than %d MiB", ErrUntrusted, where, maxSnapshot>>20)
-	}
-	var snap Snapshot
-	if err := json.Unmarshal(body, &snap); err != nil {
-		return nil, fmt.Errorf("%w: %s is not a status snapshot: %s", ErrUntrusted, where, oneLine(err.Error()))
-	}
-	switch {
-	case snap.Cluster != cluster:
-		return nil, fmt.Errorf("%w: %s is the status of cluster %q, not of %q", ErrUntrusted, where, snap.Cluster, cluster)
-	case snap.Version != SnapshotVersion:
-		return nil, fmt.Errorf("%w: %s has format version %d; this clusterctl reads version %d", ErrUntrusted, where, snap.Version, SnapshotVersion)
-	case snap.Time.IsZero():
-		return nil, fmt.Errorf("%w: %s has no time", ErrUntrusted, where)
-	}
-	for _, n := range snap.Nodes {
-		if n.NodeID == "" {
-			return nil, fmt.Errorf("%w: %s lists a node without an id", ErrUntrusted, where)
-		}
-	}
-	for _, sv := range snap.Services {
-		if sv.ID == "" || sv.Name == "" {
-			return nil, fmt.Errorf("%w: %s lists a service without an id or name", ErrUntrusted, where)
-		}
-	}
-	snap.Time = snap.Time.UTC()
-	if snap.LastBackup != nil {
-		t := snap.LastBackup.UTC()
-		snap.LastBackup = &t
-	}
-	return &snap, nil
-}
-
-func noSuchKey(err error) bool {
-	var nk *s3types.NoSuchKey
-	var ae interface{ ErrorCode() string }
-	return errors.As(err, &nk) || errors.As(err, &ae) && (ae.ErrorCode() == "NoSuchKey" || ae.ErrorCode() == "NotFound")
+	return wire.ParseSnapshot(where, body, cluster)
 }
 
 // Swarm is what inventory knows of one cluster's swarm: the snapshot when

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // fakeS3 answers GetObject with body, or err, and records the calls.
@@ -66,7 +67,7 @@ func TestReadSnapshot(t *testing.T) {
 		{name: "not JSON", s3: &fakeS3{body: "<html>"}, untrusted: "is not a status snapshot"},
 		{name: "no time", s3: &fakeS3{body: `{"version":1,"cluster":"core","nodes":[]}`}, untrusted: "has no time"},
 		{name: "node without id", s3: &fakeS3{body: snapshotJSON("core", 1, SwarmNode{InstanceID: "i-1"})}, untrusted: "lists a node without an id"},
-		{name: "too large", s3: &fakeS3{body: strings.Repeat(" ", maxSnapshot+1)}, untrusted: "larger than 16 MiB"},
+		{name: "too large", s3: &fakeS3{body: strings.Repeat(" ", wire.MaxSnapshot+1)}, untrusted: "larger than 16 MiB"},
 		{name: "access denied", s3: smithyErr("AccessDenied"), err: "reading the swarm status s3://b/status/swarm.json"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // BackupEvery is how often a lone manager backs the swarm state up at
-// least (backup_every in templates/core/control.sh.tmpl); a backup older
-// than twice that is overdue.
-const BackupEvery = 15 * time.Minute
+// least (wire.BackupEvery); a backup older than twice that is overdue.
+const BackupEvery = wire.BackupEvery
 
 // SwarmStatus is what describe shows of a cluster's swarm, from its status
 // snapshot. The JSON keys are a public interface.

@@ -1,0 +1,264 @@
+// Command clusterctl-node is the node agent of clusterctl's clusters: on a
+// manager it joins or initialises the swarm and runs the housekeeping, on
+// an agent it keeps the node in the swarm. The user data (a loader)
+// fetches it from the cluster bucket, checks its SHA-256, and runs it
+// under systemd. See internal/node.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/node"
+	"github.com/clusterctl/clusterctl/internal/node/awsn"
+	"github.com/clusterctl/clusterctl/internal/node/dockerx"
+	"github.com/clusterctl/clusterctl/internal/node/host"
+)
+
+// version is set at build time.
+var version = "dev"
+
+type cli struct {
+	Settings string           `help:"The node's settings file." default:"/etc/clusterctl/node.env" type:"path"`
+	Root     string           `help:"Prefix of the files the agent writes (tests)." env:"CLUSTERCTL_ROOT" hidden:""`
+	Version  kong.VersionFlag `help:"Print the version."`
+
+	Setup        setupCmd        `cmd:"" help:"Write the engine's labels (daemon.json); on an agent, tag the instance."`
+	Boot         bootCmd         `cmd:"" help:"Make this node a manager: join or initialise the swarm, publish the join material, wait until Reachable."`
+	Housekeeping housekeepingCmd `cmd:"" help:"The managers' housekeeping service."`
+	Agent        agentCmd        `cmd:"" help:"The agents' service: keep this node in the swarm."`
+}
+
+// nodeLog writes the agent's lines to its standard error (the journal)
+// and, once shipping, to the node's stream of the cluster's log group.
+type nodeLog struct {
+	ship *awsn.Shipper
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+func (l *nodeLog) logf(format string, args ...any) {
+	line := "clusterctl: " + fmt.Sprintf(format, args...)
+	fmt.Fprintln(os.Stderr, line)
+	if l.ship != nil {
+		l.ship.Log(line)
+	}
+}
+
+// shipTo ships the lines from now on to the node's stream,
+// names.LogStreamNode + instance id, of group.
+func (l *nodeLog) shipTo(api awsn.LogsAPI, group, instanceID string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	l.ship, l.stop, l.done = awsn.NewShipper(api, group, names.LogStreamNode+instanceID), cancel, make(chan struct{})
+	go func() {
+		defer close(l.done)
+		l.ship.Run(ctx, 3*time.Second)
+	}()
+}
+
+// close sends what is left, within the shipper's bound.
+func (l *nodeLog) close() {
+	if l.ship != nil {
+		l.stop()
+		<-l.done
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	var c cli
+	nl := &nodeLog{}
+	k := kong.Parse(&c, kong.Name("clusterctl-node"), kong.Vars{"version": version},
+		kong.Description("The node agent of clusterctl's clusters."), kong.BindTo(ctx, (*context.Context)(nil)), kong.Bind(nl))
+	err := k.Run(&c)
+	stopped := ctx.Err() != nil // SIGTERM: systemd stops the service
+	stop()
+	if err != nil && !stopped {
+		nl.logf("%v", err)
+	}
+	nl.close()
+	if err != nil && !stopped {
+		os.Exit(1)
+	}
+}
+
+// env is what every command has: the settings, AWS and the engine.
+type env struct {
+	s      settings
+	cfg    aws.Config
+	engine *dockerx.Engine
+	meta   host.Metadata
+	state  node.State
+	log    node.Logger
+}
+
+func (c *cli) env(ctx context.Context, nl *nodeLog, keys ...string) (*env, error) {
+	s, err := readSettings(filepath.Join(c.Root, c.Settings))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.need(append([]string{"CLUSTER_NAME", "AWS_REGION", "BUCKET_NAME", "STACK_NAME"}, keys...)...); err != nil {
+		return nil, err
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(s["AWS_REGION"]))
+	if err != nil {
+		return nil, fmt.Errorf("the AWS configuration: %w", err)
+	}
+	// The node's lines go to its stream as the agents' shell service's do;
+	// a node of an older core, whose settings name no log group, keeps
+	// them in the journal only.
+	if group, err := s.logGroup(); err != nil {
+		return nil, err
+	} else if group != "" && s.need("INSTANCE_ID") == nil {
+		nl.shipTo(awsn.NewLogs(cfg), group, s["INSTANCE_ID"])
+	}
+	e, err := dockerx.New()
+	if err != nil {
+		return nil, err
+	}
+	return &env{s: s, cfg: cfg, engine: e, log: nl.logf, meta: host.NewMetadata(os.Getenv("CLUSTERCTL_IMDS_URL")), state: node.State{Dir: filepath.Join(c.Root, "/var/lib/clusterctl")}}, nil
+}
+
+// s3 is the S3 client; against an endpoint of its own (AWS_ENDPOINT_URL:
+// a test's, or a private one) it addresses buckets by path.
+func (e *env) s3() awsn.S3Calls {
+	return awsn.NewS3(e.cfg, func(o *s3.Options) {
+		o.UsePathStyle = os.Getenv("AWS_ENDPOINT_URL") != ""
+		o.DisableLogOutputChecksumValidationSkipped = true
+	})
+}
+
+func (e *env) manager(ctx context.Context) (*node.Manager, error) {
+	i, err := e.meta.Instance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !node.ValidIPv4(i.Address) {
+		return nil, fmt.Errorf("refusing the instance's address %.40q", i.Address)
+	}
+	return &node.Manager{
+		Cluster: e.s["CLUSTER_NAME"], InstanceID: i.ID, Address: i.Address,
+		Engine: e.engine, Bucket: awsn.Bucket{API: e.s3(), Name: e.s["BUCKET_NAME"]},
+		Queue:     awsn.Queue{API: awsn.NewSQS(e.cfg), URL: e.s["LIFECYCLE_QUEUE_URL"]},
+		Scaling:   awsn.Scaling{API: awsn.NewAutoScaling(e.cfg)},
+		Instances: awsn.Instances{API: awsn.NewEC2(e.cfg)},
+		Backups:   host.Backups{Engine: e.engine, PIDFile: filepath.Join(os.Getenv("CLUSTERCTL_ROOT"), "/var/run/docker.pid")},
+		Network:   host.Network{}, Clock: node.RealClock{}, Log: e.log,
+		State: node.State{Dir: filepath.Join(e.state.Dir, "housekeeping")}, T: managerTimings(),
+	}, nil
+}
+
+type setupCmd struct{}
+
+// Run writes daemon.json before the engine starts: the labels by which
+// services are placed and housekeeping finds a node by its instance, and
+// the log settings that ship containers' output to the cluster's log
+// group.
+func (setupCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
+	s, err := readSettings(filepath.Join(c.Root, c.Settings))
+	if err != nil {
+		return err
+	}
+	if err := s.need("NODE_GROUP", "AWS_REGION"); err != nil {
+		return err
+	}
+	meta := host.NewMetadata(os.Getenv("CLUSTERCTL_IMDS_URL"))
+	i, err := meta.Instance(ctx)
+	if err != nil {
+		return err
+	}
+	labels := node.EngineLabels(s["NODE_GROUP"], s.labels(), i)
+	if s["NODE_GROUP"] == names.GroupControl {
+		labels = []string{names.EngineLabelGroup + "=" + names.GroupControl, names.EngineLabelInstanceType + "=" + i.Type,
+			names.EngineLabelInstanceID + "=" + i.ID}
+	} else {
+		cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(s["AWS_REGION"]))
+		if err == nil {
+			err = awsn.Instances{API: awsn.NewEC2(cfg)}.Tag(ctx, i.ID, node.InstanceTags(i))
+		}
+		if err != nil {
+			nl.logf("could not tag instance %s, carrying on without the tags: %v", i.ID, err)
+		}
+	}
+	logs, err := s.engineLogs(i.ID, os.Getenv("CLUSTERCTL_LOGS_ENDPOINT"))
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(c.Root, "/etc/docker")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "daemon.json"), node.DaemonJSON(labels, logs), 0o644)
+}
+
+type bootCmd struct{}
+
+func (bootCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
+	e, err := c.env(ctx, nl, "LIFECYCLE_QUEUE_URL")
+	if err != nil {
+		return err
+	}
+	if err := e.engine.Wait(ctx); err != nil {
+		return err
+	}
+	m, err := e.manager(ctx)
+	if err != nil {
+		return err
+	}
+	if err := m.Init(ctx); err != nil {
+		return fmt.Errorf("joining or initialising the swarm: %w", err)
+	}
+	if err := m.PublishAtBoot(ctx); err != nil {
+		return fmt.Errorf("publishing the join material: %w", err)
+	}
+	if err := m.Ready(ctx); err != nil {
+		return fmt.Errorf("waiting to be a Reachable manager: %w", err)
+	}
+	return nil
+}
+
+type housekeepingCmd struct{}
+
+func (housekeepingCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
+	e, err := c.env(ctx, nl, "LIFECYCLE_QUEUE_URL")
+	if err != nil {
+		return err
+	}
+	m, err := e.manager(ctx)
+	if err != nil {
+		return err
+	}
+	return m.Housekeeping(ctx)
+}
+
+type agentCmd struct{}
+
+func (agentCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
+	e, err := c.env(ctx, nl, "NODE_GROUP", "MANAGERS_KEY")
+	if err != nil {
+		return err
+	}
+	i, err := e.meta.Instance(ctx)
+	if err != nil {
+		return err
+	}
+	a := &node.Agent{
+		Cluster: e.s["CLUSTER_NAME"], Group: e.s["NODE_GROUP"], InstanceType: i.Type, Address: i.Address,
+		ManagersKey: e.s["MANAGERS_KEY"], Engine: e.engine,
+		Bucket: awsn.Bucket{API: e.s3(), Name: e.s["BUCKET_NAME"]},
+		Node:   host.Signal{Metadata: e.meta, Stack: e.s["STACK_NAME"], Resource: names.ResourceAutoScalingGroup, Region: e.s["AWS_REGION"]},
+		Clock:  node.RealClock{}, Log: e.log, State: node.State{Dir: filepath.Join(e.state.Dir, "agent")}, T: agentTimings(),
+	}
+	return a.Run(ctx)
+}

@@ -1,0 +1,232 @@
+// Package awsn connects the node agent's logic (internal/node) to AWS
+// through aws-sdk-go-v2: the cluster bucket (S3), the core's queue (SQS),
+// Auto Scaling's lifecycle actions, EC2 and the instance metadata.
+package awsn
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/node"
+	"github.com/clusterctl/clusterctl/internal/wire"
+)
+
+// maxObject bounds what is read of an object (a backup of the swarm state
+// is the largest).
+const maxObject = 256 << 20
+
+// S3API is what the bucket needs of S3.
+type S3API interface {
+	GetObject(ctx context.Context, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, opts ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
+}
+
+// Bucket is the cluster bucket; it satisfies node.Bucket.
+type Bucket struct {
+	API  S3API
+	Name string
+}
+
+// Get reads an object.
+func (b Bucket) Get(ctx context.Context, key string) ([]byte, node.Object, error) {
+	out, err := b.API.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.Name), Key: aws.String(key)},
+		func(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true })
+	if wire.IsMissing(err) {
+		return nil, node.Object{}, node.ErrMissing
+	}
+	if err != nil {
+		return nil, node.Object{}, fmt.Errorf("reading s3://%s/%s: %w", b.Name, key, err)
+	}
+	defer out.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(out.Body, maxObject+1))
+	if err != nil {
+		return nil, node.Object{}, fmt.Errorf("reading s3://%s/%s: %w", b.Name, key, err)
+	}
+	if len(body) > maxObject {
+		return nil, node.Object{}, fmt.Errorf("s3://%s/%s is larger than %d MiB", b.Name, key, maxObject>>20)
+	}
+	return body, node.Object{ETag: aws.ToString(out.ETag), Modified: aws.ToTime(out.LastModified), Metadata: out.Metadata}, nil
+}
+
+// Put writes an object, encrypted, with user metadata meta.
+func (b Bucket) Put(ctx context.Context, key string, body []byte, contentType string, meta map[string]string) error {
+	_, err := b.API.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(b.Name), Key: aws.String(key), Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body))),
+		ContentType: aws.String(contentType), ServerSideEncryption: s3types.ServerSideEncryptionAes256, Metadata: meta,
+	})
+	if err != nil {
+		return fmt.Errorf("writing s3://%s/%s: %w", b.Name, key, err)
+	}
+	return nil
+}
+
+// Claim writes conditionally (wire.PutConditional).
+func (b Bucket) Claim(ctx context.Context, key string, body []byte, ifMatch string) error {
+	_, _, err := wire.PutConditional(ctx, b.API, b.Name, key, body, ifMatch)
+	if wire.IsPrecondition(err) || ifMatch != "" && wire.IsMissing(err) {
+		return node.ErrLost
+	}
+	if err != nil {
+		return fmt.Errorf("writing s3://%s/%s: %w", b.Name, key, err)
+	}
+	return nil
+}
+
+// Delete deletes an object; none is no error.
+func (b Bucket) Delete(ctx context.Context, key string) error {
+	_, err := b.API.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b.Name), Key: aws.String(key)})
+	if err != nil && !wire.IsMissing(err) {
+		return fmt.Errorf("deleting s3://%s/%s: %w", b.Name, key, err)
+	}
+	return nil
+}
+
+// SQSAPI is what the queue needs of SQS.
+type SQSAPI interface {
+	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, opts ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, opts ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+	DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, opts ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
+}
+
+// Queue is the core's queue; it satisfies node.Queue.
+type Queue struct {
+	API SQSAPI
+	URL string
+}
+
+// Receive long-polls the queue.
+func (q Queue) Receive(ctx context.Context, wait, visibility time.Duration) ([]node.Message, error) {
+	out, err := q.API.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 10, WaitTimeSeconds: int32(wait / time.Second),
+		VisibilityTimeout:           int32(visibility / time.Second),
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameSentTimestamp},
+	})
+	if err != nil {
+		return nil, err
+	}
+	var msgs []node.Message
+	for _, m := range out.Messages {
+		ms, _ := strconv.ParseInt(m.Attributes[string(sqstypes.MessageSystemAttributeNameSentTimestamp)], 10, 64)
+		msgs = append(msgs, node.Message{ID: aws.ToString(m.MessageId), Receipt: aws.ToString(m.ReceiptHandle),
+			Body: aws.ToString(m.Body), Sent: time.UnixMilli(ms).UTC()})
+	}
+	return msgs, nil
+}
+
+// Hide hides a message for d (0: hands it back at once).
+func (q Queue) Hide(ctx context.Context, receipt string, d time.Duration) error {
+	_, err := q.API.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(q.URL),
+		ReceiptHandle: aws.String(receipt), VisibilityTimeout: int32(d / time.Second)})
+	return err
+}
+
+// Delete deletes a handled message.
+func (q Queue) Delete(ctx context.Context, receipt string) error {
+	_, err := q.API.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.URL), ReceiptHandle: aws.String(receipt)})
+	return err
+}
+
+// AutoScalingAPI is what lifecycle actions need of Auto Scaling.
+type AutoScalingAPI interface {
+	DescribeAutoScalingGroups(ctx context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, opts ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error)
+	RecordLifecycleActionHeartbeat(ctx context.Context, in *autoscaling.RecordLifecycleActionHeartbeatInput, opts ...func(*autoscaling.Options)) (*autoscaling.RecordLifecycleActionHeartbeatOutput, error)
+	CompleteLifecycleAction(ctx context.Context, in *autoscaling.CompleteLifecycleActionInput, opts ...func(*autoscaling.Options)) (*autoscaling.CompleteLifecycleActionOutput, error)
+}
+
+// Scaling satisfies node.Scaling.
+type Scaling struct{ API AutoScalingAPI }
+
+// ClusterOf is the group's clusterctl:cluster tag.
+func (s Scaling) ClusterOf(ctx context.Context, group string) (string, error) {
+	out, err := s.API.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+	if err != nil {
+		return "", err
+	}
+	for _, g := range out.AutoScalingGroups {
+		for _, t := range g.Tags {
+			if aws.ToString(t.Key) == names.TagCluster {
+				return aws.ToString(t.Value), nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// Heartbeat records a heartbeat of the action.
+func (s Scaling) Heartbeat(ctx context.Context, a node.Action) error {
+	_, err := s.API.RecordLifecycleActionHeartbeat(ctx, &autoscaling.RecordLifecycleActionHeartbeatInput{
+		AutoScalingGroupName: aws.String(a.Group), LifecycleHookName: aws.String(a.Hook),
+		LifecycleActionToken: aws.String(a.Token), InstanceId: aws.String(a.Instance)})
+	return err
+}
+
+// Complete completes the action with CONTINUE.
+func (s Scaling) Complete(ctx context.Context, a node.Action) (bool, error) {
+	_, err := s.API.CompleteLifecycleAction(ctx, &autoscaling.CompleteLifecycleActionInput{
+		AutoScalingGroupName: aws.String(a.Group), LifecycleHookName: aws.String(a.Hook),
+		LifecycleActionToken: aws.String(a.Token), InstanceId: aws.String(a.Instance), LifecycleActionResult: aws.String("CONTINUE")})
+	var ae smithy.APIError
+	if errors.As(err, &ae) && strings.Contains(ae.ErrorMessage(), "No active Lifecycle Action") {
+		return true, nil
+	}
+	return false, err
+}
+
+// EC2API is what the agent needs of EC2.
+type EC2API interface {
+	DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
+	CreateTags(ctx context.Context, in *ec2.CreateTagsInput, opts ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error)
+}
+
+// Instances satisfies node.Instances.
+type Instances struct{ API EC2API }
+
+// States are the states of the instances EC2 knows of ids (a filter, so
+// that an id it does not know is no error).
+func (i Instances) States(ctx context.Context, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	p := ec2.NewDescribeInstancesPaginator(i.API, &ec2.DescribeInstancesInput{
+		Filters: []ec2types.Filter{{Name: aws.String("instance-id"), Values: ids}}})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page.Reservations {
+			for _, in := range r.Instances {
+				if in.State != nil {
+					out[aws.ToString(in.InstanceId)] = string(in.State.Name)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// Tag tags an instance.
+func (i Instances) Tag(ctx context.Context, id string, tags map[string]string) error {
+	var t []ec2types.Tag
+	for k, v := range tags {
+		t = append(t, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
+	}
+	_, err := i.API.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{id}, Tags: t})
+	return err
+}

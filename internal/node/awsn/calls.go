@@ -1,0 +1,164 @@
+package awsn
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+// The agent's AWS calls are held as function values, as the CLI's are
+// (internal/awsapi): an SDK client stored in an interface brings every
+// operation of its service into the binary, since kong looks methods up by
+// reflection; a function has no methods, so only the operations named here
+// are linked.
+
+// S3Calls are the agent's s3 calls.
+type S3Calls struct {
+	getObject    func(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	putObject    func(context.Context, *s3.PutObjectInput, ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	deleteObject func(context.Context, *s3.DeleteObjectInput, ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
+}
+
+// NewS3 returns the s3 calls of cfg, with opts applied to the client.
+func NewS3(cfg aws.Config, opts ...func(*s3.Options)) S3Calls {
+	c := s3.NewFromConfig(cfg, opts...)
+	return S3Calls{
+		getObject:    c.GetObject,
+		putObject:    c.PutObject,
+		deleteObject: c.DeleteObject,
+	}
+}
+
+// GetObject calls s3's GetObject.
+func (a S3Calls) GetObject(ctx context.Context, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+	return a.getObject(ctx, in, opts...)
+}
+
+// PutObject calls s3's PutObject.
+func (a S3Calls) PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
+	return a.putObject(ctx, in, opts...)
+}
+
+// DeleteObject calls s3's DeleteObject.
+func (a S3Calls) DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, opts ...func(*s3.Options)) (*s3.DeleteObjectOutput, error) {
+	return a.deleteObject(ctx, in, opts...)
+}
+
+// SQSCalls are the agent's sqs calls.
+type SQSCalls struct {
+	receiveMessage          func(context.Context, *sqs.ReceiveMessageInput, ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	changeMessageVisibility func(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+	deleteMessage           func(context.Context, *sqs.DeleteMessageInput, ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
+}
+
+// NewSQS returns the sqs calls of cfg, with opts applied to the client.
+func NewSQS(cfg aws.Config, opts ...func(*sqs.Options)) SQSCalls {
+	c := sqs.NewFromConfig(cfg, opts...)
+	return SQSCalls{
+		receiveMessage:          c.ReceiveMessage,
+		changeMessageVisibility: c.ChangeMessageVisibility,
+		deleteMessage:           c.DeleteMessage,
+	}
+}
+
+// ReceiveMessage calls sqs's ReceiveMessage.
+func (a SQSCalls) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, opts ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	return a.receiveMessage(ctx, in, opts...)
+}
+
+// ChangeMessageVisibility calls sqs's ChangeMessageVisibility.
+func (a SQSCalls) ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, opts ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
+	return a.changeMessageVisibility(ctx, in, opts...)
+}
+
+// DeleteMessage calls sqs's DeleteMessage.
+func (a SQSCalls) DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, opts ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error) {
+	return a.deleteMessage(ctx, in, opts...)
+}
+
+// AutoScalingCalls are the agent's autoscaling calls.
+type AutoScalingCalls struct {
+	describeAutoScalingGroups      func(context.Context, *autoscaling.DescribeAutoScalingGroupsInput, ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error)
+	recordLifecycleActionHeartbeat func(context.Context, *autoscaling.RecordLifecycleActionHeartbeatInput, ...func(*autoscaling.Options)) (*autoscaling.RecordLifecycleActionHeartbeatOutput, error)
+	completeLifecycleAction        func(context.Context, *autoscaling.CompleteLifecycleActionInput, ...func(*autoscaling.Options)) (*autoscaling.CompleteLifecycleActionOutput, error)
+}
+
+// NewAutoScaling returns the autoscaling calls of cfg, with opts applied to the client.
+func NewAutoScaling(cfg aws.Config, opts ...func(*autoscaling.Options)) AutoScalingCalls {
+	c := autoscaling.NewFromConfig(cfg, opts...)
+	return AutoScalingCalls{
+		describeAutoScalingGroups:      c.DescribeAutoScalingGroups,
+		recordLifecycleActionHeartbeat: c.RecordLifecycleActionHeartbeat,
+		completeLifecycleAction:        c.CompleteLifecycleAction,
+	}
+}
+
+// DescribeAutoScalingGroups calls autoscaling's DescribeAutoScalingGroups.
+func (a AutoScalingCalls) DescribeAutoScalingGroups(ctx context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, opts ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
+	return a.describeAutoScalingGroups(ctx, in, opts...)
+}
+
+// RecordLifecycleActionHeartbeat calls autoscaling's RecordLifecycleActionHeartbeat.
+func (a AutoScalingCalls) RecordLifecycleActionHeartbeat(ctx context.Context, in *autoscaling.RecordLifecycleActionHeartbeatInput, opts ...func(*autoscaling.Options)) (*autoscaling.RecordLifecycleActionHeartbeatOutput, error) {
+	return a.recordLifecycleActionHeartbeat(ctx, in, opts...)
+}
+
+// CompleteLifecycleAction calls autoscaling's CompleteLifecycleAction.
+func (a AutoScalingCalls) CompleteLifecycleAction(ctx context.Context, in *autoscaling.CompleteLifecycleActionInput, opts ...func(*autoscaling.Options)) (*autoscaling.CompleteLifecycleActionOutput, error) {
+	return a.completeLifecycleAction(ctx, in, opts...)
+}
+
+// EC2Calls are the agent's ec2 calls.
+type EC2Calls struct {
+	describeInstances func(context.Context, *ec2.DescribeInstancesInput, ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
+	createTags        func(context.Context, *ec2.CreateTagsInput, ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error)
+}
+
+// NewEC2 returns the ec2 calls of cfg, with opts applied to the client.
+func NewEC2(cfg aws.Config, opts ...func(*ec2.Options)) EC2Calls {
+	c := ec2.NewFromConfig(cfg, opts...)
+	return EC2Calls{
+		describeInstances: c.DescribeInstances,
+		createTags:        c.CreateTags,
+	}
+}
+
+// DescribeInstances calls ec2's DescribeInstances.
+func (a EC2Calls) DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error) {
+	return a.describeInstances(ctx, in, opts...)
+}
+
+// CreateTags calls ec2's CreateTags.
+func (a EC2Calls) CreateTags(ctx context.Context, in *ec2.CreateTagsInput, opts ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error) {
+	return a.createTags(ctx, in, opts...)
+}
+
+// LogsCalls are the agent's cloudwatchlogs calls.
+type LogsCalls struct {
+	createLogStream func(context.Context, *cloudwatchlogs.CreateLogStreamInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.CreateLogStreamOutput, error)
+	putLogEvents    func(context.Context, *cloudwatchlogs.PutLogEventsInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.PutLogEventsOutput, error)
+}
+
+// NewLogs returns the cloudwatchlogs calls of cfg, with opts applied to the client.
+func NewLogs(cfg aws.Config, opts ...func(*cloudwatchlogs.Options)) LogsCalls {
+	c := cloudwatchlogs.NewFromConfig(cfg, opts...)
+	return LogsCalls{
+		createLogStream: c.CreateLogStream,
+		putLogEvents:    c.PutLogEvents,
+	}
+}
+
+// CreateLogStream calls cloudwatchlogs's CreateLogStream.
+func (a LogsCalls) CreateLogStream(ctx context.Context, in *cloudwatchlogs.CreateLogStreamInput, opts ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.CreateLogStreamOutput, error) {
+	return a.createLogStream(ctx, in, opts...)
+}
+
+// PutLogEvents calls cloudwatchlogs's PutLogEvents.
+func (a LogsCalls) PutLogEvents(ctx context.Context, in *cloudwatchlogs.PutLogEventsInput, opts ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.PutLogEventsOutput, error) {
+	return a.putLogEvents(ctx, in, opts...)
+}

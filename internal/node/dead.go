@@ -1,0 +1,127 @@
+package node
+
+import (
+	"context"
+	"path"
+	"time"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/wire"
+)
+
+const downDir = "down"
+
+// cleanDeadNodes removes, every DeadEvery, nodes that have been Down for
+// DeadGrace (as this manager saw them) and whose instance is terminated or
+// gone, or that have a Ready successor with the same instance (the node
+// rejoined under another node id). A manager is demoted first.
+func (m *Manager) cleanDeadNodes(ctx context.Context) error {
+	now := m.Clock.Now()
+	if now.Before(m.nextDead) {
+		return nil
+	}
+	m.nextDead = now.Add(m.T.DeadEvery)
+	nodes, err := m.Engine.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	down := map[string]bool{}
+	for _, n := range nodes {
+		if n.State == "down" && ValidNodeID(n.ID) {
+			down[n.ID] = true
+		}
+	}
+	kept, err := m.State.List(downDir)
+	if err != nil {
+		return err
+	}
+	for _, f := range kept {
+		if !down[path.Base(f)] {
+			if err := m.State.Remove(f); err != nil {
+				return err
+			}
+		}
+	}
+	type candidate struct {
+		n        Node
+		instance string
+		replaced bool
+	}
+	var due []candidate
+	var ask []string
+	for _, n := range nodes {
+		if !down[n.ID] {
+			continue
+		}
+		var since time.Time
+		ok, err := m.State.Load(downDir+"/"+n.ID, &since)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			since = now
+			if err := m.State.Save(downDir+"/"+n.ID, since); err != nil {
+				return err
+			}
+		}
+		if now.Sub(since) < m.T.DeadGrace {
+			continue
+		}
+		c := candidate{n: n, instance: n.Labels[names.EngineLabelInstanceID]}
+		for _, o := range nodes {
+			if c.instance != "" && o.ID != n.ID && o.State == "ready" && o.Labels[names.EngineLabelInstanceID] == c.instance {
+				c.replaced = true
+			}
+		}
+		if !c.replaced && wire.ValidInstanceID(c.instance) {
+			ask = append(ask, c.instance)
+		}
+		due = append(due, c)
+	}
+	states := map[string]string{}
+	if len(ask) > 0 {
+		if states, err = m.Instances.States(ctx, ask); err != nil {
+			return err
+		}
+	}
+	for _, c := range due {
+		why := "replaced"
+		if !c.replaced {
+			if !wire.ValidInstanceID(c.instance) {
+				continue
+			}
+			switch st := states[c.instance]; st {
+			case "":
+				why = "gone"
+			case "terminated", "shutting-down":
+				why = st
+			default:
+				continue
+			}
+		}
+		if err := m.removeNode(ctx, c.n); err != nil {
+			m.Log("removing Down node %s: %v", c.n.ID, err)
+			continue
+		}
+		_ = m.State.Remove(downDir + "/" + c.n.ID)
+		m.Log("removed Down node %s of instance %s (%s)", c.n.ID, orQ(c.instance), why)
+	}
+	return nil
+}
+
+// removeNode removes a node from the swarm, demoting a manager first.
+func (m *Manager) removeNode(ctx context.Context, n Node) error {
+	if n.Role == "manager" {
+		if err := m.Engine.Demote(ctx, n.ID); err != nil {
+			return err
+		}
+	}
+	return m.Engine.RemoveNode(ctx, n.ID)
+}
+
+func orQ(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
+}

@@ -1,0 +1,88 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+
+	"github.com/clusterctl/clusterctl/internal/node"
+)
+
+// Metadata reads the instance metadata (IMDSv2).
+type Metadata struct{ c *imds.Client }
+
+// NewMetadata is the metadata service at endpoint ("" for the instance's).
+func NewMetadata(endpoint string) Metadata {
+	// Enabled whatever AWS_EC2_METADATA_DISABLED says: that is for
+	// credentials, and the instance's own metadata is what a node is.
+	return Metadata{c: imds.New(imds.Options{Endpoint: endpoint, ClientEnableState: imds.ClientEnabled})}
+}
+
+// Get reads one item.
+func (m Metadata) Get(ctx context.Context, path string) (string, error) {
+	out, err := m.c.GetMetadata(ctx, &imds.GetMetadataInput{Path: path})
+	if err != nil {
+		return "", fmt.Errorf("instance metadata %s: %w", path, err)
+	}
+	defer out.Content.Close()
+	b, err := io.ReadAll(io.LimitReader(out.Content, 4096))
+	return strings.TrimSpace(string(b)), err
+}
+
+// Instance is what the metadata says of this instance.
+func (m Metadata) Instance(ctx context.Context) (node.Instance, error) {
+	var i node.Instance
+	for _, f := range []struct {
+		path string
+		to   *string
+	}{
+		{"instance-id", &i.ID}, {"instance-type", &i.Type}, {"local-ipv4", &i.Address},
+		{"instance-life-cycle", &i.Lifecycle}, {"placement/availability-zone", &i.Zone},
+	} {
+		v, err := m.Get(ctx, f.path)
+		if err != nil {
+			return i, err
+		}
+		*f.to = v
+	}
+	return i, nil
+}
+
+// Terminating tells whether Auto Scaling is terminating the instance.
+func (m Metadata) Terminating(ctx context.Context) bool {
+	s, err := m.Get(ctx, "autoscaling/target-lifecycle-state")
+	return err == nil && s == "Terminated"
+}
+
+// Signal signals a resource of a stack with cfn-signal, CloudFormation's
+// helper, which the loader installs.
+type Signal struct {
+	Metadata
+	Stack, Resource, Region string
+}
+
+// Signal signals success or failure with reason.
+func (s Signal) Signal(ctx context.Context, success bool, reason string) error {
+	code := "0"
+	if !success {
+		code = "1"
+	}
+	path, err := exec.LookPath("cfn-signal")
+	if err != nil {
+		if _, e := os.Stat("/opt/aws/bin/cfn-signal"); e != nil {
+			return fmt.Errorf("cfn-signal is missing: the stack will time out")
+		}
+		path = "/opt/aws/bin/cfn-signal"
+	}
+	out, err := exec.CommandContext(ctx, path, "--exit-code", code, "--reason", reason, "--stack", s.Stack,
+		"--resource", s.Resource, "--region", s.Region).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("cfn-signal: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}

@@ -1,0 +1,287 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/wire"
+)
+
+// Timings of housekeeping; Defaults are a node's, tests shorten them.
+type Timings struct {
+	PollWait       time.Duration // long poll of the queue
+	Idle           time.Duration // pause of a manager that is not the leader
+	StatusEvery    time.Duration // status snapshot
+	WatchEvery     time.Duration // the snapshot after a request ...
+	WatchFor       time.Duration // ... for this long
+	DeadEvery      time.Duration // dead-node check
+	DeadGrace      time.Duration // Down this long before removal
+	DrainTimeout   time.Duration // bound of a drain
+	DrainPoll      time.Duration // check of a drain
+	HeartbeatEvery time.Duration
+	Visibility     time.Duration // a notice is hidden this long while handled
+	BackupEvery    time.Duration // a lone manager's backup, at least
+	BackupSpacing  time.Duration // after the members changed, this far apart at most
+	RequestMaxAge  time.Duration
+	JoinTimeout    time.Duration // to be a manager (below the stack's 10 minutes)
+	JoinPause      time.Duration
+}
+
+// Defaults are the timings of a node.
+func Defaults() Timings {
+	return Timings{
+		PollWait: 10 * time.Second, Idle: 10 * time.Second, StatusEvery: wire.PublishEvery,
+		WatchEvery: 2 * time.Second, WatchFor: 2 * time.Minute,
+		DeadEvery: 30 * time.Second, DeadGrace: 5 * time.Minute,
+		DrainTimeout: 10 * time.Minute, DrainPoll: 2 * time.Second, HeartbeatEvery: time.Minute,
+		Visibility: 5 * time.Minute, BackupEvery: wire.BackupEvery, BackupSpacing: 30 * time.Second,
+		RequestMaxAge: names.RequestMaxAge, JoinTimeout: 9 * time.Minute, JoinPause: 5 * time.Second,
+	}
+}
+
+// Manager is a manager node: its boot (manager.go) and its housekeeping.
+type Manager struct {
+	Cluster    string
+	InstanceID string
+	Address    string // this node's private IPv4
+
+	Engine    Engine
+	Bucket    Bucket
+	Queue     Queue
+	Scaling   Scaling
+	Instances Instances
+	Backups   Backups
+	Network   Network
+	Clock     Clock
+	Log       Logger
+	State     State
+	T         Timings
+
+	nextStatus, watchUntil, nextDead time.Time
+	// managers is the number of managers last recorded in the bucket (0:
+	// not read yet); backupGone: the backup is removed (every round) since
+	// there are more.
+	managers   int
+	backupGone bool
+	// demoted: this manager demoted itself in this round.
+	demoted bool
+}
+
+// Housekeeping runs until ctx ends: only while this manager leads the
+// swarm does it act, so there is one actor however many managers there
+// are, and another takes over when the leader is lost.
+func (m *Manager) Housekeeping(ctx context.Context) error {
+	m.Backups.Resume()
+	m.Log("housekeeping of cluster %s started", m.Cluster)
+	for ctx.Err() == nil {
+		m.Round(ctx)
+	}
+	return ctx.Err()
+}
+
+// Round is one round of housekeeping.
+func (m *Manager) Round(ctx context.Context) {
+	if err := m.applyAliases(ctx); err != nil {
+		m.Log("applying the managers' addresses failed: %v", err)
+	}
+	leader, err := m.leader(ctx)
+	if err != nil || !leader {
+		// Another leader may change the record meanwhile: read again
+		// when leading again.
+		m.managers, m.backupGone = 0, false
+		_ = m.Clock.Sleep(ctx, m.T.Idle)
+		return
+	}
+	if err := m.PublishJoinMaterial(ctx, false); err != nil {
+		m.Log("publishing the join material failed: %v", err)
+	}
+	if err := m.publishStatus(ctx); err != nil {
+		m.Log("publishing the status snapshot failed: %v", err)
+	}
+	if err := m.cleanDeadNodes(ctx); err != nil {
+		m.Log("the dead-node check failed: %v", err)
+	}
+	if err := m.backUp(ctx, false); err != nil {
+		m.Log("the backup of the swarm state failed: %v", err)
+	}
+	files, err := m.State.List(noticeDir)
+	if err != nil {
+		m.Log("listing the notices kept: %v", err)
+	}
+	for _, f := range files {
+		if err := m.handleNotice(ctx, f); err != nil {
+			m.Log("handling the notice in %s failed; trying again: %v", f, err)
+		}
+		if m.demoted {
+			// No longer a manager that leads: the next leader takes the
+			// notices from here.
+			m.demoted = false
+			return
+		}
+	}
+	// While a request is watched, the wait on the queue is as short as
+	// the snapshot's interval, so that the round publishes it in time.
+	wait := m.T.PollWait
+	if m.Clock.Now().Before(m.watchUntil) && m.T.WatchEvery < wait {
+		wait = m.T.WatchEvery
+	}
+	if err := m.receive(ctx, wait); err != nil {
+		m.Log("receiving notices failed: %v", err)
+		_ = m.Clock.Sleep(ctx, m.T.Idle)
+	}
+}
+
+// leader tells whether this engine leads its swarm.
+func (m *Manager) leader(ctx context.Context) (bool, error) {
+	self, err := m.Engine.Self(ctx)
+	if err != nil || self.NodeID == "" || !self.ControlAvailable {
+		return false, err
+	}
+	n, err := m.Engine.Node(ctx, self.NodeID)
+	return err == nil && n.Leader, err
+}
+
+// joinMaterial is what the leader publishes for newcomers.
+type joinMaterial struct {
+	worker, manager, ca string
+	managers, aliases   []string
+}
+
+// readJoinMaterial reads the swarm's join material from the engine: each
+// manager at the address it has; and, where the swarm knows it by another
+// (a swarm restored onto another host keeps the lost host's address), that
+// pair, for the managers to reach it (applyAliases).
+func (m *Manager) readJoinMaterial(ctx context.Context) (joinMaterial, error) {
+	var j joinMaterial
+	var err error
+	if j.worker, j.manager, err = m.Engine.JoinTokens(ctx); err != nil {
+		return j, err
+	}
+	if j.ca, err = m.Engine.CA(ctx); err != nil {
+		return j, err
+	}
+	self, err := m.Engine.Self(ctx)
+	if err != nil {
+		return j, err
+	}
+	nodes, err := m.Engine.Nodes(ctx)
+	if err != nil {
+		return j, err
+	}
+	for _, n := range nodes {
+		if n.Role != "manager" || !n.Manager() {
+			continue
+		}
+		real, known := n.Addr, host(n.ManagerAddr)
+		if n.ID == self.NodeID {
+			real = m.Address
+		}
+		if n.Reachability == "reachable" {
+			at := real
+			if at == "" || at == "0.0.0.0" {
+				at = known
+			}
+			j.managers = append(j.managers, fmt.Sprintf("%s:%d", at, SwarmPort))
+		}
+		if real != "" && real != "0.0.0.0" && known != real {
+			j.aliases = append(j.aliases, known+" "+real)
+		}
+	}
+	sort.Strings(j.managers)
+	sort.Strings(j.aliases)
+	for _, a := range j.managers {
+		if !ValidManager(a) {
+			return j, fmt.Errorf("a manager at %q", a)
+		}
+	}
+	for _, a := range j.aliases {
+		k, r, _ := strings.Cut(a, " ")
+		if !ValidIPv4(k) || !ValidIPv4(r) {
+			return j, fmt.Errorf("a manager known as %q", a)
+		}
+	}
+	if !ValidToken(j.worker) || !ValidToken(j.manager) {
+		return j, fmt.Errorf("the engine's join tokens are not of the shape of one")
+	}
+	if !CAMatchesToken(j.worker, j.ca) {
+		return j, fmt.Errorf("the swarm's CA certificate does not match the digest in its join token")
+	}
+	return j, nil
+}
+
+func lines(l []string) []byte {
+	if len(l) == 0 {
+		return nil
+	}
+	return []byte(strings.Join(l, "\n") + "\n")
+}
+
+// PublishJoinMaterial publishes the swarm's join material when it is not
+// what was last published (always with force): the CA certificate, the
+// manager token (for the managers only), the managers' addresses, and last
+// the worker token, which agents wait for.
+func (m *Manager) PublishJoinMaterial(ctx context.Context, force bool) error {
+	j, err := m.readJoinMaterial(ctx)
+	if err != nil {
+		return err
+	}
+	sum := Digest([]byte(strings.Join([]string{j.worker, j.manager, j.ca, string(lines(j.managers)), string(lines(j.aliases))}, "\x00")))
+	var last string
+	if _, err := m.State.Load("published", &last); err != nil {
+		return err
+	}
+	if !force && last == sum {
+		return nil
+	}
+	for _, o := range []struct {
+		key, kind string
+		body      []byte
+	}{
+		{names.SwarmPrefix + "/" + names.SwarmCA, "application/x-pem-file", []byte(j.ca)},
+		{names.ControlKey(names.ManagerToken), "text/plain", []byte(j.manager)},
+		{names.ControlKey(names.ManagerAliases), "text/plain", lines(j.aliases)},
+		{names.ManagersKey, "text/plain", lines(j.managers)},
+		{names.SwarmPrefix + "/" + names.SwarmToken, "text/plain", []byte(j.worker)},
+	} {
+		if err := m.Bucket.Put(ctx, o.key, o.body, o.kind, nil); err != nil {
+			return err
+		}
+	}
+	if err := m.State.Save("published", sum); err != nil {
+		return err
+	}
+	m.Log("published the join material (%d managers)", len(j.managers))
+	return nil
+}
+
+// applyAliases makes this node reach a manager that the swarm knows by an
+// address it no longer has: Docker keeps a manager's address when its
+// swarm is restored onto another host, and tells the other managers to
+// reach it there.
+func (m *Manager) applyAliases(ctx context.Context) error {
+	b, _, err := m.Bucket.Get(ctx, names.ControlKey(names.ManagerAliases))
+	if err == ErrMissing {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		known, real, ok := strings.Cut(strings.TrimSpace(l), " ")
+		if !ok || !ValidIPv4(known) || !ValidIPv4(real) {
+			continue
+		}
+		added, err := m.Network.Redirect(ctx, known, real)
+		if err != nil {
+			return err
+		}
+		if added {
+			m.Log("the swarm knows manager %s as %s: reaching it there", real, known)
+		}
+	}
+	return nil
+}

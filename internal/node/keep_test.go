@@ -1,0 +1,207 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+)
+
+// Down nodes are removed after the grace period when their instance is
+// terminated or gone, or when a Ready node of the same instance replaced
+// them; a manager is demoted first; a Down node whose instance runs stays.
+func TestDeadNodes(t *testing.T) {
+	l := newLab(t)
+	ctx := context.Background()
+	gone := l.e.addWorker(nodeID("d1"), "i-00000000000000d01")
+	term := l.e.addManager(nodeID("d2"), "i-00000000000000d02", "10.0.1.9", false)
+	alive := l.e.addWorker(nodeID("d3"), "i-00000000000000d03")
+	old := l.e.addWorker(nodeID("d4"), iW2)
+	l.e.addWorker(nodeID("n4"), iW2) // Ready, same instance: rejoined
+	for _, n := range []*Node{gone, term, alive, old} {
+		n.State = "down"
+	}
+	term.Reachability = "unreachable"
+	l.ec2.states = map[string]string{"i-00000000000000d02": "terminated", "i-00000000000000d03": "running"}
+	if err := l.m.cleanDeadNodes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l.c.index("docker node") >= 0 || l.c.index("ec2") >= 0 {
+		t.Fatalf("acted at once: %v", l.c.l)
+	}
+	// Within the grace period: nothing.
+	l.clock.now = start.Add(l.m.T.DeadGrace - time.Second)
+	l.m.cleanDeadNodes(ctx)
+	if l.c.index("docker node") >= 0 {
+		t.Fatalf("acted within the grace: %v", l.c.l)
+	}
+	l.clock.now = start.Add(l.m.T.DeadGrace + l.m.T.DeadEvery)
+	if err := l.m.cleanDeadNodes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l.order("ec2 describe i-00000000000000d01,i-00000000000000d02,i-00000000000000d03", "docker node rm "+gone.ID)
+	l.order("docker node demote "+term.ID, "docker node rm "+term.ID)
+	if l.c.index("docker node rm "+old.ID) < 0 || l.c.index("docker node rm "+alive.ID) >= 0 || l.c.index("docker node rm "+nodeID("n4")) >= 0 {
+		t.Errorf("calls %v", l.c.l)
+	}
+	if !l.logged("(replaced)") || !l.logged("(gone)") || !l.logged("(terminated)") {
+		t.Errorf("logs %v", l.logs)
+	}
+	// A node back up is forgotten: Down again, its grace starts over.
+	alive.State = "ready"
+	l.clock.now = l.clock.now.Add(l.m.T.DeadEvery)
+	l.m.cleanDeadNodes(ctx)
+	if files, _ := l.m.State.List(downDir); len(files) != 0 {
+		t.Errorf("still counted Down: %v", files)
+	}
+}
+
+// A lone manager backs up at once, then every BackupEvery, and soon after
+// the members changed; with more managers whoever leads removes the backup
+// (whichever manager made it) and records the change of manager count.
+func TestBackups(t *testing.T) {
+	l := newLab(t)
+	ctx := context.Background()
+	backups := func() int { return l.c.count("s3 put " + names.ControlKey(names.Backup)) }
+	l.m.backUp(ctx, false)
+	if backups() != 1 {
+		t.Fatalf("no first backup: %v", l.c.l)
+	}
+	l.clock.now = start.Add(10 * time.Minute)
+	l.m.backUp(ctx, false)
+	if backups() != 1 {
+		t.Fatalf("backed up again within 15 minutes: %v", l.c.l)
+	}
+	w := l.e.addWorker(nodeID("w1"), iW1)
+	l.m.backUp(ctx, false)
+	if backups() != 2 {
+		t.Fatalf("members changed, no backup: %v", l.c.l)
+	}
+	delete(l.e.nodes, w.ID)
+	l.clock.now = l.clock.now.Add(10 * time.Second)
+	l.m.backUp(ctx, false)
+	if backups() != 2 {
+		t.Fatalf("backed up within the spacing: %v", l.c.l)
+	}
+	l.clock.now = l.clock.now.Add(l.m.T.BackupSpacing)
+	l.m.backUp(ctx, false)
+	if backups() != 3 {
+		t.Fatalf("members changed, no backup after the spacing: %v", l.c.l)
+	}
+	l.clock.now = l.clock.now.Add(l.m.T.BackupEvery)
+	l.m.backUp(ctx, false)
+	if backups() != 4 {
+		t.Fatalf("no backup after 15 minutes: %v", l.c.l)
+	}
+
+	// A new leader of three managers, which never backed up itself.
+	l2 := newLab(t)
+	l2.b.objects[names.ControlKey(names.Backup)] = []byte("old")
+	l2.e.addManager(nodeID("m2"), "i-0000000000000f002", "10.0.1.2", false)
+	l2.e.addManager(nodeID("m3"), "i-0000000000000f003", "10.0.1.3", false)
+	l2.m.backUp(ctx, false)
+	l2.m.backUp(ctx, false)
+	// Removed every round: a lone manager that lost the lead may still be
+	// writing one.
+	if _, ok := l2.b.objects[names.ControlKey(names.Backup)]; ok || l2.c.count("s3 delete") != 2 || l2.c.index("archive") >= 0 {
+		t.Errorf("backup of three managers: %v", l2.c.l)
+	}
+	// First recorded: no change since (0), as the shell managers write it.
+	changed := names.ControlKey(names.ManagersChanged)
+	if got := string(l2.b.objects[changed]); got != "3 0\n" || l2.c.count("s3 put "+changed) != 1 {
+		t.Errorf("managers changed %q, calls %v", got, l2.c.l)
+	}
+	// Down to one: recorded, backed up at once.
+	delete(l2.e.nodes, nodeID("m2"))
+	delete(l2.e.nodes, nodeID("m3"))
+	l2.clock.now = start.Add(time.Hour)
+	l2.m.backUp(ctx, false)
+	if got, want := string(l2.b.objects[changed]), fmt.Sprintf("1 %d\n", start.Add(time.Hour).Unix()); got != want || l2.c.count("archive") != 1 {
+		t.Errorf("managers changed %q, want %q; calls %v", got, want, l2.c.l)
+	}
+	// The backup says when it was taken, which a restore compares with it.
+	if got := l2.b.meta[names.ControlKey(names.Backup)]["taken"]; got != fmt.Sprint(start.Add(time.Hour).Unix()) {
+		t.Errorf("backup taken %q", got)
+	}
+	// Another leader's record, written while this manager did not lead,
+	// is read again when it leads again.
+	l2.e.nodes[nodeID("m1")].Leader = false
+	l2.round()
+	l2.b.set(changed, []byte("3 1700000000\n"))
+	l2.e.nodes[nodeID("m1")].Leader = true
+	l2.clock.now = start.Add(2 * time.Hour)
+	l2.m.backUp(ctx, false)
+	if got, want := string(l2.b.objects[changed]), fmt.Sprintf("1 %d\n", start.Add(2*time.Hour).Unix()); got != want {
+		t.Errorf("managers changed %q after another leader's record, want %q", got, want)
+	}
+	// A record the shell managers wrote is read, not rewritten.
+	l3 := newLab(t)
+	l3.b.set(changed, []byte("1 1700000000\n"))
+	l3.m.backUp(ctx, false)
+	if l3.c.count("s3 put "+changed) != 0 || l3.c.count("archive") != 1 {
+		t.Errorf("a lone manager recorded: %v", l3.c.l)
+	}
+}
+
+// The join material is published once, again when it changes, never when
+// its token and CA are of different swarms; a manager the swarm knows by
+// another address is published with the pair.
+func TestJoinMaterial(t *testing.T) {
+	l := newLab(t)
+	ctx := context.Background()
+	m2 := l.e.addManager(nodeID("m2"), "i-0000000000000f002", "10.0.1.7", false)
+	m2.ManagerAddr = "10.0.1.2:2377" // restored onto another host
+	l.e.addManager(nodeID("m3"), "i-0000000000000f003", "10.0.1.3", false).Reachability = "unreachable"
+	if err := l.m.PublishJoinMaterial(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	l.order("s3 put join/swarm/ca.pem", "s3 put control/manager-token", "s3 put control/manager-aliases", "s3 put join/swarm/managers", "s3 put join/swarm/worker-token")
+	if got := string(l.b.objects[names.ManagersKey]); got != "10.0.1.1:2377\n10.0.1.7:2377\n" {
+		t.Errorf("managers %q", got)
+	}
+	if got := string(l.b.objects[names.ControlKey(names.ManagerAliases)]); got != "10.0.1.2 10.0.1.7\n" {
+		t.Errorf("aliases %q", got)
+	}
+	n := len(l.c.l)
+	l.m.PublishJoinMaterial(ctx, false)
+	if len(l.c.l) != n {
+		t.Errorf("published again unchanged: %v", l.c.l[n:])
+	}
+	l.m.PublishJoinMaterial(ctx, true)
+	if len(l.c.l) != n+5 {
+		t.Errorf("not published when forced: %v", l.c.l[n:])
+	}
+	// Another swarm's CA with this token: nothing published.
+	other, _, _ := swarmCA(t, "two")
+	l.e.ca = other
+	n = len(l.c.l)
+	if err := l.m.PublishJoinMaterial(ctx, true); err == nil || !strings.Contains(err.Error(), "does not match") || len(l.c.l) != n {
+		t.Errorf("published a mismatched CA: %v, %v", err, l.c.l[n:])
+	}
+	// Managers apply the pairs published.
+	l.e.ca = string(l.b.objects["join/swarm/ca.pem"])
+	l.m.applyAliases(ctx)
+	l.m.applyAliases(ctx)
+	if l.c.count("redirect 10.0.1.2 10.0.1.7") != 1 {
+		t.Errorf("redirects %v", l.c.l)
+	}
+}
+
+func TestTokenDigest(t *testing.T) {
+	ca, w, _ := swarmCA(t, "x")
+	if !CAMatchesToken(w, ca) || CAMatchesToken(w, ca+"\n") {
+		t.Error("digest of the token")
+	}
+	fips := strings.Replace(w, "SWMTKN-1-", "SWMTKN-2-1-", 1)
+	if !CAMatchesToken(fips, ca) {
+		t.Error("a FIPS token")
+	}
+	for _, bad := range []string{"", "SWMTKN-1-abc-def", "SWMTKN-3-" + w[9:]} {
+		if ValidToken(bad) || CAMatchesToken(bad, ca) {
+			t.Errorf("%q taken", bad)
+		}
+	}
+}
