@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/clusterctl/clusterctl/internal/agentbin"
 	"github.com/clusterctl/clusterctl/internal/awsapi"
 	"github.com/clusterctl/clusterctl/internal/awsx"
 	"github.com/clusterctl/clusterctl/internal/cluster"
@@ -59,6 +60,24 @@ type App struct {
 	// plugin is told).
 	sessions    remote.SessionAPI
 	ssmEndpoint string
+
+	agents agentbin.Set // the node agents, once loaded
+}
+
+// Agents are the node agents this clusterctl pins and uploads, loaded on
+// first use: only the commands that render or deploy a stack need them
+// (a clusterctl without embedded agents may build them, once).
+func (a *App) Agents(ctx context.Context) (agentbin.Set, error) {
+	if a.agents == nil {
+		src := agentbin.DefaultSource(ctx, a.Version)
+		src.Say = func(msg string) { fmt.Fprint(a.IO.ErrOut, msg) }
+		set, err := agentbin.Load(ctx, src)
+		if err != nil {
+			return nil, err
+		}
+		a.agents = set
+	}
+	return a.agents, nil
 }
 
 func newApp(ctx context.Context, ios *iostreams.IO, g *Globals, args []string) *App {
@@ -162,6 +181,7 @@ func (a *App) Service() (*cluster.Service, error) {
 		Region:  cfg.Region,
 		IO:      a.IO,
 		Version: a.Version,
+		Agents:  a.Agents,
 		Run:     cluster.Run{Command: commandLine(a.Args), ID: a.RunID},
 
 		RunCommand: ssmc, // the docker commands

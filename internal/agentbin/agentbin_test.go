@@ -6,54 +6,265 @@ import (
 	"debug/elf"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"testing/fstest"
+
+	"github.com/clusterctl/clusterctl/internal/errs"
 )
 
-// Without agents and without a toolchain, clusterctl says what to do.
-func TestLoadWithoutToolchain(t *testing.T) {
-	if len(Embedded()) == len(Archs) {
-		t.Skip("this build embeds the agents")
+// The gzip of a binary is the same bytes every time (no name, no time),
+// and holds the binary.
+func TestCompressDeterministic(t *testing.T) {
+	body := bytes.Repeat([]byte("clusterctl-node "), 10000)
+	a, b := Compress(body), Compress(append([]byte(nil), body...))
+	if !bytes.Equal(a, b) {
+		t.Fatal("two compressions differ")
 	}
-	_, err := Load(context.Background(), Source{Go: "no-such-go-command", ModuleDir: "/x"})
-	if !errors.Is(err, ErrNoAgents) || !strings.Contains(err.Error(), "make build") {
-		t.Errorf("%v", err)
+	if a[3] != 0 || a[4]|a[5]|a[6]|a[7] != 0 {
+		t.Errorf("gzip header carries flags %x or a time %x", a[3], a[4:8])
 	}
-	if _, err := exec.LookPath("no-such-go-command"); err == nil {
-		t.Fatal("the test's command exists")
+	if out, err := Decompress(a); err != nil || !bytes.Equal(out, body) {
+		t.Errorf("decompressed: %v", err)
+	}
+	bin := New("amd64", body)
+	if !bytes.Equal(bin.Gzip(), a) || bin.Short() != bin.SHA256[:12] {
+		t.Errorf("binary's gzip or short hash")
 	}
 }
 
-// A build is for Linux on the architecture asked, without cgo, and two
-// builds of the same source are the same binary: the hash clusterctl pins
-// is what any build of its version gives. (A small module stands in for
-// clusterctl's own, which takes minutes to build.)
+func writeAgents(t *testing.T, dir string, archs ...string) {
+	t.Helper()
+	for _, a := range archs {
+		if err := os.WriteFile(filepath.Join(dir, FileName(a)), []byte("agent "+a), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// CLUSTERCTL_NODE_AGENTS comes first; a directory lacking an agent is a
+// usage error naming the file, on one line.
+func TestLoadFromDir(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeAgents(t, dir, "amd64", "arm64")
+	embedded := fstest.MapFS{}
+	set, err := Load(ctx, Source{Dir: dir, Embedded: embedded})
+	if err != nil || set["amd64"].SHA256 != New("amd64", []byte("agent amd64")).SHA256 || len(set) != 2 {
+		t.Fatalf("%v %v", set, err)
+	}
+	os.Remove(filepath.Join(dir, FileName("arm64")))
+	_, err = Load(ctx, Source{Dir: dir})
+	if errs.ExitCode(err) != errs.ExitUsage || strings.Contains(err.Error(), "\n") ||
+		!strings.Contains(err.Error(), "CLUSTERCTL_NODE_AGENTS="+dir+": clusterctl-node-linux-arm64: no such file or directory") {
+		t.Errorf("missing agent: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, FileName("arm64")), nil, 0o644)
+	if _, err := Load(ctx, Source{Dir: dir}); errs.ExitCode(err) != errs.ExitUsage || !strings.Contains(err.Error(), "empty file") {
+		t.Errorf("empty agent: %v", err)
+	}
+	if _, err := Load(ctx, Source{Dir: filepath.Join(dir, "nosuch")}); errs.ExitCode(err) != errs.ExitUsage {
+		t.Errorf("no directory: %v", err)
+	}
+}
+
+func embeddedFS(archs ...string) fstest.MapFS {
+	m := fstest.MapFS{}
+	for _, a := range archs {
+		b := New(a, []byte("embedded "+a))
+		m[FileName(a)+".gz"] = &fstest.MapFile{Data: b.Gzip()}
+		m[FileName(a)+".sha256"] = &fstest.MapFile{Data: []byte(b.SHA256 + "\n")}
+	}
+	return m
+}
+
+// The embedded agents are taken as they are, without a toolchain; half a
+// set is an error, not a reason to build.
+func TestLoadEmbedded(t *testing.T) {
+	ctx := context.Background()
+	set, err := Load(ctx, Source{Embedded: embeddedFS("amd64", "arm64"), Go: "no-such-go-command"})
+	if err != nil || len(set) != 2 {
+		t.Fatalf("%v %v", set, err)
+	}
+	for _, a := range Archs {
+		body, err := Decompress(set[a].Gzip())
+		if err != nil || set[a].SHA256 != New(a, body).SHA256 {
+			t.Errorf("%s: %v", a, err)
+		}
+	}
+	if _, err := Load(ctx, Source{Embedded: embeddedFS("amd64")}); err == nil || !strings.Contains(err.Error(), "only linux/amd64 of linux/amd64, linux/arm64") {
+		t.Errorf("half a set: %v", err)
+	}
+	bad := embeddedFS("amd64", "arm64")
+	bad[FileName("arm64")+".sha256"] = &fstest.MapFile{Data: []byte("nonsense")}
+	if _, err := Load(ctx, Source{Embedded: bad}); err == nil {
+		t.Error("a hash file without a hash taken")
+	}
+}
+
+// WriteCompressed writes what fromCompressed reads: dist/ and the cache
+// share one form.
+func TestWriteCompressedRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	set := Set{"amd64": New("amd64", []byte("a")), "arm64": New("arm64", []byte("b"))}
+	if err := WriteCompressed(dir, set); err != nil {
+		t.Fatal(err)
+	}
+	got, err := fromCompressed(os.DirFS(dir))
+	if err != nil || got["amd64"].SHA256 != set["amd64"].SHA256 || !bytes.Equal(got["arm64"].Gzip(), set["arm64"].Gzip()) {
+		t.Errorf("%v %v", got, err)
+	}
+}
+
+// Without agents, module source or toolchain, clusterctl says what to do,
+// on one line, as a usage error.
+func TestLoadNothing(t *testing.T) {
+	ctx := context.Background()
+	for _, src := range []Source{
+		{Embedded: fstest.MapFS{}, Go: "no-such-go-command", ModuleDir: t.TempDir()},
+		{Embedded: fstest.MapFS{}},
+	} {
+		_, err := Load(ctx, src)
+		if !errors.Is(err, ErrNoAgents) || errs.ExitCode(err) != errs.ExitUsage || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%+v: %v", src, err)
+			continue
+		}
+		for _, want := range []string{"make build", "Go toolchain", "CLUSTERCTL_NODE_AGENTS"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%q does not say %q", err, want)
+			}
+		}
+	}
+}
+
+// fakeGo is a go command that logs its calls and "builds" a file holding
+// the source's marker and the flags it was given.
+func fakeGo(t *testing.T) (goCmd, log string) {
+	t.Helper()
+	dir := t.TempDir()
+	log = filepath.Join(dir, "log")
+	goCmd = filepath.Join(dir, "go")
+	script := `#!/bin/sh
+echo "$*" >> ` + log + `
+if [ "$1" = env ]; then echo go1.fake; exit 0; fi
+out=""; prev=""
+for a in "$@"; do [ "$prev" = -o ] && out="$a"; prev="$a"; done
+{ cat marker; echo "$GOOS/$GOARCH $*"; } > "$out"
+`
+	if err := os.WriteFile(goCmd, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return goCmd, log
+}
+
+func builds(t *testing.T, log string) int {
+	b, _ := os.ReadFile(log)
+	return strings.Count(string(b), "build ")
+}
+
+// Without embedded agents, they are built from the module's source once
+// per source, toolchain and version, and kept in the cache: the second
+// load builds nothing, a changed .go file or version builds again, a
+// changed test file does not.
+func TestLoadBuildsAndCaches(t *testing.T) {
+	ctx := context.Background()
+	goCmd, log := fakeGo(t)
+	module := t.TempDir()
+	os.WriteFile(filepath.Join(module, "go.mod"), []byte("module "+ModulePath+"\n"), 0o644)
+	os.WriteFile(filepath.Join(module, "marker"), []byte("one"), 0o644)
+	os.MkdirAll(filepath.Join(module, "internal", "node"), 0o755)
+	os.WriteFile(filepath.Join(module, "internal", "node", "node.go"), []byte("package node"), 0o644)
+	src := Source{Embedded: fstest.MapFS{}, Go: goCmd, ModuleDir: module, CacheDir: t.TempDir(), Version: "v1.2.3"}
+
+	first, err := Load(ctx, src)
+	if err != nil || len(first) != 2 || builds(t, log) != 2 {
+		t.Fatalf("%v %v, %d builds", first, err, builds(t, log))
+	}
+	body, _ := Decompress(first["arm64"].Gzip())
+	if !strings.Contains(string(body), "linux/arm64 build -trimpath -buildvcs=false -ldflags=-s -w -buildid= -X main.version=v1.2.3 -o ") {
+		t.Errorf("built with %q", body)
+	}
+	again, err := Load(ctx, src)
+	if err != nil || builds(t, log) != 2 || again["amd64"].SHA256 != first["amd64"].SHA256 || !bytes.Equal(again["arm64"].Gzip(), first["arm64"].Gzip()) {
+		t.Errorf("cache hit: %v, %d builds", err, builds(t, log))
+	}
+	os.WriteFile(filepath.Join(module, "internal", "node", "node_test.go"), []byte("package node"), 0o644)
+	if Load(ctx, src); builds(t, log) != 2 {
+		t.Errorf("a test file rebuilt the agents")
+	}
+	os.WriteFile(filepath.Join(module, "internal", "node", "node.go"), []byte("package node // changed"), 0o644)
+	if Load(ctx, src); builds(t, log) != 4 {
+		t.Errorf("a changed source was not rebuilt: %d builds", builds(t, log))
+	}
+	src.Version = "v1.2.4"
+	if Load(ctx, src); builds(t, log) != 6 {
+		t.Errorf("another version was not rebuilt: %d builds", builds(t, log))
+	}
+	// Without a cache directory every load builds.
+	src.CacheDir = ""
+	if Load(ctx, src); builds(t, log) != 8 {
+		t.Errorf("%d builds", builds(t, log))
+	}
+}
+
+// A failed build says so on one line, naming the architecture.
+func TestLoadBuildFails(t *testing.T) {
+	dir := t.TempDir()
+	goCmd := filepath.Join(dir, "go")
+	os.WriteFile(goCmd, []byte("#!/bin/sh\n[ \"$1\" = env ] && { echo go1.fake; exit 0; }\necho 'cannot find package' >&2\necho 'second line' >&2\nexit 1\n"), 0o755)
+	_, err := Load(context.Background(), Source{Embedded: fstest.MapFS{}, Go: goCmd, ModuleDir: t.TempDir()})
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "building the node agent for linux/amd64") || !strings.Contains(err.Error(), "cannot find package second line") {
+		t.Errorf("%v", err)
+	}
+}
+
+// This package's own source is found where it was compiled from (a test
+// build is not trimmed): the checkout that builds the agents.
+func TestFindModule(t *testing.T) {
+	dir := FindModule(context.Background(), "go")
+	wd, _ := os.Getwd()
+	if dir != filepath.Dir(filepath.Dir(wd)) {
+		t.Errorf("module at %q, want %q", dir, filepath.Dir(filepath.Dir(wd)))
+	}
+	for v, want := range map[string]bool{"v1.2.3": true, "v0.0.0-20260101000000-0123456789ab": true, "(devel)": false, "v1.2.3+dirty": false, "": false} {
+		if released(v) != want {
+			t.Errorf("released(%q) = %v", v, !want)
+		}
+	}
+}
+
+// A build is for Linux on the architecture asked, without cgo, stamped
+// with the version, and two builds of the same source are the same
+// binary: the hash clusterctl pins is what any build of its version
+// gives. (A small module stands in for clusterctl's own.)
 func TestBuildReproducible(t *testing.T) {
 	module := t.TempDir()
 	os.MkdirAll(filepath.Join(module, "cmd", "clusterctl-node"), 0o755)
 	os.WriteFile(filepath.Join(module, "go.mod"), []byte("module example.com/m\n\ngo 1.22\n"), 0o644)
-	os.WriteFile(filepath.Join(module, "cmd", "clusterctl-node", "main.go"), []byte("package main\n\nimport \"os\"\n\nfunc main() { os.Exit(0) }\n"), 0o644)
+	os.WriteFile(filepath.Join(module, "cmd", "clusterctl-node", "main.go"), []byte("package main\n\nimport \"os\"\n\nvar version = \"dev\"\n\nfunc main() { os.Stdout.WriteString(version) }\n"), 0o644)
 	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
 	ctx := context.Background()
 	for _, tt := range []struct {
 		arch    string
 		machine elf.Machine
 	}{{"amd64", elf.EM_X86_64}, {"arm64", elf.EM_AARCH64}} {
-		a, err := Build(ctx, goCmd, module, t.TempDir(), tt.arch)
+		a, err := Build(ctx, goCmd, module, t.TempDir(), tt.arch, "v9.8.7")
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := Build(ctx, goCmd, module, t.TempDir(), tt.arch)
+		b, err := Build(ctx, goCmd, module, t.TempDir(), tt.arch, "v9.8.7")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if a.SHA256 != b.SHA256 || a.Arch != tt.arch {
 			t.Errorf("%s: two builds %s and %s", tt.arch, a.SHA256, b.SHA256)
 		}
-		f, err := elf.NewFile(bytes.NewReader(a.Body))
+		if !bytes.Contains(a.body, []byte("v9.8.7")) {
+			t.Errorf("%s: the version is not stamped", tt.arch)
+		}
+		f, err := elf.NewFile(bytes.NewReader(a.body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,6 +273,16 @@ func TestBuildReproducible(t *testing.T) {
 		}
 		if _, err := f.DynamicSymbols(); err == nil {
 			t.Errorf("%s: dynamically linked", tt.arch)
+		}
+	}
+}
+
+// What a cache lookup costs: hashing the module's source (docs/design.md).
+func BenchmarkCacheKey(b *testing.B) {
+	dir := FindModule(context.Background(), "go")
+	for b.Loop() {
+		if _, err := CacheKey(dir, "go1", "v1"); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

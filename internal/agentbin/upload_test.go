@@ -24,7 +24,7 @@ type object struct {
 
 type fakeS3 struct {
 	objects map[string]object
-	puts    int
+	puts    []string
 	headErr error
 }
 
@@ -42,31 +42,46 @@ func (f *fakeS3) HeadObject(_ context.Context, in *s3.HeadObjectInput, _ ...func
 func (f *fakeS3) PutObject(_ context.Context, in *s3.PutObjectInput, _ ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
 	b, _ := io.ReadAll(in.Body)
 	f.objects[aws.ToString(in.Key)] = object{body: b, meta: in.Metadata}
-	f.puts++
+	f.puts = append(f.puts, aws.ToString(in.Key))
 	return &s3.PutObjectOutput{}, nil
 }
 
-// The agent is put under its hash once; a truncated or foreign object at
-// its key is replaced.
+// Both agents are put, gzip-compressed, under their hash once; a re-run
+// uploads nothing; a truncated or foreign object at a key is replaced;
+// an object that cannot be read is not overwritten blindly.
 func TestUpload(t *testing.T) {
 	f := &fakeS3{objects: map[string]object{}}
-	b := New("arm64", []byte("agent"))
+	set := Set{"amd64": New("amd64", []byte("agent for amd64")), "arm64": New("arm64", []byte("agent for arm64"))}
 	ctx := context.Background()
-	if !strings.HasPrefix(b.Key(), "join/agent/clusterctl-node-linux-arm64-") || !strings.HasSuffix(b.Key(), b.SHA256) {
+	b := set["arm64"]
+	if !strings.HasPrefix(b.Key(), "join/agent/clusterctl-node-linux-arm64-") || !strings.HasSuffix(b.Key(), b.SHA256+".gz") {
 		t.Errorf("key %s", b.Key())
 	}
-	for i, want := range []bool{true, false} {
-		up, err := Upload(ctx, f, "bkt", b)
-		if err != nil || up != want {
-			t.Errorf("upload %d: %v, %v", i, up, err)
+	var said []string
+	say := func(s string) { said = append(said, s) }
+	archs, err := Upload(ctx, f, "bkt", set, say)
+	if err != nil || strings.Join(archs, ",") != "amd64,arm64" || len(said) != 1 ||
+		!strings.Contains(said[0], "Uploading the node agent (linux/amd64, linux/arm64) to s3://bkt/join/agent/") {
+		t.Fatalf("first upload: %v %v %q", archs, err, said)
+	}
+	for arch, b := range set {
+		o := f.objects[b.Key()]
+		body, err := Decompress(o.body)
+		if err != nil || string(body) != "agent for "+arch || o.meta["sha256"] != b.SHA256 {
+			t.Errorf("%s: object %q (%v), metadata %v", arch, body, err, o.meta)
 		}
 	}
-	f.objects[b.Key()] = object{body: []byte("age"), meta: map[string]string{"sha256": b.SHA256}}
-	if up, _ := Upload(ctx, f, "bkt", b); !up || string(f.objects[b.Key()].body) != "agent" {
-		t.Errorf("a truncated object kept")
+	said = nil
+	if archs, err := Upload(ctx, f, "bkt", set, say); err != nil || archs != nil || said != nil || len(f.puts) != 2 {
+		t.Errorf("a re-run uploaded %v (%v), said %q", archs, err, said)
+	}
+	f.objects[b.Key()] = object{body: b.Gzip()[:10], meta: map[string]string{"sha256": b.SHA256}}
+	f.objects[set["amd64"].Key()] = object{body: set["amd64"].Gzip(), meta: map[string]string{"sha256": "another"}}
+	if archs, _ := Upload(ctx, f, "bkt", set, nil); strings.Join(archs, ",") != "amd64,arm64" || len(f.objects[b.Key()].body) != len(b.Gzip()) {
+		t.Errorf("a truncated or foreign object kept: %v", archs)
 	}
 	f.headErr = &smithy.GenericAPIError{Code: "AccessDenied"}
-	if _, err := Upload(ctx, f, "bkt", b); err == nil || f.puts != 2 {
+	if _, err := Upload(ctx, f, "bkt", set, nil); err == nil || len(f.puts) != 4 {
 		t.Errorf("uploaded without knowing what is there: %v", err)
 	}
 }

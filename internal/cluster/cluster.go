@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/clusterctl/clusterctl/internal/agentbin"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
 	"github.com/clusterctl/clusterctl/internal/lease"
@@ -57,6 +58,7 @@ type S3API interface {
 type StackManager interface {
 	Get(ctx context.Context, name string) (*stacks.Stack, error)
 	Create(ctx context.Context, spec stacks.Spec) (*stacks.Stack, error)
+	CreateStarted(ctx context.Context, spec stacks.Spec, started func(id string)) (*stacks.Stack, error)
 	Plan(ctx context.Context, spec stacks.Spec) (*stacks.Plan, error)
 	Apply(ctx context.Context, plan *stacks.Plan) (*stacks.Stack, error)
 	Discard(ctx context.Context, plan *stacks.Plan) error
@@ -107,6 +109,9 @@ type Service struct {
 	Region  string       // of the clients, for the requests' envelope
 	IO      *iostreams.IO
 	Version string
+	// Agents are the node agents this clusterctl pins and uploads, loaded
+	// on first call (see internal/agentbin).
+	Agents func(context.Context) (agentbin.Set, error)
 
 	// RunCommand runs docker commands on the managers (Run Command).
 	RunCommand remote.SSMAPI

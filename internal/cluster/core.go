@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/clusterctl/clusterctl/internal/agentbin"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/names"
@@ -39,47 +40,54 @@ func (s *Service) CreateCore(ctx context.Context, name string, core spec.Core, o
 // createCore is how create-core and apply create a core: prepare, then
 // create the stack and wait.
 func (s *Service) createCore(ctx context.Context, name string, core spec.Core, o CreateOptions) (*stacks.Stack, error) {
-	r, err := s.prepareCore(ctx, name, core)
+	r, set, err := s.prepareCore(ctx, name, core)
 	if err != nil {
 		return nil, err
 	}
 	subnets := spec.SplitList(r.Parameters[names.ParamSubnetIDs])
 	s.printf("Creating core stack %s in %s (%s)\n", r.StackName, r.Parameters[names.ParamVpcID], query.Plural(len(subnets), "subnet"))
-	st, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback))
+	st, err := s.whileCreating(ctx, name, set, func(ctx context.Context, started func(string)) (*stacks.Stack, error) {
+		return s.Stacks.CreateStarted(ctx, specFrom(r, o.NoRollback), started)
+	})
 	if err != nil {
 		return nil, explain(err, name, "")
 	}
 	return st, nil
 }
 
-// prepareCore is everything create-core does before it changes anything.
-func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) (*render.Rendered, error) {
+// prepareCore is everything create-core does before it changes anything:
+// the core rendered, pinning the node agents it returns.
+func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) (*render.Rendered, agentbin.Set, error) {
 	if err := spec.CheckClusterName(name); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := core.Complete(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	existing, err := s.Stacks.Get(ctx, name)
 	switch {
 	case err == nil:
-		return nil, refused("cluster %q already exists (stack status %s)", name, existing.Status)
+		return nil, nil, refused("cluster %q already exists (stack status %s)", name, existing.Status)
 	case !errors.Is(err, stacks.ErrNotFound):
-		return nil, err
+		return nil, nil, err
 	}
 	vpc, subnets, err := s.resolveNetwork(ctx, core.VpcID, core.SubnetIDs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := s.preflightCore(ctx, core, vpc, subnets); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	core.VpcID, core.SubnetIDs = vpc, subnets
+	set, err := s.agents(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	r, err := render.Core(name, core, s.Version)
 	if err != nil {
-		return nil, errs.AsUsage(err)
+		return nil, nil, errs.AsUsage(err)
 	}
-	return r, nil
+	return r, set, nil
 }
 
 // preflightCore checks the core's settings against the account before the

@@ -48,12 +48,13 @@ func TestDeleteCorePromptNamesBucketAndCount(t *testing.T) {
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "not confirmed") {
 		t.Fatalf("DeleteCore declined = %v", err)
 	}
-	want := `Really delete cluster "core", emptying its bucket ` + bucket + ` (3 object versions), and its log group /clusterctl/core (2000 bytes, 2.0 KiB stored)? [y/N]`
+	// The three objects, and the node agents create-core uploaded.
+	want := `Really delete cluster "core", emptying its bucket ` + bucket + ` (5 object versions), and its log group /clusterctl/core (2000 bytes, 2.0 KiB stored)? [y/N]`
 	if !strings.Contains(errOut.String(), want) {
 		t.Errorf("prompt:\n%s\nwant %q", errOut, want)
 	}
-	if n, err := svc.countVersions(ctx, bucket, ""); err != nil || n != 3 {
-		t.Errorf("bucket holds %d versions after declining (%v), want 3", n, err)
+	if n, err := svc.countVersions(ctx, bucket, ""); err != nil || n != 5 {
+		t.Errorf("bucket holds %d versions after declining (%v), want 5", n, err)
 	}
 	if _, err := svc.Stacks.Get(ctx, "core"); err != nil {
 		t.Errorf("core after declining: %v", err)

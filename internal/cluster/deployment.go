@@ -164,7 +164,7 @@ func (s *Service) RenderGroup(ctx context.Context, cluster string, g spec.Group)
 // makes before it creates anything (the name is free, the network
 // resolved), and what it would deploy. It changes nothing.
 func (s *Service) PlanCore(ctx context.Context, name string, core spec.Core) (*Deployment, error) {
-	r, err := s.prepareCore(ctx, name, core)
+	r, _, err := s.prepareCore(ctx, name, core)
 	if err != nil {
 		return nil, err
 	}

@@ -117,7 +117,7 @@ func (s *Service) deployGroup(ctx context.Context, in leased, g spec.Group, r *r
 	if _, err := s.tidyNodeConfigs(ctx, in, g.Name, nil); err != nil {
 		return err
 	}
-	if err := s.uploadArtifacts(ctx, in.bucket, r); err != nil {
+	if err := s.uploadAll(ctx, in.bucket, r); err != nil {
 		return err
 	}
 	s.printf("Creating group stack %s (%d x %s) in cluster %s\n", r.StackName, g.Desired(), g.InstanceType, cluster)
@@ -283,7 +283,7 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 			return res, err
 		}
 	}
-	if err := s.uploadArtifacts(ctx, in.bucket, r); err != nil {
+	if err := s.uploadAll(ctx, in.bucket, r); err != nil {
 		return res, err
 	}
 	if _, err := s.Stacks.Apply(ctx, cs); err != nil {
@@ -479,7 +479,8 @@ func (s *Service) planUpdate(ctx context.Context, core *stacks.Stack, deployed *
 	return u, nil
 }
 
-// applyUpdate uploads the new node configuration, then executes the
+// applyUpdate uploads the node agent and the new node configuration,
+// then executes the
 // change set and waits, holding the stack's lease.
 func (s *Service) applyUpdate(ctx context.Context, u *groupUpdate) error {
 	if u.noop() {
@@ -490,7 +491,7 @@ func (s *Service) applyUpdate(ctx context.Context, u *groupUpdate) error {
 		scope = lease.Core()
 	}
 	return s.withLease(ctx, u.cluster, scope, func(ctx context.Context, in leased) error {
-		if err := s.uploadArtifacts(ctx, in.bucket, u.rendered); err != nil {
+		if err := s.uploadAll(ctx, in.bucket, u.rendered); err != nil {
 			return err
 		}
 		if _, err := s.Stacks.Apply(ctx, u.changeSet); err != nil {

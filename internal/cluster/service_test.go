@@ -28,6 +28,7 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
+	"github.com/clusterctl/clusterctl/internal/agentbin"
 	"github.com/clusterctl/clusterctl/internal/cfnfake"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
@@ -78,8 +79,15 @@ func motoService(t *testing.T) *Service {
 		CWLogs:  cloudwatchlogs.NewFromConfig(cfg),
 		IO:      ios,
 		Version: "test",
+		Agents:  testAgents,
 		Run:     Run{Command: "test", ID: "test"},
 	}
+}
+
+// testAgents stand in for the node agents: what is pinned and uploaded is
+// their hash and their bytes, whatever they hold.
+func testAgents(context.Context) (agentbin.Set, error) {
+	return agentbin.Set{"amd64": agentbin.New("amd64", []byte("agent amd64")), "arm64": agentbin.New("arm64", []byte("agent arm64"))}, nil
 }
 
 // motoConfig is an AWS configuration for a fresh moto account.
@@ -249,6 +257,7 @@ func fakeService(t *testing.T) *fakeEnv {
 		SSM:     memSSM{},
 		IO:      ios,
 		Version: "test",
+		Agents:  testAgents,
 	}}
 }
 

@@ -33,3 +33,20 @@ func TestCreateSlowDetectsCompletionQuickly(t *testing.T) {
 	t.Logf("%d reads in %v (%.2f/s), noticed after %v", len(reads), noticed.Sub(start), rate, noticed.Sub(done))
 	t.Log("\n" + e.out.String())
 }
+
+// CreateStarted hands over the stack's id once CloudFormation has accepted
+// the creation, while it is still in progress, before waiting for it.
+func TestCreateStartedCallsBackBeforeWaiting(t *testing.T) {
+	e := setup(t)
+	e.fake.Script("core", cfnfake.Create, cfnfake.SlowCreate(30*time.Second, nil, bucket, node)...)
+	var id, status string
+	st, err := e.m.CreateStarted(t.Context(), stacks.Spec{Name: "core", Template: []byte(tpl), Tags: coreTags("core")}, func(got string) {
+		id, status = got, e.fake.Status("core")
+	})
+	if err != nil || st.Status != "CREATE_COMPLETE" {
+		t.Fatalf("CreateStarted: %v %+v", err, st)
+	}
+	if id == "" || id != st.ID || status != "CREATE_IN_PROGRESS" {
+		t.Errorf("called back with %q while the stack was %s; the stack is %q", id, status, st.ID)
+	}
+}

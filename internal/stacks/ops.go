@@ -135,6 +135,14 @@ func checkSpec(spec Spec, needTemplate bool) error {
 // creation returns the stack and an *OperationError. A stack of the same
 // name that this run did not create is an error wrapping ErrAlreadyExists.
 func (m *Manager) Create(ctx context.Context, spec Spec) (*Stack, error) {
+	return m.CreateStarted(ctx, spec, nil)
+}
+
+// CreateStarted is Create calling started (when not nil) with the stack's
+// id once CloudFormation has accepted the creation, before waiting for
+// it: for what must happen while the stack is being created (the core's
+// node agent, uploaded once its bucket exists).
+func (m *Manager) CreateStarted(ctx context.Context, spec Spec, started func(id string)) (*Stack, error) {
 	if err := checkSpec(spec, true); err != nil {
 		return nil, err
 	}
@@ -164,10 +172,16 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (*Stack, error) {
 		m.prog.begin(o)
 		o.record(hist)
 		m.prog.add(o, hist)
+		if started != nil {
+			started(id)
+		}
 		return m.await(ctx, o)
 	}
 	o.id = aws.ToString(out.StackId)
 	m.prog.begin(o)
+	if started != nil {
+		started(o.id)
+	}
 	return m.await(ctx, o)
 }
 
