@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/clusterctl/clusterctl/internal/agentbin"
+	"github.com/clusterctl/clusterctl/internal/render"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -59,6 +62,30 @@ type App struct {
 	// plugin is told).
 	sessions    remote.SessionAPI
 	ssmEndpoint string
+
+	agentsOnce sync.Once
+	agentBins  map[string]agentbin.Binary
+	agentsErr  error
+}
+
+// agents loads the node agents this clusterctl pins, once per run.
+func (a *App) agents(ctx context.Context) (map[string]agentbin.Binary, error) {
+	a.agentsOnce.Do(func() { a.agentBins, a.agentsErr = agentbin.Load(ctx, agentbin.Source{}) })
+	return a.agentBins, a.agentsErr
+}
+
+// build is what a render takes of this clusterctl: its version and the
+// node agents' hashes.
+func (a *App) build() (render.Build, error) {
+	bins, err := a.agents(a.ctx)
+	if err != nil {
+		return render.Build{}, fmt.Errorf("loading the node agents: %w", err)
+	}
+	b := render.Build{Version: a.Version, Agents: map[string]string{}}
+	for arch, bin := range bins {
+		b.Agents[arch] = bin.SHA256
+	}
+	return b, nil
 }
 
 func newApp(ctx context.Context, ios *iostreams.IO, g *Globals, args []string) *App {
@@ -162,6 +189,7 @@ func (a *App) Service() (*cluster.Service, error) {
 		Region:  cfg.Region,
 		IO:      a.IO,
 		Version: a.Version,
+		Agents:  a.agents,
 		Run:     cluster.Run{Command: commandLine(a.Args), ID: a.RunID},
 
 		RunCommand: ssmc, // the docker commands

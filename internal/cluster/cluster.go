@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/clusterctl/clusterctl/internal/agentbin"
 	"strings"
 	"sync"
 	"time"
@@ -107,6 +108,9 @@ type Service struct {
 	Region  string       // of the clients, for the requests' envelope
 	IO      *iostreams.IO
 	Version string
+	// Agents gives the node agents this clusterctl pins, by architecture
+	// (loaded on first use: only what renders or deploys needs them).
+	Agents func(context.Context) (map[string]agentbin.Binary, error)
 
 	// RunCommand runs docker commands on the managers (Run Command).
 	RunCommand remote.SSMAPI
@@ -289,4 +293,21 @@ func (s *Service) confirm(ctx context.Context, yes bool, question string) error 
 		return refused("not confirmed")
 	}
 	return nil
+}
+
+// build is what a render takes of this clusterctl: its version and the
+// hashes of the node agents it pins.
+func (s *Service) build(ctx context.Context) (render.Build, error) {
+	b := render.Build{Version: s.Version, Agents: map[string]string{}}
+	if s.Agents == nil {
+		return b, fmt.Errorf("loading the node agents: %w", agentbin.ErrNoAgents)
+	}
+	bins, err := s.Agents(ctx)
+	if err != nil {
+		return b, fmt.Errorf("loading the node agents: %w", err)
+	}
+	for arch, bin := range bins {
+		b.Agents[arch] = bin.SHA256
+	}
+	return b, nil
 }

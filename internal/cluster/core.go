@@ -75,7 +75,11 @@ func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) 
 		return nil, err
 	}
 	core.VpcID, core.SubnetIDs = vpc, subnets
-	r, err := render.Core(name, core, s.Version)
+	b, err := s.build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := render.Core(name, core, b)
 	if err != nil {
 		return nil, errs.AsUsage(err)
 	}
