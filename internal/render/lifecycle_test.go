@@ -188,4 +188,3 @@ func TestJoinParameterPatterns(t *testing.T) {
 		}
 	}
 }
-
