@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -11,14 +12,24 @@ import (
 const maxBinarySize = 30_000_000
 
 // The binary under test is built as released (TestMain): stripped, it
-// stays under maxBinarySize. A size assertion, not a timing one.
+// stays under maxBinarySize. A size assertion, not a timing one. The node
+// agents `make build` embeds (about 13.6 MB gzip-compressed for both
+// architectures, when internal/agentbin/dist holds them) come on top:
+// what is bounded here is clusterctl's own code.
 func TestBinarySize(t *testing.T) {
 	fi, err := os.Stat(binary)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Size() > maxBinarySize {
+	size := fi.Size()
+	agents, _ := filepath.Glob("../internal/agentbin/dist/clusterctl-node-linux-*.gz")
+	for _, a := range agents {
+		if fi, err := os.Stat(a); err == nil {
+			size -= fi.Size()
+		}
+	}
+	if size > maxBinarySize {
 		t.Errorf("stripped binary is %.1f MB, above %.0f MB: is an AWS SDK client (or a struct holding one) stored in an interface? See internal/awsapi",
-			float64(fi.Size())/1e6, float64(maxBinarySize)/1e6)
+			float64(size)/1e6, float64(maxBinarySize)/1e6)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/iostreams"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/remote"
+	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
@@ -78,6 +79,16 @@ func (a *App) Agents(ctx context.Context) (agentbin.Set, error) {
 		a.agents = set
 	}
 	return a.agents, nil
+}
+
+// build is what a render takes of this clusterctl: its version and the
+// node agents' hashes.
+func (a *App) build() (render.Build, error) {
+	set, err := a.Agents(a.ctx)
+	if err != nil {
+		return render.Build{}, err
+	}
+	return render.Build{Version: a.Version, Agents: set.Hashes()}, nil
 }
 
 func newApp(ctx context.Context, ios *iostreams.IO, g *Globals, args []string) *App {

@@ -93,7 +93,11 @@ func (c *RenderCoreCmd) Run(app *App) error {
 	if err := coreInput(c.Name, &c.Core); err != nil {
 		return err
 	}
-	r, err := render.Core(c.Name, c.Core, app.Version)
+	b, err := app.build()
+	if err != nil {
+		return err
+	}
+	r, err := render.Core(c.Name, c.Core, b)
 	if err != nil {
 		return errs.AsUsage(err)
 	}
@@ -123,7 +127,11 @@ func (src GroupSource) render(app *App, g *spec.Group) (*query.Output, *render.R
 		return nil, nil, err
 	}
 	if !live {
-		r, err := render.Group(name, *g, render.Join{}, app.Version)
+		b, err := app.build()
+		if err != nil {
+			return nil, nil, err
+		}
+		r, err := render.Group(name, *g, render.Join{}, b)
 		return out, r, errs.AsUsage(err)
 	}
 	svc, err := app.Service()

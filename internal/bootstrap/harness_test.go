@@ -180,7 +180,7 @@ func deployCore(t *testing.T, name string) *testCluster {
 // on moto and returns it.
 func deployManagers(t *testing.T, name string, n int) *testCluster {
 	t.Helper()
-	r, err := render.Core(name, spec.Core{InstanceType: "t3.medium", VpcID: vpcID, SubnetIDs: []string{subnetID}, Managers: &n}, version)
+	r, err := render.Core(name, spec.Core{InstanceType: "t3.medium", VpcID: vpcID, SubnetIDs: []string{subnetID}, Managers: &n}, testBuild(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,6 +197,9 @@ func deployManagers(t *testing.T, name string, n int) *testCluster {
 	tc.control = tc.managers[0]
 	tc.controlUserData = launchTemplateUserData(t, c, r.StackName, names.ResourceControlLaunchTemplate)
 	tc.queue = stackResources(t, c, name)["LifecycleQueue"]
+	// As create-core does once the bucket exists: the nodes' loader
+	// fetches the agent from there.
+	tc.uploadAgent(t)
 	return tc
 }
 
@@ -316,7 +319,7 @@ type testGroup struct {
 func (tc *testCluster) deployGroup(t *testing.T, name string, count int, labels spec.Labels) *testGroup {
 	t.Helper()
 	ctx := context.Background()
-	r, err := render.Group(tc.name, spec.Group{Name: name, InstanceType: spec.InstanceTypes{"m5.large"}, Count: &count, Labels: labels}, tc.join, version)
+	r, err := render.Group(tc.name, spec.Group{Name: name, InstanceType: spec.InstanceTypes{"m5.large"}, Count: &count, Labels: labels}, tc.join, testBuild(t))
 	if err != nil {
 		t.Fatal(err)
 	}

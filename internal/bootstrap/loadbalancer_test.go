@@ -111,7 +111,7 @@ func TestLoadBalancedNode(t *testing.T) {
 func (tc *testCluster) deployLoadBalanced(t *testing.T, g spec.Group) *testGroup {
 	t.Helper()
 	ctx := context.Background()
-	r, err := render.Group(tc.name, g, tc.join, version)
+	r, err := render.Group(tc.name, g, tc.join, testBuild(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,8 @@ func TestSwarmForms(t *testing.T) {
 		}
 	}
 	if env, err := os.ReadFile(late.Root("etc/clusterctl/node.env")); err != nil || !strings.Contains(string(env), "NODE_GROUP=g\n") ||
-		!strings.Contains(string(env), "INSTANCE_ID="+g.instances[1].id+"\n") || !strings.Contains(string(env), "CONTROL_SECURITY_GROUP_ID="+tc.join.ControlSecurityGroupId+"\n") {
+		!strings.Contains(string(env), "INSTANCE_ID="+g.instances[1].id+"\n") || !strings.Contains(string(env), "MANAGERS_KEY="+tc.join.ManagersKey+"\n") ||
+		!strings.Contains(string(env), "BUCKET_NAME="+tc.bucket+"\n") {
 		t.Errorf("agent node.env: %s %v", env, err)
 	}
 

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/clusterctl/clusterctl/internal/agentbin"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/render"
+	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
@@ -60,6 +62,9 @@ func (s *Service) uploadAll(ctx context.Context, bucket string, r *render.Render
 // it. It returns when ctx is cancelled: the caller stops it once the
 // stack's creation has ended without a bucket.
 func (s *Service) agentsOnceBucket(ctx context.Context, stack, cluster string, set agentbin.Set) error {
+	if len(set) == 0 {
+		return nil
+	}
 	for {
 		r, err := s.Stacks.Resource(ctx, stack, names.ResourceBucket)
 		switch {
@@ -117,4 +122,109 @@ func (s *Service) whileCreating(ctx context.Context, cluster string, set agentbi
 		return st, fmt.Errorf("uploading the node agent: %w; CloudFormation carries on and the managers wait for it: upload it with `clusterctl wait %s`", uerr, cluster)
 	}
 	return st, err
+}
+
+// agentParams are the stack parameters that pin the node agent, by arch.
+var agentParams = map[string]string{"amd64": names.ParamNodeAgentAmd64, "arm64": names.ParamNodeAgentArm64}
+
+// pinnedAgents are the agents a stack's parameters pin, by arch (those
+// it pins: a stack of an older clusterctl pins none).
+func pinnedAgents(params map[string]string) map[string]string {
+	out := map[string]string{}
+	for arch, p := range agentParams {
+		if v := params[p]; v != "" {
+			out[arch] = v
+		}
+	}
+	return out
+}
+
+// planAgent adds to a plan the node agent the update changes: a setting
+// per architecture, and what the nodes line says of the nodes replaced
+// ("node agent 0d623d0e4d16 → cd0d6cfbafc2"), for the architecture of the
+// stack's image when both change.
+func planAgent(p *Plan, oldParams, newParams map[string]string) {
+	old, new := pinnedAgents(oldParams), pinnedAgents(newParams)
+	var changed []string
+	for _, arch := range agentbin.Archs {
+		if old[arch] != new[arch] {
+			changed = append(changed, arch)
+			p.Settings = append(p.Settings, spec.Change{Path: "nodeAgent." + arch, Old: old[arch], New: new[arch],
+				OldText: orNone(agentbin.Short(old[arch])), NewText: orNone(agentbin.Short(new[arch]))})
+		}
+	}
+	if len(changed) > 1 {
+		if arch := imageArch(newParams[names.ParamImageParameter]); arch != "" {
+			changed = []string{arch}
+		}
+	}
+	var parts []string
+	for _, arch := range changed {
+		part := "node agent " + orNone(agentbin.Short(old[arch])) + " → " + orNone(agentbin.Short(new[arch]))
+		if len(changed) > 1 {
+			part += " (linux/" + arch + ")"
+		}
+		parts = append(parts, part)
+	}
+	p.NodeAgent = strings.Join(parts, ", ")
+}
+
+// imageArch is the architecture of an image path of Amazon Linux's public
+// parameters (…-x86_64, …-arm64), "" for another.
+func imageArch(path string) string {
+	switch {
+	case strings.HasSuffix(path, "-x86_64"):
+		return "amd64"
+	case strings.HasSuffix(path, "-arm64"):
+		return "arm64"
+	}
+	return ""
+}
+
+// creatingCore tells whether st is a core of cluster that CloudFormation
+// is creating: its stack carries the cluster's core tags.
+func creatingCore(st *stacks.Stack, cluster string) bool {
+	return st != nil && st.Status == "CREATE_IN_PROGRESS" && st.Tags[names.TagRole] == names.RoleCore && st.Tags[names.TagCluster] == cluster
+}
+
+// pinnedSet is, of this clusterctl's agents, those the core being created
+// pins: what a wait re-attached to its creation uploads. An agent pinned
+// that this clusterctl does not carry (another version created the core)
+// is noted, not uploaded: the clusterctl that created the core can.
+func (s *Service) pinnedSet(ctx context.Context, core *stacks.Stack) agentbin.Set {
+	pinned := pinnedAgents(core.Parameters)
+	if len(pinned) == 0 {
+		return nil
+	}
+	set, err := s.agents(ctx)
+	if err != nil {
+		s.printf("Note: the node agent was not uploaded (%s): if the managers of %s wait for it, run `clusterctl wait %s` again where clusterctl has its agents\n", errs.Message(err), core.Name, core.Name)
+		return nil
+	}
+	out := agentbin.Set{}
+	for _, arch := range agentbin.Archs {
+		sha, ok := pinned[arch]
+		switch b := set[arch]; {
+		case !ok:
+		case b != nil && b.SHA256 == sha:
+			out[arch] = b
+		default:
+			s.printf("Note: core %s pins the node agent linux/%s %s, which this clusterctl does not carry: if its managers wait for it, run `clusterctl wait %s` with the clusterctl that created it\n", core.Name, arch, agentbin.Short(sha), core.Name)
+		}
+	}
+	return out
+}
+
+// resumeCreate waits for the creation of core, in progress (an earlier
+// create-core interrupted), uploading the node agent it pins once its
+// bucket exists, as create-core would have.
+func (s *Service) resumeCreate(ctx context.Context, core *stacks.Stack, wait func(ctx context.Context) ([]*stacks.Stack, error)) ([]*stacks.Stack, error) {
+	var sts []*stacks.Stack
+	_, err := s.whileCreating(ctx, core.Name, s.pinnedSet(ctx, core), func(ctx context.Context, started func(string)) (*stacks.Stack, error) {
+		started(core.ID)
+		var err error
+		sts, err = wait(ctx)
+		return nil, err
+	})
+	return sts, err
 }

@@ -334,7 +334,9 @@ func (s *Service) prepareGroup(ctx context.Context, cluster string, sp *StackPla
 		var err error
 		if obs != nil {
 			_, err = s.renderChecked(ctx, obs.Core, *sp.group)
-		} else if _, rerr := render.Group(cluster, *sp.group, render.Join{}, s.Version); rerr != nil {
+		} else if b, berr := s.build(ctx); berr != nil {
+			err = berr
+		} else if _, rerr := render.Group(cluster, *sp.group, render.Join{}, b); rerr != nil {
 			err = errs.AsUsage(rerr)
 		}
 		return within(sp.Stack, err)

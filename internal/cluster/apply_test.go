@@ -405,7 +405,7 @@ func TestApplyPlanProblemChangesNothing(t *testing.T) {
 
 func seededTemplate(t *testing.T, g spec.Group) string {
 	t.Helper()
-	r, err := render.Group("core", g, testJoin, "test")
+	r, err := render.Group("core", g, testJoin, testBuild)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -295,3 +295,18 @@ func (s *Service) confirm(ctx context.Context, yes bool, question string) error 
 	}
 	return nil
 }
+
+// build is what a render takes of this clusterctl: its version and the
+// hashes of the node agents it pins.
+func (s *Service) build(ctx context.Context) (render.Build, error) {
+	set, err := s.agents(ctx)
+	if err != nil {
+		return render.Build{}, err
+	}
+	return s.buildOf(set), nil
+}
+
+// buildOf is build with the agents loaded.
+func (s *Service) buildOf(set agentbin.Set) render.Build {
+	return render.Build{Version: s.Version, Agents: set.Hashes()}
+}

@@ -40,6 +40,22 @@ func (s *Service) CreateCore(ctx context.Context, name string, core spec.Core, o
 // createCore is how create-core and apply create a core: prepare, then
 // create the stack and wait.
 func (s *Service) createCore(ctx context.Context, name string, core spec.Core, o CreateOptions) (*stacks.Stack, error) {
+	if err := spec.CheckClusterName(name); err != nil {
+		return nil, err
+	}
+	if st, err := s.Stacks.Get(ctx, name); err == nil && creatingCore(st, name) {
+		// A re-run of an interrupted create-core converges: it waits for
+		// the creation, uploading the node agent as the first run would.
+		s.printf("Core stack %s is being created (by an earlier create-core): waiting for it\n", name)
+		sts, err := s.resumeCreate(ctx, st, func(ctx context.Context) ([]*stacks.Stack, error) {
+			st, err := s.Stacks.Wait(ctx, name)
+			return []*stacks.Stack{st}, err
+		})
+		if err != nil {
+			return nil, explain(err, name, "")
+		}
+		return sts[0], nil
+	}
 	r, set, err := s.prepareCore(ctx, name, core)
 	if err != nil {
 		return nil, err
@@ -83,7 +99,7 @@ func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) 
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := render.Core(name, core, s.Version)
+	r, err := render.Core(name, core, s.buildOf(set))
 	if err != nil {
 		return nil, nil, errs.AsUsage(err)
 	}

@@ -146,7 +146,11 @@ func (s *Service) planCoreUpdate(ctx context.Context, deployed *ObservedCore, de
 	if err := checkCoreChange(deployed, desired); err != nil {
 		return nil, err
 	}
-	r, err := render.Core(cluster, desired, s.Version)
+	b, err := s.build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := render.Core(cluster, desired, b)
 	if err != nil {
 		return nil, errs.AsUsage(err)
 	}
@@ -206,6 +210,7 @@ func (s *Service) planCore(ctx context.Context, deployed *ObservedCore, desired 
 	if err != nil {
 		return nil, err
 	}
+	planAgent(p, deployed.Stack.Parameters, r.Parameters)
 	from, to := deployed.Spec.ManagerCount(), desired.ManagerCount()
 	if deployed.Legacy() {
 		p.NodesReplaced = 1

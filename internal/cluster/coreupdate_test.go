@@ -21,7 +21,7 @@ var managerGroup = cfnfake.Res{LogicalID: names.ResourceManagerGroup, Type: "AWS
 func (e *fakeEnv) seedCore(t *testing.T, c spec.Core) {
 	t.Helper()
 	c.VpcID, c.SubnetIDs = testJoin.VpcId, testJoin.SubnetIds
-	r, err := render.Core("core", c, "test")
+	r, err := render.Core("core", c, testBuild)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -153,7 +153,11 @@ func (s *Service) RenderGroup(ctx context.Context, cluster string, g spec.Group)
 	if err != nil {
 		return nil, err
 	}
-	r, err := render.Group(core.Name, g, join, s.Version)
+	b, err := s.build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := render.Group(core.Name, g, join, b)
 	if err != nil {
 		return nil, errs.AsUsage(err)
 	}

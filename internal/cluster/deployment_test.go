@@ -97,7 +97,7 @@ func TestDryRunsShowWhatIsDeployed(t *testing.T) {
 	}
 	obj.Body.Close()
 	sum := sha256.Sum256(body.Bytes())
-	if body.Len() != up.Bytes || hex.EncodeToString(sum[:]) != up.SHA256 || !strings.HasSuffix(up.Key, "node-"+up.SHA256+".sh") {
+	if body.Len() != up.Bytes || hex.EncodeToString(sum[:]) != up.SHA256 || !strings.HasSuffix(up.Key, "node-"+up.SHA256+".env") {
 		t.Errorf("uploaded %d bytes with SHA-256 %x, planned %+v", body.Len(), sum, up)
 	}
 	if got := deployedParams(t, cfn, "core-web"); !sameParams(t, s, got, plan.Parameters) {

@@ -138,7 +138,11 @@ func (s *Service) renderChecked(ctx context.Context, core *stacks.Stack, g spec.
 	if err := s.preflightGroup(ctx, join, g); err != nil {
 		return nil, err
 	}
-	r, err := render.Group(core.Name, g, join, s.Version)
+	b, err := s.build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := render.Group(core.Name, g, join, b)
 	if err != nil {
 		return nil, errs.AsUsage(err)
 	}

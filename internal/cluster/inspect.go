@@ -95,7 +95,17 @@ func (s *Service) Wait(ctx context.Context, cluster, group string) ([]*stacks.St
 			busy = append(busy, g.Stack)
 		}
 	}
-	sts, err := s.Stacks.WaitMany(ctx, append(busy, cluster))
+	waitAll := func(ctx context.Context) ([]*stacks.Stack, error) {
+		return s.Stacks.WaitMany(ctx, append(busy, cluster))
+	}
+	var sts []*stacks.Stack
+	if core, gerr := s.Stacks.Get(ctx, cluster); gerr == nil && creatingCore(core, cluster) {
+		// An interrupted create-core: its node agent goes up as the
+		// creation goes on.
+		sts, err = s.resumeCreate(ctx, core, waitAll)
+	} else {
+		sts, err = waitAll(ctx)
+	}
 	if err != nil {
 		return sts, explain(notFound(err, cluster, ""), cluster, "")
 	}

@@ -38,6 +38,9 @@ type Plan struct {
 	// Notes say what else the update does: managers added or removed, a
 	// core brought to the current join contract.
 	Notes []string `json:"notes,omitempty"`
+	// NodeAgent is the change of the node agent the nodes run, short
+	// hashes old → new ("" when it does not change).
+	NodeAgent string `json:"nodeAgent,omitempty"`
 
 	managers  bool // the plan of a core: its nodes are the swarm's managers
 	unchanged bool // rendered template and parameters equal the deployed ones
@@ -86,6 +89,7 @@ func (s *Service) planGroup(ctx context.Context, deployed *ObservedGroup, desire
 	if err != nil {
 		return nil, err
 	}
+	planAgent(p, prev.Parameters, r.Parameters)
 	current := deployed.Nodes
 	if current < 0 {
 		current = deployed.Spec.Desired()
@@ -211,15 +215,21 @@ func (p *Plan) NodesLine() string {
 	if p.managers {
 		noun = "manager"
 	}
+	line := ""
 	switch {
 	case p.NodesReplaced == 1:
-		return "1 " + noun + " will be replaced"
+		line = "1 " + noun + " will be replaced"
 	case p.NodesReplaced == 0:
 		return "0 " + noun + "s will be replaced"
 	case p.managers:
-		return fmt.Sprintf("%d managers will be replaced one at a time", p.NodesReplaced)
+		line = fmt.Sprintf("%d managers will be replaced one at a time", p.NodesReplaced)
+	default:
+		line = fmt.Sprintf("%d nodes will be replaced, %d at a time", p.NodesReplaced, p.BatchSize)
 	}
-	return fmt.Sprintf("%d nodes will be replaced, %d at a time", p.NodesReplaced, p.BatchSize)
+	if p.NodeAgent != "" {
+		line += ": " + p.NodeAgent
+	}
+	return line
 }
 
 func replacement(r string) string {

@@ -84,12 +84,6 @@ func motoService(t *testing.T) *Service {
 	}
 }
 
-// testAgents stand in for the node agents: what is pinned and uploaded is
-// their hash and their bytes, whatever they hold.
-func testAgents(context.Context) (agentbin.Set, error) {
-	return agentbin.Set{"amd64": agentbin.New("amd64", []byte("agent amd64")), "arm64": agentbin.New("arm64", []byte("agent arm64"))}, nil
-}
-
 // motoConfig is an AWS configuration for a fresh moto account.
 func motoConfig(t *testing.T) aws.Config {
 	t.Helper()
@@ -256,8 +250,8 @@ func fakeService(t *testing.T) *fakeEnv {
 		S3:      rec,
 		SSM:     memSSM{},
 		IO:      ios,
-		Version: "test",
 		Agents:  testAgents,
+		Version: "test",
 	}}
 }
 
@@ -283,14 +277,14 @@ func (e *fakeEnv) seed(t *testing.T, groups ...spec.Group) {
 func (e *fakeEnv) seedWith(t *testing.T, core, join render.Join, ami string, groups ...spec.Group) {
 	t.Helper()
 	// The core as create-core renders it, so that it reads back.
-	rc, err := render.Core("core", testCore, "test")
+	rc, err := render.Core("core", testCore, testBuild)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.fake.Seed(cfnfake.Seed{Name: "core", Template: string(rc.Template), Params: rc.Parameters, Outputs: core.Outputs(), Tags: rc.Tags,
 		Resources: []cfnfake.Resource{{LogicalID: names.ResourceBucket, Type: "AWS::S3::Bucket", PhysicalID: core.BucketName}}})
 	for _, g := range groups {
-		r, err := render.Group("core", g, join, "test")
+		r, err := render.Group("core", g, join, testBuild)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -593,3 +587,18 @@ func TestUpdateChangesTags(t *testing.T) {
 		t.Errorf("stack tags after the update: %v, %v", st.Tags, err)
 	}
 }
+
+// testAgents stands in for the node agents a clusterctl pins: nodes never
+// run here, only their hashes and the uploads matter.
+func testAgents(context.Context) (agentbin.Set, error) {
+	return agentbin.Set{
+		"amd64": agentbin.New("amd64", []byte("node agent for linux/amd64")),
+		"arm64": agentbin.New("arm64", []byte("node agent for linux/arm64")),
+	}, nil
+}
+
+// testBuild is what the tests' Service renders with.
+var testBuild = render.Build{Version: "test", Agents: map[string]string{
+	"amd64": agentbin.New("amd64", []byte("node agent for linux/amd64")).SHA256,
+	"arm64": agentbin.New("arm64", []byte("node agent for linux/arm64")).SHA256,
+}}

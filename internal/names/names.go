@@ -88,6 +88,11 @@ const (
 	ParamLogRetentionDays = "LogRetentionDays"
 	ParamLogKMSKey        = "LogKmsKey"
 	ParamLogDriver        = "LogDriver"
+	// ParamNodeAgentAmd64 and ParamNodeAgentArm64 pin the node agent:
+	// the SHA-256 (hex) of the linux/amd64 and linux/arm64 binaries that
+	// the nodes' loader fetches (AgentKey) and checks before running.
+	ParamNodeAgentAmd64 = "NodeAgentAmd64"
+	ParamNodeAgentArm64 = "NodeAgentArm64"
 )
 
 // Log drivers of a cluster's engines: awslogs ships every container's
@@ -193,7 +198,7 @@ const (
 	SwarmToken       = "worker-token" // under SwarmPrefix
 	SwarmCA          = "ca.pem"       // under SwarmPrefix
 	Managers         = "managers"     // under SwarmPrefix: the live managers' addresses, ip:port, one a line
-	NodeConfigPrefix = "join/groups"  // <group>/node-<sha256>.sh, uploaded by clusterctl
+	NodeConfigPrefix = "join/groups"  // <group>/node-<sha256>.env, uploaded by clusterctl
 	// ControlPrefix holds what only managers may read.
 	ControlPrefix = "control"
 	// InitMarker (under ControlPrefix) names the manager that initialised
@@ -273,11 +278,12 @@ func ControlKey(name string) string { return ControlPrefix + "/" + name }
 // brings a terminating node to the housekeeping that drains it.
 func LifecycleHook(cluster string) string { return "clusterctl-drain-" + cluster }
 
-// NodeConfigKey is the bucket key of a group's node configuration with the
-// given SHA-256 (hex). Keys are content-addressed, so the configuration of
-// a previous launch template version stays available to a rollback.
+// NodeConfigKey is the bucket key of a group's node settings (the node
+// agent's settings file) with the given SHA-256 (hex). Keys are
+// content-addressed, so the settings of a previous launch template version
+// stay available to a rollback.
 func NodeConfigKey(group, sha256Hex string) string {
-	return GroupConfigPrefix(group) + "node-" + sha256Hex + ".sh"
+	return GroupConfigPrefix(group) + "node-" + sha256Hex + ".env"
 }
 
 // GroupConfigPrefix is the bucket prefix of every node configuration of a
@@ -320,6 +326,7 @@ type Set struct {
 	ParamMaxBatchSize, ParamMinInstancesInService, ParamManagers                                      string
 	ParamOnDemandBaseCapacity, ParamOnDemandPercentage, ParamSpotAllocationStrategy                   string
 	ParamLogRetentionDays, ParamLogKMSKey, ParamLogDriver                                             string
+	ParamNodeAgentAmd64, ParamNodeAgentArm64, AgentPrefix                                             string
 	OutputLogGroupName, OutputLogDriver, ResourceLogGroup, LogDriverAWSLogs, LogDriverNone            string
 	LogStreamService, LogStreamContainer, LogStreamNode                                               string
 
@@ -363,6 +370,7 @@ func Template() Set {
 		ParamOnDemandBaseCapacity: ParamOnDemandBaseCapacity, ParamOnDemandPercentage: ParamOnDemandPercentage,
 		ParamSpotAllocationStrategy: ParamSpotAllocationStrategy,
 		ParamLogRetentionDays:       ParamLogRetentionDays, ParamLogKMSKey: ParamLogKMSKey, ParamLogDriver: ParamLogDriver,
+		ParamNodeAgentAmd64: ParamNodeAgentAmd64, ParamNodeAgentArm64: ParamNodeAgentArm64, AgentPrefix: AgentPrefix,
 		OutputLogGroupName: OutputLogGroupName, OutputLogDriver: OutputLogDriver, ResourceLogGroup: ResourceLogGroup,
 		LogDriverAWSLogs: LogDriverAWSLogs, LogDriverNone: LogDriverNone,
 		LogStreamService: LogStreamService, LogStreamContainer: LogStreamContainer, LogStreamNode: LogStreamNode,

@@ -20,7 +20,7 @@ func TestTemplateSet(t *testing.T) {
 }
 
 func TestKeys(t *testing.T) {
-	if got := NodeConfigKey("web", "ab12"); got != "join/groups/web/node-ab12.sh" {
+	if got := NodeConfigKey("web", "ab12"); got != "join/groups/web/node-ab12.env" {
 		t.Errorf("NodeConfigKey = %q", got)
 	}
 	if got := GroupConfigPrefix("a"); got != "join/groups/a/" {
@@ -28,5 +28,12 @@ func TestKeys(t *testing.T) {
 	}
 	if got := GroupStack("core", "r3"); got != "core-r3" {
 		t.Errorf("GroupStack = %q", got)
+	}
+}
+
+// The node agent's key names the binary's hash and says it is gzipped.
+func TestAgentKey(t *testing.T) {
+	if got := AgentKey("arm64", "ab12"); got != "join/agent/clusterctl-node-linux-arm64-ab12.gz" {
+		t.Errorf("AgentKey = %q", got)
 	}
 }

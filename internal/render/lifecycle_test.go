@@ -1,13 +1,10 @@
 package render
 
 import (
-	"context"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/clusterctl/clusterctl/internal/names"
 )
@@ -188,62 +185,6 @@ func TestJoinParameterPatterns(t *testing.T) {
 			if re.MatchString(v) {
 				t.Errorf("%s accepts %q", tc.param, v)
 			}
-		}
-	}
-}
-
-// TestValidShapes runs the node scripts' shape check on good and bad
-// values of every kind: it is what stands between the stack's, the
-// bucket's and the metadata's values and root shell code on the nodes.
-func TestValidShapes(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Fatal("bash not found")
-	}
-	fn, err := script("workergroup/*.tmpl", "valid", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		kind     string
-		ok       []string
-		rejected []string
-	}{
-		{"cluster", []string{"prod", "a-1-B"}, []string{"", "1a", "a_b", "a'b", "a\nb", "$(id)", strings.Repeat("a", 129)}},
-		{"stack", []string{"prod-g"}, []string{"prod g", "-prod"}},
-		{"region", []string{"us-east-1", "eu-west-3", "us-gov-west-1"}, []string{"", "us-east", "US-EAST-1", "us-east-1;id"}},
-		{"bucket", []string{"prod-bucket-1a2b3c", "a.b-c"}, []string{"", "ab", "Prod-bucket", "b'; curl x | sh; : '", "bucket\n"}},
-		{"ipv4", []string{"10.0.1.10", "0.0.0.0", "255.255.255.255"}, []string{"", "10.0.1", "10.0.1.256", "010.0.1.10 ", "10.0.0.9'; curl x | sh; : '", "10.0.1.10\n"}},
-		{"bucket-key", []string{"join/swarm/managers", "control/swarm-init", "a"}, []string{"", "/a", "a/", "a//b", "a/../b", "a b", "a\nb", "$(id)"}},
-		{"manager", []string{"10.0.1.10:2377"}, []string{"10.0.1.10", "10.0.1.10:", "--help:2377", "10.0.1.10:2377 -x"}},
-		{"security-group", []string{"sg-0c0c0c0c0c0c0c0c0", "sg-12345678"}, []string{"sg-", "sg-0C0C0C0C", "sg-1234567"}},
-		{"instance-id", []string{"i-0123456789abcdef0", "i-12345678"}, []string{"i-", "i-xyz12345", "i-0123456789abcdef0 -f"}},
-		{"instance-type", []string{"m5.large", "c7gn.16xlarge", "u-6tb1.metal"}, []string{"m5", "m5.large;id", "M5.LARGE"}},
-		{"contract", []string{"1", "12"}, []string{"", "1a", "-1"}},
-		{"token", []string{"SWMTKN-1-" + strings.Repeat("a1", 25) + "-" + strings.Repeat("b", 25),
-			"SWMTKN-2-1-" + strings.Repeat("a1", 25) + "-" + strings.Repeat("b", 25)},
-			[]string{"", "SWMTKN-1-abc-def", "SWMTKN-1-" + strings.Repeat("a1", 25) + "-" + strings.Repeat("b", 25) + "\n--help"}},
-		{"node-id", []string{"m1gqp5eg5l6k4sprshcu2gfbn"}, []string{"m1gqp5eg5l6k4sprshcu2gfb", "M1GQP5EG5L6K4SPRSHCU2GFBN", "self"}},
-		{"queue-url", []string{"https://sqs.eu-west-1.amazonaws.com/123456789012/prod-LifecycleQueue-1A2B3C4D5E6F"},
-			[]string{"http://sqs.eu-west-1.amazonaws.com/123456789012/q", "https://sqs/1/q", "https://sqs.eu-west-1.amazonaws.com/123456789012/q;id"}},
-		{"auto-scaling-group", []string{"prod-g-AutoScalingGroup-1A2B3C"}, []string{"", "a b", "a;b"}},
-		{"hook", []string{"clusterctl-drain-prod"}, []string{"", "a b", "a'b"}},
-		{"lifecycle-token", []string{"630aa23f-48eb-45e7-aba6-799ea6093a0f"}, []string{"630aa23f", "630AA23F-48EB-45E7-ABA6-799EA6093A0F"}},
-	} {
-		check := func(value string, want bool) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bash, "-c", `log() { :; }`+"\n"+fn+"\n"+`valid "$1" "$2"`, "valid", tc.kind, value)
-			err := cmd.Run()
-			if got := err == nil; got != want {
-				t.Errorf("valid %s %q = %v, want %v", tc.kind, value, got, want)
-			}
-		}
-		for _, v := range tc.ok {
-			check(v, true)
-		}
-		for _, v := range tc.rejected {
-			check(v, false)
 		}
 	}
 }

@@ -196,12 +196,12 @@ func TestTooManyPortsForTheTemplate(t *testing.T) {
 	for i := range spec.MaxListeners {
 		g.Publish = append(g.Publish, fmt.Sprintf("%d:%d/tls", 1000+i, 31000+i))
 	}
-	_, err := Group("prod", g, testJoin, testVersion)
+	_, err := Group("prod", g, testJoin, build(testVersion))
 	if err == nil || !strings.Contains(err.Error(), "limit 51200: 50 published ports are more than one group's template holds") {
 		t.Errorf("50 tls ports: %v", err)
 	}
 	g.Publish = g.Publish[:8]
-	if _, err := Group("prod", g, testJoin, testVersion); err != nil {
+	if _, err := Group("prod", g, testJoin, build(testVersion)); err != nil {
 		t.Errorf("8 tls ports: %v", err)
 	}
 }

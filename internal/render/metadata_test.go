@@ -44,7 +44,7 @@ func TestReadBack(t *testing.T) {
 // some implementations keep reporting after spot was turned off.
 func TestReadGroupIgnoresStaleParameters(t *testing.T) {
 	g := *variants()[3].group
-	r, err := Group("prod", g, testJoin, testVersion)
+	r, err := Group("prod", g, testJoin, build(testVersion))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestLaunch(t *testing.T) {
 		g.InstanceType = slices.Clone(g.InstanceType)
 		over := map[string]string{}
 		f(&g, &j, over)
-		r, err := Group(base.cluster, g, j, testVersion)
+		r, err := Group(base.cluster, g, j, build(testVersion))
 		if err != nil {
 			t.Fatal(err)
 		}

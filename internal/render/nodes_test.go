@@ -2,20 +2,13 @@ package render
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +30,8 @@ func resolvedUserData(t *testing.T, r *Rendered, lt string) string {
 			return r.StackName, true
 		case "AWS::Region":
 			return "eu-west-1", true
+		case "AWS::URLSuffix":
+			return "amazonaws.com", true
 		case "Bucket":
 			return "prod-bucket-1a2b3c4d5e6f", true
 		case "LifecycleQueue":
@@ -51,8 +46,8 @@ func resolvedUserData(t *testing.T, r *Rendered, lt string) string {
 	return out
 }
 
-// scripts renders every variant and returns each script a node runs, by a
-// descriptive name.
+// scripts renders every variant and returns each script a node runs (its
+// loader: the user data), by a descriptive name.
 func scripts(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -62,92 +57,105 @@ func scripts(t *testing.T) map[string]string {
 			t.Fatalf("%s: %v", v.name, err)
 		}
 		if v.core != nil {
-			ud := resolvedUserData(t, r, "ControlLaunchTemplate")
-			out[v.name+"-control-userdata.sh"] = ud
-			out[v.name+"-control-program.sh"] = embeddedProgram(t, ud)
+			out[v.name+"-control-userdata.sh"] = resolvedUserData(t, r, names.ResourceControlLaunchTemplate)
 			continue
 		}
-		out[v.name+"-agent-userdata.sh"] = resolvedUserData(t, r, "LaunchTemplate")
-		for i, a := range r.Artifacts {
-			out[v.name+"-node-"+string(rune('0'+i))+".sh"] = string(a.Body)
-			out[v.name+"-agent-service-"+string(rune('0'+i))+".sh"] = hereDocument(t, string(a.Body), "CLUSTERCTL_AGENT_SERVICE")
-		}
+		out[v.name+"-agent-userdata.sh"] = resolvedUserData(t, r, names.ResourceLaunchTemplate)
 	}
 	return out
 }
 
-// hereDocument returns the body of the quoted here-document delimited by
-// marker in script.
-func hereDocument(t *testing.T, script, marker string) string {
-	t.Helper()
-	_, rest, ok := strings.Cut(script, "<<'"+marker+"'")
-	if !ok {
-		t.Fatalf("no here-document %s", marker)
-	}
-	_, rest, _ = strings.Cut(rest, "\n")
-	body, _, ok := strings.Cut(rest, "\n"+marker+"\n")
-	if !ok {
-		t.Fatalf("here-document %s does not end", marker)
-	}
-	return body + "\n"
-}
-
-// embeddedProgram decodes the control node program from the control
-// node's user data, as the user data does (base64, gunzip).
-func embeddedProgram(t *testing.T, userData string) string {
-	t.Helper()
-	enc := hereDocument(t, userData, "CLUSTERCTL_PROGRAM")
-	raw, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(enc, "\n", ""))
-	if err != nil {
-		t.Fatalf("control node program: %v", err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatalf("control node program: %v", err)
-	}
-	prog, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatalf("control node program: %v", err)
-	}
-	return string(prog)
-}
-
-// TestControlProgramEmbedded: the user data carries the control node
-// program it was rendered with, comment lines stripped but for its
-// description; stripping is sound only for a program without
-// here-documents.
-func TestControlProgramEmbedded(t *testing.T) {
-	v := variants()[0]
-	r, err := v.render()
-	if err != nil {
-		t.Fatal(err)
-	}
-	group := names.LogGroup(v.cluster)
-	prog, err := controlProgram(coreData{N: names.Template(), Cluster: v.cluster, HookName: names.LifecycleHook(v.cluster), LogGroup: group, LogOpts: logOpts(group)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := embeddedProgram(t, resolvedUserData(t, r, names.ResourceControlLaunchTemplate))
-	if got != compact(prog) {
-		t.Error("the embedded program is not the rendered one")
-	}
-	if !strings.HasPrefix(got, "#!/bin/bash\n# clusterctl control node program of cluster prod.") {
-		t.Errorf("the embedded program lost its description:\n%.300s", got)
-	}
-	for _, py := range regexp.MustCompile(`python3 -c '([^']*)'`).FindAllStringSubmatch(prog, -1) {
-		if regexp.MustCompile(`(?m)^[ \t]`).MatchString(py[1]) {
-			t.Errorf("indented Python would break once the program's indentation is stripped:\n%s", py[1])
+// TestLoaderSize: the user data of managers and agents is a loader of at
+// most 4 KiB with the longest values the stack can substitute.
+func TestLoaderSize(t *testing.T) {
+	for _, v := range variants() {
+		r, err := v.render()
+		if err != nil {
+			t.Fatalf("%s: %v", v.name, err)
+		}
+		lt := names.ResourceLaunchTemplate
+		if v.core != nil {
+			lt = names.ResourceControlLaunchTemplate
+		}
+		bound, err := ResolveSub(userDataOf(t, obj(decode(t, r.Template)["Resources"]), lt), func(name string) (string, bool) {
+			return strings.Repeat("x", maxSubValue(name)), true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d bytes of user data at most", v.name, len(bound))
+		if len(bound) > MaxLoaderBytes || len(bound) < 1000 {
+			t.Errorf("%s: user data of %d bytes at most, want a loader of at most %d", v.name, len(bound), MaxLoaderBytes)
 		}
 	}
-	if l := regexp.MustCompile(`(?m)^.*[^ \\]\\$`).FindString(prog); l != "" {
-		t.Errorf("a line continued without a space before its backslash cannot lose its next line's indentation: %q", l)
+}
+
+// TestNodesRunNoAWSCLI: nothing a node runs shells out to the AWS CLI, jq
+// or Python: the loader fetches the agent with curl, signed with the
+// instance role's credentials, and the agent does the rest.
+func TestNodesRunNoAWSCLI(t *testing.T) {
+	word := regexp.MustCompile("(^|[\\s;|&(`$])(aws|jq|python3?)(\\s|$)")
+	for name, body := range scripts(t) {
+		for i, l := range strings.Split(body, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "#") {
+				continue
+			}
+			if m := word.FindString(l); m != "" {
+				t.Errorf("%s:%d runs %q: %s", name, i+1, strings.TrimSpace(m), l)
+			}
+		}
 	}
-	if regexp.MustCompile(`(^|[^<])<<[^<]`).MatchString(prog) {
-		t.Error("the control program has a here-document: stripping its comment lines could change it")
+}
+
+// TestLoaderPinsAgent: the loader fetches the agent the stack's parameters
+// pin, for the instance's architecture, from the agents' prefix, and checks
+// its SHA-256 before it runs; a new agent changes only those parameters
+// (and so the launch template's version), nothing else.
+func TestLoaderPinsAgent(t *testing.T) {
+	for _, v := range variants() {
+		r, err := v.render()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lt := names.ResourceLaunchTemplate
+		if v.core != nil {
+			lt = names.ResourceControlLaunchTemplate
+		}
+		ud := resolvedUserData(t, r, lt)
+		for _, want := range []string{
+			"x86_64) arch=amd64 sha='" + testAgents["amd64"] + "'", "aarch64) arch=arm64 sha='" + testAgents["arm64"] + "'",
+			"get " + names.AgentPrefix + `/clusterctl-node-linux-$arch-$sha.gz "$agent" "$sha"`,
+			`sha256sum --check --status <<<"$3  $2.new" || fail`, `"$agent" setup`,
+		} {
+			if !strings.Contains(ud, want) {
+				t.Errorf("%s: user data lacks %q", v.name, want)
+			}
+		}
+		if got := names.AgentKey("arm64", testAgents["arm64"]); got != names.AgentPrefix+"/clusterctl-node-linux-arm64-"+testAgents["arm64"]+".gz" {
+			t.Errorf("AgentKey = %s, not what the loader fetches", got)
+		}
+		other := build(testVersion)
+		other.Agents = map[string]string{"amd64": strings.Repeat("c", 64), "arm64": testAgents["arm64"]}
+		var r2 *Rendered
+		if v.core != nil {
+			r2, err = Core(v.cluster, *v.core, other)
+		} else {
+			r2, err = Group(v.cluster, *v.group, v.join, other)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(r.Template, r2.Template) {
+			t.Errorf("%s: another agent changed the template, not only its parameter", v.name)
+		}
+		if r2.Parameters[names.ParamNodeAgentAmd64] != other.Agents["amd64"] || r.Parameters[names.ParamNodeAgentAmd64] != testAgents["amd64"] {
+			t.Errorf("%s: parameters %v do not pin the agent", v.name, r2.Parameters)
+		}
 	}
-	_, body, _ := strings.Cut(got, "\nset -")
-	if n := strings.Count(got, "\n"); n >= strings.Count(prog, "\n") || regexp.MustCompile(`\n\s*# [^s]`).MatchString(body) {
-		t.Errorf("comments not stripped (%d lines)", n)
+	for _, b := range []Build{{Version: "1"}, {Version: "1", Agents: map[string]string{"amd64": strings.Repeat("a", 64), "arm64": "not-a-hash"}}} {
+		if _, err := Core("c", spec.Core{}, b); err == nil || !strings.Contains(err.Error(), "no node agent pinned") {
+			t.Errorf("%v: %v", b.Agents, err)
+		}
 	}
 }
 
@@ -167,7 +175,7 @@ func TestShellcheck(t *testing.T) {
 		}
 		files = append(files, f)
 	}
-	if len(files) < 15 {
+	if len(files) < 14 {
 		t.Fatalf("only %d scripts rendered", len(files))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -182,129 +190,6 @@ func TestNoPlaceholder(t *testing.T) {
 	for name, body := range scripts(t) {
 		if strings.Contains(strings.ToLower(body), "placeholder") {
 			t.Errorf("%s is marked as a placeholder", name)
-		}
-	}
-}
-
-var (
-	shaLine = regexp.MustCompile(`(?m)^sha256=([0-9a-f]{64})$`)
-	keyLine = regexp.MustCompile(`(?m)^key='([^']+)'$`)
-)
-
-// nodeConfigOf returns the node configuration key and hash a group's user
-// data names.
-func nodeConfigOf(t *testing.T, r *Rendered) (key, sum string) {
-	t.Helper()
-	ud := resolvedUserData(t, r, "LaunchTemplate")
-	k, s := keyLine.FindStringSubmatch(ud), shaLine.FindStringSubmatch(ud)
-	if k == nil || s == nil {
-		t.Fatalf("user data names no node configuration:\n%s", ud)
-	}
-	return k[1], s[1]
-}
-
-func TestNodeConfigArtifact(t *testing.T) {
-	for _, v := range variants() {
-		if v.group == nil {
-			continue
-		}
-		t.Run(v.name, func(t *testing.T) {
-			r, err := v.render()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(r.Artifacts) != 1 {
-				t.Fatalf("%d artifacts, want the node configuration", len(r.Artifacts))
-			}
-			a := r.Artifacts[0]
-			sum := sha256.Sum256(a.Body)
-			want := hex.EncodeToString(sum[:])
-			key, named := nodeConfigOf(t, r)
-			if named != want || key != a.Key || a.Key != names.NodeConfigKey(v.group.Name, want) {
-				t.Errorf("user data names %s (sha256 %s); artifact %s has sha256 %s", key, named, a.Key, want)
-			}
-			if !strings.HasPrefix(a.Key, names.JoinPrefix+"/") || strings.HasPrefix(a.Key, names.SwarmPrefix+"/") {
-				t.Errorf("node configuration %s outside the agents' readable prefix, or inside the control node's", a.Key)
-			}
-			node := string(a.Body)
-			j := v.join
-			for _, want := range []string{
-				"bucket=" + shellQuote(j.BucketName), "managers_key=" + shellQuote(j.ManagersKey),
-				"cluster=" + shellQuote(v.cluster), "instance_types=" + shellQuote(v.group.InstanceType.String()),
-				`"clusterctl.group=` + v.group.Name + `"`,
-				// What the node is comes from its instance metadata.
-				`"clusterctl.instance-type=$node_type"`, `"clusterctl.lifecycle=$node_lifecycle"`, `"clusterctl.zone=$node_zone"`,
-				`"clusterctl.instance-id=$instance_id"`, "node_lifecycle=$(imds instance-life-cycle)",
-			} {
-				if !strings.Contains(node, want) {
-					t.Errorf("node configuration lacks %s", want)
-				}
-			}
-			for k, val := range v.group.Labels {
-				if !strings.Contains(node, `"`+k+"="+val+`"`) {
-					t.Errorf("node configuration lacks engine label %s=%s", k, val)
-				}
-			}
-		})
-	}
-}
-
-// TestNodeConfigHash: everything a node is configured with changes the
-// hash and so the launch template; an identical render changes nothing.
-func TestNodeConfigHash(t *testing.T) {
-	type input struct {
-		g       spec.Group
-		join    Join
-		version string
-	}
-	base := variants()[4]
-	render := func(f func(*input)) (*Rendered, string) {
-		t.Helper()
-		in := input{*base.group, base.join, testVersion}
-		in.g.Labels = maps.Clone(base.group.Labels)
-		f(&in)
-		r, err := Group(base.cluster, in.g, in.join, in.version)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, sum := nodeConfigOf(t, r)
-		return r, sum
-	}
-	r0, h0 := render(func(*input) {})
-	r1, h1 := render(func(*input) {})
-	if h0 != h1 || !bytes.Equal(r0.Template, r1.Template) {
-		t.Fatal("two identical renders differ")
-	}
-	lt := func(r *Rendered) string {
-		return string(mustJSON(t, dig(decode(t, r.Template), "Resources", "LaunchTemplate", "Properties", "LaunchTemplateData", "UserData")))
-	}
-	for name, f := range map[string]func(*input){
-		"label value":   func(s *input) { s.g.Labels["role"] = "batch" },
-		"label added":   func(s *input) { s.g.Labels["zz"] = "1" },
-		"managers key":  func(s *input) { s.join.ManagersKey = "join/swarm/elsewhere" },
-		"bucket":        func(s *input) { s.join.BucketName = "other-bucket" },
-		"image":         func(s *input) { s.g.ImageID = "ami-0fedcba9876543210" },
-		"default image": func(s *input) { s.g.ImageID = "" },
-		"instance type": func(s *input) { s.g.InstanceType = spec.InstanceTypes{"r7g.xlarge"} },
-		"second type":   func(s *input) { s.g.InstanceType = append(s.g.InstanceType, "r6g.large") },
-	} {
-		r, h := render(f)
-		if h == h0 {
-			t.Errorf("%s: node configuration hash unchanged", name)
-		}
-		if lt(r) == lt(r0) {
-			t.Errorf("%s: launch template user data unchanged", name)
-		}
-	}
-	// What does not configure the nodes does not replace them.
-	for name, f := range map[string]func(*input){
-		"count":        func(s *input) { s.g.Count, s.g.Max = intp(2), intp(4) },
-		"batch size":   func(s *input) { s.g.RollingUpdate.MaxBatch = intp(1) },
-		"clusterctl":   func(s *input) { s.version = "1.2.4" },
-		"other subnet": func(s *input) { s.g.SubnetIDs = []string{"subnet-0000000000000000d"} },
-	} {
-		if _, h := render(f); h != h0 {
-			t.Errorf("%s changed the node configuration", name)
 		}
 	}
 }
@@ -346,10 +231,9 @@ func TestUserDataChecked(t *testing.T) {
 		t.Errorf("shell expansion in Fn::Sub: %v", err)
 	}
 	// Size-neutral: the attribute and the parameter in place of as many
-	// bytes of the program as their longest values take.
+	// bytes of the loader as their longest values take.
 	if err := check(edit(func(s string) string {
-		prog := slices.MaxFunc(strings.Split(s, "\n"), func(a, b string) int { return len(a) - len(b) })
-		return strings.Replace(s, prog, prog[:len(prog)-2*maxSubValue("")], 1) + "echo ${Bucket.Arn} ${InstanceType}\n"
+		return s[:len(s)-2*maxSubValue("")] + "echo ${Bucket.Arn} ${InstanceType}\n"
 	})); err != nil {
 		t.Errorf("resource attribute and parameter: %v", err)
 	}
@@ -357,7 +241,7 @@ func TestUserDataChecked(t *testing.T) {
 	// 128 characters are filled in.
 	if err := check(edit(func(s string) string {
 		pad := strings.Repeat("${AWS::StackName}", 20)
-		return s + "#" + strings.Repeat("x", MaxUserDataBytes-len(s)-len(pad)-2) + pad + "\n"
+		return s + "#" + strings.Repeat("x", MaxLoaderBytes-len(s)-len(pad)-2) + pad + "\n"
 	})); err == nil || !strings.Contains(err.Error(), "with the longest stack values: user data is") {
 		t.Errorf("oversized user data: %v", err)
 	}
@@ -373,13 +257,6 @@ func TestBucketPermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := obj(decode(t, r.Template)["Resources"])
-	prog := embeddedProgram(t, resolvedUserData(t, r, names.ResourceControlLaunchTemplate))
-	for _, want := range []string{"prefix=" + names.SwarmPrefix + "\n", "status_key=" + names.StatusKey + "\n", "managers_key=" + names.ManagersKey + "\n",
-		`put "$prefix/ca.pem"`, `put "$managers_key"`, `put "$prefix/worker-token"`, `put "$status_key"`, "--server-side-encryption AES256"} {
-		if !strings.Contains(prog, want) {
-			t.Errorf("control program lacks %q", want)
-		}
-	}
 	for _, st := range roleStatements(res, "AgentRole") {
 		if st["Action"] == "s3:GetObject" {
 			if r := dig(st, "Resource", "Fn::Sub"); r != "${Bucket.Arn}/"+names.JoinPrefix+"/*" && r != "${Bucket.Arn}/"+names.StatusKey {
@@ -396,6 +273,7 @@ func TestBucketPermissions(t *testing.T) {
 		}
 		switch r := fmt.Sprint(dig(st, "Resource", "Fn::Sub")); r {
 		case "${Bucket.Arn}/" + names.SwarmPrefix + "/*", "${Bucket.Arn}/" + names.ControlPrefix + "/*", "${Bucket.Arn}/" + names.StatusKey,
+			"${Bucket.Arn}/" + names.AgentPrefix + "/*",   // the node agent, read
 			"${Bucket.Arn}/" + names.CommandPrefix + "/*": // Run Command's output of the docker commands
 		default:
 			t.Errorf("control role statement %v outside the swarm and control prefixes and the status", st)
@@ -414,7 +292,7 @@ func TestBucketPermissions(t *testing.T) {
 	if !denied {
 		t.Error("the bucket policy lets principals other than the managers read the control prefix")
 	}
-	if !strings.HasPrefix(names.SwarmPrefix, names.JoinPrefix+"/") || !strings.HasPrefix(names.NodeConfigPrefix, names.JoinPrefix+"/") ||
+	if !strings.HasPrefix(names.SwarmPrefix, names.JoinPrefix+"/") || !strings.HasPrefix(names.AgentPrefix, names.JoinPrefix+"/") ||
 		!strings.HasPrefix(names.ManagersKey, names.SwarmPrefix+"/") || strings.HasPrefix(names.StatusKey, names.JoinPrefix+"/") {
 		t.Error("swarm material or node configuration outside what agents may read, or the status among the join material")
 	}

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"text/template"
@@ -37,7 +38,10 @@ const ManagersContract = "2"
 const (
 	MaxTemplateBytes = 51200 // TemplateBody; larger bodies must go through S3
 	MaxUserDataBytes = 16384 // EC2 user data before base64
-	MaxParameters    = 200
+	// MaxLoaderBytes bounds the loader (the user data of every node) well
+	// within EC2's limit: what a node does belongs in the node agent.
+	MaxLoaderBytes = 4096
+	MaxParameters  = 200
 )
 
 // Rendered is one stack ready to deploy.
@@ -61,9 +65,7 @@ type coreData struct {
 	Cluster, Version, ContractVersion string
 	HookName                          string // the termination lifecycle hook of the managers
 	LogGroup                          string // the cluster's log group
-	LogOpts                           string // logOpts(LogGroup)
 	Metadata                          metadata
-	Program                           string // the control node program, gzip and base64
 	UserData                          string
 	Tags                              []label // the operator's, sorted by key
 }
@@ -77,7 +79,6 @@ type groupData struct {
 	Cluster, Group, Name, Version, ContractVersion string
 	Labels                                         []label // sorted by key
 	Tags                                           []label // the operator's, sorted by key
-	NodeKey, NodeSHA256                            string  // the node configuration in the bucket
 	HookName                                       string
 	UserData                                       string
 	Metadata                                       metadata
@@ -110,16 +111,40 @@ func withTags(own map[string]string, t spec.Tags) map[string]string {
 	return own
 }
 
+// Build is what a render takes of the clusterctl that runs it: its version
+// and the node agents it pins.
+type Build struct {
+	Version string
+	// Agents maps an architecture (amd64, arm64) to the SHA-256 (hex) of
+	// the node agent binary for linux on it.
+	Agents map[string]string
+}
+
+// agentParameters sets the parameters that pin the node agents.
+func (b Build) agentParameters(params map[string]string) error {
+	for arch, p := range map[string]string{"amd64": names.ParamNodeAgentAmd64, "arm64": names.ParamNodeAgentArm64} {
+		h := b.Agents[arch]
+		if !sha256Hex.MatchString(h) {
+			return fmt.Errorf("no node agent pinned for linux/%s", arch)
+		}
+		params[p] = h
+	}
+	return nil
+}
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
 // Core renders the core stack of cluster from its spec.
-func Core(cluster string, core spec.Core, version string) (*Rendered, error) {
-	r, err := renderCore(cluster, core, version)
+func Core(cluster string, core spec.Core, b Build) (*Rendered, error) {
+	r, err := renderCore(cluster, core, b)
 	if err != nil {
 		return nil, fmt.Errorf("rendering core template: %w", err)
 	}
 	return r, nil
 }
 
-func renderCore(cluster string, core spec.Core, version string) (*Rendered, error) {
+func renderCore(cluster string, core spec.Core, b Build) (*Rendered, error) {
+	version := b.Version
 	if version == "" {
 		return nil, fmt.Errorf("clusterctl version is empty")
 	}
@@ -133,7 +158,7 @@ func renderCore(cluster string, core spec.Core, version string) (*Rendered, erro
 		return nil, err
 	}
 	data := coreData{N: names.Template(), Cluster: cluster, Version: version, ContractVersion: ContractVersion,
-		HookName: names.LifecycleHook(cluster), Metadata: meta, Tags: tagList(core.Tags), LogGroup: names.LogGroup(cluster), LogOpts: logOpts(names.LogGroup(cluster))}
+		HookName: names.LifecycleHook(cluster), Metadata: meta, Tags: tagList(core.Tags), LogGroup: names.LogGroup(cluster)}
 	data.UserData, err = controlUserData(data)
 	if err != nil {
 		return nil, err
@@ -145,6 +170,9 @@ func renderCore(cluster string, core spec.Core, version string) (*Rendered, erro
 	params := spec.Parameters(core)
 	params[names.ParamImageParameter] = imageParam
 	params[names.ParamImageID] = imageID
+	if err := b.agentParameters(params); err != nil {
+		return nil, err
+	}
 	r := &Rendered{
 		StackName:  cluster,
 		Template:   body,
@@ -165,15 +193,16 @@ func renderCore(cluster string, core spec.Core, version string) (*Rendered, erro
 
 // Group renders the stack of group g of cluster, joined to the core's
 // outputs in join (the zero Join renders offline: empty join parameters).
-func Group(cluster string, g spec.Group, join Join, version string) (*Rendered, error) {
-	r, err := renderGroup(cluster, g, join, version)
+func Group(cluster string, g spec.Group, join Join, b Build) (*Rendered, error) {
+	r, err := renderGroup(cluster, g, join, b)
 	if err != nil {
 		return nil, fmt.Errorf("rendering group template: %w", err)
 	}
 	return r, nil
 }
 
-func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rendered, error) {
+func renderGroup(cluster string, g spec.Group, join Join, b Build) (*Rendered, error) {
+	version := b.Version
 	if version == "" {
 		return nil, fmt.Errorf("clusterctl version is empty")
 	}
@@ -221,21 +250,8 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		Mixed:    g.Mixed(), Spot: g.Spot, InstanceTypes: g.InstanceType, SpotAllocations: spec.SpotAllocations(),
 		loadBalancerData: loadBalancerOf(g, join.VpcCidr),
 	}
-	engine, err := engineLabels(g.Name, labels)
-	if err != nil {
-		return nil, err
-	}
-	node, hash, err := agentNode(nodeData{
-		Cluster: cluster, Group: g.Name, Bucket: join.BucketName, ManagersKey: join.ManagersKey,
-		ContractVersion: ContractVersion, InstanceTypes: g.InstanceType.String(), ImageParameter: imageParam, ImageID: imageID,
-		LabelList: labelList, EngineLabels: engine, N: names.Template(),
-		LogGroup: join.LogGroupName, LogDriver: join.LogDriver, LogOpts: logOpts(join.LogGroupName),
-	})
-	if err != nil {
-		return nil, err
-	}
-	data.NodeKey, data.NodeSHA256 = node.Key, hash
-	data.UserData, err = agentUserData(data)
+	var settings Artifact
+	data.UserData, settings, err = agentUserData(data, labelList, join)
 	if err != nil {
 		return nil, err
 	}
@@ -259,6 +275,9 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 	params[names.ParamImageID] = imageID
 	params[names.ParamMaxBatchSize] = strconv.Itoa(g.MaxBatchSize())
 	params[names.ParamMinInstancesInService] = strconv.Itoa(g.MinInstancesInService())
+	if err := b.agentParameters(params); err != nil {
+		return nil, err
+	}
 	r := &Rendered{
 		StackName:  name,
 		Template:   body,
@@ -273,7 +292,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 			names.TagSubnets: subnetsTag,
 		}, g.Tags),
 		Capabilities: []string{},
-		Artifacts:    []Artifact{node},
+		Artifacts:    []Artifact{settings},
 	}
 	if err := check(r); err != nil {
 		if g.Published() && len(r.Template) > MaxTemplateBytes {

@@ -36,6 +36,12 @@ var testJoin = Join{
 
 const testVersion = "1.2.3"
 
+// testAgents are the node agents' hashes every test render pins.
+var testAgents = map[string]string{"amd64": strings.Repeat("a", 64), "arm64": strings.Repeat("b", 64)}
+
+// build is a render's Build for clusterctl version v with testAgents.
+func build(v string) Build { return Build{Version: v, Agents: testAgents} }
+
 type variant struct {
 	name    string
 	cluster string
@@ -46,9 +52,9 @@ type variant struct {
 
 func (v variant) render() (*Rendered, error) {
 	if v.core != nil {
-		return Core(v.cluster, *v.core, testVersion)
+		return Core(v.cluster, *v.core, build(testVersion))
 	}
-	return Group(v.cluster, *v.group, v.join, testVersion)
+	return Group(v.cluster, *v.group, v.join, build(testVersion))
 }
 
 func intp(n int) *int { return &n }
@@ -208,13 +214,12 @@ func TestGolden(t *testing.T) {
 			}
 			golden(t, v.name+".golden.json", append(pretty.Bytes(), '\n'))
 			golden(t, v.name+".stack.golden.json", append(meta, '\n'))
-			if len(r.Artifacts) > 0 {
-				golden(t, v.name+".node.golden.sh", r.Artifacts[0].Body)
-			}
+			// The loader, as the node receives it.
+			lt := names.ResourceLaunchTemplate
 			if v.core != nil {
-				// The control node program, as the node receives it.
-				golden(t, v.name+".control.golden.sh", []byte(embeddedProgram(t, resolvedUserData(t, r, "ControlLaunchTemplate"))))
+				lt = names.ResourceControlLaunchTemplate
 			}
+			golden(t, v.name+".userdata.golden.sh", []byte(resolvedUserData(t, r, lt)))
 		})
 	}
 }
@@ -945,7 +950,7 @@ func userDataOf(t *testing.T, res map[string]any, lt string) string {
 	if !ok || !strings.HasPrefix(s, "#!/bin/bash\n") {
 		t.Fatalf("%s user data is not a bash script in Fn::Base64/Fn::Sub", lt)
 	}
-	if strings.Contains(strings.ToLower(s), "placeholder") || !strings.Contains(s, "dnf install -y aws-cfn-bootstrap") || !strings.Contains(s, "trap finish EXIT") {
+	if strings.Contains(strings.ToLower(s), "placeholder") || !strings.Contains(s, "aws-cfn-bootstrap") || !strings.Contains(s, "sha256sum --check") {
 		t.Errorf("%s user data is not the node bootstrap", lt)
 	}
 	return s
@@ -964,8 +969,8 @@ func TestErrors(t *testing.T) {
 		run  func() error
 		want string
 	}{
-		{"core empty version", func() error { _, err := Core(core.cluster, *core.core, ""); return err }, "rendering core template: clusterctl version is empty"},
-		{"group empty version", func() error { _, err := Group(group.cluster, *group.group, group.join, ""); return err }, "rendering group template: clusterctl version is empty"},
+		{"core empty version", func() error { _, err := Core(core.cluster, *core.core, build("")); return err }, "rendering core template: clusterctl version is empty"},
+		{"group empty version", func() error { _, err := Group(group.cluster, *group.group, group.join, build("")); return err }, "rendering group template: clusterctl version is empty"},
 		{"group other cluster", func() error { _, err := otherCluster.render(); return err }, `belong to cluster "other"`},
 		{"group newer contract", func() error { _, err := newerContract.render(); return err }, "join contract version 3"},
 	} {
@@ -989,7 +994,7 @@ func TestLimits(t *testing.T) {
 		wantText string
 	}{
 		{"template body", checkTemplateSize, MaxTemplateBytes, "template body is 51201 bytes, limit 51200"},
-		{"user data", checkUserData, MaxUserDataBytes, "user data is 16385 bytes, limit 16384"},
+		{"user data", checkUserData, MaxLoaderBytes, "user data is 4097 bytes, limit 4096"},
 		{"parameters", checkParameterCount, MaxParameters, "template declares 201 parameters, limit 200"},
 	} {
 		if err := tc.check(tc.limit); err != nil {
@@ -1020,22 +1025,17 @@ func TestSubLiteral(t *testing.T) {
 	if got := subLiteral("a=${x},b=$y"); got != "a=${!x},b=$y" {
 		t.Errorf("subLiteral = %q", got)
 	}
-	// Labels go to the node configuration, which is no Fn::Sub string: they
-	// stay literal there, quoted for the shell.
+	// Labels go to the node's settings, in a quoted here-document of the
+	// Fn::Sub string: they stay literal there.
 	r, err := Group("prod", spec.Group{
 		Name: "g", InstanceType: spec.InstanceTypes{"t3.small"}, Count: intp(1), Min: intp(1), Max: intp(2), VolumeSize: intp(8),
-		Labels: spec.Labels{"k": "${AWS::AccountId}'x"},
-	}, Join{}, "1")
+		Labels: spec.Labels{"k": "${AWS::AccountId}x"},
+	}, Join{}, build("1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := string(r.Artifacts[0].Body)
-	if !strings.Contains(node, `labels='k=${AWS::AccountId}'\''x'`) || !strings.Contains(node, `"k=${AWS::AccountId}'x",`) {
-		t.Errorf("label not literal in the node configuration:\n%s", node)
-	}
-	res := obj(decode(t, r.Template)["Resources"])
-	if ud := userDataOf(t, res, "LaunchTemplate"); strings.Contains(ud, "AccountId") {
-		t.Error("label value in the user data")
+	if ud := string(r.Artifacts[0].Body); !strings.Contains(ud, "\nNODE_LABELS=k=${AWS::AccountId}x\n") {
+		t.Errorf("label not literal in the node's settings:\n%s", ud)
 	}
 }
 
@@ -1159,36 +1159,32 @@ func TestJoinLogOutputs(t *testing.T) {
 }
 
 // A group of a core with a log group ships its containers' output there:
-// the node configuration's daemon.json names it, with the stream of a
-// swarm task found by its service, and a non-blocking driver.
-func TestNodeConfigLogs(t *testing.T) {
+// the node's settings name the group and the driver (the agent writes
+// daemon.json from them); a core without one names neither.
+func TestNodeSettingsLogs(t *testing.T) {
 	g := spec.Group{Name: "web", InstanceType: spec.InstanceTypes{"c5.large"}}
-	with, err := Group("prod", g, testJoin, testVersion)
+	with, err := Group("prod", g, testJoin, build(testVersion))
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := string(with.Artifacts[0].Body)
-	for _, want := range []string{
-		"log_driver='awslogs'\n",
-		`"awslogs-group":"/clusterctl/prod"`,
-		`"mode":"non-blocking","max-buffer-size":"4m"`,
-		`"tag":"{{with index .ContainerLabels \\\"com.docker.swarm.service.name\\\"}}service/{{.}}{{else}}container{{end}}/{{.Name}}@%s"`,
-	} {
-		if !strings.Contains(node, want) {
-			t.Errorf("node configuration lacks %s", want)
+	ud := string(with.Artifacts[0].Body)
+	for _, want := range []string{"\nLOG_GROUP=/clusterctl/prod\n", "\nLOG_DRIVER=awslogs\n"} {
+		if !strings.Contains(ud, want) {
+			t.Errorf("node settings lack %q", want)
 		}
 	}
 	without := testJoin
 	without.LogGroupName, without.LogDriver = "", ""
-	old, err := Group("prod", g, without, testVersion)
+	old, err := Group("prod", g, without, build(testVersion))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := string(old.Artifacts[0].Body); strings.Contains(b, "awslogs-group") || !strings.Contains(b, "log_driver=''\n") {
-		t.Error("a core without a log group: the node configuration still names awslogs")
+	oud := string(old.Artifacts[0].Body)
+	if strings.Contains(oud, "LOG_GROUP=") || strings.Contains(oud, "LOG_DRIVER=") {
+		t.Error("a core without a log group: the node settings still name one")
 	}
 	// The nodes are replaced when the core gains its log group.
-	if old.Artifacts[0].Key == with.Artifacts[0].Key {
-		t.Error("the node configuration did not change with the log group")
+	if resolvedUserData(t, old, names.ResourceLaunchTemplate) == resolvedUserData(t, with, names.ResourceLaunchTemplate) {
+		t.Error("the user data did not change with the log group")
 	}
 }

@@ -2,14 +2,11 @@ package render
 
 import (
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -17,17 +14,13 @@ import (
 	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
-// What runs on the nodes (Docker Engine in swarm mode) is generated here and
-// nowhere else.
-//
-// The control node's script is its user data, inline: the bucket it
-// publishes to is created by the same stack. An agent's user data is a short
-// loader; the node configuration proper (script and every setting: labels,
-// image, instance type, the core's join values) is an Artifact that
-// clusterctl uploads to the cluster bucket before it deploys the group. The
-// user data names the artifact's SHA-256, so any change to the node
-// configuration changes the launch template and the rolling update replaces
-// the nodes, and an identical render changes nothing.
+// What runs on the nodes is the node agent (cmd/clusterctl-node); the user
+// data of managers and agents alike is a loader (node/loader.sh.tmpl) that
+// installs Docker Engine, writes the node's settings, and fetches the agent
+// from the cluster bucket by the SHA-256 the stack pins (parameters
+// NodeAgentAmd64 and NodeAgentArm64), checking it before it runs. A new
+// agent changes the parameters, hence the launch template, so the rolling
+// update replaces the nodes; an identical render changes nothing.
 
 // Artifact is an object that must be in the cluster bucket before the stack
 // is deployed.
@@ -36,167 +29,84 @@ type Artifact struct {
 	Body []byte
 }
 
-// nodeData is what agent-node.sh.tmpl sees: everything an agent is
-// configured with.
-type nodeData struct {
-	Cluster, Group, Bucket, ManagersKey, ContractVersion string
-	InstanceTypes, ImageParameter, ImageID               string // the types comma-separated
-	LabelList                                            string // k=v,k=v or ""
-	// LogGroup and LogDriver are the core's (both empty for a core
-	// without a log group: the engine keeps its own logs).
-	LogGroup, LogDriver string
-	LogOpts             string // logOpts(LogGroup), "" without a log group
-	// EngineLabels are the engine labels the group gives every node, each
-	// a JSON string; the node adds what it really is (instance type,
-	// lifecycle, zone, instance id) from its instance metadata.
-	EngineLabels []string
-	AgentService string // the agent service program
-	N            names.Set
+// loaderData is what loader.sh.tmpl sees.
+type loaderData struct {
+	N names.Set
+	// What the node is, for its log lines and signals.
+	What string
+	// Resource is the Auto Scaling group signalled.
+	Resource string
+	// Bucket is the cluster bucket, as an Fn::Sub reference.
+	Bucket string
+	// Settings are the lines of /etc/clusterctl/node.env, KEY=value, with
+	// Fn::Sub references for the stack's values; the agent checks each
+	// value's shape before it uses it. A group's are an artifact instead,
+	// fetched from SettingsKey and checked against SettingsSHA256: its
+	// labels would not fit in the user data. The loader adds the stack, the
+	// region, the bucket and the instance id.
+	Settings                    string
+	SettingsKey, SettingsSHA256 string
+	// Unit and Command: the systemd unit that runs the agent's service.
+	Unit, Command string
+	// Manager: boot as a manager (join or initialise, publish, become
+	// Reachable) and signal success; an agent's service signals itself.
+	Manager bool
 }
 
-// controlUserData renders the control node's user data, with the control
-// node program in it compressed: user data is limited to 16 KiB.
-func controlUserData(data coreData) (string, error) {
-	prog, err := controlProgram(data)
-	if err != nil {
-		return "", err
-	}
-	if data.Program, err = gzipBase64(compact(prog)); err != nil {
-		return "", err
-	}
-	ud, err := script("core/*.tmpl", "control-userdata.sh.tmpl", data)
-	return stripComments(ud), err
+func loader(d loaderData) (string, error) {
+	d.N = names.Template()
+	s, err := script("node/*.tmpl", "loader", d)
+	return stripComments(s), err
 }
 
-// controlProgram renders the control node program (boot steps and
-// housekeeping).
-func controlProgram(data coreData) (string, error) {
-	return script("core/*.tmpl", "control.sh.tmpl", data)
-}
-
-// stripComments drops the comment lines of a shell program but its first
-// paragraph (up to an empty comment line: what the program is) and
-// shellcheck directives: the program is embedded in the user data, whose
-// size is limited, and its source (templates/) has them all. The programs
-// have no here-documents but of base64 text (no line of which starts with
-// #), and a comment line inside a multi-line string can only be a jq
-// comment.
-func stripComments(prog string) string {
-	lines := strings.Split(prog, "\n")
-	out := make([]string, 0, len(lines))
-	header := true
-	for _, l := range lines {
-		t := strings.TrimSpace(l)
-		if header && (!strings.HasPrefix(t, "#") || t == "#") {
-			header = false
+// settingLines joins KEY=value lines; an empty value leaves its line out.
+func settingLines(kv ...string) string {
+	var lines []string
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			lines = append(lines, kv[i]+"="+kv[i+1])
 		}
-		if !header && strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "# shellcheck ") {
-			continue
-		}
-		out = append(out, l)
-	}
-	return strings.Join(out, "\n")
-}
-
-// compact is the program as embedded: comment lines stripped (see
-// stripComments) and every line's indentation too, which only readers need
-// and which costs a few hundred bytes compressed. It is sound for these
-// programs: no here-documents, no line continued without a space before its
-// backslash, no indented Python, and whitespace at the start of a line
-// inside a multi-line string otherwise only in jq programs, which ignore it
-// (TestControlProgramEmbedded checks each).
-// The comment after a setting's value goes too (name=word # what it is:
-// the word has no space, so the # starts a comment), and the reason after
-// a shellcheck directive (shellcheck reads the rest).
-func compact(prog string) string {
-	lines := strings.Split(stripComments(prog), "\n")
-	for i, l := range lines {
-		lines[i] = settingComment.ReplaceAllString(strings.TrimLeft(l, " \t"), "$1")
 	}
 	return strings.Join(lines, "\n")
 }
 
-// settingComment is a setting followed by a comment.
-var settingComment = regexp.MustCompile(`^([a-z_]+=[^ \t]+|# shellcheck [^ \t]+)[ \t]+#.*$`)
-
-// gzipBase64 compresses s deterministically (no name, no time) and
-// encodes it in base64 lines of 76 characters.
-func gzipBase64(s string) (string, error) {
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err != nil {
-		return "", err
-	}
-	if _, err := zw.Write([]byte(s)); err != nil {
-		return "", err
-	}
-	if err := zw.Close(); err != nil {
-		return "", err
-	}
-	// One line: base64 -d reads any length, and every line break would
-	// count against the user data's limit.
-	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+// controlUserData renders the managers' loader.
+func controlUserData(data coreData) (string, error) {
+	return loader(loaderData{
+		What: "manager of cluster " + subLiteral(data.Cluster), Resource: names.ResourceManagerGroup,
+		Bucket: subRef(names.ResourceBucket), Unit: "clusterctl-housekeeping", Command: "housekeeping", Manager: true,
+		Settings: settingLines(
+			"CLUSTER_NAME", subLiteral(data.Cluster),
+			"NODE_GROUP", names.GroupControl,
+			"LIFECYCLE_QUEUE_URL", subRef(names.ResourceLifecycleQueue),
+			"LOG_GROUP", subLiteral(data.LogGroup),
+			"LOG_DRIVER", subRef(names.ParamLogDriver),
+		),
+	})
 }
 
-// agentUserData renders the loader that fetches, verifies and runs a
-// group's node configuration.
-func agentUserData(data groupData) (string, error) {
-	return script("workergroup/*.tmpl", "agent-userdata.sh.tmpl", data)
-}
-
-// agentNode renders a group's node configuration, with the agent service
-// program in it, and its bucket key.
-func agentNode(data nodeData) (Artifact, string, error) {
-	svc, err := script("workergroup/*.tmpl", "agent-service.sh.tmpl", data)
-	if err != nil {
-		return Artifact{}, "", err
-	}
-	data.AgentService = strings.TrimSuffix(svc, "\n")
-	s, err := script("workergroup/*.tmpl", "agent-node.sh.tmpl", data)
-	if err != nil {
-		return Artifact{}, "", err
-	}
-	sum := sha256.Sum256([]byte(s))
+// agentUserData renders the loader of a group's agents and their
+// settings, the artifact it fetches: the group's own and the core's join
+// values.
+func agentUserData(data groupData, labelList string, join Join) (string, Artifact, error) {
+	settings := settingLines(
+		"CLUSTER_NAME", data.Cluster,
+		"NODE_GROUP", data.Group,
+		"NODE_LABELS", labelList,
+		"MANAGERS_KEY", join.ManagersKey,
+		"CONTRACT_VERSION", ContractVersion,
+		"LOG_GROUP", join.LogGroupName,
+		"LOG_DRIVER", join.LogDriver,
+	) + "\n"
+	sum := sha256.Sum256([]byte(settings))
 	hash := hex.EncodeToString(sum[:])
-	return Artifact{Key: names.NodeConfigKey(data.Group, hash), Body: []byte(s)}, hash, nil
-}
-
-// logOpts is the format (for printf, in the node scripts) of the
-// daemon.json settings that ship every container's output to log group:
-// the region, the endpoint's setting (tests only) and the instance id go
-// in. A swarm task logs to stream service/<service>/<task>@<instance>, so
-// that a service's tasks are found by prefix and each line says where it
-// ran, as docker service logs does; any other container to
-// container/<name>@<instance> (the awslogs driver names the stream by its
-// tag, a template of the container). Non-blocking with a bounded buffer:
-// a CloudWatch outage never blocks a container, and docker logs reads the
-// engine's own copy (dual logging) all the same.
-func logOpts(group string) string {
-	if group == "" {
-		return ""
-	}
-	// The format's \\\" is printf's \" is JSON's ".
-	tag := `{{with index .ContainerLabels \\\"com.docker.swarm.service.name\\\"}}` + names.LogStreamService + "{{.}}{{else}}" +
-		strings.TrimSuffix(names.LogStreamContainer, "/") + "{{end}}/{{.Name}}@%s"
-	return `,"log-driver":"awslogs","log-opts":{"awslogs-group":"` + group + `","awslogs-region":"%s",%s` +
-		`"mode":"non-blocking","max-buffer-size":"4m","tag":"` + tag + `"}`
-}
-
-// engineLabels are the engine labels every node of a group gets, as JSON
-// strings for its daemon.json: the group's labels and clusterctl.group, so
-// services can be constrained to them (engine.labels.clusterctl.group==...).
-// What differs from node to node in a mixed group (the instance type, spot
-// or on-demand, the zone) the node adds itself.
-func engineLabels(group string, labels []label) ([]string, error) {
-	out := make([]string, 0, len(labels)+1)
-	for _, l := range append(slices.Clone(labels), label{names.EngineLabelGroup, group}) {
-		s, err := jsonString(l.Key + "=" + l.Value)
-		if err != nil {
-			return nil, fmt.Errorf("encoding engine label %s: %w", l.Key, err)
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	art := Artifact{Key: names.NodeConfigKey(data.Group, hash), Body: []byte(settings)}
+	ud, err := loader(loaderData{
+		What: "agent of group " + subLiteral(data.Group) + " in cluster " + subLiteral(data.Cluster), Resource: names.ResourceAutoScalingGroup,
+		Bucket: subRef(names.OutputBucketName), Unit: "clusterctl-agent", Command: "agent",
+		SettingsKey: art.Key, SettingsSHA256: hash,
+	})
+	return ud, art, err
 }
 
 func script(pattern, name string, data any) (string, error) {
@@ -216,10 +126,10 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// checkUserData checks a user data size against the EC2 limit.
+// checkUserData checks a user data size against the loader's bound.
 func checkUserData(n int) error {
-	if n > MaxUserDataBytes {
-		return fmt.Errorf("user data is %d bytes, limit %d", n, MaxUserDataBytes)
+	if n > MaxLoaderBytes {
+		return fmt.Errorf("user data is %d bytes, limit %d", n, MaxLoaderBytes)
 	}
 	return nil
 }
@@ -237,8 +147,14 @@ func maxSubValue(name string) int {
 		return 12
 	case "AWS::Region", "AWS::Partition", "AWS::URLSuffix":
 		return 32
-	case names.ResourceBucket:
+	case names.ResourceBucket, names.OutputBucketName:
 		return 63 // S3 bucket names
+	case names.OutputClusterName:
+		return spec.MaxStackName
+	case names.OutputContractVersion:
+		return 4 // its AllowedPattern
+	case names.ParamNodeAgentAmd64, names.ParamNodeAgentArm64:
+		return 64 // a SHA-256 in hex
 	case names.ParamLogDriver:
 		return max(len(names.LogDriverAWSLogs), len(names.LogDriverNone))
 	case names.ResourceLifecycleQueue:
@@ -324,4 +240,24 @@ func checkTemplateUserData(doc templateDoc) error {
 		}
 	}
 	return nil
+}
+
+// stripComments drops the comment lines of a script but its first
+// paragraph (up to an empty comment line: what the script is): user data
+// is small, and the source in templates/ keeps them all.
+func stripComments(prog string) string {
+	lines := strings.Split(prog, "\n")
+	out := make([]string, 0, len(lines))
+	header := true
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if header && (!strings.HasPrefix(t, "#") || t == "#") {
+			header = false
+		}
+		if !header && strings.HasPrefix(t, "#") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
 }
