@@ -106,6 +106,27 @@ func TestCreateCoreUploadsTheNodeAgent(t *testing.T) {
 	if n := objectsUnder(t, c, bucket, names.AgentPrefix+"/"); n != before {
 		t.Errorf("%d object versions under %s, %d before: uploaded again", n, names.AgentPrefix, before)
 	}
+
+	// Deleted again, an update-group that changes nothing puts them back
+	// and says so: "No changes" only of a whole group.
+	for _, arch := range []string{"amd64", "arm64"} {
+		key := names.AgentKey(arch, stackParams(t, c, "core-g")[agentParams[arch]])
+		if _, err := c.s3.DeleteObject(t.Context(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r = must(t, "update-group", "-n", "g", "-j", "core", "--dry-run")
+	if !strings.Contains(r.stdout+r.stderr, "node agent s3://"+bucket+"/join/agent/clusterctl-node-linux-amd64-") || !strings.Contains(r.stdout+r.stderr, "is missing (would be uploaded again)") {
+		t.Errorf("update-group --dry-run of a group whose agent is missing:\n%s", r)
+	}
+	r = must(t, "update-group", "-n", "g", "-j", "core")
+	if strings.Contains(r.stderr, "No changes") || !strings.Contains(r.stderr, "Repaired core-g: uploaded the missing node agent s3://"+bucket+"/join/agent/clusterctl-node-linux-amd64-") {
+		t.Errorf("update-group of a group whose agent is missing:\n%s", r)
+	}
+	checkAgents(t, c, bucket, stackParams(t, c, "core-g"), agentsDir)
+	if r := must(t, "update-group", "-n", "g", "-j", "core"); !strings.Contains(r.stderr, "No changes") {
+		t.Errorf("update-group of a whole group:\n%s", r)
+	}
 }
 
 // Another agent (another clusterctl) plans the replacement of the nodes,

@@ -159,3 +159,42 @@ func TestNoAgents(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// The plan names the agent the nodes change to, by short hashes: of the
+// architecture the stack's image runs when both change, of the one that
+// changes otherwise; an unchanged agent adds nothing.
+func TestPlanAgent(t *testing.T) {
+	a1, a2 := strings.Repeat("a", 64), strings.Repeat("b", 64)
+	r1, r2 := strings.Repeat("c", 64), strings.Repeat("d", 64)
+	params := func(amd, arm, image string) map[string]string {
+		return map[string]string{names.ParamNodeAgentAmd64: amd, names.ParamNodeAgentArm64: arm, names.ParamImageParameter: image}
+	}
+	x86, graviton := "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"
+	for _, tt := range []struct {
+		name     string
+		old, new map[string]string
+		want     string
+		settings int
+	}{
+		{"unchanged", params(a1, r1, x86), params(a1, r1, x86), "", 0},
+		{"both, x86 nodes", params(a1, r1, x86), params(a2, r2, x86), "node agent aaaaaaaaaaaa → bbbbbbbbbbbb", 2},
+		{"both, arm nodes", params(a1, r1, graviton), params(a2, r2, graviton), "node agent cccccccccccc → dddddddddddd", 2},
+		{"both, an AMI id", params(a1, r1, ""), params(a2, r2, ""), "node agent aaaaaaaaaaaa → bbbbbbbbbbbb (linux/amd64), node agent cccccccccccc → dddddddddddd (linux/arm64)", 2},
+		{"arm only", params(a1, r1, x86), params(a1, r2, x86), "node agent cccccccccccc → dddddddddddd", 1},
+		{"an older stack pinned none", map[string]string{}, params(a2, r2, x86), "node agent (none) → bbbbbbbbbbbb", 2},
+	} {
+		p := newPlan("core-g", nil, 1)
+		p.NodesReplaced = 3
+		planAgent(p, tt.old, tt.new)
+		if p.NodeAgent != tt.want || len(p.Settings) != tt.settings {
+			t.Errorf("%s: %q, %d settings", tt.name, p.NodeAgent, len(p.Settings))
+		}
+		if tt.want != "" && p.NodesLine() != "3 nodes will be replaced, 1 at a time: "+tt.want {
+			t.Errorf("%s: %s", tt.name, p.NodesLine())
+		}
+	}
+	p := &Plan{NodesReplaced: 3, managers: true, NodeAgent: "node agent aaaaaaaaaaaa → bbbbbbbbbbbb"}
+	if p.NodesLine() != "3 managers will be replaced one at a time: node agent aaaaaaaaaaaa → bbbbbbbbbbbb" {
+		t.Errorf("%s", p.NodesLine())
+	}
+}

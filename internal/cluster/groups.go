@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/clusterctl/clusterctl/internal/agentbin"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/names"
@@ -300,7 +301,7 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 // repairGroup puts back what an unchanged group lacks: its node
 // configuration, when it was deleted from the bucket (every node the group
 // launches would fail to start), as the listing configs shows (nil: a dry
-// run, which only looks and says).
+// run, which only looks and says), and the node agents it pins.
 func (s *Service) repairGroup(ctx context.Context, bucket, group string, r *render.Rendered, configs nodeConfigs, res *UpdateResult) error {
 	dryRun := configs == nil
 	for _, a := range r.Artifacts {
@@ -320,6 +321,32 @@ func (s *Service) repairGroup(ctx context.Context, bucket, group string, r *rend
 			continue
 		}
 		if err := s.uploadArtifacts(ctx, bucket, &render.Rendered{Artifacts: []render.Artifact{a}}); err != nil {
+			return err
+		}
+		res.Repaired = append(res.Repaired, "uploaded the missing "+what+" again")
+	}
+	// The node agents the group pins, as its nodes fetch them at boot.
+	set, err := s.agents(ctx)
+	if err != nil {
+		return err
+	}
+	for _, b := range set.Sorted() {
+		if pinned := pinnedAgents(r.Parameters)[b.Arch]; pinned != b.SHA256 {
+			continue
+		}
+		ok, err := agentbin.Present(ctx, s.S3, bucket, b)
+		if err != nil {
+			return err
+		}
+		if ok {
+			continue
+		}
+		what := fmt.Sprintf("node agent s3://%s/%s", bucket, b.Key())
+		if dryRun {
+			res.Repaired = append(res.Repaired, what+" is missing (would be uploaded again)")
+			continue
+		}
+		if err := agentbin.Put(ctx, s.S3, bucket, b); err != nil {
 			return err
 		}
 		res.Repaired = append(res.Repaired, "uploaded the missing "+what+" again")

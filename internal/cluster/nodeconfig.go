@@ -75,7 +75,7 @@ func (s *Service) uploadArtifacts(ctx context.Context, bucket string, r *render.
 
 // nodeConfigKeyRE finds the node configuration keys a launch template's
 // user data fetches.
-var nodeConfigKeyRE = regexp.MustCompile(regexp.QuoteMeta(names.NodeConfigPrefix) + `/[a-zA-Z][-a-zA-Z0-9]*/node-[0-9a-f]{64}\.sh`)
+var nodeConfigKeyRE = regexp.MustCompile(regexp.QuoteMeta(names.NodeConfigPrefix) + `/[a-zA-Z][-a-zA-Z0-9]*/node-[0-9a-f]{64}\.(?:sh|env)`)
 
 // keptVersions is how many launch template versions keep their node
 // configuration: the current one, and the previous one, which a rollback

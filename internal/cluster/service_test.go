@@ -283,6 +283,11 @@ func (e *fakeEnv) seedWith(t *testing.T, core, join render.Join, ami string, gro
 	}
 	e.fake.Seed(cfnfake.Seed{Name: "core", Template: string(rc.Template), Params: rc.Parameters, Outputs: core.Outputs(), Tags: rc.Tags,
 		Resources: []cfnfake.Resource{{LogicalID: names.ResourceBucket, Type: "AWS::S3::Bucket", PhysicalID: core.BucketName}}})
+	// The node agents, as create-core uploaded them.
+	set, _ := testAgents(t.Context())
+	if _, err := agentbin.Upload(t.Context(), e.s3.Client, join.BucketName, set, nil); err != nil {
+		t.Fatal(err)
+	}
 	for _, g := range groups {
 		r, err := render.Group("core", g, join, testBuild)
 		if err != nil {
