@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -62,13 +63,16 @@ type App struct {
 	sessions    remote.SessionAPI
 	ssmEndpoint string
 
-	agents agentbin.Set // the node agents, once loaded
+	agentsMu sync.Mutex   // apply deploys groups in parallel
+	agents   agentbin.Set // the node agents, once loaded
 }
 
 // Agents are the node agents this clusterctl pins and uploads, loaded on
 // first use: only the commands that render or deploy a stack need them
 // (a clusterctl without embedded agents may build them, once).
 func (a *App) Agents(ctx context.Context) (agentbin.Set, error) {
+	a.agentsMu.Lock()
+	defer a.agentsMu.Unlock()
 	if a.agents == nil {
 		src := agentbin.DefaultSource(ctx, a.Version)
 		src.Say = func(msg string) { fmt.Fprint(a.IO.ErrOut, msg) }
