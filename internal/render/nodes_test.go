@@ -68,7 +68,9 @@ func scripts(t *testing.T) map[string]string {
 // TestLoaderSize: the user data of managers and agents is a loader of at
 // most 4 KiB with the longest values the stack can substitute.
 func TestLoaderSize(t *testing.T) {
-	for _, v := range variants() {
+	long := variants()[0]
+	long.name, long.cluster = "core-longest-name", "c"+strings.Repeat("x", spec.MaxStackName-1)
+	for _, v := range append(variants(), long) {
 		r, err := v.render()
 		if err != nil {
 			t.Fatalf("%s: %v", v.name, err)
@@ -123,7 +125,7 @@ func TestLoaderPinsAgent(t *testing.T) {
 		}
 		ud := resolvedUserData(t, r, lt)
 		for _, want := range []string{
-			"x86_64) arch=amd64 sha='" + testAgents["amd64"] + "'", "aarch64) arch=arm64 sha='" + testAgents["arm64"] + "'",
+			" " + testAgents["amd64"] + " " + testAgents["arm64"] + "\nCLUSTERCTL_STACK\n", "x86_64) arch=amd64 sha=$amd64 ;;", "aarch64) arch=arm64 sha=$arm64 ;;",
 			"get " + names.AgentPrefix + `/clusterctl-node-linux-$arch-$sha.gz "$agent" "$sha"`,
 			`sha256sum --check --status <<<"$3  $2.new" || fail`, `"$agent" setup`,
 		} {
