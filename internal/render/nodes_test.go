@@ -126,7 +126,7 @@ func TestLoaderPinsAgent(t *testing.T) {
 		ud := resolvedUserData(t, r, lt)
 		for _, want := range []string{
 			" " + testAgents["amd64"] + " " + testAgents["arm64"] + "\nCLUSTERCTL_STACK\n", "x86_64) arch=amd64 sha=$amd64 ;;", "aarch64) arch=arm64 sha=$arm64 ;;",
-			"get " + names.AgentPrefix + `/clusterctl-node-linux-$arch-$sha.gz "$agent" "$sha"`,
+			`get "` + names.AgentPrefix + `/clusterctl-node-linux-$arch-$sha.gz" "$agent" "$sha"`,
 			`sha256sum --check --status <<<"$3  $2.new" || fail`, `"$agent" setup`,
 		} {
 			if !strings.Contains(ud, want) {

@@ -12,7 +12,10 @@ agent=$root/usr/local/bin/clusterctl-node
 export PATH=$PATH:/opt/aws/bin
 log() { printf 'clusterctl: %s\n' "$*" >&2; }
 retry() {
-  for _ in 1 2 3 4 5; do "$@" && return 0 || sleep 5; done
+  for _ in 1 2 3 4 5; do
+    if "$@"; then return 0; fi
+    sleep 5
+  done
   log "gave up after 5 attempts: $1 $2"
   return 1
 }
@@ -65,7 +68,7 @@ case $(uname -m) in
   *) fail "no node agent for $(uname -m)" ;;
 esac
 [[ $sha =~ ^[0-9a-f]{64}$ ]] || fail "refusing node agent hash ${sha::80}"
-get join/agent/clusterctl-node-linux-$arch-$sha.gz "$agent" "$sha"
+get "join/agent/clusterctl-node-linux-$arch-$sha.gz" "$agent" "$sha"
 chmod 0755 "$agent"
 
 step="setting up the node"
