@@ -266,11 +266,18 @@ func TestBucketPermissions(t *testing.T) {
 			}
 		}
 	}
+	listsBucket := false
 	// The managers write only their join material, what only they read
 	// (the bucket policy keeps it from every other principal) and the
 	// status snapshot.
 	for _, st := range roleStatements(res, "ControlRole") {
 		if !strings.HasPrefix(fmt.Sprint(st["Action"]), "[s3:") && !strings.HasPrefix(fmt.Sprint(st["Action"]), "s3:") {
+			continue
+		}
+		// Without s3:ListBucket a missing key answers 403, not 404, and
+		// the managers decide on what is absent (a backup, a record).
+		if st["Action"] == "s3:ListBucket" && jsonEqual(dig(st, "Resource", "Fn::GetAtt"), []any{"Bucket", "Arn"}) && st["Condition"] == nil {
+			listsBucket = true
 			continue
 		}
 		switch r := fmt.Sprint(dig(st, "Resource", "Fn::Sub")); r {
@@ -280,6 +287,9 @@ func TestBucketPermissions(t *testing.T) {
 		default:
 			t.Errorf("control role statement %v outside the swarm and control prefixes and the status", st)
 		}
+	}
+	if !listsBucket {
+		t.Error("the managers may not list the bucket: a missing key would read as access denied")
 	}
 	denied := false
 	for _, p := range resourcesOfType(res, "AWS::S3::BucketPolicy") {
