@@ -85,7 +85,7 @@ func TestContainerLogsShipped(t *testing.T) {
 		return strings.HasPrefix(out, "clusterctl@"+shipping.Spec.InstanceID+" | clusterctl: joined the swarm at "), out
 	})
 	// The engine's calls are signed with its node's role credentials (the
-	// node scripts' own, with the test's). The lab is shared with the
+	// node agent's own, with the test's). The lab is shared with the
 	// other tests running in parallel: only this cluster's nodes count.
 	ours := map[netip.Addr]string{}
 	for _, n := range []*enginetest.Node{m, shipping, cut} {
