@@ -94,5 +94,5 @@ printf '%s\n' '[Unit]' 'After=docker.service' '[Service]' "ExecStart=$agent hous
 systemctl daemon-reload
 systemctl enable --now clusterctl-housekeeping
 trap - EXIT
-sig 0 "manager ready"
+sig 0 "control node ready"
 log "node agent started"
