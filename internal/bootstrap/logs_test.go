@@ -93,7 +93,7 @@ func TestContainerLogsShipped(t *testing.T) {
 		return strings.HasPrefix(out, "clusterctl@"+m.Spec.InstanceID+" | clusterctl: initialised the swarm on "), out
 	})
 	// The engine's calls are signed with its node's role credentials (the
-	// node scripts' own, with the test's). The lab is shared with the
+	// node agent's own, with the test's). The lab is shared with the
 	// other tests running in parallel: only this cluster's nodes count.
 	ours := map[netip.Addr]string{}
 	for _, n := range []*enginetest.Node{m, shipping, cut} {

@@ -339,7 +339,7 @@ type EngineLogs struct {
 }
 
 // DaemonJSON is the engine's configuration: labels, and with logs the
-// awslogs driver as the shell nodes set it (logOpts in internal/render).
+// awslogs driver.
 // A swarm task logs to stream service/<service>/<task>@<instance>, any
 // other container to container/<name>@<instance>; non-blocking with a
 // bounded buffer, so that a CloudWatch outage never blocks a container.
