@@ -29,10 +29,10 @@ import (
 // On moto there is no swarm: these tests play the managers' leader. They
 // read the requests clusterctl puts on the core's queue and publish the
 // status snapshot of the swarm, in the shapes the managers' housekeeping
-// reads and writes (templates/core/control.sh.tmpl; the real thing runs in
+// reads and writes (internal/node, the node agent; the real thing runs in
 // internal/bootstrap).
 
-// statusNode is one node of a status snapshot, as publish_status writes it.
+// statusNode is one node of a status snapshot, as the leader writes it.
 func statusNode(instance, role, availability string, tasks int) map[string]any {
 	id := strings.Repeat(strings.TrimPrefix(instance, "i-")+"x", 2)[:25]
 	manager := ""

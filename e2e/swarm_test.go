@@ -21,8 +21,8 @@ import (
 
 // The managers' leader publishes the swarm's status to the cluster bucket;
 // moto runs no managers, so these tests play the leader: they put the
-// snapshot a leader would publish (the JSON of publish_status in
-// templates/core/control.sh.tmpl) and run the real binary's list-nodes,
+// snapshot a leader would publish (the JSON of Manager.Snapshot in
+// internal/node, wire.Snapshot) and run the real binary's list-nodes,
 // list-groups and describe.
 
 // instanceOf is one of a cluster's instances in moto.

@@ -3,27 +3,27 @@
 // nothing else belongs here.
 //
 //   - core/core.json.tmpl: the core stack (bucket, security groups, IAM,
-//     control node) and its join-contract outputs.
-//   - core/control-userdata.sh.tmpl: the control node's user data, which
-//     initialises the Docker swarm and publishes its join material.
+//     the managers' launch template and Auto Scaling group) and its
+//     join-contract outputs.
 //   - workergroup/workergroup.json.tmpl: one agent group (launch template and
 //     Auto Scaling group).
-//   - workergroup/agent-userdata.sh.tmpl: the agents' user data, a loader
-//     that fetches, verifies and runs the node configuration.
-//   - workergroup/agent-node.sh.tmpl: the node configuration, uploaded to the
-//     cluster bucket: installs Docker, sets the engine labels, joins the swarm.
-//   - node/common.sh.tmpl: shell functions the scripts share.
+//   - node/loader.sh.tmpl: the user data of managers and agents alike, a
+//     loader of at most 4 KiB: writes the node's settings, installs Docker,
+//     fetches the node agent (cmd/clusterctl-node) from the cluster bucket,
+//     checks its SHA-256 against the stack's parameter and runs it; and
+//     those parameters (NodeAgentAmd64, NodeAgentArm64), which both stacks
+//     declare.
+//   - node/common.sh.tmpl: the loader's shell functions (log, retry, imds).
 //
 // Every name shared with code or other templates (tags and their values,
 // parameters, outputs, logical ids named elsewhere, bucket keys, engine
 // labels) comes from internal/names as {{.N.<Name>}}, never a literal; in
 // an Fn::Sub string a reference is written {{ref .N.<Name>}}.
 //
-// The user-data scripts are rendered first and then placed, JSON-escaped,
-// inside Fn::Base64/Fn::Sub in the JSON templates, so they may reference
-// stack parameters and pseudo parameters as ${Name}; a literal shell
-// expansion must be written $name or ${!name}. The node configuration is no
-// Fn::Sub string and takes its values from Go templating alone.
+// The loader is rendered first and then placed, JSON-escaped, inside
+// Fn::Base64/Fn::Sub in the JSON templates, so it may reference stack
+// parameters and pseudo parameters as ${Name}; a literal shell expansion
+// must be written $name or ${!name}.
 package templates
 
 import "embed"

@@ -115,12 +115,19 @@ func (c *cli) env(ctx context.Context, nl *nodeLog, keys ...string) (*env, error
 	if err != nil {
 		return nil, fmt.Errorf("the AWS configuration: %w", err)
 	}
-	// The node's lines go to its stream as the agents' shell service's do;
-	// a node of an older core, whose settings name no log group, keeps
-	// them in the journal only.
-	if group, err := s.logGroup(); err != nil {
+	// The node's lines go to its stream node/<instance-id> of the
+	// cluster's log group. A manager's core always has the group, whatever
+	// its containers' driver (its settings do not repeat the name: user
+	// data is small); an agent of an older core, whose settings name no
+	// group, keeps them in the journal only.
+	group, err := s.logGroup()
+	if err != nil {
 		return nil, err
-	} else if group != "" && s.need("INSTANCE_ID") == nil {
+	}
+	if group == "" && s["NODE_GROUP"] == names.GroupControl {
+		group = names.LogGroup(s["CLUSTER_NAME"])
+	}
+	if group != "" && s.need("INSTANCE_ID") == nil {
 		nl.shipTo(awsn.NewLogs(cfg), group, s["INSTANCE_ID"])
 	}
 	e, err := dockerx.New()

@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -25,38 +26,34 @@ import (
 	"github.com/clusterctl/clusterctl/internal/render"
 )
 
-// A reboot runs the per-boot copy of the control node's user data: the
-// swarm is not initialised again, its join material is published again,
-// and CloudFormation is not signalled twice.
+// A reboot (or any restart of the housekeeping service, which systemd
+// starts at every boot) publishes the join material again: the swarm is
+// not initialised again, and CloudFormation is not signalled twice.
 func TestControlRebootPublishesAgain(t *testing.T) {
 	t.Parallel()
 	tc := deployCore(t, "reboot")
 	control := tc.bootControl(t)
 	swarmID := dockerOn(t, control, "info", "--format", "{{.Swarm.Cluster.ID}}")
+	eventually(t, time.Minute, "the join material published", func() (bool, string) {
+		return tc.hasObject(names.SwarmPrefix + "/worker-token"), "no worker token yet"
+	})
 	if _, err := tc.c.s3.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(tc.bucket), Key: aws.String(names.SwarmPrefix + "/worker-token")}); err != nil {
 		t.Fatal(err)
 	}
-	perBoot := control.Root("var/lib/cloud/scripts/per-boot/clusterctl-control.sh")
-	if b, err := os.ReadFile(perBoot); err != nil || string(b) != tc.controlUserData {
-		t.Fatalf("per-boot copy missing or different: %v", err)
-	}
-	run, err := control.Exec("per-boot", perBoot)
-	if err != nil {
+	if err := control.RestartUnit(context.Background(), "clusterctl-housekeeping"); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if code, out := run.Wait(ctx); code != 0 {
-		t.Fatalf("per-boot script exited %d:\n%s", code, out)
-	}
+	eventually(t, time.Minute, "the worker token published again", func() (bool, string) {
+		return tc.hasObject(names.SwarmPrefix + "/worker-token"), "no worker token"
+	})
 	if id := dockerOn(t, control, "info", "--format", "{{.Swarm.Cluster.ID}}"); id != swarmID {
-		t.Errorf("swarm %s after the reboot, was %s", id, swarmID)
+		t.Errorf("swarm %s after the restart, was %s", id, swarmID)
 	}
 	if token, _ := tc.getObject(t, names.SwarmPrefix+"/worker-token"); strings.TrimSpace(string(token)) != dockerOn(t, control, "swarm", "join-token", "-q", "worker") {
-		t.Error("token not published again after the reboot")
+		t.Error("another token published after the restart")
 	}
 	if n := len(control.Calls("cfn-signal")); n != 1 {
-		t.Errorf("%d signals after a reboot, want the first one only", n)
+		t.Errorf("%d signals after a restart, want the first one only", n)
 	}
 }
 
@@ -73,11 +70,12 @@ func TestControlFailureSignals(t *testing.T) {
 	if code == 0 {
 		t.Fatal("control node succeeded although the package manager failed")
 	}
-	want := fmt.Sprintf("--exit-code 1 --reason clusterctl:\\ control\\ node\\ failed\\ while\\ installing\\ the\\ CloudFormation\\ helper\\ scripts --stack %s --resource ManagerGroup --region %s", tc.name, region)
+	want := fmt.Sprintf("--exit-code 1 --reason clusterctl:\\ failed\\ while\\ installing\\ Docker --stack %s --resource ManagerGroup --region %s", tc.name, region)
 	if calls := control.Calls("cfn-signal"); !slices.Equal(calls, []string{want}) {
 		t.Errorf("signals %q, want %q", calls, want)
 	}
-	if keys := tc.keys(t); len(keys) != 0 {
+	// Nothing but the agents clusterctl uploaded.
+	if keys := slices.DeleteFunc(tc.keys(t), func(k string) bool { return strings.HasPrefix(k, names.AgentPrefix+"/") }); len(keys) != 0 {
 		t.Errorf("published %v after a failure", keys)
 	}
 }
@@ -139,56 +137,72 @@ func otherCA(t *testing.T) string {
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
 
-// A node configuration whose content is not what the launch template's
-// hash says is never run.
+// Node settings or a node agent whose content is not what the launch
+// template pins are never used: the loader refuses them before anything
+// is installed, and signals why.
 func TestAgentRefusesTamperedConfig(t *testing.T) {
 	t.Parallel()
 	tc := deployCore(t, "tampered")
-	g := tc.deployGroup(t, "g", 1, nil)
-	key := g.rendered.Artifacts[0].Key
-	body := string(g.rendered.Artifacts[0].Body)
-	tampered := strings.Replace(body, "managers_key='"+tc.join.ManagersKey+"'", "managers_key='join/swarm/elsewhere'", 1)
-	if tampered == body {
-		t.Fatal("nothing to tamper with")
-	}
-	if _, err := tc.c.s3.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(tc.bucket), Key: aws.String(key), Body: strings.NewReader(tampered)}); err != nil {
-		t.Fatal(err)
-	}
-	agent := labNode(t, "g-0", g.instances[0], true)
-	code, out := wait(t, boot(t, agent, g.userData))
-	if code == 0 || !strings.Contains(out, "does not have SHA-256") {
-		t.Fatalf("agent exited %d, want a refusal:\n%s", code, out)
-	}
-	want := fmt.Sprintf("--exit-code 1 --reason clusterctl:\\ agent\\ failed\\ while\\ verifying\\ the\\ node\\ configuration --stack %s --resource AutoScalingGroup --region %s", g.stack, region)
-	if calls := agent.Calls("cfn-signal"); !slices.Equal(calls, []string{want}) {
-		t.Errorf("signals %q, want %q", calls, want)
-	}
-	if calls := agent.Calls("dnf"); !slices.Equal(calls, []string{"install -y aws-cfn-bootstrap"}) {
-		t.Errorf("dnf %q", calls)
-	}
-	if calls := agent.Calls("systemctl"); len(calls) != 0 {
-		t.Errorf("systemctl %q", calls)
+	g := tc.deployGroup(t, "g", 2, nil)
+	settings := g.rendered.Artifacts[0]
+	bin, _ := nodeAgent(t)
+	for i, c := range []struct {
+		name, key, body string
+	}{
+		{"settings", settings.Key, strings.Replace(string(settings.Body), "MANAGERS_KEY="+tc.join.ManagersKey, "MANAGERS_KEY=join/swarm/elsewhere", 1)},
+		{"agent", names.AgentKey("amd64", bin.SHA256), "not the agent"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.body == string(settings.Body) {
+				t.Fatal("nothing to tamper with")
+			}
+			if _, err := tc.c.s3.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(tc.bucket), Key: aws.String(c.key), Body: strings.NewReader(c.body)}); err != nil {
+				t.Fatal(err)
+			}
+			agent := labNode(t, fmt.Sprintf("g-%d", i), g.instances[i], true)
+			code, out := wait(t, boot(t, agent, g.userData))
+			if code == 0 || !strings.Contains(out, "is not SHA-256 ") || !strings.Contains(out, ": refusing it") {
+				t.Fatalf("agent exited %d, want a refusal:\n%s", code, out)
+			}
+			// The reason names the object refused.
+			want := fmt.Sprintf("--exit-code 1 --reason clusterctl:\\ s3://%s/%s\\ is\\ not\\ SHA-256\\ ", tc.bucket, c.key)
+			if calls := agent.Calls("cfn-signal"); len(calls) != 1 || !strings.HasPrefix(calls[0], want) || !strings.HasSuffix(calls[0], " --stack "+g.stack+" --resource AutoScalingGroup --region "+region) {
+				t.Errorf("signals %q, want one %q...", calls, want)
+			}
+			if calls := agent.Calls("systemctl"); len(calls) != 0 {
+				t.Errorf("systemctl %q", calls)
+			}
+			if _, err := os.Stat(agent.Root("usr/local/bin/clusterctl-node")); err == nil {
+				t.Error("an agent was installed")
+			}
+		})
+		// The next case tampers with another object: put this one back.
+		body := settings.Body
+		if c.name == "agent" {
+			_, body = nodeAgent(t)
+		}
+		if _, err := tc.c.s3.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(tc.bucket), Key: aws.String(c.key), Body: bytes.NewReader(body)}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
-// The stack's join values reach the agent's user data as CloudFormation
-// substitutes them. Values that are not of their shape (the template's
-// patterns would refuse them, but the script does not count on it) are
-// refused before anything runs; a value changed by other means than
-// clusterctl no longer matches the node configuration and is refused too.
+// The stack's values reach the loader as CloudFormation substitutes them.
+// Values that are not of their shape (the template's patterns would refuse
+// them, but the loader does not count on it) are refused before anything
+// runs, never run as shell code. What else a node is configured with comes
+// from its settings in the bucket, pinned by their hash.
 func TestAgentChecksJoinValues(t *testing.T) {
 	t.Parallel()
 	tc := deployCore(t, "values")
 	g := tc.deployGroup(t, "g", 1, nil)
 	for _, c := range []struct {
-		name, param, value, step, says string
+		name, param, value, says string
 	}{
-		{"quote in the managers key", "ManagersKey", "join/swarm/managers'; touch @PWNED@; : '", "checking the join values", "refusing bucket-key"},
-		{"command in the bucket", "BucketName", "$(touch @PWNED@)", "checking the join values", "refusing bucket"},
-		{"quote in the cluster", "ClusterName", "prod'\ntouch @PWNED@\n: '", "checking the join values", "refusing cluster"},
-		{"security group", "ControlSecurityGroupId", "sg-1;touch${IFS}@PWNED@", "checking the join values", "refusing security-group"},
-		{"changed managers key", "ManagersKey", "join/swarm/elsewhere", "configuring the node",
-			"the stack's ManagersKey is join/swarm/elsewhere but this node configuration has '" + tc.join.ManagersKey + "'"},
+		{"quote in the bucket", "BucketName", "b'; touch @PWNED@; : '", "refusing bucket"},
+		{"command in the bucket", "BucketName", "$(touch @PWNED@)", "refusing bucket"},
+		{"command in the agent's hash", "NodeAgentAmd64", "$(touch${IFS}@PWNED@)", "refusing node agent hash"},
+		{"newline in the agent's hash", "NodeAgentAmd64", "a\ntouch @PWNED@", "refusing node agent hash"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			agent := labNode(t, "g-0", g.instances[0], true)
@@ -201,10 +215,8 @@ func TestAgentChecksJoinValues(t *testing.T) {
 			if _, err := os.Stat(pwned); err == nil {
 				t.Error("the value was run as shell code")
 			}
-			want := fmt.Sprintf("--exit-code 1 --reason clusterctl:\\ agent\\ failed\\ while\\ %s --stack %s --resource AutoScalingGroup --region %s",
-				strings.ReplaceAll(c.step, " ", "\\ "), g.stack, region)
-			if calls := agent.Calls("cfn-signal"); !slices.Equal(calls, []string{want}) {
-				t.Errorf("signals %q, want %q", calls, want)
+			if calls := agent.Calls("cfn-signal"); len(calls) != 1 || !strings.HasPrefix(calls[0], "--exit-code 1 ") {
+				t.Errorf("signals %q, want one failure", calls)
 			}
 			if calls := agent.Calls("systemctl"); len(calls) != 0 {
 				t.Errorf("systemctl %q", calls)
@@ -240,6 +252,8 @@ func resolveUserData(t *testing.T, r *render.Rendered, lt string, override map[s
 			return r.StackName, true
 		case "AWS::Region":
 			return region, true
+		case "AWS::URLSuffix":
+			return "amazonaws.com", true
 		}
 		if v, ok := override[name]; ok {
 			return v, true

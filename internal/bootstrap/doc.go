@@ -1,7 +1,8 @@
-// Package bootstrap holds no code: its tests execute the node scripts that
-// internal/render produces (the managers' user data and program, an
-// agent's user data and its node configuration) on real Docker Engines,
-// one network namespace each (internal/enginetest), with the real AWS CLI
-// against a moto_server, an instance metadata service that insists on
-// IMDSv2 tokens, and stand-ins only for dnf, systemctl and cfn-signal.
+// Package bootstrap holds no code: its tests boot nodes through the user
+// data internal/render produces (the loader of managers and agents, which
+// fetches the node agent the tests build from the cluster bucket, checks
+// it and runs it) on real Docker Engines, one network namespace each
+// (internal/enginetest), against a moto_server, with an instance metadata
+// service that insists on IMDSv2 tokens, and stand-ins only for dnf,
+// systemctl and cfn-signal.
 package bootstrap

@@ -69,7 +69,7 @@ func runMain(m *testing.M) int {
 	}
 	defer logf.Close()
 	// Never a silent skip: without root, docker.io, busybox-static, ... the
-	// node scripts cannot run.
+	// nodes cannot boot.
 	lab, err = enginetest.Start(logf)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bootstrap: FAIL:", err)

@@ -1,4 +1,5 @@
-// Package enginetest runs clusterctl's rendered node scripts on real Docker
+// Package enginetest boots nodes through clusterctl's rendered user data
+// (the loader, which fetches and runs the node agent) on real Docker
 // Engines, for tests.
 //
 // A Lab is one private bridge with a /24 subnet made for the test run, a
@@ -9,10 +10,10 @@
 // metadata service (IMDSv2), and stand-ins for only what cannot run here:
 // the package manager (dnf, which records), cfn-signal (which records) and
 // systemctl, which starts the node's Docker Engine (`dockerd` from Debian's
-// docker.io, in the node's namespace, with the daemon.json the script wrote)
-// and runs the systemd units the scripts install. Everything else is real:
-// bash, the AWS CLI (given the lab's endpoint), jq, curl, python3 and the
-// docker CLI.
+// docker.io, in the node's namespace, with the daemon.json the node agent
+// wrote) and runs the systemd units the loader installs. Everything else is
+// real: bash, curl, the node agent, the docker CLI, and the AWS CLI (given
+// the lab's endpoint) for the Run Command scripts.
 //
 // Every network object carries the prefix "cce-<owner pid in base 36>-" and
 // every directory "clusterctl-enginetest-<owner pid>", so that a run

@@ -1,5 +1,5 @@
 // Package motoserver runs a local moto_server (a fake AWS endpoint) for the
-// end-to-end tests, the node-script tests and the benchmarks: on a free
+// end-to-end tests, the real-engine tests and the benchmarks: on a free
 // loopback port, answering when Start returns, stopped by Close.
 package motoserver
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -287,6 +288,31 @@ type Instance struct {
 	ID, Type, Lifecycle, Zone, Address string
 }
 
+var instanceShapes = []struct {
+	what string
+	re   *regexp.Regexp
+	of   func(Instance) string
+}{
+	{"instance-id", regexp.MustCompile(`^i-[0-9a-f]{8,17}$`), func(i Instance) string { return i.ID }},
+	{"instance-type", regexp.MustCompile(`^[a-z][a-z0-9-]*\.[a-z0-9]+$`), func(i Instance) string { return i.Type }},
+	{"lifecycle", regexp.MustCompile(`^[a-z][a-z-]{0,31}$`), func(i Instance) string { return i.Lifecycle }},
+	{"zone", regexp.MustCompile(`^[a-z]{2}-[a-z0-9-]+[a-z]$`), func(i Instance) string { return i.Zone }},
+}
+
+// Check refuses metadata of another shape than EC2's before any of it
+// reaches daemon.json, a tag or a swarm command.
+func (i Instance) Check() error {
+	for _, s := range instanceShapes {
+		if v := s.of(i); !s.re.MatchString(v) {
+			return fmt.Errorf("refusing %s %.60q from the instance metadata: not the shape of one", s.what, v)
+		}
+	}
+	if !ValidIPv4(i.Address) {
+		return fmt.Errorf("refusing local-ipv4 %.60q from the instance metadata: not the shape of one", i.Address)
+	}
+	return nil
+}
+
 // EngineLabels are the engine labels of an agent of group with the
 // operator's labels: placement by group, instance type, lifecycle, zone,
 // and the instance by which the managers find its node.
@@ -313,7 +339,7 @@ type EngineLogs struct {
 }
 
 // DaemonJSON is the engine's configuration: labels, and with logs the
-// awslogs driver as the shell nodes set it (logOpts in internal/render).
+// awslogs driver.
 // A swarm task logs to stream service/<service>/<task>@<instance>, any
 // other container to container/<name>@<instance>; non-blocking with a
 // bounded buffer, so that a CloudWatch outage never blocks a container.

@@ -197,3 +197,27 @@ func TestEngineLabels(t *testing.T) {
 		t.Errorf("tags %v", tags)
 	}
 }
+
+func TestInstanceCheck(t *testing.T) {
+	ok := Instance{ID: "i-0123456789abcdef0", Type: "m7g.large", Lifecycle: "spot", Zone: "eu-west-1a", Address: "10.0.1.5"}
+	if err := ok.Check(); err != nil {
+		t.Fatalf("EC2's metadata refused: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Instance)
+		says string
+	}{
+		{"quote in the lifecycle", func(i *Instance) { i.Lifecycle = `spot","x=1` }, "refusing lifecycle"},
+		{"id", func(i *Instance) { i.ID = "i-1;reboot" }, "refusing instance-id"},
+		{"type", func(i *Instance) { i.Type = "m5 large" }, "refusing instance-type"},
+		{"zone", func(i *Instance) { i.Zone = "" }, "refusing zone"},
+		{"address", func(i *Instance) { i.Address = "10.0.1.5\n" }, "refusing local-ipv4"},
+	} {
+		i := ok
+		tc.edit(&i)
+		if err := i.Check(); err == nil || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.says)
+		}
+	}
+}

@@ -67,6 +67,10 @@ type Manager struct {
 	// there are more.
 	managers   int
 	backupGone bool
+	// republish: the first round this service leads publishes the join
+	// material whatever was last recorded, as every boot does (the
+	// objects may have been removed or overwritten meanwhile).
+	republish bool
 	// demoted: this manager demoted itself in this round.
 	demoted bool
 }
@@ -76,6 +80,7 @@ type Manager struct {
 // are, and another takes over when the leader is lost.
 func (m *Manager) Housekeeping(ctx context.Context) error {
 	m.Backups.Resume()
+	m.republish = true
 	m.Log("housekeeping of cluster %s started", m.Cluster)
 	for ctx.Err() == nil {
 		m.Round(ctx)
@@ -96,8 +101,10 @@ func (m *Manager) Round(ctx context.Context) {
 		_ = m.Clock.Sleep(ctx, m.T.Idle)
 		return
 	}
-	if err := m.PublishJoinMaterial(ctx, false); err != nil {
+	if err := m.PublishJoinMaterial(ctx, m.republish); err != nil {
 		m.Log("publishing the join material failed: %v", err)
+	} else {
+		m.republish = false
 	}
 	if err := m.publishStatus(ctx); err != nil {
 		m.Log("publishing the status snapshot failed: %v", err)

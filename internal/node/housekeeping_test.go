@@ -440,7 +440,7 @@ func TestSnapshotServices(t *testing.T) {
 	if err := json.Unmarshal(body, &raw); err != nil {
 		t.Fatal(err)
 	}
-	// The keys publish_status writes, in the engine's words.
+	// The keys the managers have always published, in the engine's words.
 	for _, sv := range raw.Services {
 		for _, k := range []string{"ID", "Name", "Mode", "Image", "Endpoint", "Placement"} {
 			if _, ok := sv[k]; !ok {

@@ -205,3 +205,31 @@ func TestTokenDigest(t *testing.T) {
 		}
 	}
 }
+
+// A housekeeping service that starts (every boot, every restart) publishes
+// the join material in its first round as the leader, even when its state
+// says it was published: the objects may have been removed meanwhile.
+// Later rounds publish only what changed.
+func TestJoinMaterialRepublishedAtStart(t *testing.T) {
+	l := newLab(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := l.m.PublishJoinMaterial(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	delete(l.b.objects, names.SwarmPrefix+"/"+names.SwarmToken)
+	rounds := 0
+	l.m.Log = func(format string, args ...any) {
+		if strings.HasPrefix(format, "published the join material") {
+			rounds++
+			cancel() // the service stops after this round
+		}
+	}
+	_ = l.m.Housekeeping(ctx)
+	if _, ok := l.b.objects[names.SwarmPrefix+"/"+names.SwarmToken]; !ok || rounds != 1 {
+		t.Fatalf("the worker token not published again at start (%d publications)", rounds)
+	}
+	l.m.Round(context.Background())
+	if rounds != 1 {
+		t.Errorf("published again in a later round with nothing changed: %d", rounds)
+	}
+}

@@ -152,14 +152,20 @@ func (m *Manager) initialise(ctx context.Context) error {
 	archive, obj, err := m.Bucket.Get(ctx, names.ControlKey(names.Backup))
 	switch {
 	case err == nil:
-		if err := m.current(ctx, obj); err != nil {
+		err := m.current(ctx, obj)
+		if err == nil {
+			if err := m.Backups.Restore(ctx, archive, m.Address); err != nil {
+				return err
+			}
+			m.Log("restored the swarm from its backup on %s", m.Address)
+			return nil
+		}
+		if !errors.Is(err, errStaleBackup) {
 			return err
 		}
-		if err := m.Backups.Restore(ctx, archive, m.Address); err != nil {
-			return err
-		}
-		m.Log("restored the swarm from its backup on %s", m.Address)
-		return nil
+		// Taken of a lone manager that has since had company, which was
+		// lost too: its state is not the swarm's last. A new swarm.
+		m.Log("%v: initialising a new swarm", err)
 	case !errors.Is(err, ErrMissing):
 		return err
 	}
@@ -190,12 +196,17 @@ func (m *Manager) current(ctx context.Context, obj Object) error {
 	if obj.Metadata[takenKey] == "" {
 		taken, err = 0, nil
 	}
-	if err != nil || taken < since {
-		return fmt.Errorf("refusing the backup of the swarm state taken at %s: older than the last change of managers at %s",
-			unixTime(taken), unixTime(since))
+	if err != nil {
+		return fmt.Errorf("refusing the backup of the swarm state: its time %q is not Unix seconds", obj.Metadata[takenKey])
+	}
+	if taken < since {
+		return fmt.Errorf("%w (taken at %s, managers changed at %s)", errStaleBackup, unixTime(taken), unixTime(since))
 	}
 	return nil
 }
+
+// errStaleBackup: the backup is older than the last change of managers.
+var errStaleBackup = errors.New("refusing the backup: older than the last change of managers")
 
 func unixTime(s int64) string { return time.Unix(s, 0).UTC().Format(time.RFC3339) }
 

@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,18 +69,20 @@ func TestRestore(t *testing.T) {
 	}
 
 	// The backup's "taken" against the managers' "COUNT SINCE".
+	// A stale backup is refused and a new swarm initialised; an unreadable
+	// record or time fails the boot: nothing is decided on it.
 	for _, tc := range []struct {
-		taken, changed string
-		restored       bool
+		taken, changed  string
+		restored, fresh bool
 	}{
-		{"", "", true},                // neither says: no change known
-		{"", "1 0\n", true},           // first recorded, never changed
-		{"", "3 1700000000\n", false}, // a backup that does not say when
-		{"1700000000", "3 1700000000\n", true},
-		{"1699999999", "3 1700000000\n", false},
-		{"1700000060", "1 1700000000\n", true},
-		{"1700000060", "three\n", false}, // unreadable: not trusted
-		{"soon", "1 0\n", false},
+		{"", "", true, false},               // neither says: no change known
+		{"", "1 0\n", true, false},          // first recorded, never changed
+		{"", "3 1700000000\n", false, true}, // a backup that does not say when
+		{"1700000000", "3 1700000000\n", true, false},
+		{"1699999999", "3 1700000000\n", false, true},
+		{"1700000060", "1 1700000000\n", true, false},
+		{"1700000060", "three\n", false, false}, // unreadable: not trusted
+		{"soon", "1 0\n", false, false},
 	} {
 		l = newLab(t)
 		l.b.set(names.ControlKey(names.Backup), []byte("tar"))
@@ -89,12 +93,20 @@ func TestRestore(t *testing.T) {
 			l.b.set(names.ControlKey(names.ManagersChanged), []byte(tc.changed))
 		}
 		a, _ = l.booting("i-00000000000000f0a", "10.0.1.10")
+		var said []string
+		a.Log = func(f string, args ...any) { said = append(said, fmt.Sprintf(f, args...)) }
 		err := a.Init(ctx)
-		if got := l.bk.restored != nil; got != tc.restored || tc.restored != (err == nil) {
+		if got := l.bk.restored != nil; got != tc.restored || (tc.restored || tc.fresh) != (err == nil) {
 			t.Errorf("taken %q, changed %q: restored %v, %v", tc.taken, tc.changed, got, err)
 		}
-		if !tc.restored && (err == nil || !strings.Contains(err.Error(), "refusing the backup")) {
-			t.Errorf("taken %q, changed %q: %v", tc.taken, tc.changed, err)
+		inits := l.c.count("docker swarm init")
+		switch {
+		case tc.fresh && (inits != 1 || !slices.ContainsFunc(said, func(s string) bool {
+			return strings.HasPrefix(s, "refusing the backup: older than the last change of managers") && strings.HasSuffix(s, ": initialising a new swarm")
+		})):
+			t.Errorf("taken %q, changed %q: %d inits, said %q", tc.taken, tc.changed, inits, said)
+		case !tc.restored && !tc.fresh && (err == nil || !strings.Contains(err.Error(), "refusing the backup") || inits != 0):
+			t.Errorf("taken %q, changed %q: %v, %d inits", tc.taken, tc.changed, err, inits)
 		}
 	}
 }

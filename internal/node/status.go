@@ -47,8 +47,8 @@ func (m *Manager) watch() {
 // tasks (by their actual state: a drained node's tasks count until they
 // have stopped); and when the swarm state was last backed up (nil: no
 // backup, with more than one manager); and the swarm's services with all
-// their tasks (those no node took yet too), for clusterctl services: what
-// publish_status in templates/core/control.sh.tmpl writes.
+// their tasks (those no node took yet too), for clusterctl services, in
+// the shape the managers of earlier versions published too.
 func (m *Manager) Snapshot(ctx context.Context) (wire.Snapshot, error) {
 	nodes, err := m.Engine.Nodes(ctx)
 	if err != nil {

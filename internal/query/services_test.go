@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// A snapshot's services in the shape publish_status writes them: the
+// A snapshot's services in the shape the leader writes them: the
 // engine's own fields.
 const servicesSnapshot = `{
   "nodes": [

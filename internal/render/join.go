@@ -74,10 +74,11 @@ func ContractOlder(a, b string) bool {
 // otherwise names every missing (or empty) output, or the first whose value
 // does not have the shape of what it names. Other outputs are ignored.
 //
-// The values reach the groups' parameters and, through them, root shell
-// code on every node: anyone allowed to update the core stack could put
-// shell code in an output. Checking each value's shape here is what keeps
-// that out; the node scripts check again.
+// The values reach the groups' parameters and every node: the bucket's
+// name its loader (root shell code), the others its settings. Anyone
+// allowed to update the core stack could put shell code in an output.
+// Checking each value's shape here is what keeps that out; the template's
+// patterns and the node agent check again.
 func JoinFromOutputs(outputs map[string]string) (Join, error) {
 	if v := strings.TrimSpace(outputs[names.OutputContractVersion]); v != "" && v != ContractVersion {
 		return Join{}, &ContractError{Core: v, Want: ContractVersion}

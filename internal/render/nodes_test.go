@@ -68,7 +68,9 @@ func scripts(t *testing.T) map[string]string {
 // TestLoaderSize: the user data of managers and agents is a loader of at
 // most 4 KiB with the longest values the stack can substitute.
 func TestLoaderSize(t *testing.T) {
-	for _, v := range variants() {
+	long := variants()[0]
+	long.name, long.cluster = "core-longest-name", "c"+strings.Repeat("x", spec.MaxStackName-1)
+	for _, v := range append(variants(), long) {
 		r, err := v.render()
 		if err != nil {
 			t.Fatalf("%s: %v", v.name, err)
@@ -123,8 +125,8 @@ func TestLoaderPinsAgent(t *testing.T) {
 		}
 		ud := resolvedUserData(t, r, lt)
 		for _, want := range []string{
-			"x86_64) arch=amd64 sha='" + testAgents["amd64"] + "'", "aarch64) arch=arm64 sha='" + testAgents["arm64"] + "'",
-			"get " + names.AgentPrefix + `/clusterctl-node-linux-$arch-$sha.gz "$agent" "$sha"`,
+			" " + testAgents["amd64"] + " " + testAgents["arm64"] + "\nCLUSTERCTL_STACK\n", "x86_64) arch=amd64 sha=$amd64 ;;", "aarch64) arch=arm64 sha=$arm64 ;;",
+			`get "` + names.AgentPrefix + `/clusterctl-node-linux-$arch-$sha.gz" "$agent" "$sha"`,
 			`sha256sum --check --status <<<"$3  $2.new" || fail`, `"$agent" setup`,
 		} {
 			if !strings.Contains(ud, want) {
@@ -264,11 +266,18 @@ func TestBucketPermissions(t *testing.T) {
 			}
 		}
 	}
+	listsBucket := false
 	// The managers write only their join material, what only they read
 	// (the bucket policy keeps it from every other principal) and the
 	// status snapshot.
 	for _, st := range roleStatements(res, "ControlRole") {
 		if !strings.HasPrefix(fmt.Sprint(st["Action"]), "[s3:") && !strings.HasPrefix(fmt.Sprint(st["Action"]), "s3:") {
+			continue
+		}
+		// Without s3:ListBucket a missing key answers 403, not 404, and
+		// the managers decide on what is absent (a backup, a record).
+		if st["Action"] == "s3:ListBucket" && jsonEqual(dig(st, "Resource", "Fn::GetAtt"), []any{"Bucket", "Arn"}) && st["Condition"] == nil {
+			listsBucket = true
 			continue
 		}
 		switch r := fmt.Sprint(dig(st, "Resource", "Fn::Sub")); r {
@@ -278,6 +287,9 @@ func TestBucketPermissions(t *testing.T) {
 		default:
 			t.Errorf("control role statement %v outside the swarm and control prefixes and the status", st)
 		}
+	}
+	if !listsBucket {
+		t.Error("the managers may not list the bucket: a missing key would read as access denied")
 	}
 	denied := false
 	for _, p := range resourcesOfType(res, "AWS::S3::BucketPolicy") {

@@ -58,8 +58,8 @@ type Rendered struct {
 	Artifacts []Artifact
 }
 
-// coreData is what core.json.tmpl, control-userdata.sh.tmpl and
-// control.sh.tmpl see.
+// coreData is what core.json.tmpl and the managers' loader
+// (node/loader.sh.tmpl) see.
 type coreData struct {
 	N                                 names.Set
 	Cluster, Version, ContractVersion string
@@ -70,10 +70,8 @@ type coreData struct {
 	Tags                              []label // the operator's, sorted by key
 }
 
-// RequestMaxAge is names.RequestMaxAge in seconds, for control.sh.tmpl.
-func (coreData) RequestMaxAge() int { return int(names.RequestMaxAge.Seconds()) }
-
-// groupData is what workergroup.json.tmpl and agent-userdata.sh.tmpl see.
+// groupData is what workergroup.json.tmpl and the agents' loader
+// (node/loader.sh.tmpl) see.
 type groupData struct {
 	N                                              names.Set
 	Cluster, Group, Name, Version, ContractVersion string
@@ -329,8 +327,8 @@ func execute(pattern, name string, data any) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// parse loads the templates matching pattern, with the shell functions the
-// node scripts share. They are parsed on every call rather than cached in a
+// parse loads the templates matching pattern, with the loader and its
+// shell functions (node/). They are parsed on every call rather than cached in a
 // package variable: it costs well under a millisecond and keeps the package
 // free of global state.
 func parse(pattern string) (*template.Template, error) {

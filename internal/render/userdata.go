@@ -73,13 +73,14 @@ func settingLines(kv ...string) string {
 // controlUserData renders the managers' loader.
 func controlUserData(data coreData) (string, error) {
 	return loader(loaderData{
-		What: "manager of cluster " + subLiteral(data.Cluster), Resource: names.ResourceManagerGroup,
+		What: "manager", Resource: names.ResourceManagerGroup,
 		Bucket: subRef(names.ResourceBucket), Unit: "clusterctl-housekeeping", Command: "housekeeping", Manager: true,
+		// The core's stack is named after the cluster: the loader writes
+		// CLUSTER_NAME from the stack's name.
 		Settings: settingLines(
-			"CLUSTER_NAME", subLiteral(data.Cluster),
 			"NODE_GROUP", names.GroupControl,
 			"LIFECYCLE_QUEUE_URL", subRef(names.ResourceLifecycleQueue),
-			"LOG_GROUP", subLiteral(data.LogGroup),
+			// The agent derives the log group from the cluster's name.
 			"LOG_DRIVER", subRef(names.ParamLogDriver),
 		),
 	})
@@ -102,7 +103,7 @@ func agentUserData(data groupData, labelList string, join Join) (string, Artifac
 	hash := hex.EncodeToString(sum[:])
 	art := Artifact{Key: names.NodeConfigKey(data.Group, hash), Body: []byte(settings)}
 	ud, err := loader(loaderData{
-		What: "agent of group " + subLiteral(data.Group) + " in cluster " + subLiteral(data.Cluster), Resource: names.ResourceAutoScalingGroup,
+		What: "agent", Resource: names.ResourceAutoScalingGroup,
 		Bucket: subRef(names.OutputBucketName), Unit: "clusterctl-agent", Command: "agent",
 		SettingsKey: art.Key, SettingsSHA256: hash,
 	})

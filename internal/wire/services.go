@@ -1,8 +1,8 @@
 package wire
 
 // SnapshotService is one service of the swarm as the status snapshot
-// gives it: what publish_status (templates/core/control.sh.tmpl) keeps of
-// `docker service inspect`, in the engine's own words. Never the whole
+// gives it: what the leader (internal/node) keeps of `docker service
+// inspect`, in the engine's own words. Never the whole
 // spec: its environment may hold secrets, and agents may read the
 // snapshot.
 type SnapshotService struct {

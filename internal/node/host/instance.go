@@ -3,10 +3,13 @@ package host
 import (
 	"context"
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 
@@ -20,7 +23,15 @@ type Metadata struct{ c *imds.Client }
 func NewMetadata(endpoint string) Metadata {
 	// Enabled whatever AWS_EC2_METADATA_DISABLED says: that is for
 	// credentials, and the instance's own metadata is what a node is.
-	return Metadata{c: imds.New(imds.Options{Endpoint: endpoint, ClientEnableState: imds.ClientEnabled})}
+	// The SDK's defaults fail fast (a 250 ms dial, 500 ms for the headers,
+	// 5 s in all) for programs that may not run on EC2; a node's agent
+	// does, and a busy instance must not fail its boot on a slow answer.
+	return Metadata{c: imds.New(imds.Options{
+		Endpoint: endpoint, ClientEnableState: imds.ClientEnabled,
+		HTTPClient:            &http.Client{Timeout: 10 * time.Second},
+		Retryer:               retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = 6 }),
+		DisableDefaultTimeout: true,
+	})}
 }
 
 // Get reads one item.
@@ -50,7 +61,7 @@ func (m Metadata) Instance(ctx context.Context) (node.Instance, error) {
 		}
 		*f.to = v
 	}
-	return i, nil
+	return i, i.Check()
 }
 
 // Terminating tells whether Auto Scaling is terminating the instance.

@@ -1,10 +1,10 @@
 #!/bin/bash
-# clusterctl manager of cluster arm: installs Docker Engine and the node agent, checked
-# against the SHA-256 the stack pins, which does the rest.
+# clusterctl manager: loads the node agent, pinned by SHA-256.
 set -euo pipefail
-stack='arm'
-region='eu-west-1'
-bucket='prod-bucket-1a2b3c4d5e6f'
+read -r stack region bucket amd64 arm64 <<'CLUSTERCTL_STACK' || true
+arm eu-west-1 prod-bucket-1a2b3c4d5e6f aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb
+CLUSTERCTL_STACK
+[[ $stack =~ ^[a-zA-Z][-a-zA-Z0-9]{0,127}$ && $region =~ ^[a-z]{2}(-[a-z]+)+-[0-9]+$ ]] || exit 1
 root=${CLUSTERCTL_ROOT:-}
 env=$root/etc/clusterctl/node.env
 imds_url=${CLUSTERCTL_IMDS_URL:-http://169.254.169.254}
@@ -12,23 +12,15 @@ agent=$root/usr/local/bin/clusterctl-node
 export PATH=$PATH:/opt/aws/bin
 log() { printf 'clusterctl: %s\n' "$*" >&2; }
 retry() {
-  local n=1
-  until "$@"; do
-    if [ "$n" -ge 5 ]; then
-      log "gave up after $n attempts: $1 $2"
-      return 1
-    fi
-    n=$((n + 1))
+  for _ in 1 2 3 4 5; do
+    if "$@"; then return 0; fi
     sleep 5
   done
+  log "gave up after 5 attempts: $1 $2"
+  return 1
 }
-imds() {
-  local token
-  token=$(curl -sSf --retry 5 --retry-connrefused --max-time 5 -X PUT \
-    -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' "$imds_url/latest/api/token")
-  curl -sSf --retry 5 --retry-connrefused --max-time 5 \
-    -H "X-aws-ec2-metadata-token: $token" "$imds_url/latest/meta-data/$1"
-}
+tok=$(curl -sSf --retry 5 --retry-connrefused -m 5 -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 21600' "$imds_url/latest/api/token")
+imds() { curl -sSf --retry 5 --retry-connrefused -m 5 -H "X-aws-ec2-metadata-token: $tok" "$imds_url/latest/meta-data/$1"; }
 sig() { cfn-signal --exit-code "$1" --reason "$2" --stack "$stack" --resource ManagerGroup --region "$region" || log "cfn-signal failed"; }
 fail() {
   trap - EXIT
@@ -38,6 +30,7 @@ fail() {
 }
 step=starting
 trap '[ $? -eq 0 ] || fail "failed while $step"' EXIT
+[[ $bucket =~ ^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$ ]] || fail "refusing bucket ${bucket::80}"
 url=https://$bucket.s3.$region.amazonaws.com
 [ -z "${AWS_ENDPOINT_URL:-}" ] || url=$AWS_ENDPOINT_URL/$bucket
 f() { sed -n "s/.*\"$1\" *: *\"\([^\"]*\)\".*/\1/p" <<<"$c"; }
@@ -57,26 +50,25 @@ get() {
 }
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
-step="writing the node's settings"
+step="writing the node settings"
 cat >"$env" <<'CLUSTERCTL_SETTINGS'
-CLUSTER_NAME=arm
 NODE_GROUP=control
 LIFECYCLE_QUEUE_URL=https://sqs.eu-west-1.amazonaws.com/123456789012/prod-LifecycleQueue-1A2B3C4D5E6F
-LOG_GROUP=/clusterctl/arm
 LOG_DRIVER=awslogs
 CLUSTERCTL_SETTINGS
-printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
+printf '%s\n' "CLUSTER_NAME=$stack" "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
 retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in
-  x86_64) arch=amd64 sha='aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' ;;
-  aarch64) arch=arm64 sha='bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb' ;;
+  x86_64) arch=amd64 sha=$amd64 ;;
+  aarch64) arch=arm64 sha=$arm64 ;;
   *) fail "no node agent for $(uname -m)" ;;
 esac
-get join/agent/clusterctl-node-linux-$arch-$sha.gz "$agent" "$sha"
+[[ $sha =~ ^[0-9a-f]{64}$ ]] || fail "refusing node agent hash ${sha::80}"
+get "join/agent/clusterctl-node-linux-$arch-$sha.gz" "$agent" "$sha"
 chmod 0755 "$agent"
 
 step="setting up the node"
@@ -94,5 +86,5 @@ printf '%s\n' '[Unit]' 'After=docker.service' '[Service]' "ExecStart=$agent hous
 systemctl daemon-reload
 systemctl enable --now clusterctl-housekeeping
 trap - EXIT
-sig 0 "manager ready"
+sig 0 "control node ready"
 log "node agent started"

@@ -1,10 +1,10 @@
 #!/bin/bash
-# clusterctl agent of group web in cluster prod: installs Docker Engine and the node agent, checked
-# against the SHA-256 the stack pins, which does the rest.
+# clusterctl agent: loads the node agent, pinned by SHA-256.
 set -euo pipefail
-stack='prod-web'
-region='eu-west-1'
-bucket='prod-bucket-1a2b3c4d5e6f'
+read -r stack region bucket amd64 arm64 <<'CLUSTERCTL_STACK' || true
+prod-web eu-west-1 prod-bucket-1a2b3c4d5e6f aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb
+CLUSTERCTL_STACK
+[[ $stack =~ ^[a-zA-Z][-a-zA-Z0-9]{0,127}$ && $region =~ ^[a-z]{2}(-[a-z]+)+-[0-9]+$ ]] || exit 1
 root=${CLUSTERCTL_ROOT:-}
 env=$root/etc/clusterctl/node.env
 imds_url=${CLUSTERCTL_IMDS_URL:-http://169.254.169.254}
@@ -12,23 +12,15 @@ agent=$root/usr/local/bin/clusterctl-node
 export PATH=$PATH:/opt/aws/bin
 log() { printf 'clusterctl: %s\n' "$*" >&2; }
 retry() {
-  local n=1
-  until "$@"; do
-    if [ "$n" -ge 5 ]; then
-      log "gave up after $n attempts: $1 $2"
-      return 1
-    fi
-    n=$((n + 1))
+  for _ in 1 2 3 4 5; do
+    if "$@"; then return 0; fi
     sleep 5
   done
+  log "gave up after 5 attempts: $1 $2"
+  return 1
 }
-imds() {
-  local token
-  token=$(curl -sSf --retry 5 --retry-connrefused --max-time 5 -X PUT \
-    -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' "$imds_url/latest/api/token")
-  curl -sSf --retry 5 --retry-connrefused --max-time 5 \
-    -H "X-aws-ec2-metadata-token: $token" "$imds_url/latest/meta-data/$1"
-}
+tok=$(curl -sSf --retry 5 --retry-connrefused -m 5 -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 21600' "$imds_url/latest/api/token")
+imds() { curl -sSf --retry 5 --retry-connrefused -m 5 -H "X-aws-ec2-metadata-token: $tok" "$imds_url/latest/meta-data/$1"; }
 sig() { cfn-signal --exit-code "$1" --reason "$2" --stack "$stack" --resource AutoScalingGroup --region "$region" || log "cfn-signal failed"; }
 fail() {
   trap - EXIT
@@ -38,6 +30,7 @@ fail() {
 }
 step=starting
 trap '[ $? -eq 0 ] || fail "failed while $step"' EXIT
+[[ $bucket =~ ^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$ ]] || fail "refusing bucket ${bucket::80}"
 url=https://$bucket.s3.$region.amazonaws.com
 [ -z "${AWS_ENDPOINT_URL:-}" ] || url=$AWS_ENDPOINT_URL/$bucket
 f() { sed -n "s/.*\"$1\" *: *\"\([^\"]*\)\".*/\1/p" <<<"$c"; }
@@ -57,7 +50,7 @@ get() {
 }
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
-step="writing the node's settings"
+step="writing the node settings"
 get 'join/groups/web/node-b984b7f3e021f73591e198d805abeb24bd149f67bc7b00aa248552a7fd8a74a6.env' "$env" b984b7f3e021f73591e198d805abeb24bd149f67bc7b00aa248552a7fd8a74a6
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
@@ -66,11 +59,12 @@ retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in
-  x86_64) arch=amd64 sha='aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' ;;
-  aarch64) arch=arm64 sha='bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb' ;;
+  x86_64) arch=amd64 sha=$amd64 ;;
+  aarch64) arch=arm64 sha=$arm64 ;;
   *) fail "no node agent for $(uname -m)" ;;
 esac
-get join/agent/clusterctl-node-linux-$arch-$sha.gz "$agent" "$sha"
+[[ $sha =~ ^[0-9a-f]{64}$ ]] || fail "refusing node agent hash ${sha::80}"
+get "join/agent/clusterctl-node-linux-$arch-$sha.gz" "$agent" "$sha"
 chmod 0755 "$agent"
 
 step="setting up the node"
