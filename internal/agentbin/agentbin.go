@@ -134,9 +134,13 @@ func BuildFlags(version string) []string {
 }
 
 // BuildEnv is the environment of a build for arch: Linux, no cgo, the
-// module's own go.mod and go.sum as they are, no workspace.
+// module's own go.mod and go.sum as they are, no workspace, and the
+// baseline of each architecture whatever the user's environment says
+// (GOAMD64=v3 would give an agent some instances cannot run, and another
+// hash).
 func BuildEnv(arch string) []string {
-	return []string{"GOOS=linux", "GOARCH=" + arch, "CGO_ENABLED=0", "GOFLAGS=-mod=readonly", "GOWORK=off"}
+	return []string{"GOOS=linux", "GOARCH=" + arch, "CGO_ENABLED=0", "GOFLAGS=-mod=readonly", "GOWORK=off",
+		"GOAMD64=v1", "GOARM64=v8.0", "GOEXPERIMENT="}
 }
 
 // Build builds arch's agent stamped with version, with the Go toolchain

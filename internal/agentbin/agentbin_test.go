@@ -151,7 +151,7 @@ echo "$*" >> ` + log + `
 if [ "$1" = env ]; then echo go1.fake; exit 0; fi
 out=""; prev=""
 for a in "$@"; do [ "$prev" = -o ] && out="$a"; prev="$a"; done
-{ cat marker; echo "$GOOS/$GOARCH $*"; } > "$out"
+{ cat marker; echo "$GOOS/$GOARCH $GOAMD64 $CGO_ENABLED $*"; } > "$out"
 `
 	if err := os.WriteFile(goCmd, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -177,13 +177,16 @@ func TestLoadBuildsAndCaches(t *testing.T) {
 	os.MkdirAll(filepath.Join(module, "internal", "node"), 0o755)
 	os.WriteFile(filepath.Join(module, "internal", "node", "node.go"), []byte("package node"), 0o644)
 	src := Source{Embedded: fstest.MapFS{}, Go: goCmd, ModuleDir: module, CacheDir: t.TempDir(), Version: "v1.2.3"}
+	// The user's environment does not reach the agents' build.
+	t.Setenv("GOAMD64", "v3")
+	t.Setenv("CGO_ENABLED", "1")
 
 	first, err := Load(ctx, src)
 	if err != nil || len(first) != 2 || builds(t, log) != 2 {
 		t.Fatalf("%v %v, %d builds", first, err, builds(t, log))
 	}
 	body, _ := Decompress(first["arm64"].Gzip())
-	if !strings.Contains(string(body), "linux/arm64 build -trimpath -buildvcs=false -ldflags=-s -w -buildid= -X main.version=v1.2.3 -o ") {
+	if !strings.Contains(string(body), "linux/arm64 v1 0 build -trimpath -buildvcs=false -ldflags=-s -w -buildid= -X main.version=v1.2.3 -o ") {
 		t.Errorf("built with %q", body)
 	}
 	again, err := Load(ctx, src)

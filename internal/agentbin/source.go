@@ -218,11 +218,11 @@ func toolchain(ctx context.Context, goCmd string) (string, error) {
 
 // CacheKey names a build of the agents: the hash of the module's .go
 // files (tests aside), go.mod and go.sum, the toolchain's version, the
-// version stamped and the build's flags. A changed source, toolchain or
+// version stamped and the build's flags and environment. A changed source, toolchain or
 // version is built anew; the same ones are found in the cache.
 func CacheKey(moduleDir, goVersion, version string) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", goVersion, version, strings.Join(BuildFlags(version), " "))
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", goVersion, version, strings.Join(BuildFlags(version), " "), strings.Join(BuildEnv(""), " "))
 	var files []string
 	err := filepath.WalkDir(moduleDir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
