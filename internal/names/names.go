@@ -262,9 +262,9 @@ const RequestMaxAge = 10 * time.Minute
 const AgentPrefix = JoinPrefix + "/agent"
 
 // AgentKey is the bucket key of the node agent for arch (amd64, arm64)
-// with the given SHA-256 (hex) of the binary: content-addressed, so that
+// whose binary has the given SHA-256 (hex): content-addressed, so that
 // every launch template version finds the agent it pins. The object is
-// the binary gzip-compressed (hence ".gz"); the hash is of the binary.
+// the binary gzip-compressed; the hash is the binary's.
 func AgentKey(arch, sha256Hex string) string {
 	return AgentPrefix + "/clusterctl-node-linux-" + arch + "-" + sha256Hex + ".gz"
 }
