@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -287,5 +288,37 @@ func BenchmarkCacheKey(b *testing.B) {
 		if _, err := CacheKey(dir, "go1", "v1"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A clusterctl built with `go install ...@VERSION -trimpath` knows no path
+// of its source: it asks the go command for the module cache's copy of
+// its version; a checkout's "(devel)" build, or another module, has none.
+func TestFindModuleOfAVersion(t *testing.T) {
+	ctx := context.Background()
+	module := t.TempDir()
+	os.MkdirAll(filepath.Join(module, "cmd", "clusterctl-node"), 0o755)
+	os.WriteFile(filepath.Join(module, "go.mod"), []byte("module "+ModulePath+"\n\ngo 1.22\n"), 0o644)
+	dir := t.TempDir()
+	goCmd := filepath.Join(dir, "go")
+	os.WriteFile(goCmd, []byte("#!/bin/sh\necho \"$*\" >> "+filepath.Join(dir, "log")+"\necho '{\"Path\": \"x\", \"Dir\": \""+module+"\"}'\n"), 0o755)
+	bi := func(path, version string) *debug.BuildInfo {
+		return &debug.BuildInfo{Main: debug.Module{Path: path, Version: version}}
+	}
+	trimmed := ModulePath + "/internal/agentbin/module.go"
+	if got := findModule(ctx, goCmd, trimmed, bi(ModulePath, "v1.4.0")); got != module {
+		t.Errorf("found %q, want %q", got, module)
+	}
+	if log, _ := os.ReadFile(filepath.Join(dir, "log")); strings.TrimSpace(string(log)) != "mod download -json "+ModulePath+"@v1.4.0" {
+		t.Errorf("asked the go command %q", log)
+	}
+	for _, b := range []*debug.BuildInfo{bi(ModulePath, "(devel)"), bi("example.com/other", "v1.4.0"), nil} {
+		if got := findModule(ctx, goCmd, trimmed, b); got != "" {
+			t.Errorf("%+v: found %q", b, got)
+		}
+	}
+	// A path that is not clusterctl's module is not taken for it.
+	if got := findModule(ctx, "no-such-go", filepath.Join(t.TempDir(), "internal", "agentbin", "module.go"), nil); got != "" {
+		t.Errorf("found %q", got)
 	}
 }

@@ -23,13 +23,20 @@ const ModulePath = "github.com/clusterctl/clusterctl"
 // was built from (`go mod download`, which fetches it if needed). "" when
 // neither is found.
 func FindModule(ctx context.Context, goCmd string) string {
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+	_, file, _, _ := runtime.Caller(0)
+	bi, _ := debug.ReadBuildInfo()
+	return findModule(ctx, goCmd, file, bi)
+}
+
+// findModule is FindModule given this file's compiled path and the
+// binary's build information (nil: none).
+func findModule(ctx context.Context, goCmd, file string, bi *debug.BuildInfo) string {
+	if filepath.IsAbs(file) {
 		if dir := filepath.Dir(filepath.Dir(filepath.Dir(file))); isModule(dir) {
 			return dir
 		}
 	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok || bi.Main.Path != ModulePath || !released(bi.Main.Version) {
+	if bi == nil || bi.Main.Path != ModulePath || !released(bi.Main.Version) {
 		return ""
 	}
 	if goCmd == "" {
