@@ -49,6 +49,18 @@ const (
 // that act on the bucket find it through the core stack.
 const TagNodeBucket = "clusterctl:bucket"
 
+// Autoscaling: tags on a group's Auto Scaling group (not propagated to
+// the instances) by which the leader's autoscaler knows the group. An
+// autoscaled group carries TagAutoscale with its scaleDownAfter as a Go
+// duration ("10m0s"); a group without it is never changed by the
+// autoscaler. TagInstanceTypes lists the types a new node may be
+// ("m5.large,m5a.large"), so that the leader needs no launch template to
+// know them.
+const (
+	TagAutoscale     = "clusterctl:autoscale"
+	TagInstanceTypes = "clusterctl:instance-types"
+)
+
 // Values of the ownership tags.
 const (
 	RoleCore     = "core"
@@ -344,6 +356,8 @@ type Set struct {
 	TagNodeBucket string
 
 	MetadataKey string
+
+	TagAutoscale, TagInstanceTypes string
 }
 
 // Template returns every name for the templates' data.
@@ -391,5 +405,7 @@ func Template() Set {
 		TagNodeBucket: TagNodeBucket,
 
 		MetadataKey: MetadataKey,
+
+		TagAutoscale: TagAutoscale, TagInstanceTypes: TagInstanceTypes,
 	}
 }
