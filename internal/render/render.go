@@ -87,6 +87,10 @@ type groupData struct {
 	Mixed, Spot     bool
 	InstanceTypes   []string
 	SpotAllocations []string
+	// InstanceTypesTag is the types as names.TagInstanceTypes says them;
+	// Autoscale the scale-down delay of an autoscaled group (its
+	// names.TagAutoscale), "" for a group of a fixed count.
+	InstanceTypesTag, Autoscale string
 	loadBalancerData
 }
 
@@ -219,7 +223,11 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		ContractVersion: ContractVersion, Labels: labels, Tags: tagList(g.Tags), Metadata: meta,
 		HookName: names.LifecycleHook(cluster),
 		Mixed:    g.Mixed(), Spot: g.Spot, InstanceTypes: g.InstanceType, SpotAllocations: spec.SpotAllocations(),
+		InstanceTypesTag: g.InstanceType.String(),
 		loadBalancerData: loadBalancerOf(g, join.VpcCidr),
+	}
+	if g.Autoscale.Enabled {
+		data.Autoscale = g.Autoscale.IdleFor().String()
 	}
 	engine, err := engineLabels(g.Name, labels)
 	if err != nil {
