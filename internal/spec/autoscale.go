@@ -99,7 +99,7 @@ func (g Group) autoscaleRules() []rule {
 		rules = append(rules, rule{[]string{"autoscale.scaleDownAfter", "autoscale.enabled"}, invalid("autoscale.scaleDownAfter", "applies to autoscaled groups only")})
 	}
 	if a.Enabled && g.Count != nil && *g.Count != g.MinSize() {
-		rules = append(rules, rule{[]string{"count", "autoscale.enabled"}, invalid("count", "an autoscaled group has no fixed count: the autoscaler sets its capacity between min and max; change those instead")})
+		rules = append(rules, rule{[]string{"count", "autoscale.enabled"}, invalid("count", "an autoscaled group has no fixed count: the autoscaler sets its capacity between min and max (--min, --max); change those instead")})
 	}
 	if a.Enabled && g.MaxSize() < 1 {
 		rules = append(rules, rule{[]string{"max", "autoscale.enabled"}, invalid("max", "an autoscaled group needs a max of at least 1")})
