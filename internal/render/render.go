@@ -227,7 +227,7 @@ func renderGroup(cluster string, g spec.Group, join Join, version string) (*Rend
 		loadBalancerData: loadBalancerOf(g, join.VpcCidr),
 	}
 	if g.Autoscale.Enabled {
-		data.Autoscale = g.Autoscale.IdleFor().String()
+		data.Autoscale = spec.Duration(g.Autoscale.IdleFor()).String()
 	}
 	engine, err := engineLabels(g.Name, labels)
 	if err != nil {
