@@ -61,6 +61,11 @@ const (
 	TagInstanceTypes = "clusterctl:instance-types"
 )
 
+// LeasePrefix is where clusterctl's leases live in the cluster bucket
+// (internal/lease); the managers read them so that the autoscaler leaves a
+// group alone while a command holds it.
+const LeasePrefix = "locks"
+
 // Values of the ownership tags.
 const (
 	RoleCore     = "core"
@@ -357,7 +362,7 @@ type Set struct {
 
 	MetadataKey string
 
-	TagAutoscale, TagInstanceTypes string
+	TagAutoscale, TagInstanceTypes, LeasePrefix string
 }
 
 // Template returns every name for the templates' data.
@@ -406,6 +411,6 @@ func Template() Set {
 
 		MetadataKey: MetadataKey,
 
-		TagAutoscale: TagAutoscale, TagInstanceTypes: TagInstanceTypes,
+		TagAutoscale: TagAutoscale, TagInstanceTypes: TagInstanceTypes, LeasePrefix: LeasePrefix,
 	}
 }
