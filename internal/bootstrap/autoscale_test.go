@@ -63,7 +63,9 @@ func TestGoAgentAutoscale(t *testing.T) {
 	if len(g.instances) != 1 || tc.desired(t, g.asg) != 1 {
 		t.Fatalf("the autoscaled group starts with %d instances, desired %d; want its min, 1", len(g.instances), tc.desired(t, g.asg))
 	}
-	control := tc.bootGoManager(t, tc.control)
+	// The housekeeping's wait on the queue as on a node (the lab's is
+	// shorter): the autoscaler's delay is measured as it is there.
+	control := tc.bootGoManager(t, tc.control, "CLUSTERCTL_POLL_WAIT=10", "CLUSTERCTL_STATUS_INTERVAL=15")
 	tc.readyManager(t, control)
 	first := g.bootGoAgent(t, tc, 0)
 	g.readyAgent(t, first)
@@ -73,7 +75,7 @@ func TestGoAgentAutoscale(t *testing.T) {
 	})
 
 	createService(t, control, "api", 2, "--reserve-memory", "14g", "--constraint", "node.role==worker")
-	var pendingAt time.Time
+	var pendingTask string
 	eventually(t, time.Minute, "one task of api running, one pending", func() (bool, string) {
 		tasks := serviceTasks(t, control, "api")
 		running, pending := 0, 0
@@ -83,18 +85,26 @@ func TestGoAgentAutoscale(t *testing.T) {
 				running++
 			case tk.State == "pending" && tk.DesiredState == "running":
 				pending++
+				pendingTask = tk.ID
 			}
 		}
 		return running == 1 && pending == 1, fmt.Sprintf("%+v", tasks)
 	})
-	pendingAt = time.Now()
 	eventually(t, 2*time.Minute, "the leader raises the desired capacity to 2", func() (bool, string) {
 		d := tc.desired(t, g.asg)
 		return d == 2, fmt.Sprintf("desired %d", d)
 	})
+	// How long the autoscaler took: from the task's creation (pending from
+	// then on) to the call, by the host's clock (the lab's engines and
+	// endpoint share it). Logged, not asserted: see the report of the
+	// housekeeping timings in docs/design.md, Autoscaling.
+	created, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(dockerOn(t, control, "inspect", "--type", "task", "--format", "{{.CreatedAt.Format \"2006-01-02T15:04:05.999999999Z07:00\"}}", pendingTask)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range lab.AWS.Calls() {
 		if c.Service == "autoscaling" && c.Action == "SetDesiredCapacity" {
-			t.Logf("from a task seen pending to the desired-capacity call: %s (at most, from the task's own pending)", c.Time.Sub(pendingAt).Round(time.Second))
+			t.Logf("from the task becoming pending to the desired-capacity call: %s", c.Time.Sub(created).Round(100*time.Millisecond))
 		}
 	}
 
