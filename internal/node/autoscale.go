@@ -89,6 +89,10 @@ type Autoscaler struct {
 	idleSince map[string]time.Time // by node id
 	waits     map[string]waitFor   // by Auto Scaling group
 	drains    map[string]drainOf   // by Auto Scaling group
+	// short: since when a group has had fewer Ready nodes in the swarm
+	// than its desired capacity (nodes still booting, launched by
+	// someone else or before this leader), by Auto Scaling group.
+	short map[string]time.Time
 }
 
 // waitFor: after a scale-out, until want nodes of the group are in the
@@ -121,7 +125,7 @@ type ScalePlan struct {
 // Done each outcome.
 func (a *Autoscaler) Decide(in ScaleInput) ScalePlan {
 	if a.idleSince == nil {
-		a.idleSince, a.waits, a.drains = map[string]time.Time{}, map[string]waitFor{}, map[string]drainOf{}
+		a.idleSince, a.waits, a.drains, a.short = map[string]time.Time{}, map[string]waitFor{}, map[string]drainOf{}, map[string]time.Time{}
 	}
 	var plan ScalePlan
 	pending := a.pending(in)
@@ -172,7 +176,7 @@ func (a *Autoscaler) Decide(in ScaleInput) ScalePlan {
 			plan.Actions = append(plan.Actions, a.drainNext(in, g, d, needed[g.Name])...)
 			continue
 		}
-		if g.Busy != "" || in.Leased[g.Group] {
+		if g.Busy != "" || in.Leased[g.Group] || a.booting(in, g) {
 			continue
 		}
 		free[g.Name] = true
@@ -210,6 +214,11 @@ func (a *Autoscaler) Done(act ScaleAction, now time.Time, err error) {
 	switch act.Kind {
 	case ScaleOut:
 		a.waits[act.ASG] = waitFor{want: act.To, until: now.Add(a.JoinWait)}
+		// The group is short of nodes from now: once the wait is over,
+		// booting does not wait again for the same nodes.
+		if _, ok := a.short[act.ASG]; !ok {
+			a.short[act.ASG] = now
+		}
 	case Drain:
 		a.drains[act.ASG] = drainOf{node: act.Node, instance: act.Instance, until: now.Add(a.DrainTimeout)}
 	case Undrain:
@@ -350,6 +359,29 @@ func (a *Autoscaler) waiting(in ScaleInput, g ScalingGroup) bool {
 		delete(a.waits, g.Name)
 	}
 	return !done
+}
+
+// booting tells whether g has fewer Ready nodes in the swarm than its
+// desired capacity, for less than JoinWait: nodes are on their way, and
+// pending tasks may be theirs. Past JoinWait the group is decided on
+// again (a node that never joins is no reason to stop).
+func (a *Autoscaler) booting(in ScaleInput, g ScalingGroup) bool {
+	ready := 0
+	for _, n := range groupMembers(in, g) {
+		if n.State == "ready" {
+			ready++
+		}
+	}
+	if ready >= g.Desired {
+		delete(a.short, g.Name)
+		return false
+	}
+	since, ok := a.short[g.Name]
+	if !ok {
+		since = in.Now
+		a.short[g.Name] = since
+	}
+	return in.Now.Sub(since) < a.JoinWait
 }
 
 func contains(l []string, s string) bool {

@@ -146,7 +146,7 @@ func TestScaleOutDecision(t *testing.T) {
 		{"zone", []ScalingGroup{grp("web")}, []Task{pend("a1", "api", 10, 0, "engine.labels.clusterctl.zone==eu-west-1b")},
 			"", "unplaceable api ×1: no group's nodes satisfy its placement"},
 		{"group name", []ScalingGroup{grp("web"), grp("db")}, []Task{pend("a1", "api", 10, 0, "engine.labels.clusterctl.group==db")},
-			"", "scale-out db 1→2: 1 task of api pending: no node satisfies its placement"},
+			"", "scale-out db 1→2: 1 task of api pending: insufficient memory"},
 		{"workers only", []ScalingGroup{grp("web")}, []Task{pend("a1", "api", 10, 0, "node.role==manager")},
 			"", "unplaceable api ×1: no group's nodes satisfy its placement"},
 		{"node.role==worker", []ScalingGroup{grp("web")}, []Task{pend("a1", "api", 1500, 0, "node.role==worker")},
@@ -178,7 +178,17 @@ func TestScaleOutDecision(t *testing.T) {
 			"", "unplaceable api ×1: no group's nodes satisfy its placement"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			in := input(tt.groups, busy, append(tt.tasks, used)...)
+			// Every group's node is in the swarm, full but web's.
+			nodes, tasks := append([]Node(nil), busy...), append(tt.tasks, used)
+			for _, g := range tt.groups {
+				if g.Group != "web" {
+					nodes = append(nodes, worker(g.Group+"1", g.Group, g.Instances[0]))
+					full := running("f-"+g.Group, "old", g.Group+"1", 1900)
+					full.NanoCPUs = 2e9
+					tasks = append(tasks, full)
+				}
+			}
+			in := input(tt.groups, nodes, tasks...)
 			in.Names["api"], in.Names["batch"], in.Names["huge"] = "api", "batch", "huge"
 			if tt.leased != "" {
 				in.Leased[tt.leased] = true
@@ -233,6 +243,20 @@ func (r *rounds) expect(d time.Duration, want string) {
 	if got := r.step(d); got != want {
 		r.t.Fatalf("after %s: got\n%s\nwant\n%s", d, got, want)
 	}
+}
+
+// A group with fewer nodes in the swarm than its desired capacity (nodes
+// booting, launched before this leader led) is not scaled out for pending
+// tasks, which those nodes may take, until JoinWait has passed.
+func TestScaleOutWaitsForBootingNodes(t *testing.T) {
+	g := grp("web", sizes(1, 2, 5))
+	g.Instances = []string{"i-web1", "i-web2"}
+	r := &rounds{t: t, a: &Autoscaler{JoinWait: 10 * time.Minute, DrainTimeout: time.Minute},
+		in: input([]ScalingGroup{g}, []Node{worker("w1", "web", "i-web1")}, running("r1", "old", "w1", 1024), pend("a1", "api", 1500, 0))}
+	r.in.Names["api"] = "api"
+	r.expect(0, "")
+	r.expect(9*time.Minute, "")
+	r.expect(time.Minute, "scale-out web 2→3: 1 task of api pending: insufficient memory")
 }
 
 // After a scale-out the group waits for its nodes before it is decided
