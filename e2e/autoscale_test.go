@@ -129,7 +129,7 @@ func TestAutoscaleFlagsFilesPlan(t *testing.T) {
 		t.Errorf("list-groups -o json: %+v", groups)
 	}
 	if r := must(t, "describe", "core"); !strings.Contains(r.stdout, "group elastic: desired 1 → 3: 4 tasks of api pending: insufficient memory") ||
-		!strings.Contains(r.stdout, "huge: 1 tasks: reserves more than a node of any group offers") {
+		!strings.Contains(r.stdout, "huge: 1 task: reserves more than a node of any group offers") {
 		t.Errorf("describe:\n%s", r.stdout)
 	}
 

@@ -381,7 +381,11 @@ func writeAutoscale(w io.Writer, d *Description) {
 	if len(d.Unplaceable) > 0 {
 		fmt.Fprintln(w, "\nUnplaceable tasks (no group can hold them; not scaled for):")
 		for _, u := range d.Unplaceable {
-			fmt.Fprintf(w, "%s: %d tasks: %s\n", u.Service, u.Tasks, u.Reason)
+			tasks := "tasks"
+			if u.Tasks == 1 {
+				tasks = "task"
+			}
+			fmt.Fprintf(w, "%s: %d %s: %s\n", u.Service, u.Tasks, tasks, u.Reason)
 		}
 	}
 }

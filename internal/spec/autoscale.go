@@ -33,6 +33,16 @@ func (a Autoscale) IdleFor() time.Duration {
 	return time.Duration(a.ScaleDownAfter)
 }
 
+// Size says how many nodes of which types a group is, for a line of
+// output: "3 x c5.large", or for an autoscaled group "1–4 x c5.large,
+// autoscaled".
+func (g Group) Size() string {
+	if g.Autoscale.Enabled {
+		return fmt.Sprintf("%d–%d x %s, autoscaled", g.MinSize(), g.MaxSize(), g.InstanceType)
+	}
+	return fmt.Sprintf("%d x %s", g.Desired(), g.InstanceType)
+}
+
 // Duration is a length of time written as Go writes it: 10m, 90s, 1h30m.
 type Duration time.Duration
 

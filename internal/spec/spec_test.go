@@ -273,6 +273,9 @@ func TestAutoscaleCount(t *testing.T) {
 	if err := off.Complete("core"); err != nil || *off.Count != 4 || off.Autoscale != (Autoscale{}) {
 		t.Errorf("autoscaling off: %+v, %v", off, err)
 	}
+	if g.Size() != "2–6 x t3.small, autoscaled" || off.Size() != "4 x t3.small" {
+		t.Errorf("sizes %q, %q", g.Size(), off.Size())
+	}
 	tr := g
 	tr.Trim()
 	if tr.Count != nil {
