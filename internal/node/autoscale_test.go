@@ -479,3 +479,35 @@ func TestAutoscaleDecisionsCarriedOn(t *testing.T) {
 		t.Errorf("decisions %+v", snap.Autoscale)
 	}
 }
+
+// A leader that lost the lead and got it back starts its idle times
+// afresh: the node may have worked meanwhile.
+func TestAutoscaleLeadLost(t *testing.T) {
+	l := newLab(t)
+	g := grp("web", sizes(1, 2, 3))
+	g.Instances = []string{"i-web1", "i-web2"}
+	l.m.Groups = &groups{c: l.c, groups: []ScalingGroup{g}}
+	for _, id := range []string{"w1", "w2"} {
+		w := l.e.addWorker(nodeID(id), "i-"+"web"+id[1:])
+		w.NanoCPUs, w.MemoryBytes, w.Arch = 2e9, 1900*mib, "x86_64"
+	}
+	l.e.tasks = []Task{running("r1", "s-api", nodeID("w1"), 100)}
+	l.e.listed = []wire.SnapshotService{{ID: "s-api", Name: "api"}}
+	leader := l.e.nodes[l.e.self.NodeID]
+	l.round()
+	l.clock.now = l.clock.now.Add(9 * time.Minute)
+	l.round()
+	leader.Leader = false
+	l.clock.now = l.clock.now.Add(2 * time.Minute)
+	l.round()
+	leader.Leader = true
+	l.round()
+	if n := l.c.count("docker node update --availability drain"); n != 0 {
+		t.Fatalf("drained at once on leading again: %v", l.c.l)
+	}
+	l.clock.now = l.clock.now.Add(10 * time.Minute)
+	l.round()
+	if i := l.c.index("docker node update --availability drain " + nodeID("w2")); i < 0 {
+		t.Errorf("not drained after 10 minutes idle under this lead: %v", l.c.l)
+	}
+}

@@ -105,8 +105,11 @@ func (m *Manager) Round(ctx context.Context) {
 	leader, err := m.leader(ctx)
 	if err != nil || !leader {
 		// Another leader may change the record meanwhile: read again
-		// when leading again.
+		// when leading again. The autoscaler starts afresh too: a node
+		// idle before may have worked since, and the decisions are the
+		// other leader's to publish.
 		m.managers, m.backupGone = 0, false
+		m.auto, m.decisionsRead, m.decisions = nil, false, nil
 		_ = m.Clock.Sleep(ctx, m.T.Idle)
 		return
 	}
