@@ -115,6 +115,8 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 		{"--deregistration-delay", []string{"--publish", "80", "--deregistration-delay", "5"}},
 		{"--access-logs", []string{"--publish", "80", "--access-logs", "ops-lb-logs"}},
 		{"--tags", []string{"--tags", "team=web,owner=Jane Doe", "--tags", "cost-center=4711"}},
+		{"--autoscale", []string{"--autoscale", "--min", "1", "--max", "3"}},
+		{"--scale-down-after", []string{"--autoscale", "--max", "2", "--scale-down-after", "90s"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--replace-failed", []string{"--replace-failed"}},
 		{"--dry-run", nil}, // creates nothing: TestDryRunsChangeNothing

@@ -95,6 +95,8 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 			{"--deregistration-delay", nil, []string{"--publish", "80", "--deregistration-delay", "5"}, map[string]string{"DeregistrationDelay": "5"}, false},
 			{"--access-logs", nil, []string{"--publish", "80", "--access-logs", "ops-lb-logs"}, map[string]string{"AccessLogsBucket": "ops-lb-logs"}, false},
 			{"--tags", nil, []string{"--tags", "team=web"}, map[string]string{"team": "web"}, false},
+			{"--autoscale", nil, []string{"--autoscale", "--min", "2", "--max", "5"}, map[string]string{"DesiredCapacity": "2", "MinSize": "2", "MaxSize": "5"}, false},
+			{"--scale-down-after", []string{"render", "group", "-n", "web", "-t", "c5.large", "--autoscale"}, []string{"--scale-down-after", "3m"}, nil, false},
 			{"--join", nil, []string{"-j", "core"}, map[string]string{"ClusterName": "core", "ContractVersion": "2", "ManagersKey": "join/swarm/managers"}, true},
 			{"--join", nil, []string{"-j", "prod", "--offline"}, map[string]string{"clusterctl:cluster": "prod"}, true},
 			{"--offline", []string{"render", "group", "-n", "web", "-t", "c5.large", "-j", "core"}, []string{"--offline"}, map[string]string{"ClusterName": "", "BucketName": ""}, true},

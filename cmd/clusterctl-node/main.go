@@ -160,6 +160,7 @@ func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 		Queue:     awsn.Queue{API: awsn.NewSQS(e.cfg), URL: e.s["LIFECYCLE_QUEUE_URL"]},
 		Scaling:   awsn.Scaling{API: awsn.NewAutoScaling(e.cfg)},
 		Instances: awsn.Instances{API: awsn.NewEC2(e.cfg)},
+		Groups:    awsn.Groups{AutoScaling: awsn.NewAutoScaling(e.cfg), EC2: awsn.NewEC2(e.cfg), Stacks: awsn.NewCloudFormation(e.cfg)},
 		Backups:   host.Backups{Engine: e.engine, PIDFile: filepath.Join(os.Getenv("CLUSTERCTL_ROOT"), "/var/run/docker.pid")},
 		Network:   host.Network{}, Clock: node.RealClock{}, Log: e.log,
 		State: node.State{Dir: filepath.Join(e.state.Dir, "housekeeping")}, T: managerTimings(),

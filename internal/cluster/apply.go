@@ -262,7 +262,7 @@ func (s *Service) planGroups(c spec.Cluster, obs *Observed, prune bool) []*Stack
 		case og == nil || stacks.Classify(og.Stack.Status) == stacks.FailedDead:
 			sp.Action, sp.group = ActionCreate, g
 			sp.Settings = spec.Diff(spec.Group{Name: g.Name}, *g)
-			sp.Note = fmt.Sprintf("%d x %s", g.Desired(), g.InstanceType)
+			sp.Note = g.Size()
 			if og != nil {
 				sp.replace = true
 				sp.Note += fmt.Sprintf(", replacing the dead stack (%s)", og.Stack.Status)

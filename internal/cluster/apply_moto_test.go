@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -148,6 +149,8 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"deregistrationDelay", spec.Group{Publish: spec.Ports{"80"}, DeregistrationDelay: intp(30)}}, // the default: left out of the file
 		{"accessLogs", spec.Group{Publish: spec.Ports{"80"}, AccessLogs: "rt-lb-logs"}},
 		{"tags", spec.Group{Tags: spec.Tags{"team": "web", "owner": "Jane Doe"}, Labels: spec.Labels{"role": "web"}}},
+		{"autoscale.enabled", spec.Group{Min: intp(1), Max: intp(4), Autoscale: spec.Autoscale{Enabled: true}}},
+		{"autoscale.scaleDownAfter", spec.Group{Max: intp(3), Autoscale: spec.Autoscale{Enabled: true, ScaleDownAfter: spec.Duration(90 * time.Second)}}},
 	}
 	covered := map[string]bool{}
 	for _, c := range coreCases {

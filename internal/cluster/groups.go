@@ -121,7 +121,7 @@ func (s *Service) deployGroup(ctx context.Context, in leased, g spec.Group, r *r
 	if err := s.uploadAll(ctx, in.bucket, r); err != nil {
 		return err
 	}
-	s.printf("Creating group stack %s (%d x %s) in cluster %s\n", r.StackName, g.Desired(), g.InstanceType, cluster)
+	s.printf("Creating group stack %s (%s) in cluster %s\n", r.StackName, g.Size(), cluster)
 	if _, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback)); err != nil {
 		return explain(err, cluster, g.Name)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/stacks"
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // Health comes from what is deployed, not from stack statuses alone: a
@@ -51,6 +52,10 @@ type Description struct {
 	// leader, the quorum, the snapshot's age and the last backup; null
 	// when there is no snapshot to go by (a problem says why).
 	Swarm *query.SwarmStatus `json:"swarm"`
+	// Autoscale are the autoscaler's last decisions, oldest first, and
+	// Unplaceable the pending tasks no group can hold, from the snapshot.
+	Autoscale   []wire.ScalingDecision `json:"autoscale"`
+	Unplaceable []wire.Unplaceable     `json:"unplaceable"`
 	// swarmUnknown says why Swarm is nil, for the text form.
 	swarmUnknown string
 }
@@ -105,6 +110,12 @@ func (s *Service) Describe(ctx context.Context, cluster string) (*Description, e
 	d.Health = healthOf(core.Status, true, d.Problems)
 	if err := query.WithLoadBalancers(ctx, s.ELB, groups); err != nil {
 		return nil, err
+	}
+	query.WithAutoscale(groups, map[string]query.Swarm{cluster: swarm})
+	d.Autoscale, d.Unplaceable = []wire.ScalingDecision{}, []wire.Unplaceable{}
+	if swarm.Snapshot != nil {
+		d.Autoscale = append(d.Autoscale, swarm.Snapshot.Autoscale...)
+		d.Unplaceable = append(d.Unplaceable, swarm.Snapshot.Unplaceable...)
 	}
 	for _, g := range groups {
 		g.Ready = swarm.Ready(g.Group)
@@ -329,13 +340,13 @@ func WriteDescription(w io.Writer, d *Description) error {
 	if len(d.Groups) == 0 {
 		fmt.Fprintln(w, "(none)")
 	} else {
-		t := query.Table{Header: []string{"GROUP", "STATUS", "HEALTH", "TYPE", "DESIRED", "RUNNING", "READY", "JOINED"}}
+		t := query.Table{Header: []string{"GROUP", "STATUS", "HEALTH", "TYPE", "DESIRED", "RUNNING", "READY", "JOINED", "AUTOSCALE"}}
 		for _, g := range d.Groups {
 			joined := "yes"
 			if !g.Joined {
 				joined = "no"
 			}
-			t.Rows = append(t.Rows, []string{g.Group.Group, g.Status, g.Health, g.InstanceType, fmt.Sprint(g.Desired), fmt.Sprint(g.Running), query.ReadyText(g.Ready), joined})
+			t.Rows = append(t.Rows, []string{g.Group.Group, g.Status, g.Health, g.InstanceType, fmt.Sprint(g.Desired), fmt.Sprint(g.Running), query.ReadyText(g.Ready), joined, g.AutoscaleText()})
 		}
 		if err := query.WriteTable(w, t); err != nil {
 			return err
@@ -348,6 +359,7 @@ func WriteDescription(w io.Writer, d *Description) error {
 		}
 		writeLoadBalancers(w, d.Groups)
 	}
+	writeAutoscale(w, d)
 	if len(d.Conflicts) > 0 {
 		fmt.Fprintln(w, "\nConflicts:")
 		for _, c := range d.Conflicts {
@@ -355,6 +367,27 @@ func WriteDescription(w io.Writer, d *Description) error {
 		}
 	}
 	return nil
+}
+
+// writeAutoscale lists the autoscaler's last decisions and the tasks it
+// found no group for, as the snapshot keeps them.
+func writeAutoscale(w io.Writer, d *Description) {
+	if len(d.Autoscale) > 0 {
+		fmt.Fprintln(w, "\nAutoscaling:")
+		for _, a := range d.Autoscale {
+			fmt.Fprintf(w, "%s  %s\n", a.Time.UTC().Format(time.RFC3339), a)
+		}
+	}
+	if len(d.Unplaceable) > 0 {
+		fmt.Fprintln(w, "\nUnplaceable tasks (no group can hold them; not scaled for):")
+		for _, u := range d.Unplaceable {
+			tasks := "tasks"
+			if u.Tasks == 1 {
+				tasks = "task"
+			}
+			fmt.Fprintf(w, "%s: %d %s: %s\n", u.Service, u.Tasks, tasks, u.Reason)
+		}
+	}
 }
 
 // writeSwarmHead says what the status snapshot says of the swarm as a

@@ -262,6 +262,7 @@ func (s *Service) ListGroups(ctx context.Context, cluster string) (query.Invento
 		byCluster[w.Cluster] = w
 	}
 	query.WithReady(inv.Groups, byCluster)
+	query.WithAutoscale(inv.Groups, byCluster)
 	if err := query.WithLoadBalancers(ctx, s.ELB, inv.Groups); err != nil {
 		return query.Inventory{}, err
 	}

@@ -91,7 +91,7 @@ func TestReadErrors(t *testing.T) {
 		{"typo", group + "    cout: 3\n", "f.yaml:7: groups[0].cout: unknown setting; did you mean count?"},
 		{"part of a key", group + "    type: c5.large\n", "f.yaml:7: groups[0].type: unknown setting; did you mean instanceType?"},
 		{"start of a key", group + "    volume: 50\n", "f.yaml:7: groups[0].volume: unknown setting; did you mean volumeSize?"},
-		{"nothing close", group + "    flavour: spicy\n", "f.yaml:7: groups[0].flavour: unknown setting (expected one of name, instanceType, spot, onDemandBase, onDemandPercent, spotAllocation, count, min, max, labels, imageId, volumeSize, subnetIds, sshCidr, keyName, allowSshFromAnywhere, publish, loadBalancer, allowFrom, certificate, deregistrationDelay, accessLogs, rollingUpdate, tags)"},
+		{"nothing close", group + "    flavour: spicy\n", "f.yaml:7: groups[0].flavour: unknown setting (expected one of name, instanceType, spot, onDemandBase, onDemandPercent, spotAllocation, count, min, max, labels, imageId, volumeSize, subnetIds, sshCidr, keyName, allowSshFromAnywhere, publish, loadBalancer, allowFrom, certificate, deregistrationDelay, accessLogs, rollingUpdate, autoscale, tags)"},
 		{"nested unknown", group + "    rollingUpdate:\n      batch: 2\n", "f.yaml:8: groups[0].rollingUpdate.batch: unknown setting; did you mean maxBatch?"},
 		{"nested, nothing close", group + "    rollingUpdate:\n      speed: 2\n", "f.yaml:8: groups[0].rollingUpdate.speed: unknown setting (expected one of maxBatch, minInService)"},
 		{"nested typo", group + "    rollingUpdate:\n      maxbatch: 2\n", "f.yaml:8: groups[0].rollingUpdate.maxbatch: unknown setting; did you mean maxBatch?"},
@@ -201,7 +201,8 @@ func TestSchema(t *testing.T) {
 			key := f.Path
 			d := s.Defs[def]
 			if i := strings.IndexByte(key, '.'); i >= 0 {
-				d, key = s.Defs["RollingUpdate"], key[i+1:]
+				d = s.Defs[map[string]string{"rollingUpdate": "RollingUpdate", "autoscale": "Autoscale"}[key[:i]]]
+				key = key[i+1:]
 			}
 			if d.Properties[key].Description == "" {
 				t.Errorf("%s.%s has no description in the schema", def, f.Path)

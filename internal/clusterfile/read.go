@@ -223,6 +223,8 @@ func expected(t reflect.Type) string {
 		return "a mapping of tag keys to values (team: payments)"
 	case t == reflect.TypeFor[spec.InstanceTypes]():
 		return "an instance type or a list of them"
+	case t == reflect.TypeFor[spec.Duration]():
+		return "a duration such as 10m or 90s"
 	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Int:
 		return "a whole number"
 	case t.Kind() == reflect.Slice:

@@ -84,6 +84,9 @@ func schemaOf(t reflect.Type) *jsonschema.Schema {
 		port := []*jsonschema.Schema{{Type: "integer", Minimum: "1", Maximum: "65535"}, {Type: "string"}}
 		return &jsonschema.Schema{OneOf: append(port, &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{OneOf: port}})}
 	}
+	if t == reflect.TypeFor[spec.Duration]() {
+		return &jsonschema.Schema{Type: "string", Pattern: `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`}
+	}
 	if t != reflect.TypeFor[spec.InstanceTypes]() {
 		return nil
 	}

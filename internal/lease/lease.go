@@ -49,6 +49,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/clusterctl/clusterctl/internal/names"
 )
 
 // DefaultTTL is how long a lease lives without renewal: a run that dies
@@ -56,7 +58,7 @@ import (
 const DefaultTTL = 90 * time.Second
 
 // Prefix is where leases live in the cluster bucket.
-const Prefix = "locks/"
+const Prefix = names.LeasePrefix + "/"
 
 const (
 	coreKey      = Prefix + "core"

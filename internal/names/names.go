@@ -49,6 +49,23 @@ const (
 // that act on the bucket find it through the core stack.
 const TagNodeBucket = "clusterctl:bucket"
 
+// Autoscaling: tags on a group's Auto Scaling group (not propagated to
+// the instances) by which the leader's autoscaler knows the group. An
+// autoscaled group carries TagAutoscale with its scaleDownAfter as a Go
+// duration ("10m0s"); a group without it is never changed by the
+// autoscaler. TagInstanceTypes lists the types a new node may be
+// ("m5.large,m5a.large"), so that the leader needs no launch template to
+// know them.
+const (
+	TagAutoscale     = "clusterctl:autoscale"
+	TagInstanceTypes = "clusterctl:instance-types"
+)
+
+// LeasePrefix is where clusterctl's leases live in the cluster bucket
+// (internal/lease); the managers read them so that the autoscaler leaves a
+// group alone while a command holds it.
+const LeasePrefix = "locks"
+
 // Values of the ownership tags.
 const (
 	RoleCore     = "core"
@@ -352,6 +369,8 @@ type Set struct {
 	TagNodeBucket string
 
 	MetadataKey string
+
+	TagAutoscale, TagInstanceTypes, LeasePrefix string
 }
 
 // Template returns every name for the templates' data.
@@ -400,5 +419,7 @@ func Template() Set {
 		TagNodeBucket: TagNodeBucket,
 
 		MetadataKey: MetadataKey,
+
+		TagAutoscale: TagAutoscale, TagInstanceTypes: TagInstanceTypes, LeasePrefix: LeasePrefix,
 	}
 }

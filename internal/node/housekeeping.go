@@ -29,6 +29,8 @@ type Timings struct {
 	RequestMaxAge  time.Duration
 	JoinTimeout    time.Duration // to be a manager (below the stack's 10 minutes)
 	JoinPause      time.Duration
+	AutoscaleEvery time.Duration // the autoscaler's decisions, at most this often
+	JoinWait       time.Duration // for the nodes of a scale-out to join
 }
 
 // Defaults are the timings of a node.
@@ -40,6 +42,7 @@ func Defaults() Timings {
 		DrainTimeout: 10 * time.Minute, DrainPoll: 2 * time.Second, HeartbeatEvery: time.Minute,
 		Visibility: 5 * time.Minute, BackupEvery: wire.BackupEvery, BackupSpacing: 30 * time.Second,
 		RequestMaxAge: names.RequestMaxAge, JoinTimeout: 9 * time.Minute, JoinPause: 5 * time.Second,
+		AutoscaleEvery: 10 * time.Second, JoinWait: 10 * time.Minute,
 	}
 }
 
@@ -54,12 +57,14 @@ type Manager struct {
 	Queue     Queue
 	Scaling   Scaling
 	Instances Instances
-	Backups   Backups
-	Network   Network
-	Clock     Clock
-	Log       Logger
-	State     State
-	T         Timings
+	// Groups is Auto Scaling for the autoscaler; nil: no autoscaling.
+	Groups  GroupScaling
+	Backups Backups
+	Network Network
+	Clock   Clock
+	Log     Logger
+	State   State
+	T       Timings
 
 	nextStatus, watchUntil, nextDead time.Time
 	// managers is the number of managers last recorded in the bucket (0:
@@ -73,6 +78,15 @@ type Manager struct {
 	republish bool
 	// demoted: this manager demoted itself in this round.
 	demoted bool
+
+	// The autoscaler's memory, its last decisions (loaded from the last
+	// snapshot once), the unplaceable tasks and the instance types read.
+	auto          *Autoscaler
+	nextScale     time.Time
+	decisions     []wire.ScalingDecision
+	decisionsRead bool
+	unplaceable   []wire.Unplaceable
+	types         map[string]InstanceType
 }
 
 // Housekeeping runs until ctx ends: only while this manager leads the
@@ -96,8 +110,11 @@ func (m *Manager) Round(ctx context.Context) {
 	leader, err := m.leader(ctx)
 	if err != nil || !leader {
 		// Another leader may change the record meanwhile: read again
-		// when leading again.
+		// when leading again. The autoscaler starts afresh too: a node
+		// idle before may have worked since, and the decisions are the
+		// other leader's to publish.
 		m.managers, m.backupGone = 0, false
+		m.auto, m.decisionsRead, m.decisions = nil, false, nil
 		_ = m.Clock.Sleep(ctx, m.T.Idle)
 		return
 	}
@@ -106,11 +123,14 @@ func (m *Manager) Round(ctx context.Context) {
 	} else {
 		m.republish = false
 	}
-	if err := m.publishStatus(ctx); err != nil {
-		m.Log("publishing the status snapshot failed: %v", err)
-	}
 	if err := m.cleanDeadNodes(ctx); err != nil {
 		m.Log("the dead-node check failed: %v", err)
+	}
+	if err := m.autoscale(ctx); err != nil {
+		m.Log("autoscaling failed: %v", err)
+	}
+	if err := m.publishStatus(ctx); err != nil {
+		m.Log("publishing the status snapshot failed: %v", err)
 	}
 	if err := m.backUp(ctx, false); err != nil {
 		m.Log("the backup of the swarm state failed: %v", err)

@@ -464,10 +464,10 @@ func TestSnapshotServices(t *testing.T) {
 	}
 	got, _ := json.Marshal(query.ServicesOf(s))
 	want := `[{"name":"agent","id":"s2","mode":"global","running":1,"desired":1,"image":"busybox","ports":[],"constraints":[],` +
-		`"tasks":[{"nodeId":"` + w.ID + `","instanceId":"` + iW1 + `","group":"web","state":"running","desiredState":"running","message":"","error":""}],"pending":""},` +
+		`"tasks":[{"nodeId":"` + w.ID + `","instanceId":"` + iW1 + `","group":"web","state":"running","desiredState":"running","message":"","error":""}],"pending":"","unplaceable":""},` +
 		`{"name":"web","id":"s1","mode":"replicated","running":1,"desired":3,"image":"nginx:1.27","ports":[{"published":8080,"target":80,"protocol":"tcp","mode":"ingress"}],"constraints":["node.role==worker"],` +
 		`"tasks":[{"nodeId":"","instanceId":"","group":"","state":"pending","desiredState":"running","message":"pending task scheduling","error":"no suitable node (insufficient resources on 1 node)"},` +
-		`{"nodeId":"` + w.ID + `","instanceId":"` + iW1 + `","group":"web","state":"running","desiredState":"running","message":"","error":""}],"pending":"no suitable node (insufficient resources on 1 node)"}]`
+		`{"nodeId":"` + w.ID + `","instanceId":"` + iW1 + `","group":"web","state":"running","desiredState":"running","message":"","error":""}],"pending":"no suitable node (insufficient resources on 1 node)","unplaceable":""}]`
 	if string(got) != want {
 		t.Errorf("services\n%s\nwant\n%s", got, want)
 	}

@@ -38,6 +38,10 @@ type Node struct {
 	Reachability  string // reachable, unreachable; "" for a worker
 	Labels        map[string]string
 	EngineVersion string
+	// NanoCPUs and MemoryBytes are what the node offers the scheduler;
+	// Arch is its architecture as the engine reports it (x86_64, aarch64).
+	NanoCPUs, MemoryBytes int64
+	Arch                  string
 }
 
 // Manager tells whether the node has a manager status.
@@ -50,7 +54,15 @@ type Task struct {
 	DesiredState          string
 	// Message and Err are the swarm's words on the task.
 	Message, Err string
+	// The placement and reservations of the task's spec: what the
+	// autoscaler weighs a pending task by.
+	Constraints           []string
+	Platforms             []Platform
+	NanoCPUs, MemoryBytes int64
 }
+
+// Platform is a platform a task's image runs on.
+type Platform struct{ Architecture, OS string }
 
 // TaskFilter selects tasks: of a node, of a service, desired running.
 type TaskFilter struct {
@@ -139,6 +151,48 @@ type Scaling interface {
 	// Complete lets the termination go on; ended true when the action had
 	// already ended.
 	Complete(ctx context.Context, a Action) (ended bool, err error)
+}
+
+// ScalingGroup is an Auto Scaling group of the cluster's agents, as Auto
+// Scaling and CloudFormation say now.
+type ScalingGroup struct {
+	Name  string // the Auto Scaling group's
+	Group string // its clusterctl:group tag
+	// Min, Max and Desired are the group's sizes.
+	Min, Max, Desired int
+	// Autoscale: the group's tags opt it in, with ScaleDownAfter.
+	Autoscale      bool
+	ScaleDownAfter time.Duration
+	// InstanceTypes, Lifecycles (spot, on-demand) and Zones are what a new
+	// node of the group may be; Labels the group's labels.
+	InstanceTypes, Lifecycles, Zones []string
+	Labels                           map[string]string
+	// Instances are the group's instances.
+	Instances []string
+	// Busy says why the group must not be changed now ("" when it may):
+	// its stack being updated (a rolling update) is one.
+	Busy string
+}
+
+// InstanceType is what EC2 says of an instance type.
+type InstanceType struct {
+	VCPUs     int
+	MemoryMiB int64
+	// Archs are EC2's words: x86_64, arm64.
+	Archs []string
+}
+
+// GroupScaling is what the autoscaler needs of Auto Scaling, EC2 and
+// CloudFormation.
+type GroupScaling interface {
+	// Groups are the Auto Scaling groups tagged as agents of cluster.
+	Groups(ctx context.Context, cluster string) ([]ScalingGroup, error)
+	InstanceTypes(ctx context.Context, types []string) (map[string]InstanceType, error)
+	// SetDesired sets a group's desired capacity.
+	SetDesired(ctx context.Context, group string, n int) error
+	// Terminate terminates an instance through its group, decrementing
+	// the desired capacity.
+	Terminate(ctx context.Context, instance string) error
 }
 
 // Instances is what the agent needs of EC2.

@@ -19,6 +19,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // CFNAPI is what list-groups needs from CloudFormation.
@@ -63,11 +64,57 @@ type Group struct {
 	// nil when the group has none.
 	LoadBalancer *LoadBalancer `json:"loadBalancer"`
 
+	// Autoscale is the group's autoscaling, from its Auto Scaling group's
+	// tags and the swarm's snapshot; nil when the group is not autoscaled.
+	Autoscale *GroupAutoscale `json:"autoscale"`
+
 	// Scaling is the group's Auto Scaling group, found by its tags; nil
 	// when it has none (gone, or never created).
 	Scaling *asgtypes.AutoScalingGroup `json:"-"`
 	// Params are the stack's parameters, as deployed.
 	Params map[string]string `json:"-"`
+}
+
+// GroupAutoscale is a group's autoscaling. The JSON keys are a public
+// interface.
+type GroupAutoscale struct {
+	ScaleDownAfter string `json:"scaleDownAfter"`
+	// LastChange is the autoscaler's last change of the group's desired
+	// capacity, as the status snapshot keeps it; nil when it made none
+	// (or the snapshot says nothing).
+	LastChange *wire.ScalingDecision `json:"lastChange"`
+}
+
+// AutoscaleText is the AUTOSCALE column: "off", or "1–4" with the last
+// change ("1–4, 1→2 at 10:04:05").
+func (g Group) AutoscaleText() string {
+	a := g.Autoscale
+	if a == nil {
+		return "off"
+	}
+	s := fmt.Sprintf("%d–%d", g.Min, g.Max)
+	if c := a.LastChange; c != nil {
+		s += fmt.Sprintf(", %d→%d at %s", c.From, c.To, c.Time.UTC().Format(time.TimeOnly))
+	}
+	return s
+}
+
+// WithAutoscale sets each autoscaled group's last change from its
+// cluster's snapshot.
+func WithAutoscale(groups []Group, swarms map[string]Swarm) {
+	for i := range groups {
+		g := &groups[i]
+		snap := swarms[g.Cluster].Snapshot
+		if g.Autoscale == nil || snap == nil {
+			continue
+		}
+		for j := len(snap.Autoscale) - 1; j >= 0; j-- {
+			if d := snap.Autoscale[j]; d.Group == g.Group {
+				g.Autoscale.LastChange = &d
+				break
+			}
+		}
+	}
 }
 
 // Conflict is a stack that carries clusterctl's ownership tags under a
@@ -186,6 +233,7 @@ func ListInventory(ctx context.Context, cfn CFNAPI, asg ASGAPI, cluster string) 
 			// The Auto Scaling group carries the labels it gives its nodes;
 			// it is replaced or updated with them, so it is the current set.
 			g.Labels = asgLabels(a.Tags)
+			g.Autoscale = asgAutoscale(a.Tags)
 			g.setPolicy(a.MixedInstancesPolicy)
 			g.Desired = int(aws.ToInt32(a.DesiredCapacity))
 			g.Min = int(aws.ToInt32(a.MinSize))
@@ -357,6 +405,17 @@ func describeGroups(ctx context.Context, asg ASGAPI, cluster string) (map[string
 	return out, nil
 }
 
+// asgAutoscale reads a group's autoscaling from its Auto Scaling group's
+// tag (names.TagAutoscale); nil without one.
+func asgAutoscale(tags []asgtypes.TagDescription) *GroupAutoscale {
+	for _, t := range tags {
+		if aws.ToString(t.Key) == names.TagAutoscale {
+			return &GroupAutoscale{ScaleDownAfter: aws.ToString(t.Value)}
+		}
+	}
+	return nil
+}
+
 func asgLabels(tags []asgtypes.TagDescription) map[string]string {
 	out := map[string]string{}
 	for _, t := range tags {
@@ -369,7 +428,7 @@ func asgLabels(tags []asgtypes.TagDescription) map[string]string {
 
 // GroupsTable is the table form of list-groups.
 func GroupsTable(groups []Group, wide bool) Table {
-	t := Table{Header: []string{"CLUSTER", "GROUP", "STATUS", "TYPE", "LIFECYCLE", "DESIRED", "MIN", "MAX", "RUNNING", "READY", "JOINED", "UPDATED"}}
+	t := Table{Header: []string{"CLUSTER", "GROUP", "STATUS", "TYPE", "LIFECYCLE", "DESIRED", "MIN", "MAX", "RUNNING", "READY", "JOINED", "UPDATED", "AUTOSCALE"}}
 	if wide {
 		t.Header = append(t.Header, "SPOT-ALLOCATION", "STACK", "LABELS", "ENDPOINT", "PORTS")
 	}
@@ -378,7 +437,7 @@ func GroupsTable(groups []Group, wide bool) Table {
 		if !g.Joined {
 			joined = "no"
 		}
-		row := []string{g.Cluster, g.Group, g.Status, dash(g.InstanceType), g.Mix(), strconv.Itoa(g.Desired), strconv.Itoa(g.Min), strconv.Itoa(g.Max), strconv.Itoa(g.Running), ReadyText(g.Ready), joined, g.Updated.Format(time.RFC3339)}
+		row := []string{g.Cluster, g.Group, g.Status, dash(g.InstanceType), g.Mix(), strconv.Itoa(g.Desired), strconv.Itoa(g.Min), strconv.Itoa(g.Max), strconv.Itoa(g.Running), ReadyText(g.Ready), joined, g.Updated.Format(time.RFC3339), g.AutoscaleText()}
 		if wide {
 			row = append(row, dash(g.SpotAllocation), g.Stack, dash(FormatLabels(g.Labels)), g.LoadBalancer.EndpointText(), g.LoadBalancer.PortsText())
 		}

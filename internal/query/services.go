@@ -40,6 +40,10 @@ type Service struct {
 	Tasks       []Task        `json:"tasks"`
 	// Pending says why tasks wait, in the swarm's words; "" when none do.
 	Pending string `json:"pending"`
+	// Unplaceable says why no group of the cluster can ever hold the
+	// service's pending tasks, as the autoscaler found; "" when one can
+	// (or no group is autoscaled).
+	Unplaceable string `json:"unplaceable"`
 }
 
 // Task is one task of a service meant to run (or complete), with the
@@ -77,6 +81,10 @@ func ServicesOf(snap *Snapshot) []Service {
 			tasks[t.ServiceID] = append(tasks[t.ServiceID], t)
 		}
 	}
+	unplaceable := map[string]string{}
+	for _, u := range snap.Unplaceable {
+		unplaceable[u.Service] = u.Reason
+	}
 	out := []Service{}
 	for _, s := range snap.Services {
 		v := Service{Name: s.Name, ID: s.ID, Mode: s.Mode.Name(), Image: imageName(s.Image), Ports: []ServicePort{}, Constraints: s.Placement.Constraints, Tasks: []Task{}}
@@ -109,6 +117,7 @@ func ServicesOf(snap *Snapshot) []Service {
 		if r := s.Mode.Replicas(); r != nil {
 			v.Desired = *r
 		}
+		v.Unplaceable = unplaceable[s.Name]
 		out = append(out, v)
 	}
 	slices.SortFunc(out, func(a, b Service) int { return strings.Compare(a.Name, b.Name) })
@@ -136,8 +145,12 @@ func ServicesTable(services []Service, wide bool) Table {
 		for i, p := range s.Ports {
 			ports[i] = p.String()
 		}
+		pending := s.Pending
+		if s.Unplaceable != "" {
+			pending = "no group can hold them: " + s.Unplaceable
+		}
 		row := []string{s.Name, s.Mode, fmt.Sprintf("%d/%d", s.Running, s.Desired), dash(s.Image),
-			dash(strings.Join(ports, ",")), dash(tasksLine(s.Tasks)), dash(s.Pending)}
+			dash(strings.Join(ports, ",")), dash(tasksLine(s.Tasks)), dash(pending)}
 		if wide {
 			row = append(row, dash(strings.Join(s.Constraints, ",")), s.ID)
 		}

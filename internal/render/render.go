@@ -86,6 +86,10 @@ type groupData struct {
 	Mixed, Spot     bool
 	InstanceTypes   []string
 	SpotAllocations []string
+	// InstanceTypesTag is the types as names.TagInstanceTypes says them;
+	// Autoscale the scale-down delay of an autoscaled group (its
+	// names.TagAutoscale), "" for a group of a fixed count.
+	InstanceTypesTag, Autoscale string
 	loadBalancerData
 }
 
@@ -246,7 +250,11 @@ func renderGroup(cluster string, g spec.Group, join Join, b Build) (*Rendered, e
 		ContractVersion: ContractVersion, Labels: labels, Tags: tagList(g.Tags), Metadata: meta,
 		HookName: names.LifecycleHook(cluster),
 		Mixed:    g.Mixed(), Spot: g.Spot, InstanceTypes: g.InstanceType, SpotAllocations: spec.SpotAllocations(),
+		InstanceTypesTag: g.InstanceType.String(),
 		loadBalancerData: loadBalancerOf(g, join.VpcCidr),
+	}
+	if g.Autoscale.Enabled {
+		data.Autoscale = spec.Duration(g.Autoscale.IdleFor()).String()
 	}
 	var settings Artifact
 	data.UserData, settings, err = agentUserData(data, labelList, join)

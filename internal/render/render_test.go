@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/spec"
@@ -124,10 +125,65 @@ func variants() []variant {
 			InstanceType: "t3.medium", VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds,
 			Tags: spec.Tags{"cost-center": "4711", "owner": "Jane \"JD\" Doe"},
 		}},
+		// An autoscaled spot group: no DesiredCapacity, the tags the
+		// leader's autoscaler reads.
+		{name: "group-autoscale", cluster: "prod", join: testJoin, group: &spec.Group{
+			Name: "elastic", InstanceType: spec.InstanceTypes{"m5.large", "m5a.large"}, Spot: true, Min: intp(1), Max: intp(5),
+			Autoscale: spec.Autoscale{Enabled: true, ScaleDownAfter: spec.Duration(20 * time.Second)},
+		}},
 		{name: "group-tags", cluster: "prod", join: testJoin, group: &spec.Group{
 			Name: "tagged", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"},
 			Tags: spec.Tags{"cost-center": "4711", "team": "payments"},
 		}},
+	}
+}
+
+// An autoscaled group's template leaves DesiredCapacity to the autoscaler
+// (CloudFormation would set it back on every update) and tags its Auto
+// Scaling group with the scale-down delay and the instance types; a group
+// of a fixed count has its capacity and no autoscale tag.
+func TestAutoscaleTemplate(t *testing.T) {
+	asg := func(name string) (props map[string]any, tags map[string]string) {
+		for _, v := range variants() {
+			if v.name != name {
+				continue
+			}
+			r, err := v.render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tmpl struct {
+				Resources map[string]struct{ Properties map[string]any }
+			}
+			if err := json.Unmarshal(r.Template, &tmpl); err != nil {
+				t.Fatal(err)
+			}
+			props = tmpl.Resources[names.ResourceAutoScalingGroup].Properties
+			tags = map[string]string{}
+			for _, x := range props["Tags"].([]any) {
+				m := x.(map[string]any)
+				if s, ok := m["Value"].(string); ok && m["PropagateAtLaunch"] == false {
+					tags[m["Key"].(string)] = s
+				}
+			}
+			return props, tags
+		}
+		t.Fatalf("no variant %s", name)
+		return nil, nil
+	}
+	props, tags := asg("group-autoscale")
+	if _, ok := props["DesiredCapacity"]; ok {
+		t.Error("an autoscaled group's template sets DesiredCapacity")
+	}
+	if tags[names.TagAutoscale] != "20s" || tags[names.TagInstanceTypes] != "m5.large,m5a.large" {
+		t.Errorf("tags %v", tags)
+	}
+	props, tags = asg("group-default")
+	if _, ok := props["DesiredCapacity"]; !ok {
+		t.Error("a fixed group's template has no DesiredCapacity")
+	}
+	if _, ok := tags[names.TagAutoscale]; ok || tags[names.TagInstanceTypes] != "c5.xlarge" {
+		t.Errorf("tags %v", tags)
 	}
 }
 
@@ -631,6 +687,13 @@ func TestGroupContent(t *testing.T) {
 						t.Errorf("ASG label tag %v propagated", tg)
 					}
 					asgLabels[strings.TrimPrefix(key, names.TagLabelPrefix)], _ = obj(tg)["Value"].(string)
+					continue
+				}
+				if key == names.TagAutoscale || key == names.TagInstanceTypes {
+					// For the autoscaler, on the group alone.
+					if obj(tg)["PropagateAtLaunch"] != false {
+						t.Errorf("ASG tag %v propagated", tg)
+					}
 					continue
 				}
 				if obj(tg)["PropagateAtLaunch"] != true {

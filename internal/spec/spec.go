@@ -150,6 +150,8 @@ type Group struct {
 	AccessLogs          string   `json:"accessLogs,omitempty" yaml:"accessLogs,omitempty" name:"access-logs" placeholder:"BUCKET" help:"With --publish: S3 bucket the load balancer writes its access logs to (off by default)." file:"With publish: S3 bucket the load balancer writes its access logs to (off by default)." cfn:"AccessLogsBucket" unset:"off"`
 
 	RollingUpdate RollingUpdate `json:"rollingUpdate,omitzero" yaml:"rollingUpdate,omitempty" embed:"" file:"How an update that changes the nodes replaces them."`
+	// Autoscale: see autoscale.go.
+	Autoscale Autoscale `json:"autoscale,omitzero" yaml:"autoscale,omitempty" embed:"" file:"The managers grow and shrink the group with the swarm's work, between min and max."`
 	// Tags: see Core.
 	Tags Tags `json:"tags,omitempty" yaml:"tags,omitempty" name:"tags" placeholder:"KEY=VALUE,..." help:"AWS tags key=value[,key=value] on the group's stack and every resource it makes, instances and volumes included (repeatable; on update-group they replace the previous set)." file:"AWS tags, key: value: on the group's stack and every resource it makes, instances and volumes included." unset:"none"`
 }
@@ -304,7 +306,9 @@ func (c *Core) Trim() {
 // it is the first thing a reader of the file asks, and the max's default
 // follows it.
 func (g *Group) Trim() {
-	if g.Count == nil {
+	if g.Autoscale.Enabled {
+		g.Count = nil // it follows the min
+	} else if g.Count == nil {
 		g.Count = ptr(g.Desired())
 	}
 	if g.MaxSize() == g.Desired()+1 {
@@ -335,7 +339,13 @@ func (g *Group) Trim() {
 }
 
 // Desired is the group's desired capacity, defaulted.
-func (g Group) Desired() int { return orDefault(g.Count, DefaultCount) }
+func (g Group) Desired() int {
+	if g.Count == nil && g.Autoscale.Enabled {
+		// The autoscaler sets the live capacity; the stack's follows the min.
+		return g.MinSize()
+	}
+	return orDefault(g.Count, DefaultCount)
+}
 
 // MinSize is the group's minimum size, defaulted.
 func (g Group) MinSize() int { return orDefault(g.Min, DefaultMin) }
@@ -394,6 +404,14 @@ func (g Group) Update(changes Group, given []string) Group {
 				reset()
 			}
 		}
+	}
+	// An autoscaled group's count follows its min, unless one is given
+	// (which validation refuses but for the min itself).
+	if out.Autoscale.Enabled && !slices.Contains(given, "count") {
+		out.Count = nil
+	}
+	if !out.Autoscale.Enabled {
+		out.Autoscale.ScaleDownAfter = 0
 	}
 	if slices.Contains(given, "count") {
 		if !slices.Contains(given, "max") && out.Desired() >= out.MaxSize() {

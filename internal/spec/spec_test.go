@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -107,14 +108,15 @@ func TestCoreDefaults(t *testing.T) {
 // validGroup is a group every rule accepts; each test case breaks one rule.
 func validGroup() Group {
 	return Group{
-		Name: "r3-agents", InstanceType: InstanceTypes{"r5.large", "r5a.large", "r6i.large"}, Count: intp(3), Min: intp(1), Max: intp(5),
+		Name: "r3-agents", InstanceType: InstanceTypes{"r5.large", "r5a.large", "r6i.large"}, Count: intp(3), Min: intp(3), Max: intp(5),
 		Spot: true, OnDemandBase: intp(1), OnDemandPercent: intp(25), SpotAllocation: SpotCapacityOptimized,
 		Labels: Labels{"role": "worker", "tier": "memory/hot"}, ImageID: "ami-0123456789abcdef0", VolumeSize: intp(50),
 		SubnetIDs: []string{"subnet-0aaa1111", "subnet-0bbb2222"}, SSHCIDR: "203.0.113.0/24", KeyName: "ops key",
 		AllowSSHFromAnywhere: true, RollingUpdate: RollingUpdate{MaxBatch: intp(2), MinInService: intp(1)},
 		Publish: Ports{"80:30080", "443:30080/tls", "53/udp"}, LoadBalancer: SchemeInternal, AllowFrom: []string{"10.0.0.0/16", "192.168.0.0/24"},
 		Certificate: "arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-0000-1111-2222-333344445555", DeregistrationDelay: intp(60), AccessLogs: "ops-lb-logs",
-		Tags: Tags{"cost-center": "4711", "owner": "Jane Doe"},
+		Tags:      Tags{"cost-center": "4711", "owner": "Jane Doe"},
+		Autoscale: Autoscale{Enabled: true, ScaleDownAfter: Duration(20 * time.Second)},
 	}
 }
 
@@ -221,6 +223,10 @@ func TestValidateGroup(t *testing.T) {
 		{"zero batch", func(g *Group) { g.RollingUpdate.MaxBatch = intp(0) }, "", "rollingUpdate.maxBatch", "at least 1"},
 		{"negative in service", func(g *Group) { g.RollingUpdate.MinInService = intp(-1) }, "", "rollingUpdate.minInService", "negative"},
 		{"in service at max", func(g *Group) { g.RollingUpdate.MinInService = intp(5) }, "", "rollingUpdate.minInService", "must be below max 5"},
+		{"autoscaled with a count", func(g *Group) { g.Min = intp(1) }, "", "count", "an autoscaled group has no fixed count: the autoscaler sets its capacity between min and max"},
+		{"scale-down delay too short", func(g *Group) { g.Autoscale.ScaleDownAfter = Duration(5 * time.Second) }, "", "autoscale.scaleDownAfter", "invalid scale-down delay 5s: at least 10s"},
+		{"scale-down delay without autoscaling", func(g *Group) { g.Autoscale.Enabled = false }, "", "autoscale.scaleDownAfter", "applies to autoscaled groups only"},
+		{"autoscaled with max 0", func(g *Group) { g.Count, g.Min, g.Max, g.RollingUpdate.MinInService = nil, intp(0), intp(0), nil }, "", "max", "an autoscaled group needs a max of at least 1"},
 	}
 	paths := map[string]bool{}
 	for _, f := range Fields(Group{}) {
@@ -244,6 +250,45 @@ func TestValidateGroup(t *testing.T) {
 	g := validGroup()
 	if err := g.Complete("core"); err != nil {
 		t.Fatalf("valid group refused: %v", err)
+	}
+}
+
+// An autoscaled group's count follows its min: defaulted to it, left out
+// of a file, moved with it by update-group; a duration reads as flags and
+// files write it.
+func TestAutoscaleCount(t *testing.T) {
+	g := Group{Name: "g", InstanceType: InstanceTypes{"t3.small"}, Min: intp(2), Max: intp(6), Autoscale: Autoscale{Enabled: true}}
+	if err := g.Complete("core"); err != nil || *g.Count != 2 || g.MaxSize() != 6 || g.Autoscale.IdleFor() != DefaultScaleDownAfter {
+		t.Fatalf("completed %+v, %v", g, err)
+	}
+	up := g.Update(Group{Min: intp(3)}, []string{"min"})
+	if err := up.Complete("core"); err != nil || *up.Count != 3 {
+		t.Errorf("min moved: count %v, %v", up.Count, err)
+	}
+	up = g.Update(Group{Count: intp(4)}, []string{"count"})
+	if err := up.Complete("core"); err == nil || !strings.Contains(err.Error(), "no fixed count") {
+		t.Errorf("count given to an autoscaled group: %v", err)
+	}
+	off := g.Update(Group{Count: intp(4)}, []string{"autoscale.enabled", "count"})
+	if err := off.Complete("core"); err != nil || *off.Count != 4 || off.Autoscale != (Autoscale{}) {
+		t.Errorf("autoscaling off: %+v, %v", off, err)
+	}
+	if g.Size() != "2–6 x t3.small, autoscaled" || off.Size() != "4 x t3.small" {
+		t.Errorf("sizes %q, %q", g.Size(), off.Size())
+	}
+	tr := g
+	tr.Trim()
+	if tr.Count != nil {
+		t.Errorf("trimmed count %v", *tr.Count)
+	}
+	var d Duration
+	for in, want := range map[string]string{"10m": "10m", "90s": "1m30s", "1h30m": "1h30m", "2h": "2h", "20s": "20s"} {
+		if err := d.UnmarshalText([]byte(in)); err != nil || d.String() != want {
+			t.Errorf("%s: %s, %v", in, d, err)
+		}
+	}
+	if err := d.UnmarshalText([]byte("ten minutes")); err == nil || !strings.Contains(err.Error(), `invalid duration "ten minutes"`) {
+		t.Errorf("bad duration: %v", err)
 	}
 }
 
@@ -956,11 +1001,11 @@ func TestValueShapes(t *testing.T) {
 func TestArgs(t *testing.T) {
 	g := validGroup()
 	got := strings.Join(Args(g), " ")
-	want := "--instance-type r5.large,r5a.large,r6i.large --spot --on-demand-base 1 --on-demand-percent 25 --spot-allocation capacity-optimized --count 3 --min 1 --max 5 --labels role=worker,tier=memory/hot --image-id ami-0123456789abcdef0 " +
+	want := "--instance-type r5.large,r5a.large,r6i.large --spot --on-demand-base 1 --on-demand-percent 25 --spot-allocation capacity-optimized --count 3 --min 3 --max 5 --labels role=worker,tier=memory/hot --image-id ami-0123456789abcdef0 " +
 		"--volume-size 50 --subnet-ids subnet-0aaa1111,subnet-0bbb2222 --ssh-cidr 203.0.113.0/24 --key-name 'ops key' --allow-ssh-from-anywhere " +
 		"--publish 80:30080,443:30080/tls,53/udp --load-balancer internal --allow-from 10.0.0.0/16,192.168.0.0/24 " +
 		"--certificate arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-0000-1111-2222-333344445555 --deregistration-delay 60 --access-logs ops-lb-logs " +
-		"--max-batch 2 --min-in-service 1 --tags 'cost-center=4711,owner=Jane Doe'"
+		"--max-batch 2 --min-in-service 1 --autoscale --scale-down-after 20s --tags 'cost-center=4711,owner=Jane Doe'"
 	if got != want {
 		t.Errorf("Args =\n%s\nwant\n%s", got, want)
 	}

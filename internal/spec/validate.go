@@ -280,6 +280,7 @@ func (g Group) rules(cluster string) []rule {
 		{[]string{"tags", "labels"}, checkTags("tags", g.Tags, len(g.Labels))},
 	}
 	rules = append(rules, g.lbRules()...)
+	rules = append(rules, g.autoscaleRules()...)
 	// Without spot every node is on-demand: a mix given anyway needs spot.
 	if !g.Spot {
 		for _, m := range []struct {

@@ -45,6 +45,40 @@ type Snapshot struct {
 	// them (an older clusterctl).
 	Services []SnapshotService `json:"services"`
 	Tasks    []SnapshotTask    `json:"tasks"`
+	// Autoscale are the autoscaler's last decisions (at most
+	// MaxDecisions, oldest first), and Unplaceable the pending tasks no
+	// group of the cluster can ever hold; both absent when there are none.
+	Autoscale   []ScalingDecision `json:"autoscale,omitempty"`
+	Unplaceable []Unplaceable     `json:"unplaceable,omitempty"`
+}
+
+// MaxDecisions is how many of the autoscaler's decisions the snapshot
+// keeps.
+const MaxDecisions = 20
+
+// ScalingDecision is one change of a group's desired capacity by the
+// autoscaler.
+type ScalingDecision struct {
+	Time  time.Time `json:"time"`
+	Group string    `json:"group"` // the clusterctl group
+	From  int       `json:"from"`
+	To    int       `json:"to"`
+	// Instance is the node's instance a scale-in terminated.
+	Instance string `json:"instance,omitempty"`
+	Reason   string `json:"reason"`
+}
+
+// String is the decision as the leader logs it: "group g: desired 1 → 2:
+// 4 tasks of api pending: insufficient memory".
+func (d ScalingDecision) String() string {
+	return fmt.Sprintf("group %s: desired %d → %d: %s", d.Group, d.From, d.To, d.Reason)
+}
+
+// Unplaceable is a service's pending tasks that no group can hold.
+type Unplaceable struct {
+	Service string `json:"service"` // its name
+	Tasks   int    `json:"tasks"`
+	Reason  string `json:"reason"`
 }
 
 // SwarmNode is one node of the swarm as the snapshot gives it.
@@ -114,6 +148,10 @@ func ParseSnapshot(where string, body []byte, cluster string) (*Snapshot, error)
 // in UTC, and an empty node list as [] rather than null.
 func (s Snapshot) Marshal() ([]byte, error) {
 	s.Time = s.Time.UTC().Truncate(time.Second)
+	s.Autoscale = append([]ScalingDecision(nil), s.Autoscale...)
+	for i := range s.Autoscale {
+		s.Autoscale[i].Time = s.Autoscale[i].Time.UTC().Truncate(time.Second)
+	}
 	if s.LastBackup != nil {
 		t := s.LastBackup.UTC().Truncate(time.Second)
 		s.LastBackup = &t

@@ -96,6 +96,36 @@ func TestSnapshotMarshal(t *testing.T) {
 	}
 }
 
+// The autoscaler's decisions and the unplaceable tasks travel in the
+// snapshot, times to the second; a snapshot without them has no such keys.
+func TestSnapshotAutoscale(t *testing.T) {
+	s := Snapshot{Version: SnapshotVersion, Cluster: "core", Time: at,
+		Autoscale: []ScalingDecision{{Time: at.Add(300 * time.Millisecond).In(time.FixedZone("X", 3600)), Group: "web", From: 1, To: 2,
+			Reason: "4 tasks of api pending: insufficient memory"}},
+		Unplaceable: []Unplaceable{{Service: "big", Tasks: 2, Reason: "reserves more memory than any group's nodes offer"}}}
+	b, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseSnapshot("x", b, "core")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Autoscale) != 1 || !got.Autoscale[0].Time.Equal(at) || got.Autoscale[0].To != 2 || len(got.Unplaceable) != 1 || got.Unplaceable[0].Tasks != 2 {
+		t.Errorf("read back %+v, %+v", got.Autoscale, got.Unplaceable)
+	}
+	if s.Autoscale[0].Time.Equal(at) {
+		t.Error("Marshal changed the caller's decisions")
+	}
+	if d := got.Autoscale[0].String(); d != "group web: desired 1 → 2: 4 tasks of api pending: insufficient memory" {
+		t.Errorf("logged as %q", d)
+	}
+	empty, _ := Snapshot{Version: 1, Cluster: "core", Time: at}.Marshal()
+	if strings.Contains(string(empty), "autoscale") || strings.Contains(string(empty), "unplaceable") {
+		t.Errorf("no decisions: %s", empty)
+	}
+}
+
 const (
 	reqID    = "0f8fad5b-d9cb-469f-a165-70867728950e"
 	instance = "i-0123456789abcdef0"

@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -86,6 +87,8 @@ type AutoScalingCalls struct {
 	describeAutoScalingGroups      func(context.Context, *autoscaling.DescribeAutoScalingGroupsInput, ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error)
 	recordLifecycleActionHeartbeat func(context.Context, *autoscaling.RecordLifecycleActionHeartbeatInput, ...func(*autoscaling.Options)) (*autoscaling.RecordLifecycleActionHeartbeatOutput, error)
 	completeLifecycleAction        func(context.Context, *autoscaling.CompleteLifecycleActionInput, ...func(*autoscaling.Options)) (*autoscaling.CompleteLifecycleActionOutput, error)
+	setDesiredCapacity             func(context.Context, *autoscaling.SetDesiredCapacityInput, ...func(*autoscaling.Options)) (*autoscaling.SetDesiredCapacityOutput, error)
+	terminateInstance              func(context.Context, *autoscaling.TerminateInstanceInAutoScalingGroupInput, ...func(*autoscaling.Options)) (*autoscaling.TerminateInstanceInAutoScalingGroupOutput, error)
 }
 
 // NewAutoScaling returns the autoscaling calls of cfg, with opts applied to the client.
@@ -95,6 +98,8 @@ func NewAutoScaling(cfg aws.Config, opts ...func(*autoscaling.Options)) AutoScal
 		describeAutoScalingGroups:      c.DescribeAutoScalingGroups,
 		recordLifecycleActionHeartbeat: c.RecordLifecycleActionHeartbeat,
 		completeLifecycleAction:        c.CompleteLifecycleAction,
+		setDesiredCapacity:             c.SetDesiredCapacity,
+		terminateInstance:              c.TerminateInstanceInAutoScalingGroup,
 	}
 }
 
@@ -113,10 +118,21 @@ func (a AutoScalingCalls) CompleteLifecycleAction(ctx context.Context, in *autos
 	return a.completeLifecycleAction(ctx, in, opts...)
 }
 
+// SetDesiredCapacity calls autoscaling's SetDesiredCapacity.
+func (a AutoScalingCalls) SetDesiredCapacity(ctx context.Context, in *autoscaling.SetDesiredCapacityInput, opts ...func(*autoscaling.Options)) (*autoscaling.SetDesiredCapacityOutput, error) {
+	return a.setDesiredCapacity(ctx, in, opts...)
+}
+
+// TerminateInstanceInAutoScalingGroup calls autoscaling's TerminateInstanceInAutoScalingGroup.
+func (a AutoScalingCalls) TerminateInstanceInAutoScalingGroup(ctx context.Context, in *autoscaling.TerminateInstanceInAutoScalingGroupInput, opts ...func(*autoscaling.Options)) (*autoscaling.TerminateInstanceInAutoScalingGroupOutput, error) {
+	return a.terminateInstance(ctx, in, opts...)
+}
+
 // EC2Calls are the agent's ec2 calls.
 type EC2Calls struct {
 	describeInstances func(context.Context, *ec2.DescribeInstancesInput, ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
 	createTags        func(context.Context, *ec2.CreateTagsInput, ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error)
+	describeTypes     func(context.Context, *ec2.DescribeInstanceTypesInput, ...func(*ec2.Options)) (*ec2.DescribeInstanceTypesOutput, error)
 }
 
 // NewEC2 returns the ec2 calls of cfg, with opts applied to the client.
@@ -125,6 +141,7 @@ func NewEC2(cfg aws.Config, opts ...func(*ec2.Options)) EC2Calls {
 	return EC2Calls{
 		describeInstances: c.DescribeInstances,
 		createTags:        c.CreateTags,
+		describeTypes:     c.DescribeInstanceTypes,
 	}
 }
 
@@ -136,6 +153,27 @@ func (a EC2Calls) DescribeInstances(ctx context.Context, in *ec2.DescribeInstanc
 // CreateTags calls ec2's CreateTags.
 func (a EC2Calls) CreateTags(ctx context.Context, in *ec2.CreateTagsInput, opts ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error) {
 	return a.createTags(ctx, in, opts...)
+}
+
+// DescribeInstanceTypes calls ec2's DescribeInstanceTypes.
+func (a EC2Calls) DescribeInstanceTypes(ctx context.Context, in *ec2.DescribeInstanceTypesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstanceTypesOutput, error) {
+	return a.describeTypes(ctx, in, opts...)
+}
+
+// CloudFormationCalls are the agent's cloudformation calls.
+type CloudFormationCalls struct {
+	describeStacks func(context.Context, *cloudformation.DescribeStacksInput, ...func(*cloudformation.Options)) (*cloudformation.DescribeStacksOutput, error)
+}
+
+// NewCloudFormation returns the cloudformation calls of cfg, with opts applied to the client.
+func NewCloudFormation(cfg aws.Config, opts ...func(*cloudformation.Options)) CloudFormationCalls {
+	c := cloudformation.NewFromConfig(cfg, opts...)
+	return CloudFormationCalls{describeStacks: c.DescribeStacks}
+}
+
+// DescribeStacks calls cloudformation's DescribeStacks.
+func (a CloudFormationCalls) DescribeStacks(ctx context.Context, in *cloudformation.DescribeStacksInput, opts ...func(*cloudformation.Options)) (*cloudformation.DescribeStacksOutput, error) {
+	return a.describeStacks(ctx, in, opts...)
 }
 
 // LogsCalls are the agent's cloudwatchlogs calls.

@@ -49,6 +49,8 @@ func convert(n swarm.Node) node.Node {
 		ID: n.ID, Hostname: n.Description.Hostname, Addr: n.Status.Addr, Role: string(n.Spec.Role),
 		State: string(n.Status.State), Availability: string(n.Spec.Availability),
 		Labels: n.Description.Engine.Labels, EngineVersion: n.Description.Engine.EngineVersion,
+		NanoCPUs: n.Description.Resources.NanoCPUs, MemoryBytes: n.Description.Resources.MemoryBytes,
+		Arch: n.Description.Platform.Architecture,
 	}
 	if m := n.ManagerStatus; m != nil {
 		out.ManagerAddr, out.Leader, out.Reachability = m.Addr, m.Leader, string(m.Reachability)
@@ -99,8 +101,18 @@ func (e *Engine) Tasks(ctx context.Context, f node.TaskFilter) ([]node.Task, err
 	}
 	out := make([]node.Task, 0, len(l))
 	for _, t := range l {
-		out = append(out, node.Task{ID: t.ID, NodeID: t.NodeID, ServiceID: t.ServiceID, State: string(t.Status.State),
-			DesiredState: string(t.DesiredState), Message: t.Status.Message, Err: t.Status.Err})
+		nt := node.Task{ID: t.ID, NodeID: t.NodeID, ServiceID: t.ServiceID, State: string(t.Status.State),
+			DesiredState: string(t.DesiredState), Message: t.Status.Message, Err: t.Status.Err}
+		if p := t.Spec.Placement; p != nil {
+			nt.Constraints = p.Constraints
+			for _, pl := range p.Platforms {
+				nt.Platforms = append(nt.Platforms, node.Platform{Architecture: pl.Architecture, OS: pl.OS})
+			}
+		}
+		if r := t.Spec.Resources; r != nil && r.Reservations != nil {
+			nt.NanoCPUs, nt.MemoryBytes = r.Reservations.NanoCPUs, r.Reservations.MemoryBytes
+		}
+		out = append(out, nt)
 	}
 	return out, nil
 }

@@ -59,16 +59,18 @@ func fake(t *testing.T, body map[string]string) (*Engine, *api) {
 }
 
 const nodeJSON = `{"ID":"n1","Version":{"Index":42},"Spec":{"Role":"manager","Availability":"active"},
- "Description":{"Hostname":"ip-10-0-1-1","Engine":{"EngineVersion":"20.10.24","Labels":{"clusterctl.instance-id":"i-1"}}},
+ "Description":{"Hostname":"ip-10-0-1-1","Platform":{"Architecture":"aarch64","OS":"linux"},"Resources":{"NanoCPUs":2000000000,"MemoryBytes":4294967296},"Engine":{"EngineVersion":"20.10.24","Labels":{"clusterctl.instance-id":"i-1"}}},
  "Status":{"State":"ready","Addr":"0.0.0.0"},"ManagerStatus":{"Leader":true,"Reachability":"reachable","Addr":"10.0.1.1:2377"}}`
 
 // What the engine says is what the agent's logic gets.
 func TestRead(t *testing.T) {
 	e, a := fake(t, map[string]string{
-		"GET /info":       `{"DockerRootDir":"/var/lib/docker","Swarm":{"NodeID":"n1","LocalNodeState":"active","ControlAvailable":true}}`,
-		"GET /nodes":      "[" + nodeJSON + "]",
-		"GET /nodes/n1":   nodeJSON,
-		"GET /tasks":      `[{"ID":"t1","NodeID":"n1","ServiceID":"s1","DesiredState":"running","Status":{"State":"pending","Err":"no suitable node"}}]`,
+		"GET /info":     `{"DockerRootDir":"/var/lib/docker","Swarm":{"NodeID":"n1","LocalNodeState":"active","ControlAvailable":true}}`,
+		"GET /nodes":    "[" + nodeJSON + "]",
+		"GET /nodes/n1": nodeJSON,
+		"GET /tasks": `[{"ID":"t1","NodeID":"n1","ServiceID":"s1","DesiredState":"running","Status":{"State":"pending","Err":"no suitable node"},
+		  "Spec":{"Placement":{"Constraints":["engine.labels.disk==ssd"],"Platforms":[{"Architecture":"arm64","OS":"linux"}]},
+		  "Resources":{"Reservations":{"NanoCPUs":500000000,"MemoryBytes":1073741824}}}}]`,
 		"GET /swarm":      `{"JoinTokens":{"Worker":"SWMTKN-w","Manager":"SWMTKN-m"},"TLSInfo":{"TrustRoot":"-----BEGIN CERTIFICATE-----\n"}}`,
 		"GET /services/g": `{"ID":"g","Spec":{"Mode":{"Global":{}}}}`,
 		"GET /services/r": `{"ID":"r","Spec":{"Mode":{"Replicated":{"Replicas":3}}}}`,
@@ -88,8 +90,12 @@ func TestRead(t *testing.T) {
 		t.Errorf("a node gone: %v", err)
 	}
 	tasks, err := e.Tasks(ctx, node.TaskFilter{Node: "n1", DesiredRunning: true})
-	if err != nil || len(tasks) != 1 || tasks[0] != (node.Task{ID: "t1", NodeID: "n1", ServiceID: "s1", State: "pending", DesiredState: "running", Err: "no suitable node"}) {
+	if err != nil || len(tasks) != 1 || !reflect.DeepEqual(tasks[0], node.Task{ID: "t1", NodeID: "n1", ServiceID: "s1", State: "pending", DesiredState: "running", Err: "no suitable node",
+		Constraints: []string{"engine.labels.disk==ssd"}, Platforms: []node.Platform{{Architecture: "arm64", OS: "linux"}}, NanoCPUs: 5e8, MemoryBytes: 1 << 30}) {
 		t.Errorf("tasks %+v, %v", tasks, err)
+	}
+	if nodes[0].NanoCPUs != 2e9 || nodes[0].MemoryBytes != 4<<30 || nodes[0].Arch != "aarch64" {
+		t.Errorf("node resources %+v", nodes[0])
 	}
 	var q string
 	for _, s := range a.seen {

@@ -1,0 +1,787 @@
+package node
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/wire"
+)
+
+// The engine's reserve: what of an instance type's memory a task can
+// never reserve. The engine reports the memory the kernel leaves (a few
+// percent below the type's), and the engine, the agent and the kernel's
+// buffers live there too: 10% of the type's memory, at least 256 MiB. No
+// CPU is held back: the swarm lets tasks reserve every CPU the engine
+// reports, which is every vCPU of the type.
+const (
+	ReserveMemoryMin     = 256 << 20
+	ReserveMemoryPercent = 10
+)
+
+// Capacity is what one node of an instance type offers tasks.
+func Capacity(t InstanceType) (nanoCPUs, memoryBytes int64) {
+	mem := t.MemoryMiB << 20
+	reserve := mem * ReserveMemoryPercent / 100
+	if reserve < ReserveMemoryMin {
+		reserve = ReserveMemoryMin
+	}
+	if mem -= reserve; mem < 0 {
+		mem = 0
+	}
+	return int64(t.VCPUs) * 1e9, mem
+}
+
+// ScaleInput is what the autoscaler decides on: the cluster's groups (all
+// of them: a task one group without autoscaling can hold is not
+// unplaceable), their instance types, and the swarm.
+type ScaleInput struct {
+	Now    time.Time
+	Groups []ScalingGroup
+	Types  map[string]InstanceType
+	Nodes  []Node
+	Tasks  []Task
+	// Global are the ids of the global services, Names every service's
+	// name by id.
+	Global map[string]bool
+	Names  map[string]string
+	// Leased are the groups (clusterctl names) a clusterctl run holds a
+	// lease on.
+	Leased map[string]bool
+}
+
+// Kinds of ScaleAction.
+const (
+	ScaleOut = "scale-out" // raise the desired capacity to To
+	Drain    = "drain"     // drain the idle Node
+	Undrain  = "undrain"   // make the Node active again: it is needed
+	ScaleIn  = "scale-in"  // terminate Instance, decrementing the capacity
+)
+
+// ScaleAction is one thing the autoscaler decided to do.
+type ScaleAction struct {
+	Kind           string
+	Group, ASG     string
+	From, To       int
+	Node, Instance string
+	Reason         string
+}
+
+// Decision is the action as the snapshot keeps it.
+func (a ScaleAction) Decision(at time.Time) wire.ScalingDecision {
+	return wire.ScalingDecision{Time: at, Group: a.Group, From: a.From, To: a.To, Instance: a.Instance, Reason: a.Reason}
+}
+
+// Autoscaler holds what the decisions remember from round to round: the
+// nodes' idle times, the scale-outs waiting for their nodes, and the
+// scale-ins under way. It does no I/O: Manager.autoscale reads the input
+// and carries the actions out.
+type Autoscaler struct {
+	// JoinWait bounds the wait for new nodes (and for a terminated one
+	// to leave its group) before the group is decided on again.
+	JoinWait time.Duration
+	// DrainTimeout bounds the drain of an idle node before its
+	// termination.
+	DrainTimeout time.Duration
+
+	idleSince map[string]time.Time // by node id
+	waits     map[string]waitFor   // by Auto Scaling group
+	drains    map[string]drainOf   // by Auto Scaling group
+	// short: since when a group has had fewer Ready nodes in the swarm
+	// than its desired capacity (nodes still booting, launched by
+	// someone else or before this leader), by Auto Scaling group.
+	short map[string]time.Time
+}
+
+// waitFor: after a scale-out, until want nodes of the group are in the
+// swarm; after a scale-in, until instance has left the group.
+type waitFor struct {
+	want     int
+	instance string
+	until    time.Time
+}
+
+type drainOf struct {
+	node, instance string
+	until          time.Time
+}
+
+// pendingTask is a task no node took, with what it asks.
+type pendingTask struct {
+	Task
+	service string // its name
+	reason  string // why no node of the swarm takes it
+}
+
+// ScalePlan is the autoscaler's answer for one round.
+type ScalePlan struct {
+	Actions     []ScaleAction
+	Unplaceable []wire.Unplaceable
+}
+
+// Decide decides one round. The caller carries the actions out and tells
+// Done each outcome.
+func (a *Autoscaler) Decide(in ScaleInput) ScalePlan {
+	if a.idleSince == nil {
+		a.idleSince, a.waits, a.drains, a.short = map[string]time.Time{}, map[string]waitFor{}, map[string]drainOf{}, map[string]time.Time{}
+	}
+	var plan ScalePlan
+	pending := a.pending(in)
+	a.trackIdle(in)
+
+	// Tasks no group can ever hold are reported, never scaled for.
+	var placeable []pendingTask
+	unplaceable := map[string]*wire.Unplaceable{}
+	var order []string
+	for _, t := range pending {
+		if why := neverHeld(in, t); why != "" {
+			u := unplaceable[t.service]
+			if u == nil {
+				u = &wire.Unplaceable{Service: t.service, Reason: why}
+				unplaceable[t.service] = u
+				order = append(order, t.service)
+			}
+			u.Tasks++
+			continue
+		}
+		placeable = append(placeable, t)
+	}
+	sort.Strings(order)
+	for _, s := range order {
+		plan.Unplaceable = append(plan.Unplaceable, *unplaceable[s])
+	}
+
+	// needed: the autoscaled groups a pending task fits, bounds aside;
+	// such a group is not scaled in.
+	needed := map[string]bool{}
+	for _, g := range in.Groups {
+		for _, t := range placeable {
+			if g.Autoscale && fits(in, g, t.Task) {
+				needed[g.Name] = true
+			}
+		}
+	}
+
+	free := map[string]bool{} // groups that may be changed this round
+	for _, g := range in.Groups {
+		if !g.Autoscale {
+			continue
+		}
+		if a.waiting(in, g) {
+			continue
+		}
+		if d, ok := a.drains[g.Name]; ok {
+			plan.Actions = append(plan.Actions, a.drainNext(in, g, d, needed[g.Name])...)
+			continue
+		}
+		if g.Busy != "" || in.Leased[g.Group] || a.booting(in, g) {
+			continue
+		}
+		free[g.Name] = true
+	}
+
+	plan.Actions = append(plan.Actions, a.scaleOut(in, placeable, free)...)
+	for _, g := range in.Groups {
+		if free[g.Name] && !needed[g.Name] && !a.scaledOut(plan, g.Name) {
+			if act, ok := a.scaleIn(in, g); ok {
+				plan.Actions = append(plan.Actions, act)
+			}
+		}
+	}
+	return plan
+}
+
+func (a *Autoscaler) scaledOut(p ScalePlan, asg string) bool {
+	for _, act := range p.Actions {
+		if act.ASG == asg {
+			return true
+		}
+	}
+	return false
+}
+
+// Done records the outcome of an action the caller carried out.
+func (a *Autoscaler) Done(act ScaleAction, now time.Time, err error) {
+	if err != nil {
+		// Decided again next round, from what AWS and the swarm say then.
+		if act.Kind == Drain {
+			delete(a.drains, act.ASG)
+		}
+		return
+	}
+	switch act.Kind {
+	case ScaleOut:
+		a.waits[act.ASG] = waitFor{want: act.To, until: now.Add(a.JoinWait)}
+		// The group is short of nodes from now: once the wait is over,
+		// booting does not wait again for the same nodes.
+		if _, ok := a.short[act.ASG]; !ok {
+			a.short[act.ASG] = now
+		}
+	case Drain:
+		a.drains[act.ASG] = drainOf{node: act.Node, instance: act.Instance, until: now.Add(a.DrainTimeout)}
+	case Undrain:
+		delete(a.drains, act.ASG)
+		delete(a.idleSince, act.Node)
+	case ScaleIn:
+		delete(a.drains, act.ASG)
+		delete(a.idleSince, act.Node)
+		a.waits[act.ASG] = waitFor{instance: act.Instance, until: now.Add(a.JoinWait)}
+	}
+}
+
+// pending are the tasks the swarm could not place: desired running, no
+// node, and the scheduler's "no suitable node".
+func (a *Autoscaler) pending(in ScaleInput) []pendingTask {
+	var out []pendingTask
+	for _, t := range in.Tasks {
+		if t.NodeID != "" || t.DesiredState != "running" || t.State != "pending" || !strings.Contains(t.Err, "no suitable node") {
+			continue
+		}
+		name := in.Names[t.ServiceID]
+		if name == "" {
+			name = t.ServiceID
+		}
+		out = append(out, pendingTask{Task: t, service: name, reason: shortOf(in, t)})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].service != out[j].service {
+			return out[i].service < out[j].service
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// shortOf says why no node of the swarm takes t: none satisfies its
+// placement, or those that do lack the memory or CPU it reserves.
+func shortOf(in ScaleInput, t Task) string {
+	used := usedBy(in)
+	placed, cpu, mem := false, false, false
+	for _, n := range in.Nodes {
+		if n.State != "ready" || n.Availability != "active" || !placementHolds(t, nodeAttrs(n), n.Arch) {
+			continue
+		}
+		placed = true
+		u := used[n.ID]
+		cpu = cpu || n.NanoCPUs-u[0] >= t.NanoCPUs
+		mem = mem || n.MemoryBytes-u[1] >= t.MemoryBytes
+	}
+	switch {
+	case !placed:
+		return "no node satisfies its placement"
+	case !cpu && !mem:
+		return "insufficient CPU and memory"
+	case !mem:
+		return "insufficient memory"
+	case !cpu:
+		return "insufficient CPU"
+	}
+	return "insufficient resources"
+}
+
+// usedBy is what the tasks on each node reserve (CPU, memory).
+func usedBy(in ScaleInput) map[string][2]int64 {
+	used := map[string][2]int64{}
+	for _, t := range in.Tasks {
+		if t.NodeID == "" || t.DesiredState != "running" && t.State != "running" {
+			continue
+		}
+		u := used[t.NodeID]
+		used[t.NodeID] = [2]int64{u[0] + t.NanoCPUs, u[1] + t.MemoryBytes}
+	}
+	return used
+}
+
+// trackIdle notes since when each node of an autoscaled group has run no
+// task but those of global services.
+func (a *Autoscaler) trackIdle(in ScaleInput) {
+	busy := map[string]bool{}
+	for _, t := range in.Tasks {
+		if t.NodeID != "" && (t.DesiredState == "running" || t.State == "running") && !in.Global[t.ServiceID] {
+			busy[t.NodeID] = true
+		}
+	}
+	seen := map[string]bool{}
+	for _, n := range in.Nodes {
+		seen[n.ID] = true
+		if busy[n.ID] || n.State != "ready" {
+			delete(a.idleSince, n.ID)
+		} else if _, ok := a.idleSince[n.ID]; !ok {
+			a.idleSince[n.ID] = in.Now
+		}
+	}
+	for id := range a.idleSince {
+		if !seen[id] {
+			delete(a.idleSince, id)
+		}
+	}
+}
+
+// groupMembers are the swarm's worker nodes of g: labelled with its name and
+// with an instance of its Auto Scaling group.
+func groupMembers(in ScaleInput, g ScalingGroup) []Node {
+	inGroup := map[string]bool{}
+	for _, i := range g.Instances {
+		inGroup[i] = true
+	}
+	var out []Node
+	for _, n := range in.Nodes {
+		if n.Role == "worker" && !n.Manager() && n.Labels[names.EngineLabelGroup] == g.Group && inGroup[n.Labels[names.EngineLabelInstanceID]] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// waiting tells whether g still waits for the nodes of its last
+// scale-out to join, or for the node of its last scale-in to leave.
+func (a *Autoscaler) waiting(in ScaleInput, g ScalingGroup) bool {
+	w, ok := a.waits[g.Name]
+	if !ok {
+		return false
+	}
+	done := in.Now.After(w.until)
+	if w.instance != "" {
+		done = done || !contains(g.Instances, w.instance)
+	} else {
+		ready := 0
+		for _, n := range groupMembers(in, g) {
+			if n.State == "ready" {
+				ready++
+			}
+		}
+		// Someone else lowered the capacity: nothing more will come.
+		done = done || ready >= w.want || g.Desired < w.want
+	}
+	if done {
+		delete(a.waits, g.Name)
+	}
+	return !done
+}
+
+// booting tells whether g has fewer Ready nodes in the swarm than its
+// desired capacity, for less than JoinWait: nodes are on their way, and
+// pending tasks may be theirs. Past JoinWait the group is decided on
+// again (a node that never joins is no reason to stop).
+func (a *Autoscaler) booting(in ScaleInput, g ScalingGroup) bool {
+	ready := 0
+	for _, n := range groupMembers(in, g) {
+		if n.State == "ready" {
+			ready++
+		}
+	}
+	if ready >= g.Desired {
+		delete(a.short, g.Name)
+		return false
+	}
+	since, ok := a.short[g.Name]
+	if !ok {
+		since = in.Now
+		a.short[g.Name] = since
+	}
+	return in.Now.Sub(since) < a.JoinWait
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// drainNext goes on with the drain of g's idle node: terminated once its
+// tasks have stopped (or the drain timed out), made active again when it
+// is needed, the group may no longer shrink, or the group is being
+// changed by someone else.
+func (a *Autoscaler) drainNext(in ScaleInput, g ScalingGroup, d drainOf, needed bool) []ScaleAction {
+	var n *Node
+	for _, m := range in.Nodes {
+		if m.ID == d.node {
+			m := m
+			n = &m
+		}
+	}
+	undo := func(why string) []ScaleAction {
+		if n == nil {
+			delete(a.drains, g.Name)
+			return nil
+		}
+		return []ScaleAction{{Kind: Undrain, Group: g.Group, ASG: g.Name, Node: d.node, Instance: d.instance, Reason: why}}
+	}
+	switch {
+	case needed:
+		return undo("pending tasks need it")
+	case g.Desired <= g.Min:
+		return undo(fmt.Sprintf("the group is at its minimum (%d)", g.Min))
+	case g.Busy != "":
+		return undo(g.Busy)
+	case in.Leased[g.Group]:
+		return undo("a clusterctl run holds the group's lease")
+	case !contains(g.Instances, d.instance):
+		delete(a.drains, g.Name)
+		return nil
+	}
+	running := 0
+	for _, t := range in.Tasks {
+		if t.NodeID == d.node && t.State == "running" {
+			running++
+		}
+	}
+	if running > 0 && !in.Now.After(d.until) {
+		return nil
+	}
+	idle := in.Now.Sub(a.idleSinceOr(d.node, in.Now)).Round(time.Second)
+	return []ScaleAction{{Kind: ScaleIn, Group: g.Group, ASG: g.Name, From: g.Desired, To: g.Desired - 1, Node: d.node, Instance: d.instance,
+		Reason: fmt.Sprintf("node %s (%s) idle for %s, drained", d.node, d.instance, idle)}}
+}
+
+func (a *Autoscaler) idleSinceOr(node string, now time.Time) time.Time {
+	if t, ok := a.idleSince[node]; ok {
+		return t
+	}
+	return now
+}
+
+// scaleIn picks the node of g idle the longest for at least
+// ScaleDownAfter, when g is above its minimum: it is drained first.
+func (a *Autoscaler) scaleIn(in ScaleInput, g ScalingGroup) (ScaleAction, bool) {
+	if g.Desired <= g.Min || g.ScaleDownAfter <= 0 {
+		return ScaleAction{}, false
+	}
+	var best *Node
+	var since time.Time
+	for _, n := range groupMembers(in, g) {
+		s, ok := a.idleSince[n.ID]
+		if !ok || n.Availability != "active" || in.Now.Sub(s) < g.ScaleDownAfter {
+			continue
+		}
+		if best == nil || s.Before(since) || s.Equal(since) && n.ID < best.ID {
+			n := n
+			best, since = &n, s
+		}
+	}
+	if best == nil {
+		return ScaleAction{}, false
+	}
+	return ScaleAction{Kind: Drain, Group: g.Group, ASG: g.Name, From: g.Desired, To: g.Desired, Node: best.ID,
+		Instance: best.Labels[names.EngineLabelInstanceID],
+		Reason:   fmt.Sprintf("node %s idle for %s", best.ID, in.Now.Sub(since).Round(time.Second))}, true
+}
+
+// scaleOut places the pending tasks on new nodes: of the free groups a
+// task fits, the one that wastes least (spot before on-demand at equal
+// waste), as many nodes as first-fit packing needs, up to the group's
+// maximum; the tasks left over go to the next group.
+func (a *Autoscaler) scaleOut(in ScaleInput, tasks []pendingTask, free map[string]bool) []ScaleAction {
+	var out []ScaleAction
+	chosen := map[string]bool{}
+	for len(tasks) > 0 {
+		type option struct {
+			g     ScalingGroup
+			bins  [][]pendingTask
+			waste float64
+			spot  bool
+		}
+		var best *option
+		for _, g := range in.Groups {
+			if !free[g.Name] || chosen[g.Name] || g.Desired >= g.Max {
+				continue
+			}
+			var mine []pendingTask
+			for _, t := range tasks {
+				if fits(in, g, t.Task) {
+					mine = append(mine, t)
+				}
+			}
+			if len(mine) == 0 {
+				continue
+			}
+			cpu, mem := groupCapacity(in, g)
+			bins := pack(mine, cpu, mem)
+			o := option{g: g, bins: bins, waste: waste(bins, cpu, mem), spot: contains(g.Lifecycles, "spot")}
+			if best == nil || o.waste < best.waste-1e-9 ||
+				o.waste < best.waste+1e-9 && (o.spot && !best.spot || o.spot == best.spot && o.g.Group < best.g.Group) {
+				best = &o
+			}
+		}
+		if best == nil {
+			break
+		}
+		g := best.g
+		chosen[g.Name] = true
+		n := len(best.bins)
+		if n > g.Max-g.Desired {
+			n = g.Max - g.Desired
+		}
+		var placed []pendingTask
+		for _, b := range best.bins[:n] {
+			placed = append(placed, b...)
+		}
+		out = append(out, ScaleAction{Kind: ScaleOut, Group: g.Group, ASG: g.Name, From: g.Desired, To: g.Desired + n, Reason: pendingReason(placed)})
+		left := tasks[:0:0]
+		for _, t := range tasks {
+			if !containsTask(placed, t.ID) {
+				left = append(left, t)
+			}
+		}
+		tasks = left
+	}
+	return out
+}
+
+func containsTask(l []pendingTask, id string) bool {
+	for _, t := range l {
+		if t.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// pendingReason is "4 tasks of api pending: insufficient memory", the
+// services by their number of tasks, the reason of the first.
+func pendingReason(ts []pendingTask) string {
+	count := map[string]int{}
+	var order []string
+	for _, t := range ts {
+		if count[t.service] == 0 {
+			order = append(order, t.service)
+		}
+		count[t.service]++
+	}
+	sort.SliceStable(order, func(i, j int) bool { return count[order[i]] > count[order[j]] })
+	var parts []string
+	for i, s := range order {
+		n := count[s]
+		switch {
+		case i > 0:
+			parts = append(parts, fmt.Sprintf("%d of %s", n, s))
+		case n == 1:
+			parts = append(parts, "1 task of "+s)
+		default:
+			parts = append(parts, fmt.Sprintf("%d tasks of %s", n, s))
+		}
+	}
+	return strings.Join(parts, ", ") + " pending: " + ts[0].reason
+}
+
+// pack puts the tasks on empty nodes of capacity (cpu, mem), first fit,
+// the largest first.
+func pack(ts []pendingTask, cpu, mem int64) [][]pendingTask {
+	ts = append([]pendingTask(nil), ts...)
+	sort.SliceStable(ts, func(i, j int) bool {
+		return ts[i].MemoryBytes*cpu+ts[i].NanoCPUs*mem > ts[j].MemoryBytes*cpu+ts[j].NanoCPUs*mem
+	})
+	var bins [][]pendingTask
+	var left [][2]int64
+	for _, t := range ts {
+		placed := false
+		for i := range bins {
+			if left[i][0] >= t.NanoCPUs && left[i][1] >= t.MemoryBytes {
+				bins[i] = append(bins[i], t)
+				left[i][0] -= t.NanoCPUs
+				left[i][1] -= t.MemoryBytes
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			bins = append(bins, []pendingTask{t})
+			left = append(left, [2]int64{cpu - t.NanoCPUs, mem - t.MemoryBytes})
+		}
+	}
+	return bins
+}
+
+// waste is the share of CPU and of memory of the new nodes the tasks
+// leave unreserved, summed, as the cluster autoscaler's least-waste
+// expander weighs it.
+func waste(bins [][]pendingTask, cpu, mem int64) float64 {
+	var c, m int64
+	for _, b := range bins {
+		for _, t := range b {
+			c += t.NanoCPUs
+			m += t.MemoryBytes
+		}
+	}
+	n := float64(len(bins))
+	w := 0.0
+	if cpu > 0 {
+		w += 1 - float64(c)/(n*float64(cpu))
+	}
+	if mem > 0 {
+		w += 1 - float64(m)/(n*float64(mem))
+	}
+	return w
+}
+
+// groupCapacity is what any new node of g offers: the least of its
+// instance types.
+func groupCapacity(in ScaleInput, g ScalingGroup) (cpu, mem int64) {
+	for i, name := range g.InstanceTypes {
+		c, m := Capacity(in.Types[name])
+		if i == 0 || c < cpu {
+			cpu = c
+		}
+		if i == 0 || m < mem {
+			mem = m
+		}
+	}
+	return cpu, mem
+}
+
+// neverHeld says why no group of the cluster, at any size, can hold t;
+// "" when one can.
+func neverHeld(in ScaleInput, t pendingTask) string {
+	placed := false
+	for _, g := range in.Groups {
+		if fits(in, g, t.Task) {
+			return ""
+		}
+		if shapes(in, g, func(attrs map[string]string, arch string, _ InstanceType) bool {
+			return placementHolds(t.Task, attrs, arch)
+		}) {
+			placed = true
+		}
+	}
+	if placed {
+		return fmt.Sprintf("reserves more than a node of any group offers (%s CPU, %d MiB)", cpus(t.NanoCPUs), t.MemoryBytes>>20)
+	}
+	return "no group's nodes satisfy its placement"
+}
+
+func cpus(nano int64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", float64(nano)/1e9), "0"), ".")
+}
+
+// fits tells whether every node g may launch holds t: its placement and
+// its reservations.
+func fits(in ScaleInput, g ScalingGroup, t Task) bool {
+	return shapes(in, g, func(attrs map[string]string, arch string, it InstanceType) bool {
+		cpu, mem := Capacity(it)
+		return placementHolds(t, attrs, arch) && t.NanoCPUs <= cpu && t.MemoryBytes <= mem
+	})
+}
+
+// shapes tells whether ok holds for every node g may launch: each of its
+// instance types, lifecycles and zones. A group whose types EC2 did not
+// describe holds nothing.
+func shapes(in ScaleInput, g ScalingGroup, ok func(attrs map[string]string, arch string, it InstanceType) bool) bool {
+	if len(g.InstanceTypes) == 0 {
+		return false
+	}
+	lifecycles, zones := g.Lifecycles, g.Zones
+	if len(lifecycles) == 0 {
+		lifecycles = []string{"on-demand"}
+	}
+	if len(zones) == 0 {
+		zones = []string{""}
+	}
+	for _, name := range g.InstanceTypes {
+		it, known := in.Types[name]
+		if !known || len(it.Archs) == 0 {
+			return false
+		}
+		for _, arch := range it.Archs {
+			for _, l := range lifecycles {
+				for _, z := range zones {
+					attrs := map[string]string{"node.role": "worker", "node.platform.os": "linux", "node.platform.arch": engineArch(arch)}
+					for k, v := range g.Labels {
+						attrs["engine.labels."+k] = v
+					}
+					attrs["engine.labels."+names.EngineLabelGroup] = g.Group
+					attrs["engine.labels."+names.EngineLabelInstanceType] = name
+					attrs["engine.labels."+names.EngineLabelLifecycle] = l
+					if z != "" {
+						attrs["engine.labels."+names.EngineLabelZone] = z
+					}
+					if !ok(attrs, engineArch(arch), it) {
+						return false
+					}
+				}
+			}
+		}
+	}
+	return true
+}
+
+// engineArch is EC2's architecture as the engine reports it.
+func engineArch(ec2 string) string {
+	if ec2 == "arm64" {
+		return "aarch64"
+	}
+	return ec2
+}
+
+// nodeAttrs are the attributes of a node of the swarm constraints name.
+func nodeAttrs(n Node) map[string]string {
+	attrs := map[string]string{"node.id": n.ID, "node.hostname": n.Hostname, "node.role": n.Role, "node.platform.os": "linux", "node.platform.arch": n.Arch}
+	for k, v := range n.Labels {
+		attrs["engine.labels."+k] = v
+	}
+	return attrs
+}
+
+// placementHolds tells whether a node of attrs and arch satisfies t's
+// constraints and platforms. An attribute the node does not have (a new
+// node's id, hostname and node labels) equals nothing, as the swarm
+// judges a missing label.
+func placementHolds(t Task, attrs map[string]string, arch string) bool {
+	for _, c := range t.Constraints {
+		key, value, eq, ok := parseConstraint(c)
+		if !ok {
+			return false
+		}
+		v, has := attrs[strings.ToLower(key)]
+		if !has && strings.HasPrefix(strings.ToLower(key), "engine.labels.") {
+			v, has = lookupFold(attrs, strings.ToLower(key))
+		}
+		if (has && strings.EqualFold(v, value)) != eq {
+			return false
+		}
+	}
+	if len(t.Platforms) == 0 {
+		return true
+	}
+	for _, p := range t.Platforms {
+		if (p.OS == "" || strings.EqualFold(p.OS, "linux")) && (p.Architecture == "" || normArch(p.Architecture) == normArch(arch)) {
+			return true
+		}
+	}
+	return false
+}
+
+func lookupFold(attrs map[string]string, key string) (string, bool) {
+	for k, v := range attrs {
+		if strings.EqualFold(k, key) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// normArch names an architecture as images do.
+func normArch(a string) string {
+	switch strings.ToLower(a) {
+	case "x86_64", "x86-64", "amd64":
+		return "amd64"
+	case "aarch64", "arm64":
+		return "arm64"
+	}
+	return strings.ToLower(a)
+}
+
+// parseConstraint reads "key==value" or "key!=value".
+func parseConstraint(c string) (key, value string, eq, ok bool) {
+	if k, v, found := strings.Cut(c, "!="); found {
+		return strings.TrimSpace(k), strings.TrimSpace(v), false, true
+	}
+	if k, v, found := strings.Cut(c, "=="); found {
+		return strings.TrimSpace(k), strings.TrimSpace(v), true, true
+	}
+	return "", "", false, false
+}
