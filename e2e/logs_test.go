@@ -280,7 +280,8 @@ func stripLogs(t *testing.T, c clients, stack string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body = []byte(strings.ReplaceAll(string(body), "CLUSTERCTL_LOG_DRIVER='${LogDriver}' ", ""))
+	// The managers' settings name the driver (a JSON string: \n escaped).
+	body = []byte(strings.ReplaceAll(string(body), `\nLOG_DRIVER=${LogDriver}`, ""))
 	st := describeStack(t, c, stack)
 	var params []cfntypes.Parameter
 	for _, p := range st.Parameters {

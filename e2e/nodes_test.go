@@ -17,8 +17,8 @@ import (
 )
 
 var (
-	nodeKeyLine = regexp.MustCompile(`(?m)^key='(join/groups/[^']+)'$`)
-	nodeSHALine = regexp.MustCompile(`(?m)^sha256=([0-9a-f]{64})$`)
+	// The loader's line that fetches the node's settings and checks them.
+	nodeSettingsLine = regexp.MustCompile(`(?m)^get '(join/groups/[^']+)' "\$env" ([0-9a-f]{64})$`)
 )
 
 // nodeConfig is what a launch template version says about the node
@@ -46,11 +46,11 @@ func latestNodeConfig(t *testing.T, c clients, group string) (int, nodeConfig) {
 	if err != nil {
 		t.Fatalf("user data of version %d: %v", aws.ToInt64(latest.VersionNumber), err)
 	}
-	k, s := nodeKeyLine.FindSubmatch(ud), nodeSHALine.FindSubmatch(ud)
-	if k == nil || s == nil {
+	m := nodeSettingsLine.FindSubmatch(ud)
+	if m == nil {
 		t.Fatalf("user data names no node configuration:\n%s", ud)
 	}
-	return len(versions), nodeConfig{aws.ToInt64(latest.VersionNumber), string(k[1]), string(s[1])}
+	return len(versions), nodeConfig{aws.ToInt64(latest.VersionNumber), string(m[1]), string(m[2])}
 }
 
 // checkNodeConfig reads the object a launch template names and checks its
@@ -67,7 +67,7 @@ func checkNodeConfig(t *testing.T, c clients, bucket string, nc nodeConfig, cont
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(body)
-	if got := hex.EncodeToString(sum[:]); got != nc.sum || !strings.HasSuffix(nc.key, "/node-"+nc.sum+".sh") {
+	if got := hex.EncodeToString(sum[:]); got != nc.sum || !strings.HasSuffix(nc.key, "/node-"+nc.sum+".env") {
 		t.Errorf("s3://%s/%s has SHA-256 %s; the launch template names %s", bucket, nc.key, got, nc.sum)
 	}
 	if out.ServerSideEncryption != "AES256" {
@@ -91,7 +91,7 @@ func TestNodeConfiguration(t *testing.T) {
 
 	must(t, "add-agents", "-n", "web", "-t", "c5.large", "-j", "core", "-c", "2", "-m", "role=web", "-q")
 	n1, first := latestNodeConfig(t, c, "web")
-	checkNodeConfig(t, c, bucket, first, `"role=web"`, `"clusterctl.group=web"`, "instance_types='c5.large'", `"clusterctl.instance-type=$node_type"`)
+	checkNodeConfig(t, c, bucket, first, "\nNODE_LABELS=role=web\n", "\nNODE_GROUP=web\n", "CLUSTER_NAME=core\n")
 
 	r := must(t, "update-group", "-n", "web", "-j", "core", "-m", "role=api", "-q", "--yes")
 	if !strings.Contains(r.stderr, "Uploading node configuration") {
@@ -104,9 +104,9 @@ func TestNodeConfiguration(t *testing.T) {
 	if second.sum == first.sum || second.key == first.key {
 		t.Errorf("label change kept the node configuration %s", first.key)
 	}
-	checkNodeConfig(t, c, bucket, second, `"role=api"`)
+	checkNodeConfig(t, c, bucket, second, "\nNODE_LABELS=role=api\n")
 	// The previous configuration stays for a rollback to the previous version.
-	checkNodeConfig(t, c, bucket, first, `"role=web"`)
+	checkNodeConfig(t, c, bucket, first, "\nNODE_LABELS=role=web\n")
 
 	r = must(t, "update-group", "-n", "web", "-j", "core", "-m", "role=api", "-q")
 	if !strings.Contains(r.stderr, "No changes") {

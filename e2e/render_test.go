@@ -59,8 +59,9 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 		// want are parameters and tags (by name) the flag must set;
 		// form flags (want nil) must change what is printed instead.
 		want map[string]string
-		// node: the flag reaches the group's node configuration, so
-		// render node-config changes with it (and with no other flag).
+		// node: the flag reaches the group's node settings, so render
+		// node-config changes with it (and with no other flag). What a
+		// node is (its type, its image) it reads from the instance.
 		node bool
 	}
 	for _, cmd := range []struct {
@@ -70,8 +71,8 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 	}{
 		{[]string{"render", "group"}, []string{"render", "group", "-n", "web", "-t", "c5.large"}, []tcase{
 			{"--name", nil, []string{"-n", "api"}, map[string]string{"clusterctl:group": "api"}, true},
-			{"--instance-type", nil, []string{"-t", "m7g.large"}, map[string]string{"InstanceType": "m7g.large", "ImageParameter": "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"}, true},
-			{"--instance-type", nil, []string{"-t", "c5.large,c5a.large"}, map[string]string{"InstanceType": "c5.large,c5a.large"}, true},
+			{"--instance-type", nil, []string{"-t", "m7g.large"}, map[string]string{"InstanceType": "m7g.large", "ImageParameter": "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"}, false},
+			{"--instance-type", nil, []string{"-t", "c5.large,c5a.large"}, map[string]string{"InstanceType": "c5.large,c5a.large"}, false},
 			{"--spot", nil, []string{"--spot"}, map[string]string{"OnDemandBaseCapacity": "0", "OnDemandPercentageAboveBaseCapacity": "0", "SpotAllocationStrategy": "price-capacity-optimized"}, false},
 			{"--on-demand-base", nil, []string{"--spot", "--on-demand-base", "2"}, map[string]string{"OnDemandBaseCapacity": "2"}, false},
 			{"--on-demand-percent", nil, []string{"--spot", "--on-demand-percent", "30"}, map[string]string{"OnDemandPercentageAboveBaseCapacity": "30"}, false},
@@ -80,7 +81,7 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 			{"--min", nil, []string{"--min", "1"}, map[string]string{"MinSize": "1"}, false},
 			{"--max", nil, []string{"--max", "5"}, map[string]string{"MaxSize": "5"}, false},
 			{"--labels", nil, []string{"-m", "role=web", "-m", "tier=front"}, map[string]string{"clusterctl:labels": "role=web,tier=front"}, true},
-			{"--image-id", nil, []string{"--image-id", "ami-0123456789abcdef0"}, map[string]string{"ImageId": "ami-0123456789abcdef0", "clusterctl:image": "ami-0123456789abcdef0"}, true},
+			{"--image-id", nil, []string{"--image-id", "ami-0123456789abcdef0"}, map[string]string{"ImageId": "ami-0123456789abcdef0", "clusterctl:image": "ami-0123456789abcdef0"}, false},
 			{"--volume-size", nil, []string{"--volume-size", "50"}, map[string]string{"VolumeSize": "50"}, false},
 			{"--subnet-ids", nil, []string{"--subnet-ids", "subnet-0123456789abcdef0"}, map[string]string{"SubnetIds": "subnet-0123456789abcdef0", "clusterctl:subnets": "own"}, false},
 			{"--ssh-cidr", nil, []string{"--ssh-cidr", "203.0.113.0/24"}, map[string]string{"SshCidr": "203.0.113.0/24"}, false},

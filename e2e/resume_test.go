@@ -189,8 +189,8 @@ func TestUnusedNodeConfigsRemoved(t *testing.T) {
 	bucket := outputs(describeStack(t, c, "core"))["BucketName"]
 	must(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-q")
 	first := objectKeys(t, c, bucket, "join/groups/g/")
-	must(t, "update-group", "-n", "g", "-j", "core", "-t", "t3.medium", "-q", "--yes")
-	must(t, "update-group", "-n", "g", "-j", "core", "-t", "t3.large", "-q", "--yes")
+	must(t, "update-group", "-n", "g", "-j", "core", "-m", "role=a", "-q", "--yes")
+	must(t, "update-group", "-n", "g", "-j", "core", "-m", "role=b", "-q", "--yes")
 	if keys := objectKeys(t, c, bucket, "join/groups/g/"); len(first) != 1 || len(keys) != 3 {
 		t.Fatalf("node configurations after two updates: %v (the first %v), want 3", keys, first)
 	}
