@@ -50,7 +50,18 @@ func (n *Node) UnitUsage(name string) (Usage, error) {
 		return Usage{}, fmt.Errorf("unit %s on %s has ended", name, n.Spec.Name)
 	default:
 	}
-	use := Usage{PID: p.cmd.Process.Pid, Starts: starts}
+	use, ok := treeUsage(p.cmd.Process.Pid)
+	if !ok {
+		return Usage{}, fmt.Errorf("unit %s on %s: process %d is gone", name, n.Spec.Name, use.PID)
+	}
+	use.Starts = starts
+	return use, nil
+}
+
+// treeUsage reads what process pid and every process below it have used;
+// false when pid is gone.
+func treeUsage(pid int) (Usage, bool) {
+	use := Usage{PID: pid}
 	kids := children()
 	pageSize := int64(os.Getpagesize())
 	var walk func(int)
@@ -68,12 +79,12 @@ func (n *Node) UnitUsage(name string) (Usage, error) {
 			walk(c)
 		}
 	}
-	walk(use.PID)
+	walk(pid)
 	if use.Procs == 0 {
-		return Usage{}, fmt.Errorf("unit %s on %s: process %d is gone", name, n.Spec.Name, use.PID)
+		return use, false
 	}
-	use.PeakMain = peakResident(use.PID)
-	return use, nil
+	use.PeakMain = peakResident(pid)
+	return use, true
 }
 
 // cpuTicks returns utime+stime+cutime+cstime of a process, in clock ticks.
