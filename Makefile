@@ -29,6 +29,7 @@ test: lint
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags bench ./internal/bootstrap/
 	shellcheck $(SCRIPTS)
 
 unit:
@@ -38,9 +39,19 @@ e2e:
 	$(GO) test -count=1 ./e2e/
 
 # Benchmarks against the aws CLI + jq way and the API floor, on a local
-# moto server (not part of test or CI): see docs/benchmarks.md.
+# moto server, then the node programs on real engines (not part of test or
+# CI): see docs/benchmarks.md.
 bench: build
 	$(GO) run ./bench -bin bin/clusterctl
+	$(MAKE) bench-nodes
+
+# The node agent's CPU per housekeeping round and its memory on real
+# engines, against the shell programs' (needs root, like the real-engine
+# tests; the file is built only with -tags bench). CLUSTERCTL_BENCH_ROUNDS,
+# _REPS and _SETTLE change the rounds, repetitions and the wait before.
+.PHONY: bench-nodes
+bench-nodes:
+	$(GO) test -tags bench -count=1 -timeout 60m -run '^TestBenchNodePrograms$$' -v ./internal/bootstrap/
 
 .PHONY: bench-large
 bench-large: build
