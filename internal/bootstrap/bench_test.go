@@ -12,7 +12,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"runtime"
 	"slices"
@@ -27,7 +26,6 @@ import (
 	"github.com/clusterctl/clusterctl/internal/node"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/spec"
-	"github.com/clusterctl/clusterctl/templates"
 )
 
 const (
@@ -93,16 +91,10 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// shellPrograms says whether the shell node programs are still in the
-// templates, to be run as the baseline.
-func shellPrograms() bool {
-	_, err := fs.Stat(templates.FS, "core/control.sh.tmpl")
-	return err == nil
-}
-
 // TestBenchNodePrograms measures the leader's housekeeping and an agent's
-// service, the Go agent's and, while they exist, the shell programs' the
-// same way, and prints them side by side.
+// service, booted through the loader as on a node, and prints them beside
+// the shell programs' cost, measured the same way before the port
+// (shellRecorded).
 func TestBenchNodePrograms(t *testing.T) {
 	rounds := envInt("CLUSTERCTL_BENCH_ROUNDS", 20)
 	reps := envInt("CLUSTERCTL_BENCH_REPS", 1)
@@ -110,22 +102,11 @@ func TestBenchNodePrograms(t *testing.T) {
 	nodeAgent(t)
 	var results []nodeCost
 	for r := 1; r <= reps; r++ {
-		programs := []string{"go"}
-		if shellPrograms() {
-			// Alternate which goes first, so a change of the machine's
-			// load weighs on both.
-			programs = []string{"shell", "go"}
-			if r%2 == 0 {
-				slices.Reverse(programs)
-			}
-		}
-		for _, p := range programs {
-			t.Run(fmt.Sprintf("%s-%d", p, r), func(t *testing.T) {
-				results = append(results, measureNodes(t, p, fmt.Sprintf("bench%s%d", p, r), rounds, settle))
-			})
-		}
+		t.Run(fmt.Sprintf("go-%d", r), func(t *testing.T) {
+			results = append(results, measureNodes(t, "go", fmt.Sprintf("benchgo%d", r), rounds, settle))
+		})
 	}
-	report(results, shellPrograms())
+	report(results, false)
 }
 
 // measureNodes deploys a core and a group of one, boots the manager and
@@ -133,19 +114,10 @@ func TestBenchNodePrograms(t *testing.T) {
 func measureNodes(t *testing.T, program, name string, rounds int, settle time.Duration) nodeCost {
 	tc := deployCore(t, name)
 	g := tc.deployGroup(t, "g", 1, spec.Labels{"role": "worker"})
-	var m, a *enginetest.Node
-	switch program {
-	case "shell":
-		// The shell programs, through the user data rendered for the
-		// stack.
-		m = tc.bootManager(t, tc.control, steadyTimings()...)
-		tc.readyManager(t, m)
-		a = g.bootAgent(t, 0, steadyTimings()...)
-	default:
-		m = tc.bootGoManager(t, tc.control, steadyTimings()...)
-		tc.readyManager(t, m)
-		a = g.bootGoAgent(t, tc, 0, steadyTimings()...)
-	}
+	// Through the user data rendered for the stack: the loader.
+	m := tc.bootManager(t, tc.control, steadyTimings()...)
+	tc.readyManager(t, m)
+	a := g.bootAgent(t, 0, steadyTimings()...)
 	// Stopped before the nodes close (cleanups run last first): the Go
 	// agent's binary is outside the node's directory, where Close looks
 	// for what to kill, and would run on through the next measurement.
