@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 
 	"github.com/clusterctl/clusterctl/internal/cluster"
+	"github.com/clusterctl/clusterctl/internal/enginetest"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
@@ -57,6 +58,7 @@ func (tc *testCluster) desired(t *testing.T, asg string) int {
 // plays the lifecycle hook, which finds it drained. A group of the same
 // type without autoscaling never changes.
 func TestAutoscale(t *testing.T) {
+	t.Parallel()
 
 	tc := deployCore(t, "goscale")
 	one, two := 1, 2
@@ -106,7 +108,7 @@ func TestAutoscale(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range lab.AWS.Calls() {
-		if c.Service == "autoscaling" && c.Action == "SetDesiredCapacity" {
+		if c.Service == "autoscaling" && c.Action == "SetDesiredCapacity" && c.From == control.Spec.IP {
 			d := c.Time.Sub(created)
 			t.Logf("from the task becoming pending to the desired-capacity call: %s (%.2f of the goal, %s: two housekeeping rounds)",
 				d.Round(100*time.Millisecond), d.Seconds()/autoscaleGoal.Seconds(), autoscaleGoal)
@@ -152,7 +154,7 @@ func TestAutoscale(t *testing.T) {
 	scaledDown := time.Now()
 	dockerOn(t, control, "service", "scale", "--detach", "api=0")
 	eventually(t, 2*time.Minute, "an idle node terminated through its group", func() (bool, string) {
-		n := lab.AWS.CountCalls("autoscaling", "TerminateInstanceInAutoScalingGroup")
+		n := callsFrom(control, "autoscaling", "TerminateInstanceInAutoScalingGroup")
 		return n == 1 && tc.desired(t, g.asg) == 1, fmt.Sprintf("%d calls, desired %d", n, tc.desired(t, g.asg))
 	})
 	if d := time.Since(scaledDown); d < 20*time.Second {
@@ -182,10 +184,10 @@ func TestAutoscale(t *testing.T) {
 	// Never below the min, one scale-in, and the group without
 	// autoscaling never changed.
 	time.Sleep(30 * time.Second)
-	if n := lab.AWS.CountCalls("autoscaling", "TerminateInstanceInAutoScalingGroup"); n != 1 || tc.desired(t, g.asg) != 1 {
+	if n := callsFrom(control, "autoscaling", "TerminateInstanceInAutoScalingGroup"); n != 1 || tc.desired(t, g.asg) != 1 {
 		t.Errorf("after the scale-in: %d terminations, desired %d", n, tc.desired(t, g.asg))
 	}
-	if n := lab.AWS.CountCalls("autoscaling", "SetDesiredCapacity"); n != 1 || tc.desired(t, fixed.asg) != 1 {
+	if n := callsFrom(control, "autoscaling", "SetDesiredCapacity"); n != 1 || tc.desired(t, fixed.asg) != 1 {
 		t.Errorf("%d desired-capacity calls (want the one of big), the fixed group's desired %d", n, tc.desired(t, fixed.asg))
 	}
 	if logs := control.Logs(); !strings.Contains(logs, "group big: desired 1 → 2: 1 task of api pending: insufficient memory") ||
@@ -200,4 +202,16 @@ func lastLines(s string, n int) string {
 		l = l[len(l)-n:]
 	}
 	return strings.Join(l, "\n")
+}
+
+// callsFrom counts the lab's AWS calls of one action made by node n: the
+// lab is shared with the tests running in parallel.
+func callsFrom(n *enginetest.Node, service, action string) int {
+	k := 0
+	for _, c := range lab.AWS.Calls() {
+		if c.From == n.Spec.IP && c.Service == service && c.Action == action {
+			k++
+		}
+	}
+	return k
 }
