@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -38,6 +39,7 @@ type cli struct {
 	Boot         bootCmd         `cmd:"" help:"Make this node a manager: join or initialise the swarm, publish the join material, wait until Reachable."`
 	Housekeeping housekeepingCmd `cmd:"" help:"The managers' housekeeping service."`
 	Agent        agentCmd        `cmd:"" help:"The agents' service: keep this node in the swarm."`
+	Get          getCmd          `cmd:"" help:"Copy an object of the cluster bucket's commands/ prefix to a file (the standard input of clusterctl docker)."`
 }
 
 // nodeLog writes the agent's lines to its standard error (the journal)
@@ -269,4 +271,35 @@ func (agentCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
 		Clock:  node.RealClock{}, Log: e.log, State: node.State{Dir: filepath.Join(e.state.Dir, "agent")}, T: agentTimings(),
 	}
 	return a.Run(ctx)
+}
+
+type getCmd struct {
+	Key  string `arg:"" help:"The object's key, under commands/."`
+	File string `arg:"" help:"Where to write it."`
+}
+
+// Run fetches what clusterctl docker put in the bucket for a command (its
+// standard input, when too large to send inline) with the instance role,
+// as the node's other reads: no AWS CLI on the node. Only the commands/
+// prefix: nothing else is a command's to read.
+func (g getCmd) Run(ctx context.Context, c *cli) error {
+	if !strings.HasPrefix(g.Key, names.CommandPrefix+"/") || strings.Contains(g.Key, "..") {
+		return fmt.Errorf("refusing key %.100q: not under %s/", g.Key, names.CommandPrefix)
+	}
+	s, err := readSettings(filepath.Join(c.Root, c.Settings))
+	if err != nil {
+		return err
+	}
+	if err := s.need("AWS_REGION", "BUCKET_NAME"); err != nil {
+		return err
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(s["AWS_REGION"]))
+	if err != nil {
+		return fmt.Errorf("the AWS configuration: %w", err)
+	}
+	body, _, err := awsn.Bucket{API: (&env{cfg: cfg}).s3(), Name: s["BUCKET_NAME"]}.Get(ctx, g.Key)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(g.File, body, 0o600)
 }

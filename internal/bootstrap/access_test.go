@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -134,6 +136,11 @@ networks:
     name: host
 `, enginetest.Image)
 	compose += strings.Repeat("# padding, so that the file goes through the bucket\n", remote.InlineInput/40)
+	// The node agent fetches it: the node's AWS CLI (the lab's stand-in,
+	// first on its PATH) now fails if anything runs it.
+	if err := os.WriteFile(filepath.Join(control.Dir(), "bin", "aws"), []byte("#!/bin/sh\necho 'no AWS CLI on this node' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	r = run([]byte(compose), "stack", "deploy", "--resolve-image", "never", "-c", "-", "app")
 	if r.code != 0 || !strings.Contains(r.stdout, "app_web") {
 		t.Fatalf("stack deploy: %+v", r)

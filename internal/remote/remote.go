@@ -80,7 +80,7 @@ type Docker struct {
 	Stdin  []byte
 	Bucket string // the cluster bucket: output and large input
 	Run    string // this run's id: its prefix under names.CommandPrefix
-	Region string // of the bucket, for the node's aws s3 cp
+	Region string // of the bucket, for a node without the node agent (aws s3 cp)
 	// Timeout bounds the command on the node; 0: an hour.
 	Timeout time.Duration
 }
@@ -122,8 +122,12 @@ func Script(args []string, in []byte, bucket, inputKey, region string) string {
 	switch {
 	case inputKey != "":
 		fmt.Fprintf(&b, "in=$(mktemp) || exit 125\ntrap 'rm -f \"$in\"' EXIT\n")
-		fmt.Fprintf(&b, "aws s3 cp --only-show-errors --region %s %s \"$in\" || { echo 'clusterctl: could not fetch the standard input from the cluster bucket' >&2; exit 125; }\n",
-			shellWord(region), shellWord("s3://"+bucket+"/"+inputKey))
+		// The node agent fetches it with the instance role; a manager of a
+		// core deployed before the agent has the AWS CLI instead.
+		fmt.Fprintf(&b, "agent=\"${CLUSTERCTL_ROOT:-}/usr/local/bin/clusterctl-node\"\n")
+		fmt.Fprintf(&b, "if [ -x \"$agent\" ]; then \"$agent\" get %s \"$in\"; else aws s3 cp --only-show-errors --region %s %s \"$in\"; fi ||\n",
+			shellWord(inputKey), shellWord(region), shellWord("s3://"+bucket+"/"+inputKey))
+		fmt.Fprintf(&b, "  { echo 'clusterctl: could not fetch the standard input from the cluster bucket' >&2; exit 125; }\n")
 		fmt.Fprintf(&b, "%s <\"$in\"\n", docker)
 	case in != nil:
 		fmt.Fprintf(&b, "in=$(mktemp) || exit 125\ntrap 'rm -f \"$in\"' EXIT\n")
