@@ -63,15 +63,12 @@ func (s settings) engineLogs(instanceID, endpoint string) (*node.EngineLogs, err
 	if err := s.need("CLUSTER_NAME", "AWS_REGION"); err != nil {
 		return nil, err
 	}
-	if _, err := s.logGroup(); err != nil {
+	group, err := s.logGroup()
+	if err != nil {
 		return nil, err
 	}
 	if s["LOG_DRIVER"] != "awslogs" {
 		return nil, nil
-	}
-	group, err := s.logGroup()
-	if err != nil {
-		return nil, err
 	}
 	if !logsEndpoint.MatchString(endpoint) {
 		endpoint = ""
