@@ -165,7 +165,7 @@ func (m *Manager) handleTermination(ctx context.Context, file string, n notice, 
 		m.Log("ignoring a notice that is not an instance termination of a lifecycle hook: %v", err)
 		return m.forget(ctx, file, n)
 	}
-	a := Action{Group: d.AutoScalingGroupName, Hook: d.LifecycleHookName, Token: d.LifecycleActionToken, Instance: d.EC2InstanceID}
+	a := actionOf(d)
 	now := m.Clock.Now()
 	// A lifecycle action lasts 48 hours at the most: a notice older than
 	// that (a queue that waited for a control plane) has no action left.
@@ -224,20 +224,17 @@ func (m *Manager) handleTermination(ctx context.Context, file string, n notice, 
 		m.Log("instance %s is terminating but never joined the swarm", a.Instance)
 		return m.complete(ctx, file, n, a)
 	}
-	for _, id := range n.Nodes {
-		node, err := m.Engine.Node(ctx, id)
-		if errors.Is(err, ErrNoNode) {
-			continue
+	if err := m.eachNode(ctx, n.Nodes, func(node Node) error {
+		if node.Availability != wire.AvailabilityActive {
+			return nil
 		}
-		if err != nil {
+		if err := m.Engine.SetAvailability(ctx, node.ID, wire.AvailabilityDrain); err != nil {
 			return err
 		}
-		if node.Availability == wire.AvailabilityActive {
-			if err := m.Engine.SetAvailability(ctx, id, wire.AvailabilityDrain); err != nil {
-				return err
-			}
-			m.Log("draining node %s of instance %s", id, a.Instance)
-		}
+		m.Log("draining node %s of instance %s", node.ID, a.Instance)
+		return nil
+	}); err != nil {
+		return err
 	}
 	deadline := n.Since.Add(m.T.DrainTimeout)
 	var nextBeat time.Time
@@ -268,7 +265,21 @@ func (m *Manager) handleTermination(ctx context.Context, file string, n notice, 
 			return err
 		}
 	}
-	for _, id := range n.Nodes {
+	if err := m.eachNode(ctx, n.Nodes, func(node Node) error {
+		if err := m.removeNode(ctx, node); err != nil {
+			return err
+		}
+		m.Log("removed node %s of instance %s from the swarm", node.ID, a.Instance)
+		return nil
+	}); err != nil {
+		return err
+	}
+	return m.complete(ctx, file, n, a)
+}
+
+// eachNode calls f with each node of ids the swarm still has.
+func (m *Manager) eachNode(ctx context.Context, ids []string, f func(Node) error) error {
+	for _, id := range ids {
 		node, err := m.Engine.Node(ctx, id)
 		if errors.Is(err, ErrNoNode) {
 			continue
@@ -276,12 +287,16 @@ func (m *Manager) handleTermination(ctx context.Context, file string, n notice, 
 		if err != nil {
 			return err
 		}
-		if err := m.removeNode(ctx, node); err != nil {
+		if err := f(node); err != nil {
 			return err
 		}
-		m.Log("removed node %s of instance %s from the swarm", id, a.Instance)
 	}
-	return m.complete(ctx, file, n, a)
+	return nil
+}
+
+// actionOf is the lifecycle action a termination notice names.
+func actionOf(d wire.LifecycleDetail) Action {
+	return Action{Group: d.AutoScalingGroupName, Hook: d.LifecycleHookName, Token: d.LifecycleActionToken, Instance: d.EC2InstanceID}
 }
 
 // leaving handles the termination of this manager's own instance: it
@@ -344,7 +359,7 @@ func (m *Manager) heartbeat(ctx context.Context) {
 		}
 		if e, err := wire.ParseEvent(n.Body); err == nil {
 			if d, err := e.Lifecycle(); err == nil {
-				a := Action{Group: d.AutoScalingGroupName, Hook: d.LifecycleHookName, Token: d.LifecycleActionToken, Instance: d.EC2InstanceID}
+				a := actionOf(d)
 				if err := m.Scaling.Heartbeat(ctx, a); err != nil {
 					m.Log("heartbeat of the lifecycle action of %s failed: %v", a.Instance, err)
 				}
