@@ -95,6 +95,18 @@ func main() {
 	}
 }
 
+// settings reads the node's settings file and checks keys in it.
+func (c *cli) settings(keys ...string) (settings, error) {
+	s, err := readSettings(filepath.Join(c.Root, c.Settings))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.need(keys...); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // env is what every command has: the settings, AWS and the engine.
 type env struct {
 	s      settings
@@ -106,11 +118,8 @@ type env struct {
 }
 
 func (c *cli) env(ctx context.Context, nl *nodeLog, keys ...string) (*env, error) {
-	s, err := readSettings(filepath.Join(c.Root, c.Settings))
+	s, err := c.settings(append([]string{"CLUSTER_NAME", "AWS_REGION", "BUCKET_NAME", "STACK_NAME"}, keys...)...)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.need(append([]string{"CLUSTER_NAME", "AWS_REGION", "BUCKET_NAME", "STACK_NAME"}, keys...)...); err != nil {
 		return nil, err
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(s["AWS_REGION"]))
@@ -156,13 +165,14 @@ func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 	if !node.ValidIPv4(i.Address) {
 		return nil, fmt.Errorf("refusing the instance's address %.40q", i.Address)
 	}
+	scaling, ec2 := awsn.NewAutoScaling(e.cfg), awsn.NewEC2(e.cfg)
 	return &node.Manager{
 		Cluster: e.s["CLUSTER_NAME"], InstanceID: i.ID, Address: i.Address,
 		Engine: e.engine, Bucket: awsn.Bucket{API: e.s3(), Name: e.s["BUCKET_NAME"]},
 		Queue:     awsn.Queue{API: awsn.NewSQS(e.cfg), URL: e.s["LIFECYCLE_QUEUE_URL"]},
-		Scaling:   awsn.Scaling{API: awsn.NewAutoScaling(e.cfg)},
-		Instances: awsn.Instances{API: awsn.NewEC2(e.cfg)},
-		Groups:    awsn.Groups{AutoScaling: awsn.NewAutoScaling(e.cfg), EC2: awsn.NewEC2(e.cfg), Stacks: awsn.NewCloudFormation(e.cfg)},
+		Scaling:   awsn.Scaling{API: scaling},
+		Instances: awsn.Instances{API: ec2},
+		Groups:    awsn.Groups{AutoScaling: scaling, EC2: ec2, Stacks: awsn.NewCloudFormation(e.cfg)},
 		Backups:   host.Backups{Engine: e.engine, PIDFile: filepath.Join(os.Getenv("CLUSTERCTL_ROOT"), "/var/run/docker.pid")},
 		Network:   host.Network{}, Clock: node.RealClock{}, Log: e.log,
 		State: node.State{Dir: filepath.Join(e.state.Dir, "housekeeping")}, T: managerTimings(),
@@ -176,11 +186,8 @@ type setupCmd struct{}
 // the log settings that ship containers' output to the cluster's log
 // group.
 func (setupCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
-	s, err := readSettings(filepath.Join(c.Root, c.Settings))
+	s, err := c.settings("NODE_GROUP", "AWS_REGION")
 	if err != nil {
-		return err
-	}
-	if err := s.need("NODE_GROUP", "AWS_REGION"); err != nil {
 		return err
 	}
 	meta := host.NewMetadata(os.Getenv("CLUSTERCTL_IMDS_URL"))
@@ -286,11 +293,8 @@ func (g getCmd) Run(ctx context.Context, c *cli) error {
 	if !strings.HasPrefix(g.Key, names.CommandPrefix+"/") || strings.Contains(g.Key, "..") {
 		return fmt.Errorf("refusing key %.100q: not under %s/", g.Key, names.CommandPrefix)
 	}
-	s, err := readSettings(filepath.Join(c.Root, c.Settings))
+	s, err := c.settings("AWS_REGION", "BUCKET_NAME")
 	if err != nil {
-		return err
-	}
-	if err := s.need("AWS_REGION", "BUCKET_NAME"); err != nil {
 		return err
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(s["AWS_REGION"]))
