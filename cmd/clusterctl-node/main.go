@@ -195,11 +195,12 @@ func (setupCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
 	if err != nil {
 		return err
 	}
-	labels := node.EngineLabels(s["NODE_GROUP"], s.labels(), i)
+	var labels []string
 	if s["NODE_GROUP"] == names.GroupControl {
 		labels = []string{names.EngineLabelGroup + "=" + names.GroupControl, names.EngineLabelInstanceType + "=" + i.Type,
 			names.EngineLabelInstanceID + "=" + i.ID}
 	} else {
+		labels = node.EngineLabels(s["NODE_GROUP"], s.labels(), i)
 		cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(s["AWS_REGION"]))
 		if err == nil {
 			err = awsn.Instances{API: awsn.NewEC2(cfg)}.Tag(ctx, i.ID, node.InstanceTags(i))

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -291,7 +292,7 @@ func (m *Manager) PublishJoinMaterial(ctx context.Context, force bool) error {
 // reach it there.
 func (m *Manager) applyAliases(ctx context.Context) error {
 	b, _, err := m.Bucket.Get(ctx, names.ControlKey(names.ManagerAliases))
-	if err == ErrMissing {
+	if errors.Is(err, ErrMissing) {
 		return nil
 	}
 	if err != nil {
