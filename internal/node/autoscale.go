@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -344,7 +345,7 @@ func (a *Autoscaler) waiting(in ScaleInput, g ScalingGroup) bool {
 	}
 	done := in.Now.After(w.until)
 	if w.instance != "" {
-		done = done || !contains(g.Instances, w.instance)
+		done = done || !slices.Contains(g.Instances, w.instance)
 	} else {
 		ready := 0
 		for _, n := range groupMembers(in, g) {
@@ -384,15 +385,6 @@ func (a *Autoscaler) booting(in ScaleInput, g ScalingGroup) bool {
 	return in.Now.Sub(since) < a.JoinWait
 }
 
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // drainNext goes on with the drain of g's idle node: terminated once its
 // tasks have stopped (or the drain timed out), made active again when it
 // is needed, the group may no longer shrink, or the group is being
@@ -421,7 +413,7 @@ func (a *Autoscaler) drainNext(in ScaleInput, g ScalingGroup, d drainOf, needed 
 		return undo(g.Busy)
 	case in.Leased[g.Group]:
 		return undo("a clusterctl run holds the group's lease")
-	case !contains(g.Instances, d.instance):
+	case !slices.Contains(g.Instances, d.instance):
 		delete(a.drains, g.Name)
 		return nil
 	}
@@ -502,7 +494,7 @@ func (a *Autoscaler) scaleOut(in ScaleInput, tasks []pendingTask, free map[strin
 			}
 			cpu, mem := groupCapacity(in, g)
 			bins := pack(mine, cpu, mem)
-			o := option{g: g, bins: bins, waste: waste(bins, cpu, mem), spot: contains(g.Lifecycles, "spot")}
+			o := option{g: g, bins: bins, waste: waste(bins, cpu, mem), spot: slices.Contains(g.Lifecycles, "spot")}
 			if best == nil || o.waste < best.waste-1e-9 ||
 				o.waste < best.waste+1e-9 && (o.spot && !best.spot || o.spot == best.spot && o.g.Group < best.g.Group) {
 				best = &o

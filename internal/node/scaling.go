@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sort"
 	"time"
 
@@ -140,7 +141,7 @@ func (m *Manager) instanceTypes(ctx context.Context, groups []ScalingGroup) (map
 	var ask []string
 	for _, g := range groups {
 		for _, t := range g.InstanceTypes {
-			if _, ok := m.types[t]; !ok && !contains(ask, t) {
+			if _, ok := m.types[t]; !ok && !slices.Contains(ask, t) {
 				ask = append(ask, t)
 			}
 		}
