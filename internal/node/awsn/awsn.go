@@ -161,10 +161,8 @@ func (s Scaling) ClusterOf(ctx context.Context, group string) (string, error) {
 		return "", err
 	}
 	for _, g := range out.AutoScalingGroups {
-		for _, t := range g.Tags {
-			if aws.ToString(t.Key) == names.TagCluster {
-				return aws.ToString(t.Value), nil
-			}
+		if c, ok := groupTags(g)[names.TagCluster]; ok {
+			return c, nil
 		}
 	}
 	return "", nil

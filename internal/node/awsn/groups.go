@@ -76,12 +76,10 @@ func (g Groups) Groups(ctx context.Context, cluster string) ([]node.ScalingGroup
 // scalingGroup reads a group's tags; ok false when they do not make it
 // an agent group of cluster.
 func scalingGroup(a astypes.AutoScalingGroup, cluster string) (node.ScalingGroup, bool) {
-	tags := map[string]string{}
+	tags := groupTags(a)
 	sg := node.ScalingGroup{Name: aws.ToString(a.AutoScalingGroupName), Min: int(aws.ToInt32(a.MinSize)), Max: int(aws.ToInt32(a.MaxSize)),
 		Desired: int(aws.ToInt32(a.DesiredCapacity)), Zones: a.AvailabilityZones, Labels: map[string]string{}}
-	for _, t := range a.Tags {
-		k, v := aws.ToString(t.Key), aws.ToString(t.Value)
-		tags[k] = v
+	for k, v := range tags {
 		if l, ok := strings.CutPrefix(k, names.TagLabelPrefix); ok {
 			sg.Labels[l] = v
 		}
@@ -116,6 +114,15 @@ func scalingGroup(a astypes.AutoScalingGroup, cluster string) (node.ScalingGroup
 		sg.Instances = append(sg.Instances, aws.ToString(i.InstanceId))
 	}
 	return sg, true
+}
+
+// groupTags are the tags of the group itself, by key.
+func groupTags(a astypes.AutoScalingGroup) map[string]string {
+	tags := map[string]string{}
+	for _, t := range a.Tags {
+		tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	return tags
 }
 
 // busy says why the stack must not be changed under CloudFormation: an
