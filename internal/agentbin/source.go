@@ -184,18 +184,9 @@ func built(ctx context.Context, src Source) (Set, error) {
 		}
 		src.Say(fmt.Sprintf("Building the node agent (%s) from %s with %s (%s)%s\n", archList(Archs), src.ModuleDir, goCmd, goVersion, kept))
 	}
-	tmp, err := os.MkdirTemp("", "clusterctl-node-")
+	set, err := BuildAll(ctx, goCmd, src.ModuleDir, src.Version)
 	if err != nil {
 		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	set := Set{}
-	for _, arch := range Archs {
-		b, err := Build(ctx, goCmd, src.ModuleDir, tmp, arch, src.Version)
-		if err != nil {
-			return nil, err
-		}
-		set[arch] = b
 	}
 	if dir != "" {
 		// A cache that cannot be written costs a build next time, nothing more.
