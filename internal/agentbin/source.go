@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,17 +130,7 @@ func fromCompressed(fsys fs.FS) (Set, error) {
 	case len(Archs):
 		return set, nil
 	}
-	return nil, fmt.Errorf("only %s of %s", archList(slices.Sorted(keys(set))), archList(Archs))
-}
-
-func keys(s Set) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range s {
-			if !yield(k) {
-				return
-			}
-		}
-	}
+	return nil, fmt.Errorf("only %s of %s", archList(slices.Collect(maps.Keys(set))), archList(Archs))
 }
 
 // noAgents is the error of a clusterctl with no way to its agents.
