@@ -303,11 +303,8 @@ func (s *Service) build(ctx context.Context) (render.Build, error) {
 	if err != nil {
 		return render.Build{}, err
 	}
-	return s.buildOf(set), nil
+	return BuildOf(s.Version, set), nil
 }
-
-// buildOf is build with the agents loaded.
-func (s *Service) buildOf(set agentbin.Set) render.Build { return BuildOf(s.Version, set) }
 
 // BuildOf is what a render takes of a clusterctl of version carrying the
 // node agents set: the version and the agents' hashes.
