@@ -85,14 +85,14 @@ func (a *App) Agents(ctx context.Context) (agentbin.Set, error) {
 	return a.agents, nil
 }
 
-// build is what a render takes of this clusterctl: its version and the
-// node agents' hashes.
+// build is what a render takes of this clusterctl (cluster.BuildOf), for
+// the renders that need no AWS configuration.
 func (a *App) build() (render.Build, error) {
 	set, err := a.Agents(a.ctx)
 	if err != nil {
 		return render.Build{}, err
 	}
-	return render.Build{Version: a.Version, Agents: set.Hashes()}, nil
+	return cluster.BuildOf(a.Version, set), nil
 }
 
 func newApp(ctx context.Context, ios *iostreams.IO, g *Globals, args []string) *App {

@@ -167,6 +167,25 @@ func Build(ctx context.Context, goCmd, moduleDir, dir, arch, version string) (*B
 	return New(arch, b), nil
 }
 
+// BuildAll builds the agent for every arch of Archs (Build), in a
+// directory removed afterwards: the binaries are held in the Set.
+func BuildAll(ctx context.Context, goCmd, moduleDir, version string) (Set, error) {
+	tmp, err := os.MkdirTemp("", "clusterctl-node-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	set := Set{}
+	for _, arch := range Archs {
+		b, err := Build(ctx, goCmd, moduleDir, tmp, arch, version)
+		if err != nil {
+			return nil, err
+		}
+		set[arch] = b
+	}
+	return set, nil
+}
+
 // WriteCompressed writes each agent of set into dir as the gzip (FileName
 // + ".gz") and its hash (+ ".sha256"): the form of dist/ and of the cache.
 // Each file is written whole or not at all (renamed into place).

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,17 +130,7 @@ func fromCompressed(fsys fs.FS) (Set, error) {
 	case len(Archs):
 		return set, nil
 	}
-	return nil, fmt.Errorf("only %s of %s", archList(slices.Sorted(keys(set))), archList(Archs))
-}
-
-func keys(s Set) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range s {
-			if !yield(k) {
-				return
-			}
-		}
-	}
+	return nil, fmt.Errorf("only %s of %s", archList(slices.Collect(maps.Keys(set))), archList(Archs))
 }
 
 // noAgents is the error of a clusterctl with no way to its agents.
@@ -184,18 +175,9 @@ func built(ctx context.Context, src Source) (Set, error) {
 		}
 		src.Say(fmt.Sprintf("Building the node agent (%s) from %s with %s (%s)%s\n", archList(Archs), src.ModuleDir, goCmd, goVersion, kept))
 	}
-	tmp, err := os.MkdirTemp("", "clusterctl-node-")
+	set, err := BuildAll(ctx, goCmd, src.ModuleDir, src.Version)
 	if err != nil {
 		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	set := Set{}
-	for _, arch := range Archs {
-		b, err := Build(ctx, goCmd, src.ModuleDir, tmp, arch, src.Version)
-		if err != nil {
-			return nil, err
-		}
-		set[arch] = b
 	}
 	if dir != "" {
 		// A cache that cannot be written costs a build next time, nothing more.

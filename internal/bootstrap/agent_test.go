@@ -2,11 +2,7 @@ package bootstrap
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -23,13 +19,12 @@ import (
 var (
 	agentOnce sync.Once
 	agentBin  *agentbin.Binary
-	agentGz   []byte
 	agentErr  error
 )
 
 // nodeAgent builds the node agent (cmd/clusterctl-node) for the lab's
-// nodes once per run, as clusterctl builds it, and returns it with its
-// gzip form, as uploaded.
+// nodes once per run, as clusterctl builds it (agentbin.Build), and
+// returns it with its gzip form, as uploaded.
 func nodeAgent(t *testing.T) (*agentbin.Binary, []byte) {
 	t.Helper()
 	agentOnce.Do(func() {
@@ -38,31 +33,13 @@ func nodeAgent(t *testing.T) (*agentbin.Binary, []byte) {
 			agentErr = err
 			return
 		}
-		out := filepath.Join(lab.Dir, "agent", "clusterctl-node")
-		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), append(agentbin.BuildFlags(""), "-o", out, "./cmd/clusterctl-node")...)
-		cmd.Dir = module
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			agentErr = fmt.Errorf("building the node agent: %v: %s", err, b)
-			return
-		}
-		body, err := os.ReadFile(out)
-		if err != nil {
-			agentErr = err
-			return
-		}
-		agentBin = agentbin.New(runtime.GOARCH, body)
-		var buf bytes.Buffer
-		zw := gzip.NewWriter(&buf)
-		if _, err := zw.Write(body); err == nil {
-			err = zw.Close()
-		}
-		agentGz, agentErr = buf.Bytes(), err
+		goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+		agentBin, agentErr = agentbin.Build(context.Background(), goCmd, module, filepath.Join(lab.Dir, "agent"), runtime.GOARCH, "")
 	})
 	if agentErr != nil {
 		t.Fatal(agentErr)
 	}
-	return agentBin, agentGz
+	return agentBin, agentBin.Gzip()
 }
 
 // testBuild is what the lab's stacks are rendered with: the agent built

@@ -303,10 +303,11 @@ func (s *Service) build(ctx context.Context) (render.Build, error) {
 	if err != nil {
 		return render.Build{}, err
 	}
-	return s.buildOf(set), nil
+	return BuildOf(s.Version, set), nil
 }
 
-// buildOf is build with the agents loaded.
-func (s *Service) buildOf(set agentbin.Set) render.Build {
-	return render.Build{Version: s.Version, Agents: set.Hashes()}
+// BuildOf is what a render takes of a clusterctl of version carrying the
+// node agents set: the version and the agents' hashes.
+func BuildOf(version string, set agentbin.Set) render.Build {
+	return render.Build{Version: version, Agents: set.Hashes()}
 }

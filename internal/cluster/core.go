@@ -99,7 +99,7 @@ func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) 
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := render.Core(name, core, s.buildOf(set))
+	r, err := render.Core(name, core, BuildOf(s.Version, set))
 	if err != nil {
 		return nil, nil, errs.AsUsage(err)
 	}

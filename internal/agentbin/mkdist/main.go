@@ -1,5 +1,5 @@
 // Command mkdist builds the node agents for every architecture from the
-// module in the current directory (agentbin.Build: reproducible, stamped
+// module in the current directory (agentbin.BuildAll: reproducible, stamped
 // with -version) and writes them compressed, with their hashes, into the
 // directory clusterctl embeds them from (`make build`).
 package main
@@ -24,19 +24,12 @@ func main() {
 }
 
 func run(version, out string) error {
-	tmp, err := os.MkdirTemp("", "clusterctl-node-")
+	set, err := agentbin.BuildAll(context.Background(), "go", ".", version)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	set := agentbin.Set{}
-	for _, arch := range agentbin.Archs {
-		b, err := agentbin.Build(context.Background(), "go", ".", tmp, arch, version)
-		if err != nil {
-			return err
-		}
-		set[arch] = b
-		fmt.Printf("%s/%s: sha256 %s, %d bytes gzip-compressed\n", out, agentbin.FileName(arch), b.SHA256, len(b.Gzip()))
+	for _, b := range set.Sorted() {
+		fmt.Printf("%s/%s: sha256 %s, %d bytes gzip-compressed\n", out, agentbin.FileName(b.Arch), b.SHA256, len(b.Gzip()))
 	}
 	return agentbin.WriteCompressed(out, set)
 }
