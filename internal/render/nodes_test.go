@@ -295,6 +295,18 @@ func TestBucketPermissions(t *testing.T) {
 	if !readsLeases || !lists {
 		t.Errorf("the managers cannot read the leases (%v) or tell a missing one (%v)", readsLeases, lists)
 	}
+	// One statement per resource and condition: a second one granting
+	// more on the same objects belongs in the first.
+	for _, role := range []string{"ControlRole", "AgentRole"} {
+		seen := map[string]any{}
+		for _, st := range roleStatements(res, role) {
+			k := string(mustJSON(t, []any{st["Effect"], st["Resource"], st["Condition"]}))
+			if prev, ok := seen[k]; ok {
+				t.Errorf("%s grants %v and %v on %v in two statements", role, prev, st["Action"], st["Resource"])
+			}
+			seen[k] = st["Action"]
+		}
+	}
 	denied := false
 	for _, p := range resourcesOfType(res, "AWS::S3::BucketPolicy") {
 		for _, s := range list(dig(p, "Properties", "PolicyDocument", "Statement")) {
