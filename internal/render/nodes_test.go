@@ -56,11 +56,11 @@ func scripts(t *testing.T) map[string]string {
 		if err != nil {
 			t.Fatalf("%s: %v", v.name, err)
 		}
+		kind := "agent"
 		if v.core != nil {
-			out[v.name+"-control-userdata.sh"] = resolvedUserData(t, r, names.ResourceControlLaunchTemplate)
-			continue
+			kind = "control"
 		}
-		out[v.name+"-agent-userdata.sh"] = resolvedUserData(t, r, names.ResourceLaunchTemplate)
+		out[v.name+"-"+kind+"-userdata.sh"] = resolvedUserData(t, r, v.launchTemplate())
 	}
 	return out
 }
@@ -75,10 +75,7 @@ func TestLoaderSize(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", v.name, err)
 		}
-		lt := names.ResourceLaunchTemplate
-		if v.core != nil {
-			lt = names.ResourceControlLaunchTemplate
-		}
+		lt := v.launchTemplate()
 		bound, err := ResolveSub(userDataOf(t, obj(decode(t, r.Template)["Resources"]), lt), func(name string) (string, bool) {
 			return strings.Repeat("x", maxSubValue(name)), true
 		})
@@ -119,10 +116,7 @@ func TestLoaderPinsAgent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lt := names.ResourceLaunchTemplate
-		if v.core != nil {
-			lt = names.ResourceControlLaunchTemplate
-		}
+		lt := v.launchTemplate()
 		ud := resolvedUserData(t, r, lt)
 		for _, want := range []string{
 			" " + testAgents["amd64"] + " " + testAgents["arm64"] + "\nCLUSTERCTL_STACK\n", "x86_64) arch=amd64 sha=$amd64 ;;", "aarch64) arch=arm64 sha=$arm64 ;;",
@@ -138,12 +132,7 @@ func TestLoaderPinsAgent(t *testing.T) {
 		}
 		other := build(testVersion)
 		other.Agents = map[string]string{"amd64": strings.Repeat("c", 64), "arm64": testAgents["arm64"]}
-		var r2 *Rendered
-		if v.core != nil {
-			r2, err = Core(v.cluster, *v.core, other)
-		} else {
-			r2, err = Group(v.cluster, *v.group, v.join, other)
-		}
+		r2, err := v.renderWith(other)
 		if err != nil {
 			t.Fatal(err)
 		}
