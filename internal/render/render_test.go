@@ -1090,12 +1090,9 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-func TestSubLiteral(t *testing.T) {
-	if got := subLiteral("a=${x},b=$y"); got != "a=${!x},b=$y" {
-		t.Errorf("subLiteral = %q", got)
-	}
-	// Labels go to the node's settings, in a quoted here-document of the
-	// Fn::Sub string: they stay literal there.
+func TestLabelsLiteral(t *testing.T) {
+	// Labels go to the node's settings, an artifact outside the template:
+	// nothing substitutes in them.
 	r, err := Group("prod", spec.Group{
 		Name: "g", InstanceType: spec.InstanceTypes{"t3.small"}, Count: intp(1), Min: intp(1), Max: intp(2), VolumeSize: intp(8),
 		Labels: spec.Labels{"k": "${AWS::AccountId}x"},

@@ -71,7 +71,7 @@ func settingLines(kv ...string) string {
 }
 
 // controlUserData renders the managers' loader.
-func controlUserData(data coreData) (string, error) {
+func controlUserData() (string, error) {
 	return loader(loaderData{
 		What: "manager", Resource: names.ResourceManagerGroup,
 		Bucket: subRef(names.ResourceBucket), Unit: "clusterctl-housekeeping", Command: "housekeeping", Manager: true,
@@ -120,11 +120,6 @@ func script(pattern, name string, data any) (string, error) {
 		return "", fmt.Errorf("executing %s: %w", name, err)
 	}
 	return buf.String(), nil
-}
-
-// shellQuote quotes s as one word for a POSIX shell.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // checkUserData checks a user data size against the loader's bound.
