@@ -75,10 +75,7 @@ func TestLoaderSize(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", v.name, err)
 		}
-		lt := v.launchTemplate()
-		bound, err := ResolveSub(userDataOf(t, obj(decode(t, r.Template)["Resources"]), lt), func(name string) (string, bool) {
-			return strings.Repeat("x", maxSubValue(name)), true
-		})
+		bound, err := longestSub(userDataOf(t, obj(decode(t, r.Template)["Resources"]), v.launchTemplate()), func(string) bool { return true })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -160,6 +160,14 @@ func maxSubValue(name string) int {
 	return 256
 }
 
+// longestSub resolves an Fn::Sub string with the longest value each name
+// can take (maxSubValue); known tells the names Fn::Sub can resolve.
+func longestSub(s string, known func(name string) bool) (string, error) {
+	return ResolveSub(s, func(name string) (string, bool) {
+		return strings.Repeat("x", maxSubValue(name)), known(name)
+	})
+}
+
 // ResolveSub does to s what CloudFormation's Fn::Sub does: ${!x} becomes
 // ${x}, and ${name} becomes value(name), an error when value does not know
 // it (CloudFormation rejects the template then).
@@ -225,9 +233,7 @@ func checkTemplateUserData(doc templateDoc) error {
 		if r.Type != "AWS::EC2::LaunchTemplate" || sub == nil {
 			continue
 		}
-		bound, err := ResolveSub(*sub, func(name string) (string, bool) {
-			return strings.Repeat("x", maxSubValue(name)), known(name)
-		})
+		bound, err := longestSub(*sub, known)
 		if err != nil {
 			return fmt.Errorf("user data of %s: %w", id, err)
 		}
