@@ -246,10 +246,17 @@ func TestBucketPermissions(t *testing.T) {
 	}
 	res := obj(decode(t, r.Template)["Resources"])
 	for _, st := range roleStatements(res, "AgentRole") {
-		if st["Action"] == "s3:GetObject" {
+		switch act := fmt.Sprint(st["Action"]); {
+		case act == "s3:GetObject":
 			if r := dig(st, "Resource", "Fn::Sub"); r != "${Bucket.Arn}/"+names.JoinPrefix+"/*" && r != "${Bucket.Arn}/"+names.StatusKey {
 				t.Errorf("agents read %v", st["Resource"])
 			}
+		case act == "s3:ListBucket":
+			if !jsonEqual(dig(st, "Resource", "Fn::GetAtt"), []any{"Bucket", "Arn"}) || dig(st, "Condition", "StringLike", "s3:prefix") == nil {
+				t.Errorf("agents list %v beyond their prefixes (%v)", st["Resource"], st["Condition"])
+			}
+		case strings.Contains(act, "s3:"):
+			t.Errorf("agents are allowed %v on %v", st["Action"], st["Resource"])
 		}
 	}
 	// The managers write only their join material, what only they read
