@@ -32,9 +32,9 @@ func resolvedUserData(t *testing.T, r *Rendered, lt string) string {
 			return "eu-west-1", true
 		case "AWS::URLSuffix":
 			return "amazonaws.com", true
-		case "Bucket":
+		case names.ResourceBucket:
 			return "prod-bucket-1a2b3c4d5e6f", true
-		case "LifecycleQueue":
+		case names.ResourceLifecycleQueue:
 			return "https://sqs.eu-west-1.amazonaws.com/123456789012/prod-LifecycleQueue-1A2B3C4D5E6F", true
 		}
 		v, ok := r.Parameters[name]
