@@ -345,7 +345,6 @@ type Set struct {
 	ParamLogRetentionDays, ParamLogKMSKey, ParamLogDriver                                             string
 	ParamNodeAgentAmd64, ParamNodeAgentArm64, AgentPrefix                                             string
 	OutputLogGroupName, OutputLogDriver, ResourceLogGroup, LogDriverAWSLogs, LogDriverNone            string
-	LogStreamService, LogStreamContainer, LogStreamNode                                               string
 
 	OutputClusterName, OutputBucketName, OutputControlSecurityGroupID                    string
 	OutputAgentSecurityGroupID, OutputAgentInstanceProfile, OutputVpcID, OutputSubnetIDs string
@@ -355,13 +354,7 @@ type Set struct {
 	ResourceBucket, ResourceManagerGroup, ResourceControlLaunchTemplate, ResourceAutoScalingGroup, ResourceLaunchTemplate string
 	ResourceLifecycleQueue                                                                                                string
 
-	RequestSource, RequestNodeAvailability string
-
-	JoinPrefix, SwarmPrefix, SwarmToken, SwarmCA, Managers, ManagersKey string
-	ControlPrefix, InitMarker, ManagerToken, ManagerAliases, Backup     string
-	ManagersChanged                                                     string
-
-	EngineLabelGroup, EngineLabelInstanceType, EngineLabelInstanceID, EngineLabelLifecycle, EngineLabelZone string
+	JoinPrefix, SwarmPrefix, ManagersKey, ControlPrefix string
 
 	StatusKey string
 
@@ -392,7 +385,6 @@ func Template() Set {
 		ParamNodeAgentAmd64: ParamNodeAgentAmd64, ParamNodeAgentArm64: ParamNodeAgentArm64, AgentPrefix: AgentPrefix,
 		OutputLogGroupName: OutputLogGroupName, OutputLogDriver: OutputLogDriver, ResourceLogGroup: ResourceLogGroup,
 		LogDriverAWSLogs: LogDriverAWSLogs, LogDriverNone: LogDriverNone,
-		LogStreamService: LogStreamService, LogStreamContainer: LogStreamContainer, LogStreamNode: LogStreamNode,
 
 		OutputClusterName: OutputClusterName, OutputBucketName: OutputBucketName,
 		OutputControlSecurityGroupID: OutputControlSecurityGroupID, OutputAgentSecurityGroupID: OutputAgentSecurityGroupID,
@@ -405,13 +397,7 @@ func Template() Set {
 		ResourceAutoScalingGroup: ResourceAutoScalingGroup, ResourceLaunchTemplate: ResourceLaunchTemplate,
 		ResourceLifecycleQueue: ResourceLifecycleQueue,
 
-		RequestSource: RequestSource, RequestNodeAvailability: RequestNodeAvailability,
-
-		JoinPrefix: JoinPrefix, SwarmPrefix: SwarmPrefix, SwarmToken: SwarmToken, SwarmCA: SwarmCA, Managers: Managers, ManagersKey: ManagersKey,
-		ControlPrefix: ControlPrefix, InitMarker: InitMarker, ManagerToken: ManagerToken, ManagerAliases: ManagerAliases, Backup: Backup, ManagersChanged: ManagersChanged,
-
-		EngineLabelGroup: EngineLabelGroup, EngineLabelInstanceType: EngineLabelInstanceType, EngineLabelInstanceID: EngineLabelInstanceID,
-		EngineLabelLifecycle: EngineLabelLifecycle, EngineLabelZone: EngineLabelZone,
+		JoinPrefix: JoinPrefix, SwarmPrefix: SwarmPrefix, ManagersKey: ManagersKey, ControlPrefix: ControlPrefix,
 
 		StatusKey: StatusKey,
 

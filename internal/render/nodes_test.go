@@ -32,9 +32,9 @@ func resolvedUserData(t *testing.T, r *Rendered, lt string) string {
 			return "eu-west-1", true
 		case "AWS::URLSuffix":
 			return "amazonaws.com", true
-		case "Bucket":
+		case names.ResourceBucket:
 			return "prod-bucket-1a2b3c4d5e6f", true
-		case "LifecycleQueue":
+		case names.ResourceLifecycleQueue:
 			return "https://sqs.eu-west-1.amazonaws.com/123456789012/prod-LifecycleQueue-1A2B3C4D5E6F", true
 		}
 		v, ok := r.Parameters[name]
@@ -56,11 +56,11 @@ func scripts(t *testing.T) map[string]string {
 		if err != nil {
 			t.Fatalf("%s: %v", v.name, err)
 		}
+		kind := "agent"
 		if v.core != nil {
-			out[v.name+"-control-userdata.sh"] = resolvedUserData(t, r, names.ResourceControlLaunchTemplate)
-			continue
+			kind = "control"
 		}
-		out[v.name+"-agent-userdata.sh"] = resolvedUserData(t, r, names.ResourceLaunchTemplate)
+		out[v.name+"-"+kind+"-userdata.sh"] = resolvedUserData(t, r, v.launchTemplate())
 	}
 	return out
 }
@@ -75,13 +75,7 @@ func TestLoaderSize(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", v.name, err)
 		}
-		lt := names.ResourceLaunchTemplate
-		if v.core != nil {
-			lt = names.ResourceControlLaunchTemplate
-		}
-		bound, err := ResolveSub(userDataOf(t, obj(decode(t, r.Template)["Resources"]), lt), func(name string) (string, bool) {
-			return strings.Repeat("x", maxSubValue(name)), true
-		})
+		bound, err := longestSub(userDataOf(t, obj(decode(t, r.Template)["Resources"]), v.launchTemplate()), func(string) bool { return true })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,10 +113,7 @@ func TestLoaderPinsAgent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lt := names.ResourceLaunchTemplate
-		if v.core != nil {
-			lt = names.ResourceControlLaunchTemplate
-		}
+		lt := v.launchTemplate()
 		ud := resolvedUserData(t, r, lt)
 		for _, want := range []string{
 			" " + testAgents["amd64"] + " " + testAgents["arm64"] + "\nCLUSTERCTL_STACK\n", "x86_64) arch=amd64 sha=$amd64 ;;", "aarch64) arch=arm64 sha=$arm64 ;;",
@@ -138,12 +129,7 @@ func TestLoaderPinsAgent(t *testing.T) {
 		}
 		other := build(testVersion)
 		other.Agents = map[string]string{"amd64": strings.Repeat("c", 64), "arm64": testAgents["arm64"]}
-		var r2 *Rendered
-		if v.core != nil {
-			r2, err = Core(v.cluster, *v.core, other)
-		} else {
-			r2, err = Group(v.cluster, *v.group, v.join, other)
-		}
+		r2, err := v.renderWith(other)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,10 +246,17 @@ func TestBucketPermissions(t *testing.T) {
 	}
 	res := obj(decode(t, r.Template)["Resources"])
 	for _, st := range roleStatements(res, "AgentRole") {
-		if st["Action"] == "s3:GetObject" {
+		switch act := fmt.Sprint(st["Action"]); {
+		case act == "s3:GetObject":
 			if r := dig(st, "Resource", "Fn::Sub"); r != "${Bucket.Arn}/"+names.JoinPrefix+"/*" && r != "${Bucket.Arn}/"+names.StatusKey {
 				t.Errorf("agents read %v", st["Resource"])
 			}
+		case act == "s3:ListBucket":
+			if !jsonEqual(dig(st, "Resource", "Fn::GetAtt"), []any{"Bucket", "Arn"}) || dig(st, "Condition", "StringLike", "s3:prefix") == nil {
+				t.Errorf("agents list %v beyond their prefixes (%v)", st["Resource"], st["Condition"])
+			}
+		case strings.Contains(act, "s3:"):
+			t.Errorf("agents are allowed %v on %v", st["Action"], st["Resource"])
 		}
 	}
 	// The managers write only their join material, what only they read
@@ -294,6 +287,18 @@ func TestBucketPermissions(t *testing.T) {
 	}
 	if !readsLeases || !lists {
 		t.Errorf("the managers cannot read the leases (%v) or tell a missing one (%v)", readsLeases, lists)
+	}
+	// One statement per resource and condition: a second one granting
+	// more on the same objects belongs in the first.
+	for _, role := range []string{"ControlRole", "AgentRole"} {
+		seen := map[string]any{}
+		for _, st := range roleStatements(res, role) {
+			k := string(mustJSON(t, []any{st["Effect"], st["Resource"], st["Condition"]}))
+			if prev, ok := seen[k]; ok {
+				t.Errorf("%s grants %v and %v on %v in two statements", role, prev, st["Action"], st["Resource"])
+			}
+			seen[k] = st["Action"]
+		}
 	}
 	denied := false
 	for _, p := range resourcesOfType(res, "AWS::S3::BucketPolicy") {

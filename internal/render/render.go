@@ -37,7 +37,6 @@ const ManagersContract = "2"
 // them here turns a late deploy failure into a clear error.
 const (
 	MaxTemplateBytes = 51200 // TemplateBody; larger bodies must go through S3
-	MaxUserDataBytes = 16384 // EC2 user data before base64
 	// MaxLoaderBytes bounds the loader (the user data of every node) well
 	// within EC2's limit: what a node does belongs in the node agent.
 	MaxLoaderBytes = 4096
@@ -161,7 +160,7 @@ func renderCore(cluster string, core spec.Core, b Build) (*Rendered, error) {
 	}
 	data := coreData{N: names.Template(), Cluster: cluster, Version: version, ContractVersion: ContractVersion,
 		HookName: names.LifecycleHook(cluster), Metadata: meta, Tags: tagList(core.Tags), LogGroup: names.LogGroup(cluster)}
-	data.UserData, err = controlUserData(data)
+	data.UserData, err = controlUserData()
 	if err != nil {
 		return nil, err
 	}
@@ -343,8 +342,6 @@ func parse(pattern string) (*template.Template, error) {
 	t, err := template.New("").Option("missingkey=error").Funcs(template.FuncMap{
 		"json":  jsonString,
 		"ref":   subRef,
-		"sub":   subLiteral,
-		"sh":    shellQuote,
 		"upper": strings.ToUpper,
 	}).ParseFS(templates.FS, pattern, "node/*.tmpl")
 	if err != nil {
@@ -364,10 +361,6 @@ func jsonString(v any) (string, error) {
 	}
 	return strings.TrimSuffix(buf.String(), "\n"), nil
 }
-
-// subLiteral escapes text that goes literally into an Fn::Sub string, where
-// "${" would otherwise start a substitution.
-func subLiteral(s string) string { return strings.ReplaceAll(s, "${", "${!") }
 
 // subRef is the Fn::Sub reference to a parameter or resource: ${name}.
 func subRef(name string) string { return "${" + name + "}" }

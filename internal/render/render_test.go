@@ -51,11 +51,21 @@ type variant struct {
 	join    Join
 }
 
-func (v variant) render() (*Rendered, error) {
+func (v variant) render() (*Rendered, error) { return v.renderWith(build(testVersion)) }
+
+func (v variant) renderWith(b Build) (*Rendered, error) {
 	if v.core != nil {
-		return Core(v.cluster, *v.core, build(testVersion))
+		return Core(v.cluster, *v.core, b)
 	}
-	return Group(v.cluster, *v.group, v.join, build(testVersion))
+	return Group(v.cluster, *v.group, v.join, b)
+}
+
+// launchTemplate is the logical id of the variant's launch template.
+func (v variant) launchTemplate() string {
+	if v.core != nil {
+		return names.ResourceControlLaunchTemplate
+	}
+	return names.ResourceLaunchTemplate
 }
 
 func intp(n int) *int { return &n }
@@ -271,11 +281,7 @@ func TestGolden(t *testing.T) {
 			golden(t, v.name+".golden.json", append(pretty.Bytes(), '\n'))
 			golden(t, v.name+".stack.golden.json", append(meta, '\n'))
 			// The loader, as the node receives it.
-			lt := names.ResourceLaunchTemplate
-			if v.core != nil {
-				lt = names.ResourceControlLaunchTemplate
-			}
-			golden(t, v.name+".userdata.golden.sh", []byte(resolvedUserData(t, r, lt)))
+			golden(t, v.name+".userdata.golden.sh", []byte(resolvedUserData(t, r, v.launchTemplate())))
 		})
 	}
 }
@@ -1084,12 +1090,9 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-func TestSubLiteral(t *testing.T) {
-	if got := subLiteral("a=${x},b=$y"); got != "a=${!x},b=$y" {
-		t.Errorf("subLiteral = %q", got)
-	}
-	// Labels go to the node's settings, in a quoted here-document of the
-	// Fn::Sub string: they stay literal there.
+func TestLabelsLiteral(t *testing.T) {
+	// Labels go to the node's settings, an artifact outside the template:
+	// nothing substitutes in them.
 	r, err := Group("prod", spec.Group{
 		Name: "g", InstanceType: spec.InstanceTypes{"t3.small"}, Count: intp(1), Min: intp(1), Max: intp(2), VolumeSize: intp(8),
 		Labels: spec.Labels{"k": "${AWS::AccountId}x"},

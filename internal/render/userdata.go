@@ -71,7 +71,7 @@ func settingLines(kv ...string) string {
 }
 
 // controlUserData renders the managers' loader.
-func controlUserData(data coreData) (string, error) {
+func controlUserData() (string, error) {
 	return loader(loaderData{
 		What: "manager", Resource: names.ResourceManagerGroup,
 		Bucket: subRef(names.ResourceBucket), Unit: "clusterctl-housekeeping", Command: "housekeeping", Manager: true,
@@ -122,11 +122,6 @@ func script(pattern, name string, data any) (string, error) {
 	return buf.String(), nil
 }
 
-// shellQuote quotes s as one word for a POSIX shell.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // checkUserData checks a user data size against the loader's bound.
 func checkUserData(n int) error {
 	if n > MaxLoaderBytes {
@@ -163,6 +158,14 @@ func maxSubValue(name string) int {
 		return len("https://sqs.") + 32 + 1 + 32 + 1 + 12 + 1 + 80
 	}
 	return 256
+}
+
+// longestSub resolves an Fn::Sub string with the longest value each name
+// can take (maxSubValue); known tells the names Fn::Sub can resolve.
+func longestSub(s string, known func(name string) bool) (string, error) {
+	return ResolveSub(s, func(name string) (string, bool) {
+		return strings.Repeat("x", maxSubValue(name)), known(name)
+	})
 }
 
 // ResolveSub does to s what CloudFormation's Fn::Sub does: ${!x} becomes
@@ -230,9 +233,7 @@ func checkTemplateUserData(doc templateDoc) error {
 		if r.Type != "AWS::EC2::LaunchTemplate" || sub == nil {
 			continue
 		}
-		bound, err := ResolveSub(*sub, func(name string) (string, bool) {
-			return strings.Repeat("x", maxSubValue(name)), known(name)
-		})
+		bound, err := longestSub(*sub, known)
 		if err != nil {
 			return fmt.Errorf("user data of %s: %w", id, err)
 		}

@@ -2,8 +2,8 @@
 // both speak, so that each is written once: the swarm's status snapshot
 // the leader publishes and inventory reads, the envelope of the events and
 // requests on the core's queue, the conditional writes of S3 by which
-// exactly one writer wins (the swarm's initialisation marker, leases), and
-// the node agent's bucket key. The names themselves (bucket keys, engine
+// exactly one writer wins (the swarm's initialisation marker, leases).
+// The names themselves (bucket keys, the node agent's among them, engine
 // labels, tags) are internal/names', which both binaries import too.
 //
 // What is here is deployed: a node runs the agent its launch template
