@@ -248,11 +248,6 @@ func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
 	if check == nil && slices.Contains(changes, "autoscale.enabled") && !c.Autoscale.Enabled && !slices.Contains(changes, "count") {
 		check = errs.Usage("--no-autoscale needs -c/--count: the number of nodes the group keeps from then on")
 	}
-	// Autoscaling off: the group needs a count again, which the autoscaler
-	// had in its hands.
-	if check == nil && slices.Contains(changes, "autoscale.enabled") && !c.Autoscale.Enabled && !slices.Contains(changes, "count") {
-		check = errs.Usage("--no-autoscale needs -c/--count: the number of nodes the group keeps from then on")
-	}
 	if check == nil && c.ContinueRollback && (len(changes) > 0 || c.DryRun) {
 		check = errs.Usage("--continue-rollback takes no other changes: continue the rollback first, then update")
 	}

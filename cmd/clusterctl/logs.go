@@ -10,6 +10,7 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/logs"
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // LogsCmd is `clusterctl logs -j CLUSTER [SERVICE]`.
@@ -25,10 +26,7 @@ type LogsCmd struct {
 	Timestamps bool   `short:"t" help:"Show each event's time (as -o wide does)."`
 }
 
-var (
-	serviceNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$`)
-	instanceIDRE  = regexp.MustCompile(`^i-[0-9a-f]{8,17}$`)
-)
+var serviceNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$`)
 
 // request checks the flags and turns them into a logs.Request, given the
 // time now.
@@ -37,8 +35,8 @@ func (c *LogsCmd) request(now time.Time) (logs.Request, error) {
 	if c.Service != "" && !serviceNameRE.MatchString(c.Service) {
 		return req, errs.Usage("invalid service name %q: letters, digits, '.', '_' and '-', starting with a letter or digit", c.Service)
 	}
-	if c.Node != "" && !instanceIDRE.MatchString(c.Node) {
-		return req, errs.Usage("invalid --node %q: expected an instance id, i-...", c.Node)
+	if c.Node != "" && !wire.ValidInstanceID(c.Node) {
+		return req, errs.Usage("invalid --node %q: expected an instance id, i- and 8 or 17 hex digits, e.g. i-0123456789abcdef0", c.Node)
 	}
 	if c.Tail < 0 {
 		return req, errs.Usage("invalid --tail %d: negative", c.Tail)

@@ -381,11 +381,7 @@ func writeAutoscale(w io.Writer, d *Description) {
 	if len(d.Unplaceable) > 0 {
 		fmt.Fprintln(w, "\nUnplaceable tasks (no group can hold them; not scaled for):")
 		for _, u := range d.Unplaceable {
-			tasks := "tasks"
-			if u.Tasks == 1 {
-				tasks = "task"
-			}
-			fmt.Fprintf(w, "%s: %d %s: %s\n", u.Service, u.Tasks, tasks, u.Reason)
+			fmt.Fprintf(w, "%s: %s: %s\n", u.Service, query.Plural(u.Tasks, "task"), u.Reason)
 		}
 	}
 }

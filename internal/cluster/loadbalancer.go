@@ -30,7 +30,7 @@ func (s *Service) groupJoin(ctx context.Context, core *stacks.Stack, g spec.Grou
 		return join, fmt.Errorf("describing the core's VPC %s: %w", join.VpcId, err)
 	}
 	if len(out.Vpcs) != 1 || aws.ToString(out.Vpcs[0].CidrBlock) == "" {
-		return join, refused("the core's VPC %s was not found: the internal load balancer's default --allow-from is its CIDR", join.VpcId)
+		return join, refused("the core's VPC %s was not found: the internal load balancer's default --allow-from is its CIDR; give --allow-from (allowFrom in a cluster file) the CIDRs to admit, or check the core with `clusterctl describe %s`", join.VpcId, core.Name)
 	}
 	join.VpcCidr = aws.ToString(out.Vpcs[0].CidrBlock)
 	return join, nil

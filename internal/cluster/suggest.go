@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/clusterctl/clusterctl/internal/fuzzy"
 	"strings"
 
+	"github.com/clusterctl/clusterctl/internal/fuzzy"
 	"github.com/clusterctl/clusterctl/internal/query"
 )
 

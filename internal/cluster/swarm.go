@@ -131,18 +131,15 @@ func (s *Service) swarmByTag(ctx context.Context, cluster string, nodes []query.
 // swarmReaders bounds the clusters whose snapshots are read at once.
 const swarmReaders = 8
 
-// clusterSwarms reads the snapshot of each cluster, at once.
-func (s *Service) clusterSwarms(ctx context.Context, clusters []string, core func(cluster string) *stacks.Stack) ([]query.Swarm, error) {
+// clusterSwarms reads the snapshot of each cluster with read, several at
+// once.
+func clusterSwarms(ctx context.Context, clusters []string, read func(ctx context.Context, cluster string) (query.Swarm, error)) ([]query.Swarm, error) {
 	out := make([]query.Swarm, len(clusters))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(swarmReaders)
 	for i, c := range clusters {
 		g.Go(func() (err error) {
-			if st := core(c); st != nil {
-				out[i], err = s.swarmOf(gctx, st)
-			} else {
-				out[i], err = s.clusterSwarm(gctx, c, nil)
-			}
+			out[i], err = read(gctx, c)
 			return err
 		})
 	}
@@ -169,21 +166,14 @@ func (s *Service) ListNodes(ctx context.Context, cluster, group string) ([]query
 				clusters = append(clusters, n.Cluster) // nodes come sorted by cluster
 			}
 		}
-		swarms := make([]query.Swarm, len(clusters))
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(swarmReaders)
-		for i, c := range clusters {
-			g.Go(func() error {
-				w, read, ok, err := s.swarmByTag(gctx, c, nodes)
-				if err != nil || ok {
-					swarms[i] = w
-					return err
-				}
-				swarms[i], err = s.clusterSwarm(gctx, c, read)
-				return err
-			})
-		}
-		if err := g.Wait(); err != nil {
+		swarms, err := clusterSwarms(ctx, clusters, func(ctx context.Context, c string) (query.Swarm, error) {
+			w, read, ok, err := s.swarmByTag(ctx, c, nodes)
+			if err != nil || ok {
+				return w, err
+			}
+			return s.clusterSwarm(ctx, c, read)
+		})
+		if err != nil {
 			return nil, nil, err
 		}
 		for _, w := range swarms {
@@ -254,7 +244,12 @@ func (s *Service) ListGroups(ctx context.Context, cluster string) (query.Invento
 			clusters = append(clusters, g.Cluster) // groups come sorted by cluster
 		}
 	}
-	if inv.Swarms, err = s.clusterSwarms(ctx, clusters, func(c string) *stacks.Stack { return inv.Cores[c] }); err != nil {
+	if inv.Swarms, err = clusterSwarms(ctx, clusters, func(ctx context.Context, c string) (query.Swarm, error) {
+		if core := inv.Cores[c]; core != nil {
+			return s.swarmOf(ctx, core)
+		}
+		return s.clusterSwarm(ctx, c, nil)
+	}); err != nil {
 		return query.Inventory{}, err
 	}
 	byCluster := map[string]query.Swarm{}

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/clusterctl/clusterctl/internal/fuzzy"
 	"io"
 	"reflect"
 	"regexp"
@@ -19,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/fuzzy"
 	"github.com/clusterctl/clusterctl/internal/spec"
 )
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // SSMAPI is what running a command needs from Systems Manager.
@@ -321,8 +322,7 @@ func getObject(ctx context.Context, api S3API, bucket, key string) ([]byte, bool
 	out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)},
 		func(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true })
 	if err != nil {
-		var ae interface{ ErrorCode() string }
-		if errors.As(err, &ae) && (ae.ErrorCode() == "NoSuchKey" || ae.ErrorCode() == "NotFound") {
+		if wire.IsMissing(err) {
 			return nil, false, nil
 		}
 		return nil, false, fmt.Errorf("reading s3://%s/%s: %w", bucket, key, err)
