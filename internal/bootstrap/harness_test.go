@@ -314,26 +314,33 @@ type testGroup struct {
 	instances        []instance
 }
 
-// deployGroup renders group name with count nodes joined to the cluster,
-// uploads its node configuration as clusterctl does, and creates its stack.
+// deployGroup renders group name with count m5.large nodes joined to the
+// cluster, uploads its node configuration as clusterctl does, and creates
+// its stack.
 func (tc *testCluster) deployGroup(t *testing.T, name string, count int, labels spec.Labels) *testGroup {
 	t.Helper()
-	ctx := context.Background()
-	r, err := render.Group(tc.name, spec.Group{Name: name, InstanceType: spec.InstanceTypes{"m5.large"}, Count: &count, Labels: labels}, tc.join, testBuild(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.UploadArtifacts(ctx, tc.c.s3, tc.bucket, r.Artifacts); err != nil {
-		t.Fatal(err)
-	}
-	outputs := createStack(t, tc.c, r)
-	g := &testGroup{name: name, stack: r.StackName, asg: outputs[names.OutputAutoScalingGroupName], rendered: r,
-		userData: launchTemplateUserData(t, tc.c, r.StackName, names.ResourceLaunchTemplate)}
-	g.instances = groupInstances(t, tc.c, g.asg)
+	g := tc.deployGroupOf(t, spec.Group{Name: name, InstanceType: spec.InstanceTypes{"m5.large"}, Count: &count, Labels: labels})
 	if len(g.instances) != count {
 		t.Fatalf("group %s has %d instances, want %d", name, len(g.instances), count)
 	}
 	return g
+}
+
+// deployGroupOf is deployGroup for a group of any settings.
+func (tc *testCluster) deployGroupOf(t *testing.T, g spec.Group) *testGroup {
+	t.Helper()
+	r, err := render.Group(tc.name, g, tc.join, testBuild(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.UploadArtifacts(context.Background(), tc.c.s3, tc.bucket, r.Artifacts); err != nil {
+		t.Fatal(err)
+	}
+	outputs := createStack(t, tc.c, r)
+	out := &testGroup{name: g.Name, stack: r.StackName, asg: outputs[names.OutputAutoScalingGroupName], rendered: r,
+		userData: launchTemplateUserData(t, tc.c, r.StackName, names.ResourceLaunchTemplate)}
+	out.instances = groupInstances(t, tc.c, out.asg)
+	return out
 }
 
 // Timing of the node services for tests (seconds); nothing sets these on
