@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/spec"
@@ -19,11 +18,7 @@ const autoscaleGoal = 30 * time.Second
 
 func (tc *testCluster) desired(t *testing.T, asg string) int {
 	t.Helper()
-	out, err := tc.c.asg.DescribeAutoScalingGroups(context.Background(), &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{asg}})
-	if err != nil || len(out.AutoScalingGroups) != 1 {
-		t.Fatalf("auto scaling group %s: %v", asg, err)
-	}
-	return int(aws.ToInt32(out.AutoScalingGroups[0].DesiredCapacity))
+	return int(aws.ToInt32(autoScalingGroup(t, tc.c, asg).DesiredCapacity))
 }
 
 // The leader's autoscaler on real engines. A group autoscaled between 1

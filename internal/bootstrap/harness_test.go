@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -203,15 +204,21 @@ func deployManagers(t *testing.T, name string, n int) *testCluster {
 	return tc
 }
 
-// groupInstances lists the instances of an Auto Scaling group, by id.
-func groupInstances(t *testing.T, c clients, asg string) []instance {
+// autoScalingGroup describes the Auto Scaling group named asg.
+func autoScalingGroup(t *testing.T, c clients, asg string) asgtypes.AutoScalingGroup {
 	t.Helper()
 	out, err := c.asg.DescribeAutoScalingGroups(context.Background(), &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{asg}})
 	if err != nil || len(out.AutoScalingGroups) != 1 {
 		t.Fatalf("auto scaling group %s: %v", asg, err)
 	}
+	return out.AutoScalingGroups[0]
+}
+
+// groupInstances lists the instances of an Auto Scaling group, by id.
+func groupInstances(t *testing.T, c clients, asg string) []instance {
+	t.Helper()
 	var is []instance
-	for _, i := range out.AutoScalingGroups[0].Instances {
+	for _, i := range autoScalingGroup(t, c, asg).Instances {
 		is = append(is, describeInstance(t, c, aws.ToString(i.InstanceId)))
 	}
 	slices.SortFunc(is, func(a, b instance) int { return strings.Compare(a.id, b.id) })
@@ -310,6 +317,7 @@ func launchTemplateUserData(t *testing.T, c clients, stack, logicalID string) st
 type testGroup struct {
 	name, stack, asg string
 	rendered         *render.Rendered
+	outputs          map[string]string // the stack's
 	userData         string
 	instances        []instance
 }
@@ -337,7 +345,7 @@ func (tc *testCluster) deployGroupOf(t *testing.T, g spec.Group) *testGroup {
 		t.Fatal(err)
 	}
 	outputs := createStack(t, tc.c, r)
-	out := &testGroup{name: g.Name, stack: r.StackName, asg: outputs[names.OutputAutoScalingGroupName], rendered: r,
+	out := &testGroup{name: g.Name, stack: r.StackName, asg: outputs[names.OutputAutoScalingGroupName], rendered: r, outputs: outputs,
 		userData: launchTemplateUserData(t, tc.c, r.StackName, names.ResourceLaunchTemplate)}
 	out.instances = groupInstances(t, tc.c, out.asg)
 	return out
