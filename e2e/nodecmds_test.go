@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -72,13 +70,7 @@ func putStatusOf(t *testing.T, c clients, cluster, bucket string, nodes ...map[s
 
 func sqsClient(t *testing.T) *sqs.Client {
 	t.Helper()
-	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
-		config.WithBaseEndpoint(endpoint))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sqs.NewFromConfig(cfg)
+	return sqs.NewFromConfig(motoConfig(t))
 }
 
 // coreQueue is the URL of a core's queue.
