@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -234,10 +235,10 @@ func createStack(t *testing.T, c clients, r *render.Rendered) map[string]string 
 		StackName:    aws.String(r.StackName),
 		TemplateBody: aws.String(string(r.Template)),
 	}
-	for _, k := range slices.Sorted(mapsKeys(r.Parameters)) {
+	for _, k := range slices.Sorted(maps.Keys(r.Parameters)) {
 		in.Parameters = append(in.Parameters, cfntypes.Parameter{ParameterKey: aws.String(k), ParameterValue: aws.String(r.Parameters[k])})
 	}
-	for _, k := range slices.Sorted(mapsKeys(r.Tags)) {
+	for _, k := range slices.Sorted(maps.Keys(r.Tags)) {
 		in.Tags = append(in.Tags, cfntypes.Tag{Key: aws.String(k), Value: aws.String(r.Tags[k])})
 	}
 	for _, cp := range r.Capabilities {
@@ -259,16 +260,6 @@ func createStack(t *testing.T, c clients, r *render.Rendered) map[string]string 
 		outputs[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
 	}
 	return outputs
-}
-
-func mapsKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func describeInstance(t *testing.T, c clients, id string) instance {
