@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
@@ -71,12 +69,7 @@ func playAgent(t *testing.T, c clients, f *ssmfake.RunCommand, stdout, stderr st
 
 func ssmClient(t *testing.T) *ssm.Client {
 	t.Helper()
-	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")), config.WithBaseEndpoint(endpoint))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ssm.NewFromConfig(cfg)
+	return ssm.NewFromConfig(motoConfig(t))
 }
 
 // clusterctl docker sends exactly one AWS-RunShellScript command to the

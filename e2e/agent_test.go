@@ -57,15 +57,6 @@ func checkAgents(t *testing.T, c clients, bucket string, pins map[string]string,
 	}
 }
 
-func stackParams(t *testing.T, c clients, stack string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for _, p := range describeStack(t, c, stack).Parameters {
-		out[aws.ToString(p.ParameterKey)] = aws.ToString(p.ParameterValue)
-	}
-	return out
-}
-
 // create-core uploads both agents into the core's bucket, at the keys the
 // deployed stack's parameters pin; add-agents uploads them (when missing)
 // before it creates the group's stack.
@@ -77,7 +68,7 @@ func TestCreateCoreUploadsTheNodeAgent(t *testing.T) {
 		t.Errorf("create-core does not say it uploads the node agent:\n%s", r)
 	}
 	bucket := outputs(describeStack(t, c, "core"))["BucketName"]
-	checkAgents(t, c, bucket, stackParams(t, c, "core"), agentsDir)
+	checkAgents(t, c, bucket, deployedStack(t, c, "core").params, agentsDir)
 	if n := objectsUnder(t, c, bucket, names.AgentPrefix+"/"); n != 2 {
 		t.Errorf("%d objects under %s, want the 2 agents", n, names.AgentPrefix)
 	}
@@ -85,7 +76,7 @@ func TestCreateCoreUploadsTheNodeAgent(t *testing.T) {
 	// Gone from the bucket (by hand), add-agents puts them back before it
 	// creates the group, which pins them too.
 	for _, arch := range []string{"amd64", "arm64"} {
-		key := names.AgentKey(arch, stackParams(t, c, "core")[agentParams[arch]])
+		key := names.AgentKey(arch, deployedStack(t, c, "core").params[agentParams[arch]])
 		if _, err := c.s3.DeleteObject(t.Context(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +86,7 @@ func TestCreateCoreUploadsTheNodeAgent(t *testing.T) {
 	if up < 0 || create < 0 || up > create {
 		t.Errorf("add-agents does not upload the agent before it creates the group:\n%s", r)
 	}
-	checkAgents(t, c, bucket, stackParams(t, c, "core-g"), agentsDir)
+	checkAgents(t, c, bucket, deployedStack(t, c, "core-g").params, agentsDir)
 
 	// Everything there already: nothing is uploaded again.
 	before := objectsUnder(t, c, bucket, names.AgentPrefix+"/")
@@ -110,7 +101,7 @@ func TestCreateCoreUploadsTheNodeAgent(t *testing.T) {
 	// Deleted again, an update-group that changes nothing puts them back
 	// and says so: "No changes" only of a whole group.
 	for _, arch := range []string{"amd64", "arm64"} {
-		key := names.AgentKey(arch, stackParams(t, c, "core-g")[agentParams[arch]])
+		key := names.AgentKey(arch, deployedStack(t, c, "core-g").params[agentParams[arch]])
 		if _, err := c.s3.DeleteObject(t.Context(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +114,7 @@ func TestCreateCoreUploadsTheNodeAgent(t *testing.T) {
 	if strings.Contains(r.stderr, "No changes") || !strings.Contains(r.stderr, "Repaired core-g: uploaded the missing node agent s3://"+bucket+"/join/agent/clusterctl-node-linux-amd64-") {
 		t.Errorf("update-group of a group whose agent is missing:\n%s", r)
 	}
-	checkAgents(t, c, bucket, stackParams(t, c, "core-g"), agentsDir)
+	checkAgents(t, c, bucket, deployedStack(t, c, "core-g").params, agentsDir)
 	if r := must(t, "update-group", "-n", "g", "-j", "core"); !strings.Contains(r.stderr, "No changes") {
 		t.Errorf("update-group of a whole group:\n%s", r)
 	}
@@ -134,7 +125,7 @@ func TestCreateCoreUploadsTheNodeAgent(t *testing.T) {
 // and pinned.
 func TestUpdateToAnotherAgentPlansTheReplacement(t *testing.T) {
 	c, bucket := newCluster(t, "g")
-	old := stackParams(t, c, "core-g")
+	old := deployedStack(t, c, "core-g").params
 	other := filepath.Join(t.TempDir(), "agents")
 	if err := writeAgents(other, "other"); err != nil {
 		t.Fatal(err)
@@ -164,9 +155,9 @@ func TestUpdateToAnotherAgentPlansTheReplacement(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("update-group with another agent:\n%s", r)
 	}
-	checkAgents(t, c, bucket, stackParams(t, c, "core-g"), other)
+	checkAgents(t, c, bucket, deployedStack(t, c, "core-g").params, other)
 	// The core's agent is still there for its managers.
-	checkAgents(t, c, bucket, stackParams(t, c, "core"), agentsDir)
+	checkAgents(t, c, bucket, deployedStack(t, c, "core").params, agentsDir)
 }
 
 // A CLUSTERCTL_NODE_AGENTS directory that lacks an agent is bad input: one

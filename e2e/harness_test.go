@@ -186,15 +186,22 @@ type clients struct {
 	s3  *s3.Client
 }
 
-func newClients(t *testing.T) clients {
+// motoConfig is the AWS configuration of the tests' own clients: moto's
+// endpoint, its region and test credentials.
+func motoConfig(t *testing.T) aws.Config {
 	t.Helper()
-	cfg, err := config.LoadDefaultConfig(context.Background(),
-		config.WithRegion("us-east-1"),
+	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"),
 		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
 		config.WithBaseEndpoint(endpoint))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg
+}
+
+func newClients(t *testing.T) clients {
+	t.Helper()
+	cfg := motoConfig(t)
 	return clients{
 		cfn: cloudformation.NewFromConfig(cfg),
 		ec2: ec2.NewFromConfig(cfg),

@@ -19,8 +19,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/acm"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -35,12 +33,7 @@ const testCertificateARN = "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2
 // lbClients reach moto's ACM and Elastic Load Balancing.
 func lbClients(t *testing.T) (*acm.Client, *elbv2.Client) {
 	t.Helper()
-	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
-		config.WithBaseEndpoint(endpoint))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := motoConfig(t)
 	return acm.NewFromConfig(cfg), elbv2.NewFromConfig(cfg)
 }
 

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
@@ -26,13 +24,7 @@ import (
 
 func logsClient(t *testing.T) *cloudwatchlogs.Client {
 	t.Helper()
-	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
-		config.WithBaseEndpoint(endpoint))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cloudwatchlogs.NewFromConfig(cfg)
+	return cloudwatchlogs.NewFromConfig(motoConfig(t))
 }
 
 // putEvents writes events to a stream of group as an engine would, the

@@ -13,10 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
-	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -72,29 +69,7 @@ func putStatusOf(t *testing.T, c clients, cluster, bucket string, nodes ...map[s
 
 func sqsClient(t *testing.T) *sqs.Client {
 	t.Helper()
-	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
-		config.WithBaseEndpoint(endpoint))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sqs.NewFromConfig(cfg)
-}
-
-// coreQueue is the URL of a core's queue.
-func coreQueue(t *testing.T, c clients, cluster string) string {
-	t.Helper()
-	out, err := c.cfn.DescribeStackResources(context.Background(), &cloudformation.DescribeStackResourcesInput{StackName: aws.String(cluster)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range out.StackResources {
-		if aws.ToString(r.LogicalResourceId) == names.ResourceLifecycleQueue {
-			return aws.ToString(r.PhysicalResourceId)
-		}
-	}
-	t.Fatalf("core %s has no %s", cluster, names.ResourceLifecycleQueue)
-	return ""
+	return sqs.NewFromConfig(motoConfig(t))
 }
 
 // receive takes the next message off a queue (nil when none came within
@@ -218,7 +193,7 @@ func (b *background) until(t *testing.T, what string, f func() bool) {
 func TestDrainNode(t *testing.T) {
 	c, bucket := newCluster(t, "g")
 	q := sqsClient(t)
-	queue := coreQueue(t, c, "core")
+	queue := stackResource(t, c, "core", names.ResourceLifecycleQueue)
 	agent := instancesOf(t, "g")[0]
 	manager := instancesOf(t, "control")[0]
 	// An instance carrying the cluster's tags, outside its groups.

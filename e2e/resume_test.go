@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/clusterctl/clusterctl/internal/cfnfake"
 )
@@ -149,18 +148,7 @@ func TestDeleteCoreDeletesRetainedBucket(t *testing.T) {
 	if _, err := c.s3.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("status/swarm.json"), Body: strings.NewReader("{}")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.cfn.DeleteStack(t.Context(), &cloudformation.DeleteStackInput{StackName: aws.String("core")}); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(250 * time.Millisecond) {
-		out, err := c.cfn.DescribeStacks(t.Context(), &cloudformation.DescribeStacksInput{StackName: aws.String("core")})
-		if err != nil || len(out.Stacks) == 0 || out.Stacks[0].StackStatus == "DELETE_COMPLETE" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the core stack is %s a minute after DeleteStack", out.Stacks[0].StackStatus)
-		}
-	}
+	deleteStackAndWait(t, c, "core")
 	if _, err := c.s3.HeadBucket(t.Context(), &s3.HeadBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatalf("the stack did not retain its bucket: %v", err)
 	}

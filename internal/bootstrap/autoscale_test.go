@@ -8,43 +8,17 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 
-	"github.com/clusterctl/clusterctl/internal/cluster"
-	"github.com/clusterctl/clusterctl/internal/enginetest"
-	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
-	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
 // autoscaleGoal is what the autoscaler's reaction is measured against.
 const autoscaleGoal = 30 * time.Second
 
-// deployGroupOf is deployGroup for a group of any settings.
-func (tc *testCluster) deployGroupOf(t *testing.T, g spec.Group) *testGroup {
-	t.Helper()
-	r, err := render.Group(tc.name, g, tc.join, testBuild(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.UploadArtifacts(context.Background(), tc.c.s3, tc.bucket, r.Artifacts); err != nil {
-		t.Fatal(err)
-	}
-	outputs := createStack(t, tc.c, r)
-	out := &testGroup{name: g.Name, stack: r.StackName, asg: outputs[names.OutputAutoScalingGroupName], rendered: r,
-		userData: launchTemplateUserData(t, tc.c, r.StackName, names.ResourceLaunchTemplate)}
-	out.instances = groupInstances(t, tc.c, out.asg)
-	return out
-}
-
 func (tc *testCluster) desired(t *testing.T, asg string) int {
 	t.Helper()
-	out, err := tc.c.asg.DescribeAutoScalingGroups(context.Background(), &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{asg}})
-	if err != nil || len(out.AutoScalingGroups) != 1 {
-		t.Fatalf("auto scaling group %s: %v", asg, err)
-	}
-	return int(aws.ToInt32(out.AutoScalingGroups[0].DesiredCapacity))
+	return int(aws.ToInt32(autoScalingGroup(t, tc.c, asg).DesiredCapacity))
 }
 
 // The leader's autoscaler on real engines. A group autoscaled between 1
@@ -154,7 +128,7 @@ func TestAutoscale(t *testing.T) {
 	scaledDown := time.Now()
 	dockerOn(t, control, "service", "scale", "--detach", "api=0")
 	eventually(t, 2*time.Minute, "an idle node terminated through its group", func() (bool, string) {
-		n := callsFrom(control, "autoscaling", "TerminateInstanceInAutoScalingGroup")
+		n := lab.AWS.CountCalls(control.Spec.IP, "autoscaling", "TerminateInstanceInAutoScalingGroup")
 		return n == 1 && tc.desired(t, g.asg) == 1, fmt.Sprintf("%d calls, desired %d", n, tc.desired(t, g.asg))
 	})
 	if d := time.Since(scaledDown); d < 20*time.Second {
@@ -184,10 +158,10 @@ func TestAutoscale(t *testing.T) {
 	// Never below the min, one scale-in, and the group without
 	// autoscaling never changed.
 	time.Sleep(30 * time.Second)
-	if n := callsFrom(control, "autoscaling", "TerminateInstanceInAutoScalingGroup"); n != 1 || tc.desired(t, g.asg) != 1 {
+	if n := lab.AWS.CountCalls(control.Spec.IP, "autoscaling", "TerminateInstanceInAutoScalingGroup"); n != 1 || tc.desired(t, g.asg) != 1 {
 		t.Errorf("after the scale-in: %d terminations, desired %d", n, tc.desired(t, g.asg))
 	}
-	if n := callsFrom(control, "autoscaling", "SetDesiredCapacity"); n != 1 || tc.desired(t, fixed.asg) != 1 {
+	if n := lab.AWS.CountCalls(control.Spec.IP, "autoscaling", "SetDesiredCapacity"); n != 1 || tc.desired(t, fixed.asg) != 1 {
 		t.Errorf("%d desired-capacity calls (want the one of big), the fixed group's desired %d", n, tc.desired(t, fixed.asg))
 	}
 	if logs := control.Logs(); !strings.Contains(logs, "group big: desired 1 → 2: 1 task of api pending: insufficient memory") ||
@@ -202,16 +176,4 @@ func lastLines(s string, n int) string {
 		l = l[len(l)-n:]
 	}
 	return strings.Join(l, "\n")
-}
-
-// callsFrom counts the lab's AWS calls of one action made by node n: the
-// lab is shared with the tests running in parallel.
-func callsFrom(n *enginetest.Node, service, action string) int {
-	k := 0
-	for _, c := range lab.AWS.Calls() {
-		if c.From == n.Spec.IP && c.Service == service && c.Action == action {
-			k++
-		}
-	}
-	return k
 }

@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -330,7 +331,7 @@ func report(results []nodeCost, shellMeasured bool) {
 	fmt.Fprintln(&b)
 	for _, c := range results {
 		var calls []string
-		for _, k := range slices.Sorted(mapKeys(c.Calls)) {
+		for _, k := range slices.Sorted(maps.Keys(c.Calls)) {
 			calls = append(calls, fmt.Sprintf("%s=%.1f", k, float64(c.Calls[k])/float64(c.Rounds)))
 		}
 		fmt.Fprintf(&b, "- %s: the leader's AWS calls per round: %s; backups in the window: %d; main process peak RSS (VmHWM) %s\n",
@@ -388,14 +389,4 @@ func spread(cs []nodeCost, f func(nodeCost) time.Duration) (mean, lo, hi time.Du
 		lo, hi = min(lo, f(c)), max(hi, f(c))
 	}
 	return mean / time.Duration(len(cs)), lo, hi
-}
-
-func mapKeys(m map[string]int) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -21,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -203,15 +205,21 @@ func deployManagers(t *testing.T, name string, n int) *testCluster {
 	return tc
 }
 
-// groupInstances lists the instances of an Auto Scaling group, by id.
-func groupInstances(t *testing.T, c clients, asg string) []instance {
+// autoScalingGroup describes the Auto Scaling group named asg.
+func autoScalingGroup(t *testing.T, c clients, asg string) asgtypes.AutoScalingGroup {
 	t.Helper()
 	out, err := c.asg.DescribeAutoScalingGroups(context.Background(), &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{asg}})
 	if err != nil || len(out.AutoScalingGroups) != 1 {
 		t.Fatalf("auto scaling group %s: %v", asg, err)
 	}
+	return out.AutoScalingGroups[0]
+}
+
+// groupInstances lists the instances of an Auto Scaling group, by id.
+func groupInstances(t *testing.T, c clients, asg string) []instance {
+	t.Helper()
 	var is []instance
-	for _, i := range out.AutoScalingGroups[0].Instances {
+	for _, i := range autoScalingGroup(t, c, asg).Instances {
 		is = append(is, describeInstance(t, c, aws.ToString(i.InstanceId)))
 	}
 	slices.SortFunc(is, func(a, b instance) int { return strings.Compare(a.id, b.id) })
@@ -227,10 +235,10 @@ func createStack(t *testing.T, c clients, r *render.Rendered) map[string]string 
 		StackName:    aws.String(r.StackName),
 		TemplateBody: aws.String(string(r.Template)),
 	}
-	for _, k := range slices.Sorted(mapsKeys(r.Parameters)) {
+	for _, k := range slices.Sorted(maps.Keys(r.Parameters)) {
 		in.Parameters = append(in.Parameters, cfntypes.Parameter{ParameterKey: aws.String(k), ParameterValue: aws.String(r.Parameters[k])})
 	}
-	for _, k := range slices.Sorted(mapsKeys(r.Tags)) {
+	for _, k := range slices.Sorted(maps.Keys(r.Tags)) {
 		in.Tags = append(in.Tags, cfntypes.Tag{Key: aws.String(k), Value: aws.String(r.Tags[k])})
 	}
 	for _, cp := range r.Capabilities {
@@ -252,16 +260,6 @@ func createStack(t *testing.T, c clients, r *render.Rendered) map[string]string 
 		outputs[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
 	}
 	return outputs
-}
-
-func mapsKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func describeInstance(t *testing.T, c clients, id string) instance {
@@ -310,30 +308,38 @@ func launchTemplateUserData(t *testing.T, c clients, stack, logicalID string) st
 type testGroup struct {
 	name, stack, asg string
 	rendered         *render.Rendered
+	outputs          map[string]string // the stack's
 	userData         string
 	instances        []instance
 }
 
-// deployGroup renders group name with count nodes joined to the cluster,
-// uploads its node configuration as clusterctl does, and creates its stack.
+// deployGroup renders group name with count m5.large nodes joined to the
+// cluster, uploads its node configuration as clusterctl does, and creates
+// its stack.
 func (tc *testCluster) deployGroup(t *testing.T, name string, count int, labels spec.Labels) *testGroup {
 	t.Helper()
-	ctx := context.Background()
-	r, err := render.Group(tc.name, spec.Group{Name: name, InstanceType: spec.InstanceTypes{"m5.large"}, Count: &count, Labels: labels}, tc.join, testBuild(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.UploadArtifacts(ctx, tc.c.s3, tc.bucket, r.Artifacts); err != nil {
-		t.Fatal(err)
-	}
-	outputs := createStack(t, tc.c, r)
-	g := &testGroup{name: name, stack: r.StackName, asg: outputs[names.OutputAutoScalingGroupName], rendered: r,
-		userData: launchTemplateUserData(t, tc.c, r.StackName, names.ResourceLaunchTemplate)}
-	g.instances = groupInstances(t, tc.c, g.asg)
+	g := tc.deployGroupOf(t, spec.Group{Name: name, InstanceType: spec.InstanceTypes{"m5.large"}, Count: &count, Labels: labels})
 	if len(g.instances) != count {
 		t.Fatalf("group %s has %d instances, want %d", name, len(g.instances), count)
 	}
 	return g
+}
+
+// deployGroupOf is deployGroup for a group of any settings.
+func (tc *testCluster) deployGroupOf(t *testing.T, g spec.Group) *testGroup {
+	t.Helper()
+	r, err := render.Group(tc.name, g, tc.join, testBuild(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.UploadArtifacts(context.Background(), tc.c.s3, tc.bucket, r.Artifacts); err != nil {
+		t.Fatal(err)
+	}
+	outputs := createStack(t, tc.c, r)
+	out := &testGroup{name: g.Name, stack: r.StackName, asg: outputs[names.OutputAutoScalingGroupName], rendered: r, outputs: outputs,
+		userData: launchTemplateUserData(t, tc.c, r.StackName, names.ResourceLaunchTemplate)}
+	out.instances = groupInstances(t, tc.c, out.asg)
+	return out
 }
 
 // Timing of the node services for tests (seconds); nothing sets these on

@@ -11,14 +11,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbtypes "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
-	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/enginetest"
 	"github.com/clusterctl/clusterctl/internal/names"
-	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
@@ -37,7 +34,7 @@ func TestLoadBalancedNode(t *testing.T) {
 	g := tc.deployLoadBalanced(t, spec.Group{Name: "web", InstanceType: spec.InstanceTypes{"m5.large"}, Count: aws.Int(2),
 		Publish: spec.Ports{"80:" + strconv.Itoa(nodePort)}, DeregistrationDelay: aws.Int(2)})
 	elb := elbv2.NewFromConfig(awsConfig())
-	tgs := attachedTargetGroups(t, tc, g.asg)
+	tgs := autoScalingGroup(t, tc.c, g.asg).TargetGroupARNs
 	if len(tgs) != 1 {
 		t.Fatalf("the group's Auto Scaling group is attached to %v, want one target group", tgs)
 	}
@@ -106,37 +103,14 @@ func TestLoadBalancedNode(t *testing.T) {
 	}
 }
 
-// deployLoadBalanced is deployGroup for a group spec of its own: the group
-// with its load balancer.
+// deployLoadBalanced is deployGroupOf for a group with a load balancer.
 func (tc *testCluster) deployLoadBalanced(t *testing.T, g spec.Group) *testGroup {
 	t.Helper()
-	ctx := context.Background()
-	r, err := render.Group(tc.name, g, tc.join, testBuild(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.UploadArtifacts(ctx, tc.c.s3, tc.bucket, r.Artifacts); err != nil {
-		t.Fatal(err)
-	}
-	outputs := createStack(t, tc.c, r)
-	tg := &testGroup{name: g.Name, stack: r.StackName, asg: outputs[names.OutputAutoScalingGroupName], rendered: r,
-		userData: launchTemplateUserData(t, tc.c, r.StackName, names.ResourceLaunchTemplate)}
-	tg.instances = groupInstances(t, tc.c, tg.asg)
-	if len(tg.instances) != g.Desired() || outputs[names.OutputLoadBalancerDNSName] == "" {
-		t.Fatalf("group %s: %d instances, outputs %v", g.Name, len(tg.instances), outputs)
+	tg := tc.deployGroupOf(t, g)
+	if len(tg.instances) != g.Desired() || tg.outputs[names.OutputLoadBalancerDNSName] == "" {
+		t.Fatalf("group %s: %d instances, outputs %v", g.Name, len(tg.instances), tg.outputs)
 	}
 	return tg
-}
-
-// attachedTargetGroups are the target groups an Auto Scaling group
-// registers its instances with.
-func attachedTargetGroups(t *testing.T, tc *testCluster, asg string) []string {
-	t.Helper()
-	out, err := tc.c.asg.DescribeAutoScalingGroups(context.Background(), &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{asg}})
-	if err != nil || len(out.AutoScalingGroups) != 1 {
-		t.Fatalf("auto scaling group %s: %v", asg, err)
-	}
-	return out.AutoScalingGroups[0].TargetGroupARNs
 }
 
 // targets are the instances registered with a target group, sorted.

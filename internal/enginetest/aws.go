@@ -130,11 +130,13 @@ func (a *AWS) Calls() []Call {
 	return append([]Call(nil), a.calls...)
 }
 
-// CountCalls returns how many calls of service and action were received.
-func (a *AWS) CountCalls(service, action string) int {
+// CountCalls returns how many calls of service and action were received
+// from the node at address from: the lab is shared by the tests running in
+// parallel.
+func (a *AWS) CountCalls(from netip.Addr, service, action string) int {
 	n := 0
 	for _, c := range a.Calls() {
-		if c.Service == service && c.Action == action {
+		if c.From == from && c.Service == service && c.Action == action {
 			n++
 		}
 	}
