@@ -16,6 +16,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
@@ -366,5 +370,44 @@ func TestShell(t *testing.T) {
 	}
 	if s := f.Sessions(); len(s) != 1 || s[0] != managers[0].id {
 		t.Errorf("sessions %v", s)
+	}
+}
+
+// A manager is chosen only from the core's own managers' group: an
+// instance of someone else's group, its tags copied from the cluster's
+// managers and in service there, is never sent the command, while the
+// core's manager is out of service (Standby).
+func TestDockerNeverOnAStrangersManager(t *testing.T) {
+	c, _ := newCluster(t)
+	ctx := context.Background()
+	managers := clusterInstances(t, c, "core")[names.GroupControl]
+	group := stackResource(t, c, "core", names.ResourceManagerGroup)
+	if _, err := c.asg.EnterStandby(ctx, &autoscaling.EnterStandbyInput{AutoScalingGroupName: aws.String(group),
+		InstanceIds: []string{managers[0].id}, ShouldDecrementDesiredCapacity: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	// The stranger: its own launch template and group, the managers' tags.
+	lt, err := c.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String("stranger"),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-12c6146b"), InstanceType: ec2types.InstanceTypeT3Micro}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags []asgtypes.Tag
+	for k, v := range map[string]string{names.TagCluster: "core", names.TagGroup: names.GroupControl, names.TagRole: names.RoleCore} {
+		tags = append(tags, asgtypes.Tag{Key: aws.String(k), Value: aws.String(v), PropagateAtLaunch: aws.Bool(true)})
+	}
+	if _, err := c.asg.CreateAutoScalingGroup(ctx, &autoscaling.CreateAutoScalingGroupInput{AutoScalingGroupName: aws.String("stranger"),
+		LaunchTemplate: &asgtypes.LaunchTemplateSpecification{LaunchTemplateId: lt.LaunchTemplate.LaunchTemplateId},
+		MinSize:        aws.Int32(1), MaxSize: aws.Int32(1), DesiredCapacity: aws.Int32(1), AvailabilityZones: []string{"us-east-1a"}, Tags: tags}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(clusterInstances(t, c, "core")[names.GroupControl]); n != 2 {
+		t.Fatalf("%d running instances with the managers' tags, want the core's and the stranger", n)
+	}
+	f, url := runCommandEndpoint(t)
+	playAgent(t, c, f, "should not run\n", "", 0)
+	r := clusterctlAt(t, url, "docker", "-j", "core", "--", "node", "ls")
+	if r.code != 1 || !strings.Contains(r.stderr, `cluster "core" has no manager in service`) || len(f.Commands()) != 0 {
+		t.Fatalf("docker with the core's manager in standby and a stranger in service: sent %+v\n%s", f.Commands(), r)
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
@@ -59,9 +57,11 @@ func (s *Service) Docker(ctx context.Context, o DockerOptions) (*remote.Result, 
 // Manager finds the manager to run a command on: the leader the status
 // snapshot names when it is fresh; otherwise (or when the leader is not
 // among them) a manager that EC2 shows running with the cluster's tags
-// and that its Auto Scaling group has in service. Only an instance whose
-// own tags make it a manager of the cluster is ever chosen: the snapshot
-// names it, AWS says what it is.
+// and that the core's own managers' group (its ManagerGroup resource) has
+// in service. Only an instance whose own tags make it a manager of the
+// cluster, in the core's group, is ever chosen: the snapshot names it, AWS
+// says what it is (a group of someone else's with copied tags is not the
+// core's).
 func (s *Service) Manager(ctx context.Context, cluster string) (*Manager, error) {
 	core, err := s.getCore(ctx, cluster)
 	if err != nil {
@@ -93,7 +93,7 @@ func (s *Service) Manager(ctx context.Context, cluster string) (*Manager, error)
 	if w.Fresh() {
 		leader = w.Status().Leader
 	}
-	inService, err := s.inService(ctx, running)
+	inService, err := s.inService(ctx, core.Name, running)
 	if err != nil {
 		return nil, err
 	}
@@ -115,20 +115,20 @@ func (s *Service) Manager(ctx context.Context, cluster string) (*Manager, error)
 	return m, nil
 }
 
-// inService keeps, of the instances, those their Auto Scaling group has
-// in service, in their order.
-func (s *Service) inService(ctx context.Context, instances []string) ([]string, error) {
-	out, err := s.ASG.DescribeAutoScalingInstances(ctx, &autoscaling.DescribeAutoScalingInstancesInput{InstanceIds: instances})
+// inService keeps, of the instances, those the core's managers' group
+// has in service, in their order.
+func (s *Service) inService(ctx context.Context, core string, instances []string) ([]string, error) {
+	r, err := s.Stacks.Resource(ctx, core, names.ResourceManagerGroup)
 	if err != nil {
-		return nil, fmt.Errorf("asking Auto Scaling which managers are in service: %w", err)
+		return nil, fmt.Errorf("finding the managers' group of cluster %q: %w", core, err)
 	}
-	ok := map[string]bool{}
-	for _, i := range out.AutoScalingInstances {
-		ok[aws.ToString(i.InstanceId)] = aws.ToString(i.LifecycleState) == "InService"
+	members, err := s.groupInstances(ctx, r.PhysicalID)
+	if err != nil {
+		return nil, err
 	}
 	var keep []string
 	for _, i := range instances {
-		if ok[i] {
+		if members[i] == "InService" {
 			keep = append(keep, i)
 		}
 	}
