@@ -72,7 +72,7 @@ func (s *Service) agentsOnceBucket(ctx context.Context, stack, cluster string, s
 			if missing, err := s.missingCoreTag(ctx, r.PhysicalID, cluster); err != nil {
 				return err
 			} else if missing != "" {
-				return refused("the bucket %s of core %q carries no %s tag: the node agent was not uploaded into it", r.PhysicalID, cluster, missing)
+				return refused("the bucket %s of core %q carries no %s tag, which the stack gives it: the node agent was not uploaded into it, and its managers will fail to boot; check who changed the bucket's tags, then delete the core (clusterctl delete-core %s) and create it again", r.PhysicalID, cluster, missing, cluster)
 			}
 			return s.uploadAgents(ctx, r.PhysicalID, set)
 		case err != nil && !errors.Is(err, stacks.ErrNoResource):
@@ -119,6 +119,11 @@ func (s *Service) whileCreating(ctx context.Context, cluster string, set agentbi
 	}
 	uerr := <-done
 	if uerr != nil && uctx.Err() == nil || uerr != nil && err == nil {
+		// A bucket that is not the cluster's: waiting would refuse again.
+		var r *refusal
+		if errors.As(uerr, &r) {
+			return st, uerr
+		}
 		return st, fmt.Errorf("uploading the node agent: %w; CloudFormation carries on and the managers wait for it: upload it with `clusterctl wait %s`", uerr, cluster)
 	}
 	return st, err
