@@ -95,7 +95,6 @@ func agentUserData(data groupData, labelList string, join Join) (string, Artifac
 		"NODE_GROUP", data.Group,
 		"NODE_LABELS", labelList,
 		"MANAGERS_KEY", join.ManagersKey,
-		"CONTRACT_VERSION", ContractVersion,
 		"LOG_GROUP", join.LogGroupName,
 		"LOG_DRIVER", join.LogDriver,
 	) + "\n"

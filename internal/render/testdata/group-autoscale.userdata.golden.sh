@@ -51,7 +51,7 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/elastic/node-57a93cb9ac38043b34a6324cb0fb6827e60025433500dff4285a3905918540c4.env' "$env" 57a93cb9ac38043b34a6324cb0fb6827e60025433500dff4285a3905918540c4
+get 'join/groups/elastic/node-7764e661f7711d07522d6455ae383494115f060e0fc286e3f3aa30f4056aeda4.env' "$env" 7764e661f7711d07522d6455ae383494115f060e0fc286e3f3aa30f4056aeda4
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"

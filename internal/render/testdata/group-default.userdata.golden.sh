@@ -51,7 +51,7 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/c5-agents/node-1c2248f4e8d2a9788b180ec5eae67c94195d166b4726cadb5bf9ddb6e0212686.env' "$env" 1c2248f4e8d2a9788b180ec5eae67c94195d166b4726cadb5bf9ddb6e0212686
+get 'join/groups/c5-agents/node-e72fafeab7a27906a908966758547f9b2709b7f87251df8939e84b8fdab0b334.env' "$env" e72fafeab7a27906a908966758547f9b2709b7f87251df8939e84b8fdab0b334
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"

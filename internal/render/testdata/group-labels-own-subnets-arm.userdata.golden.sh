@@ -51,7 +51,7 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/r7g-agents/node-aae3ca689cc8ea3089ef76edbcad8f99a19bff3ecf653c8c785135a80b61d21d.env' "$env" aae3ca689cc8ea3089ef76edbcad8f99a19bff3ecf653c8c785135a80b61d21d
+get 'join/groups/r7g-agents/node-7fe9220b61a5bee09292865af0b5af5b3200c00aa9ed1cb35f28d3cca59b3225.env' "$env" 7fe9220b61a5bee09292865af0b5af5b3200c00aa9ed1cb35f28d3cca59b3225
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"

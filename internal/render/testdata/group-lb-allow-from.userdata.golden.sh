@@ -51,7 +51,7 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/api/node-2cda303886f1e8b8241a4c065f85d64624a46dc489c4b655c9886e1839a37c64.env' "$env" 2cda303886f1e8b8241a4c065f85d64624a46dc489c4b655c9886e1839a37c64
+get 'join/groups/api/node-42be3a5d0acc017b218695122d9df7eb4f5c58a2e64cec043d1872027e872c7a.env' "$env" 42be3a5d0acc017b218695122d9df7eb4f5c58a2e64cec043d1872027e872c7a
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"

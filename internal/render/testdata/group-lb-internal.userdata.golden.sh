@@ -51,7 +51,7 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/dns/node-d4f3a9cbd362812380bf6f5cb873e9bb97a5f8802b2e0b342d6ffa37536c2959.env' "$env" d4f3a9cbd362812380bf6f5cb873e9bb97a5f8802b2e0b342d6ffa37536c2959
+get 'join/groups/dns/node-682989d58c25c4e4e18eb17ea732aea53a6663017c8fc43d10cbb42fbc7274b8.env' "$env" 682989d58c25c4e4e18eb17ea732aea53a6663017c8fc43d10cbb42fbc7274b8
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"

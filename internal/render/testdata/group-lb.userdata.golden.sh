@@ -51,7 +51,7 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/web/node-b984b7f3e021f73591e198d805abeb24bd149f67bc7b00aa248552a7fd8a74a6.env' "$env" b984b7f3e021f73591e198d805abeb24bd149f67bc7b00aa248552a7fd8a74a6
+get 'join/groups/web/node-327f22fdac31a977b286cdaa5dd5c231415bced65094410f2eff01a37bb345c4.env' "$env" 327f22fdac31a977b286cdaa5dd5c231415bced65094410f2eff01a37bb345c4
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"

@@ -51,7 +51,7 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/general/node-43c871066e8d10412d3655e1c1e21d5982cbaa895a83746144dd0eddf25979d4.env' "$env" 43c871066e8d10412d3655e1c1e21d5982cbaa895a83746144dd0eddf25979d4
+get 'join/groups/general/node-7d92371d69a2a13f15f7161a2a2c4e17504d4d74c160910758f12579ba3270e8.env' "$env" 7d92371d69a2a13f15f7161a2a2c4e17504d4d74c160910758f12579ba3270e8
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"

@@ -51,7 +51,7 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/c5-agents/node-3d6651ce9e998600ecd689853feb3961aad798bb29e6f320a652aa7301e63194.env' "$env" 3d6651ce9e998600ecd689853feb3961aad798bb29e6f320a652aa7301e63194
+get 'join/groups/c5-agents/node-1c4c4420a7912bc35ac10e3d01e9e54d01f2272027981eb0855a421d7ca09ace.env' "$env" 1c4c4420a7912bc35ac10e3d01e9e54d01f2272027981eb0855a421d7ca09ace
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"

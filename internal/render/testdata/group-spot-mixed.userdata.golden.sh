@@ -51,7 +51,7 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/arm-spot/node-0d292e50a59908f119557ffdc1a940fd91e93e0e5b7c6c1ad51a548e1ff64700.env' "$env" 0d292e50a59908f119557ffdc1a940fd91e93e0e5b7c6c1ad51a548e1ff64700
+get 'join/groups/arm-spot/node-cd097ef1985fa158d545bc2830ac3cde75f155e0a3d9a9d0a2d379e9750e4247.env' "$env" cd097ef1985fa158d545bc2830ac3cde75f155e0a3d9a9d0a2d379e9750e4247
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"

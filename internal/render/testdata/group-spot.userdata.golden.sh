@@ -51,7 +51,7 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/batch/node-a7e72270f8ec2439da1fbdb42fa3e682421cbcdb54ee92f9b9354c0d5050123e.env' "$env" a7e72270f8ec2439da1fbdb42fa3e682421cbcdb54ee92f9b9354c0d5050123e
+get 'join/groups/batch/node-8f57ce3740efd14792486158708cde264a4f86298b8a62fed1dc76bb12340c6e.env' "$env" 8f57ce3740efd14792486158708cde264a4f86298b8a62fed1dc76bb12340c6e
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"

@@ -51,7 +51,7 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/tagged/node-9f8f2abdf41e529b16fbb0b3c9e6a482337bfec0fe2107074fff8e651eec1fa1.env' "$env" 9f8f2abdf41e529b16fbb0b3c9e6a482337bfec0fe2107074fff8e651eec1fa1
+get 'join/groups/tagged/node-e44ab8837953f9ee780642d115e44a09def5b4b3524851f46e5bf10b69a65b8c.env' "$env" e44ab8837953f9ee780642d115e44a09def5b4b3524851f46e5bf10b69a65b8c
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
