@@ -215,8 +215,9 @@ func TestAgentChecksJoinValues(t *testing.T) {
 			if _, err := os.Stat(pwned); err == nil {
 				t.Error("the value was run as shell code")
 			}
-			if calls := agent.Calls("cfn-signal"); len(calls) != 1 || !strings.HasPrefix(calls[0], "--exit-code 1 ") {
-				t.Errorf("signals %q, want one failure", calls)
+			// The reason says which value was refused.
+			if calls := agent.Calls("cfn-signal"); len(calls) != 1 || !strings.HasPrefix(calls[0], "--exit-code 1 --reason clusterctl:\\ "+strings.ReplaceAll(c.says, " ", "\\ ")) {
+				t.Errorf("signals %q, want one failure saying %q", calls, c.says)
 			}
 			if calls := agent.Calls("systemctl"); len(calls) != 0 {
 				t.Errorf("systemctl %q", calls)
