@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
