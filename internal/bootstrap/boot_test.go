@@ -104,6 +104,12 @@ func TestAgentRefusesOtherSwarmCA(t *testing.T) {
 	tc := deployCore(t, "otherca")
 	g := tc.deployGroup(t, "g", 1, nil)
 	control := tc.bootControl(t)
+	// Housekeeping publishes the join material again in its first round
+	// as the leader, then the status snapshot: the other CA goes in after
+	// that, or the round would put the swarm's back.
+	eventually(t, 2*time.Minute, "the leader's first round", func() (bool, string) {
+		return tc.hasObject(names.StatusKey), "no status snapshot yet"
+	})
 	if _, err := tc.c.s3.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(tc.bucket), Key: aws.String(names.SwarmPrefix + "/ca.pem"),
 		Body: strings.NewReader(otherCA(t))}); err != nil {
 		t.Fatal(err)
