@@ -283,8 +283,14 @@ func (s *Service) deleteCore(ctx context.Context, o DeleteCoreOptions, l *lease.
 	release := func() {}
 	if l != nil {
 		// Everything but the lease, which keeps group commands out until
-		// the core is DELETE_IN_PROGRESS and is released right after.
-		n, _, err := s.deleteVersions(ctx, bucket, "", l.Owns)
+		// the core is DELETE_IN_PROGRESS and is released right after, and
+		// what only the managers may delete while the stack's bucket
+		// policy stands: deleteSurvivingBucket deletes it once the stack,
+		// and its policy with it, is gone.
+		keep := func(key, version string) bool {
+			return l.Owns(key, version) || slices.ContainsFunc(names.ManagerWrittenPrefixes(), func(p string) bool { return strings.HasPrefix(key, p) })
+		}
+		n, _, err := s.deleteVersions(ctx, bucket, "", keep)
 		if err != nil {
 			return nil, err
 		}

@@ -240,7 +240,28 @@ const (
 // StatusKey is the bucket key of the swarm's status snapshot, which the
 // managers publish and list-nodes, list-groups and describe read (agents
 // may read it too: it tells them whether the swarm sees them).
-const StatusKey = "status/swarm.json"
+const StatusKey = StatusPrefix + "/swarm.json"
+
+// StatusPrefix holds what the managers publish about the swarm.
+const StatusPrefix = "status"
+
+// ManagerWrittenPrefixes are the bucket prefixes (with their trailing
+// slash) that only the managers' role may write or delete in: the join
+// material the agents trust, what only the managers read (backups, the
+// manager token) and the status the agents and clusterctl act on. The
+// bucket policy denies every other principal, so that broad S3 rights
+// elsewhere in the account do not steer the nodes.
+func ManagerWrittenPrefixes() []string {
+	return []string{SwarmPrefix + "/", ControlPrefix + "/", StatusPrefix + "/"}
+}
+
+// OperatorWrittenPrefixes are the bucket prefixes (with their trailing
+// slash) that clusterctl writes from the operator's side and the nodes
+// only read: the node configurations, the node agents and the leases.
+// The bucket policy denies writes and deletes there to the nodes' roles.
+func OperatorWrittenPrefixes() []string {
+	return []string{NodeConfigPrefix + "/", AgentPrefix + "/", LeasePrefix + "/"}
+}
 
 // CommandPrefix is where Run Command writes the output of the docker
 // commands clusterctl runs on the managers (OutputS3KeyPrefix
@@ -356,7 +377,7 @@ type Set struct {
 
 	JoinPrefix, SwarmPrefix, ManagersKey, ControlPrefix string
 
-	StatusKey string
+	StatusKey, StatusPrefix, NodeConfigPrefix string
 
 	CommandPrefix string
 	TagNodeBucket string
@@ -399,7 +420,7 @@ func Template() Set {
 
 		JoinPrefix: JoinPrefix, SwarmPrefix: SwarmPrefix, ManagersKey: ManagersKey, ControlPrefix: ControlPrefix,
 
-		StatusKey: StatusKey,
+		StatusKey: StatusKey, StatusPrefix: StatusPrefix, NodeConfigPrefix: NodeConfigPrefix,
 
 		CommandPrefix: CommandPrefix,
 		TagNodeBucket: TagNodeBucket,
