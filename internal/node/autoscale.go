@@ -51,6 +51,10 @@ type ScaleInput struct {
 	// Leased are the groups (clusterctl names) a clusterctl run holds a
 	// lease on.
 	Leased map[string]bool
+	// Instances are the instances EC2 proves the nodes to be, by node id
+	// (see Identities): a node not there is no group's member, never
+	// drained nor terminated, whatever its labels say.
+	Instances map[string]string
 }
 
 // Kinds of ScaleAction.
@@ -321,7 +325,7 @@ func (a *Autoscaler) trackIdle(in ScaleInput) {
 }
 
 // groupMembers are the swarm's worker nodes of g: labelled with its name and
-// with an instance of its Auto Scaling group.
+// proven to be an instance of its Auto Scaling group.
 func groupMembers(in ScaleInput, g ScalingGroup) []Node {
 	inGroup := map[string]bool{}
 	for _, i := range g.Instances {
@@ -329,7 +333,7 @@ func groupMembers(in ScaleInput, g ScalingGroup) []Node {
 	}
 	var out []Node
 	for _, n := range in.Nodes {
-		if n.Role == "worker" && !n.Manager() && n.Labels[names.EngineLabelGroup] == g.Group && inGroup[n.Labels[names.EngineLabelInstanceID]] {
+		if n.Role == "worker" && !n.Manager() && n.Labels[names.EngineLabelGroup] == g.Group && inGroup[in.Instances[n.ID]] {
 			out = append(out, n)
 		}
 	}
@@ -460,7 +464,7 @@ func (a *Autoscaler) scaleIn(in ScaleInput, g ScalingGroup) (ScaleAction, bool) 
 		return ScaleAction{}, false
 	}
 	return ScaleAction{Kind: Drain, Group: g.Group, ASG: g.Name, From: g.Desired, To: g.Desired, Node: best.ID,
-		Instance: best.Labels[names.EngineLabelInstanceID],
+		Instance: in.Instances[best.ID],
 		Reason:   fmt.Sprintf("node %s idle for %s", best.ID, in.Now.Sub(since).Round(time.Second))}, true
 }
 

@@ -78,9 +78,15 @@ func running(id, service, node string, memMiB int64) Task {
 	return Task{ID: id, ServiceID: service, NodeID: node, DesiredState: "running", State: "running", MemoryBytes: memMiB * mib}
 }
 
+// input is the autoscaler's input where every node is proven to be the
+// instance it names.
 func input(groups []ScalingGroup, nodes []Node, tasks ...Task) ScaleInput {
+	proven := map[string]string{}
+	for _, n := range nodes {
+		proven[n.ID] = n.Labels[names.EngineLabelInstanceID]
+	}
 	return ScaleInput{Now: start, Groups: groups, Types: types, Nodes: nodes, Tasks: tasks,
-		Global: map[string]bool{"logs": true}, Names: map[string]string{}, Leased: map[string]bool{}}
+		Global: map[string]bool{"logs": true}, Names: map[string]string{}, Leased: map[string]bool{}, Instances: proven}
 }
 
 func describe(p ScalePlan) string {
@@ -271,6 +277,7 @@ func TestScaleOutWaitsForNodes(t *testing.T) {
 	// The new node joins: the task goes there, another is pending.
 	r.in.Groups[0].Instances = append(r.in.Groups[0].Instances, "i-web2")
 	r.in.Nodes = append(r.in.Nodes, worker("w2", "web", "i-web2"))
+	r.in.Instances["w2"] = "i-web2"
 	r.in.Tasks = []Task{running("r1", "old", "w1", 1024), running("a1", "api", "w2", 1500), pend("a2", "api", 1500, 0)}
 	r.expect(10*time.Second, "scale-out web 2→3: 1 task of api pending: insufficient memory")
 	// No node comes: after JoinWait the group is decided on again.
@@ -408,9 +415,11 @@ func (g *groups) Terminate(_ context.Context, i string) error {
 // decision in the snapshot; a lease on the group holds it back.
 func TestAutoscaleRound(t *testing.T) {
 	l := newLab(t)
-	gs := &groups{c: l.c, groups: []ScalingGroup{grp("web"), grp("fixed", manual)}}
+	web := grp("web")
+	web.Instances = []string{iW1}
+	gs := &groups{c: l.c, groups: []ScalingGroup{web, grp("fixed", manual)}}
 	l.m.Groups = gs
-	w := l.e.addWorker(nodeID("w1"), "i-web1")
+	w := l.e.addWorker(nodeID("w1"), iW1)
 	w.NanoCPUs, w.MemoryBytes, w.Arch = 2e9, 1900*mib, "x86_64"
 	l.e.listed = []wire.SnapshotService{{ID: "s-api", Name: "api"}, {ID: "s-huge", Name: "huge"}}
 	for i := range 4 {
@@ -459,14 +468,16 @@ func TestAutoscaleRound(t *testing.T) {
 // A new leader carries the last 20 decisions on from the snapshot.
 func TestAutoscaleDecisionsCarriedOn(t *testing.T) {
 	l := newLab(t)
-	l.m.Groups = &groups{c: l.c, groups: []ScalingGroup{grp("web")}}
+	web := grp("web")
+	web.Instances = []string{iW1}
+	l.m.Groups = &groups{c: l.c, groups: []ScalingGroup{web}}
 	var old []wire.ScalingDecision
 	for i := range wire.MaxDecisions {
 		old = append(old, wire.ScalingDecision{Time: start, Group: "web", From: i, To: i + 1, Reason: "r"})
 	}
 	b, _ := wire.Snapshot{Version: 1, Cluster: "core", Time: start, Autoscale: old}.Marshal()
 	l.b.set(names.StatusKey, b)
-	l.e.addWorker(nodeID("w1"), "i-web1")
+	l.e.addWorker(nodeID("w1"), iW1)
 	l.e.listed = []wire.SnapshotService{{ID: "s-api", Name: "api"}}
 	l.e.tasks = []Task{pend("a1", "s-api", 1500, 0)}
 	l.round()
@@ -485,10 +496,10 @@ func TestAutoscaleDecisionsCarriedOn(t *testing.T) {
 func TestAutoscaleLeadLost(t *testing.T) {
 	l := newLab(t)
 	g := grp("web", sizes(1, 2, 3))
-	g.Instances = []string{"i-web1", "i-web2"}
+	g.Instances = []string{iW1, iW2}
 	l.m.Groups = &groups{c: l.c, groups: []ScalingGroup{g}}
-	for _, id := range []string{"w1", "w2"} {
-		w := l.e.addWorker(nodeID(id), "i-"+"web"+id[1:])
+	for id, instance := range map[string]string{"w1": iW1, "w2": iW2} {
+		w := l.e.addWorker(nodeID(id), instance)
 		w.NanoCPUs, w.MemoryBytes, w.Arch = 2e9, 1900*mib, "x86_64"
 	}
 	l.e.tasks = []Task{running("r1", "s-api", nodeID("w1"), 100)}

@@ -48,7 +48,6 @@ func (m *Manager) cleanDeadNodes(ctx context.Context) error {
 		replaced bool
 	}
 	var due []candidate
-	var ask []string
 	for _, n := range nodes {
 		if !down[n.ID] {
 			continue
@@ -64,19 +63,32 @@ func (m *Manager) cleanDeadNodes(ctx context.Context) error {
 				return err
 			}
 		}
-		if now.Sub(since) < m.T.DeadGrace {
-			continue
+		if now.Sub(since) >= m.T.DeadGrace {
+			due = append(due, candidate{n: n, instance: n.Labels[names.EngineLabelInstanceID]})
 		}
-		c := candidate{n: n, instance: n.Labels[names.EngineLabelInstanceID]}
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	// A Ready node replaces a Down one only when EC2 proves it the same
+	// instance: another node's label alone would let any agent have a
+	// node that is down for a moment removed. A Down node whose label and
+	// address disagree is left alone (and reported).
+	ids, err := m.identify(ctx, nodes)
+	if err != nil {
+		return err
+	}
+	var ask []string
+	for i := range due {
+		c := &due[i]
 		for _, o := range nodes {
-			if c.instance != "" && o.ID != n.ID && o.State == "ready" && o.Labels[names.EngineLabelInstanceID] == c.instance {
+			if c.instance != "" && o.ID != c.n.ID && o.State == "ready" && ids.Instance(o.ID) == c.instance {
 				c.replaced = true
 			}
 		}
-		if !c.replaced && wire.ValidInstanceID(c.instance) {
+		if !c.replaced && wire.ValidInstanceID(c.instance) && ids.Problem(c.n.ID) == "" {
 			ask = append(ask, c.instance)
 		}
-		due = append(due, c)
 	}
 	states := map[string]string{}
 	if len(ask) > 0 {
@@ -87,7 +99,7 @@ func (m *Manager) cleanDeadNodes(ctx context.Context) error {
 	for _, c := range due {
 		why := "replaced"
 		if !c.replaced {
-			if !wire.ValidInstanceID(c.instance) {
+			if !wire.ValidInstanceID(c.instance) || ids.Problem(c.n.ID) != "" {
 				continue
 			}
 			switch st := states[c.instance]; st {

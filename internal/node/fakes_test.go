@@ -310,10 +310,35 @@ func (s *scaling) Complete(_ context.Context, a Action) (bool, error) {
 	return s.ended, nil
 }
 
-// instances is a fake EC2.
+// instances is a fake EC2. An instance's private IP is ips' entry; an
+// instance ips does not name has the address of the engine's node that
+// names it (the honest world), unless that node is down or states says
+// it is terminated or unknown.
 type instances struct {
 	c      *calls
 	states map[string]string
+	ips    map[string]string
+	e      *engine
+}
+
+func (i *instances) PrivateIPs(_ context.Context, ids []string) (map[string]string, error) {
+	i.c.add("ec2 addresses %s", strings.Join(ids, ","))
+	out := map[string]string{}
+	for _, id := range ids {
+		if ip, ok := i.ips[id]; ok {
+			out[id] = ip
+			continue
+		}
+		if st, ok := i.states[id]; ok && st == "terminated" || i.e == nil {
+			continue
+		}
+		for _, n := range i.e.nodes {
+			if n.Labels[names.EngineLabelInstanceID] == id && n.State != "down" {
+				out[id] = nodeAddr(*n)
+			}
+		}
+	}
+	return out, nil
 }
 
 func (i *instances) States(_ context.Context, ids []string) (map[string]string, error) {

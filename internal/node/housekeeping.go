@@ -88,6 +88,10 @@ type Manager struct {
 	decisionsRead bool
 	unplaceable   []wire.Unplaceable
 	types         map[string]InstanceType
+
+	// identityProblems are the nodes whose instance label EC2 does not
+	// bear out, with why, as last logged.
+	identityProblems map[string]string
 }
 
 // Housekeeping runs until ctx ends: only while this manager leads the

@@ -43,8 +43,9 @@ func newLab(t *testing.T) *lab {
 	l := &lab{t: t, c: c, clock: clk, e: newEngine(t, c), b: newBucket(c, clk),
 		q:   &queue{c: c, hidden: map[string]time.Time{}, clock: clk},
 		s:   &scaling{c: c, owners: map[string]string{"core-ManagerGroup-1": "core", "core-web-Group-1": "core", "prod-web-Group-1": "prod"}},
-		ec2: &instances{c: c, states: map[string]string{}}, bk: &backups{c: c},
+		ec2: &instances{c: c, states: map[string]string{}, ips: map[string]string{}}, bk: &backups{c: c},
 		net: &network{c: c, answers: map[string]bool{}, rules: map[string]string{}}}
+	l.ec2.e = l.e
 	leader := l.e.addManager(nodeID("m1"), iM1, "10.0.1.1", true)
 	l.e.self = Self{NodeID: leader.ID, LocalState: StateActive, ControlAvailable: true}
 	l.m = &Manager{Cluster: "core", InstanceID: iM1, Address: "10.0.1.1",

@@ -114,8 +114,12 @@ func (m *Manager) setAvailability(ctx context.Context, instance, availability, r
 	if err != nil {
 		return err
 	}
+	ids, err := m.identify(ctx, nodes)
+	if err != nil {
+		return err
+	}
 	for _, n := range nodes {
-		if n.Labels[names.EngineLabelInstanceID] != instance || n.Availability == availability {
+		if ids.Instance(n.ID) != instance || n.Availability == availability {
 			continue
 		}
 		if err := m.Engine.SetAvailability(ctx, n.ID, availability); err != nil {
@@ -198,9 +202,15 @@ func (m *Manager) handleTermination(ctx context.Context, file string, n notice, 
 		if err != nil {
 			return err
 		}
+		// The nodes EC2 proves to be the instance: another node that only
+		// names it is neither drained nor removed.
+		ids, err := m.identify(ctx, nodes)
+		if err != nil {
+			return err
+		}
 		n.Nodes, n.Services = []string{}, []string{}
 		for _, node := range nodes {
-			if node.Labels[names.EngineLabelInstanceID] != a.Instance || node.ID == self.NodeID {
+			if ids.Instance(node.ID) != a.Instance || node.ID == self.NodeID {
 				continue
 			}
 			n.Nodes = append(n.Nodes, node.ID)

@@ -200,6 +200,9 @@ type Instances interface {
 	// States are the state names of the instances EC2 knows of ids; an
 	// instance it does not know is absent.
 	States(ctx context.Context, ids []string) (map[string]string, error)
+	// PrivateIPs are the private IPv4 addresses of the instances EC2
+	// knows of ids and gives one: what proves a swarm node's instance.
+	PrivateIPs(ctx context.Context, ids []string) (map[string]string, error)
 }
 
 // Backups copies the swarm state of this manager's engine, and puts one

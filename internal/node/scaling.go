@@ -43,6 +43,11 @@ func (m *Manager) autoscale(ctx context.Context) error {
 	if in.Nodes, err = m.Engine.Nodes(ctx); err != nil {
 		return err
 	}
+	ids, err := m.identify(ctx, in.Nodes)
+	if err != nil {
+		return err
+	}
+	in.Instances = ids.byNode
 	if in.Tasks, err = m.Engine.Tasks(ctx, TaskFilter{}); err != nil {
 		return err
 	}

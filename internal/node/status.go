@@ -102,6 +102,11 @@ func (m *Manager) Snapshot(ctx context.Context) (wire.Snapshot, error) {
 		t := b.Time
 		s.LastBackup = &t
 	}
+	ids, err := m.identify(ctx, nodes)
+	if err != nil {
+		// The snapshot still goes out; a problem is said when EC2 answers.
+		m.Log("the snapshot says no identity problem: %v", err)
+	}
 	for _, n := range nodes {
 		addr := n.Addr
 		if (addr == "" || addr == "0.0.0.0") && n.Manager() {
@@ -122,6 +127,7 @@ func (m *Manager) Snapshot(ctx context.Context) (wire.Snapshot, error) {
 			NodeID: n.ID, InstanceID: labels[names.EngineLabelInstanceID], Hostname: n.Hostname, Address: addr,
 			Role: n.Role, State: n.State, Availability: n.Availability, ManagerStatus: status,
 			EngineLabels: labels, EngineVersion: n.EngineVersion, RunningTasks: running[n.ID],
+			IdentityProblem: ids.Problem(n.ID),
 		})
 	}
 	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].NodeID < s.Nodes[j].NodeID })

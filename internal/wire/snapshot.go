@@ -98,6 +98,10 @@ type SwarmNode struct {
 	// RunningTasks counts the node's tasks that are running, by their
 	// actual state.
 	RunningTasks int `json:"runningTasks"`
+	// IdentityProblem says why the managers do not believe the node is
+	// the instance its label names (its address is not that instance's
+	// private IP, as EC2 describes it): they leave such a node alone.
+	IdentityProblem string `json:"identityProblem,omitempty"`
 }
 
 // ErrUntrusted marks a snapshot that is not the cluster's own, or not one

@@ -219,6 +219,28 @@ func (i Instances) States(ctx context.Context, ids []string) (map[string]string,
 	return out, nil
 }
 
+// PrivateIPs are the private IPv4 addresses of the instances EC2 knows
+// of ids and gives one (a terminated instance has none).
+func (i Instances) PrivateIPs(ctx context.Context, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	p := ec2.NewDescribeInstancesPaginator(i.API, &ec2.DescribeInstancesInput{
+		Filters: []ec2types.Filter{{Name: aws.String("instance-id"), Values: ids}}})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page.Reservations {
+			for _, in := range r.Instances {
+				if ip := aws.ToString(in.PrivateIpAddress); ip != "" {
+					out[aws.ToString(in.InstanceId)] = ip
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
 // Tag tags an instance.
 func (i Instances) Tag(ctx context.Context, id string, tags map[string]string) error {
 	var t []ec2types.Tag
