@@ -75,7 +75,7 @@ func (s *Service) DrainNode(ctx context.Context, o DrainOptions) (*Drain, error)
 	if err != nil {
 		return nil, err
 	}
-	d := &Drain{Cluster: n.Cluster, Group: n.Group, InstanceID: n.InstanceID, Availability: want, Nodes: st.nodesOf(n.InstanceID)}
+	d := &Drain{Cluster: n.Cluster, Group: n.Group, InstanceID: n.InstanceID, Availability: want, Nodes: st.nodesOf(n.InstanceID, n.PrivateIP)}
 	if len(d.Nodes) == 0 {
 		return nil, refused("%s has no node in the swarm (status of %s ago): nothing to set %s", n.what(), query.FormatAge(st.age(time.Now())), want)
 	}
@@ -139,7 +139,7 @@ func (s *Service) awaitAvailability(ctx context.Context, n *clusterNode, bucket,
 		if st == nil {
 			continue
 		}
-		nodes := st.nodesOf(n.InstanceID)
+		nodes := st.nodesOf(n.InstanceID, n.PrivateIP)
 		if len(nodes) == 0 {
 			return refused("%s left the swarm while it was being set %s (is it terminating?)", n.what(), want)
 		}

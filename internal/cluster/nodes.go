@@ -37,7 +37,10 @@ type SQSAPI interface {
 // or an agent), as the node commands find it.
 type clusterNode struct {
 	Cluster, Group, InstanceID, AutoScalingGroup string
-	core                                         *stacks.Stack
+	// PrivateIP is the instance's, as EC2 describes it: the address the
+	// swarm must see its node at.
+	PrivateIP string
+	core      *stacks.Stack
 }
 
 // manager says whether the node is one of the swarm's managers.
@@ -102,6 +105,7 @@ func (s *Service) findNode(ctx context.Context, instance, cluster string) (*clus
 				continue
 			}
 			found = true
+			n.PrivateIP = aws.ToString(i.PrivateIpAddress)
 			if i.State != nil && (i.State.Name == "terminated" || i.State.Name == "shutting-down") {
 				return nil, errs.Usage("instance %s is %s: it is no node any more", instance, i.State.Name)
 			}

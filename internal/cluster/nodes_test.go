@@ -252,7 +252,7 @@ func TestCurrentStatus(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := st.nodesOf("i-01234567"); len(got) != 1 || got[0].RunningTasks != 2 || got[0].Availability != "active" {
+				if got := st.nodesOf("i-01234567", ""); len(got) != 1 || got[0].RunningTasks != 2 || got[0].Availability != "active" {
 					t.Errorf("nodes of the instance: %+v", got)
 				}
 				return

@@ -204,7 +204,7 @@ func checkReplace(st *swarmStatus, n *clusterNode, running map[string]bool, now 
 	managers := st.managers()
 	var others []SwarmNode
 	for _, m := range managers {
-		if m.InstanceID != n.InstanceID && running[m.InstanceID] {
+		if m.InstanceID != n.InstanceID && running[m.InstanceID] && m.IdentityProblem == "" {
 			others = append(others, m)
 		}
 	}
@@ -298,7 +298,7 @@ func (s *Service) awaitReplacement(ctx context.Context, n *clusterNode, bucket s
 		if state, ok := now[n.InstanceID]; ok {
 			say(n.InstanceID, state)
 		}
-		gone := st != nil && len(st.nodesOf(n.InstanceID)) == 0
+		gone := st != nil && len(st.nodesOf(n.InstanceID, n.PrivateIP)) == 0
 		if gone {
 			say(n.InstanceID, "gone from the swarm")
 		}
@@ -330,7 +330,7 @@ func readyNode(st *swarmStatus, instance string, manager bool) *SwarmNode {
 	if st == nil {
 		return nil
 	}
-	for _, node := range st.nodesOf(instance) {
+	for _, node := range st.nodesOf(instance, "") {
 		if node.State == "ready" && (!manager || inQuorum(node)) {
 			return &node
 		}

@@ -38,11 +38,15 @@ func (st *swarmStatus) age(now time.Time) time.Duration { return max(st.at(now).
 func (st *swarmStatus) stale(now time.Time) bool { return st.at(now).Stale() }
 
 // nodesOf returns the swarm nodes of an instance (more than one while a
-// node that rejoined under another id is still listed).
-func (st *swarmStatus) nodesOf(instance string) []SwarmNode {
+// node that rejoined under another id is still listed): those whose label
+// names it, that the managers found no problem with, and that the swarm
+// sees at ip, the instance's private IP as EC2 gives it ("": not known
+// here). A node's label alone proves nothing: an agent may claim any
+// instance's id.
+func (st *swarmStatus) nodesOf(instance, ip string) []SwarmNode {
 	var out []SwarmNode
 	for _, n := range st.Nodes {
-		if n.InstanceID == instance {
+		if n.InstanceID == instance && n.IdentityProblem == "" && (ip == "" || n.Address == ip) {
 			out = append(out, n)
 		}
 	}

@@ -395,3 +395,33 @@ func TestSwarmColumnAndJSON(t *testing.T) {
 		t.Errorf("JSON without a snapshot %s (%v)", buf.String(), err)
 	}
 }
+
+// A swarm node is joined to an instance only when the swarm sees it at
+// the instance's private IP and the managers found no problem with it:
+// an agent labelled with another instance's id gets a row of its own,
+// marked, with no instance.
+func TestWithSwarmProvesIdentity(t *testing.T) {
+	victim := ec2Node("i-00000000000000a01", "web")
+	victim.PrivateIP = "10.0.0.1"
+	other := ec2Node("i-00000000000000a03", "web")
+	other.PrivateIP = "10.0.0.3"
+	impostor := swarmNode("n2", "i-00000000000000a01", "web", "ready", "active", "") // at 10.0.0.2
+	real := swarmNode("n1", "i-00000000000000a01", "web", "ready", "drain", "")      // at 10.0.0.1
+	flagged := swarmNode("n3", "i-00000000000000a03", "web", "ready", "active", "")   // at 10.0.0.3
+	flagged.IdentityProblem = "nodes [n3 n4] all claim instance i-00000000000000a03 from its address"
+	w := Swarm{Cluster: "core", Snapshot: &Snapshot{Time: time.Now(), Nodes: []SwarmNode{impostor, real, flagged}}, Now: time.Now()}
+	got := WithSwarm([]Node{victim, other}, w, "")
+	var rows []string
+	for _, n := range got {
+		rows = append(rows, n.InstanceID+"/"+n.Swarm.NodeID+" "+n.Swarm.Status)
+	}
+	want := []string{
+		"/n2 ready (claims i-00000000000000a01, not proven)", "/n3 ready (claims i-00000000000000a03, not proven)",
+		"i-00000000000000a01/n1 drain", "i-00000000000000a03/ not joined",
+	}
+	slices.Sort(rows)
+	slices.Sort(want)
+	if !slices.Equal(rows, want) {
+		t.Errorf("rows\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // Words of the SWARM column and of NodeSwarm.Status besides the swarm's own
@@ -129,7 +130,27 @@ func WithSwarm(nodes []Node, w Swarm, group string) []Node {
 	if w.Snapshot == nil {
 		return nodes
 	}
-	best := bestByInstance(w.Snapshot.Nodes, better)
+	// A swarm node is an instance's only when its label names the
+	// instance and the swarm sees it at the instance's private IP, as EC2
+	// says, and the managers found no problem with it: an agent may label
+	// itself with any instance's id.
+	ips := map[string]string{}
+	for _, n := range nodes {
+		if n.Cluster == w.Cluster && !n.SwarmOnly && n.PrivateIP != "" {
+			ips[n.InstanceID] = n.PrivateIP
+		}
+	}
+	claims := make([]SwarmNode, len(w.Snapshot.Nodes))
+	unproven := make([]bool, len(w.Snapshot.Nodes))
+	for i, sn := range w.Snapshot.Nodes {
+		ip, ok := ips[sn.InstanceID]
+		if sn.IdentityProblem != "" || ok && sn.Address != ip {
+			unproven[i] = true
+			sn.InstanceID = ""
+		}
+		claims[i] = sn
+	}
+	best := bestByInstance(claims, better)
 	used := make([]bool, len(w.Snapshot.Nodes))
 	listed := map[string]bool{}
 	for i := range nodes {
@@ -152,7 +173,15 @@ func WithSwarm(nodes []Node, w Swarm, group string) []Node {
 			continue
 		}
 		mark := "no instance"
-		if listed[sn.InstanceID] {
+		switch {
+		case unproven[i]:
+			// Its label is not believed: no instance is shown as its.
+			mark = "claims another instance, not proven"
+			if wire.ValidInstanceID(sn.InstanceID) {
+				mark = "claims " + sn.InstanceID + ", not proven"
+			}
+			sn.InstanceID = ""
+		case listed[sn.InstanceID]:
 			mark = "duplicate" // an earlier node of an instance listed above
 		}
 		labels := map[string]string{}
