@@ -407,7 +407,7 @@ func TestWithSwarmProvesIdentity(t *testing.T) {
 	other.PrivateIP = "10.0.0.3"
 	impostor := swarmNode("n2", "i-00000000000000a01", "web", "ready", "active", "") // at 10.0.0.2
 	real := swarmNode("n1", "i-00000000000000a01", "web", "ready", "drain", "")      // at 10.0.0.1
-	flagged := swarmNode("n3", "i-00000000000000a03", "web", "ready", "active", "")   // at 10.0.0.3
+	flagged := swarmNode("n3", "i-00000000000000a03", "web", "ready", "active", "")  // at 10.0.0.3
 	flagged.IdentityProblem = "nodes [n3 n4] all claim instance i-00000000000000a03 from its address"
 	w := Swarm{Cluster: "core", Snapshot: &Snapshot{Time: time.Now(), Nodes: []SwarmNode{impostor, real, flagged}}, Now: time.Now()}
 	got := WithSwarm([]Node{victim, other}, w, "")
