@@ -56,6 +56,23 @@ func putStatusOf(t *testing.T, c clients, cluster, bucket string, nodes ...map[s
 	if nodes == nil {
 		nodes = []map[string]any{}
 	}
+	// The swarm sees a node at its instance's private IP: the leader
+	// publishes that address, and clusterctl believes no other.
+	for _, n := range nodes {
+		id, _ := n["instanceId"].(string)
+		out, err := c.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{
+			Filters: []ec2types.Filter{{Name: aws.String("instance-id"), Values: []string{id}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range out.Reservations {
+			for _, i := range r.Instances {
+				if ip := aws.ToString(i.PrivateIpAddress); ip != "" {
+					n["address"], n["hostname"] = ip, "ip-"+strings.ReplaceAll(ip, ".", "-")
+				}
+			}
+		}
+	}
 	body, _ := json.Marshal(map[string]any{
 		"version": 1, "cluster": cluster, "time": time.Now().UTC().Format(time.RFC3339), "publisher": "i-0000000000000000a",
 		"caDigest": strings.Repeat("ab", 32), "lastBackup": nil, "nodes": nodes,
