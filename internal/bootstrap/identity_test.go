@@ -1,11 +1,16 @@
 package bootstrap
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/query"
 )
 
 // A node says what it is from its instance metadata, checked for shape
@@ -41,5 +46,49 @@ func TestAgentIdentity(t *testing.T) {
 	g.readyAgent(t, agent)
 	if logs := agent.Logs(); !strings.Contains(logs, "could not tag instance "+untagged.id+", carrying on without the tags: ") || !strings.Contains(logs, "UnauthorizedOperation") {
 		t.Errorf("the agent does not say it runs without its tags:\n%s", logs)
+	}
+}
+
+// An agent whose metadata names another instance (as a compromised agent
+// labels itself) joins, but the leader does not believe it: EC2 gives
+// that instance the other node's address. The leader logs it once and
+// marks it in the status snapshot; the real node of the instance is
+// believed.
+func TestImpostorNotBelieved(t *testing.T) {
+	t.Parallel()
+	tc := deployCore(t, "impostor")
+	g := tc.deployGroup(t, "g", 2, nil)
+	control := tc.bootControl(t)
+	victim := g.bootAgent(t, 0)
+	g.readyAgent(t, victim)
+	liar := g.instances[1]
+	liar.id = g.instances[0].id
+	impostor := labNode(t, "g-impostor", liar, true)
+	boot(t, impostor, g.userData)
+	g.readyAgent(t, impostor)
+
+	want := fmt.Sprintf("its label names instance %s, whose private IP is %s, but the swarm sees it at %s", g.instances[0].id, g.instances[0].ip, liar.ip)
+	eventually(t, 2*time.Minute, "the impostor marked in the status snapshot", func() (bool, string) {
+		b, err := tc.tryObject(names.StatusKey)
+		if err != nil {
+			return false, err.Error()
+		}
+		var snap query.Snapshot
+		if err := json.Unmarshal(b, &snap); err != nil {
+			return false, err.Error()
+		}
+		marked, believed := false, false
+		for _, n := range snap.Nodes {
+			switch n.Address {
+			case liar.ip:
+				marked = n.IdentityProblem == want
+			case g.instances[0].ip:
+				believed = n.IdentityProblem == "" && n.InstanceID == g.instances[0].id
+			}
+		}
+		return marked && believed, fmt.Sprintf("%+v", snap.Nodes)
+	})
+	if logs := control.Logs(); strings.Count(logs, "is not believed and left alone: "+want) != 1 {
+		t.Errorf("the leader does not log the impostor once:\n%s", logs)
 	}
 }
