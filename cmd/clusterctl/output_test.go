@@ -265,6 +265,19 @@ func playLeader(t *testing.T, endpoint, cluster string) {
 		if err != nil {
 			return err
 		}
+		// Each node at its instance's private IP, as the swarm sees it:
+		// clusterctl believes no other address.
+		ips := map[string]string{}
+		out, err := api.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+			{Name: aws.String("tag:" + names.TagCluster), Values: []string{cluster}}}})
+		if err != nil {
+			return err
+		}
+		for _, r := range out.Reservations {
+			for _, i := range r.Instances {
+				ips[aws.ToString(i.InstanceId)] = aws.ToString(i.PrivateIpAddress)
+			}
+		}
 		nodes := []map[string]any{}
 		for group, ids := range groups {
 			for _, id := range ids {
@@ -272,7 +285,7 @@ func playLeader(t *testing.T, endpoint, cluster string) {
 				if group == names.GroupControl {
 					role, status = "manager", "leader"
 				}
-				nodes = append(nodes, map[string]any{"nodeId": strings.Repeat("n", 25), "instanceId": id, "role": role, "state": "ready",
+				nodes = append(nodes, map[string]any{"nodeId": strings.Repeat("n", 25), "instanceId": id, "address": ips[id], "role": role, "state": "ready",
 					"availability": "active", "managerStatus": status, "runningTasks": 0})
 			}
 		}
