@@ -56,7 +56,7 @@ const (
 	// MaxSecrets keeps the managers' secrets policy within IAM's 6,144
 	// characters of a managed policy and the declaration within a
 	// Systems Manager standard parameter (4 KB).
-	MaxSecrets = 20
+	MaxSecrets = 16
 	// MaxSecretsJSON is what a standard parameter holds.
 	MaxSecretsJSON = 4096
 )

@@ -61,7 +61,7 @@ func TestSecretsInvalid(t *testing.T) {
 		{"ARN of another service", Secrets{{Name: "a", From: "arn:aws:ssm:eu-west-1:123456789012:parameter/db"}}, "core.secrets[0].from", "full ARN"},
 		{"ARN with a short account", Secrets{{Name: "a", From: "arn:aws:secretsmanager:eu-west-1:1234:secret:db-AbC123"}}, "core.secrets[0].from", "full ARN"},
 		{"key with a space", Secrets{{Name: "a", From: testSecretARN, Key: "pass word"}}, "core.secrets[0].key", "invalid key"},
-		{"too many", many, "core.secrets", "21 secrets"},
+		{"too many", many, "core.secrets", "17 secrets"},
 		{"declaration too long", long, "core.secrets", "over the 4096"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
