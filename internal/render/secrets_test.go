@@ -147,7 +147,9 @@ func TestSecretsAtTheLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tmpl struct {
-		Resources map[string]struct{ Properties struct{ PolicyDocument json.RawMessage } }
+		Resources map[string]struct {
+			Properties struct{ PolicyDocument json.RawMessage }
+		}
 	}
 	if err := json.Unmarshal(r.Template, &tmpl); err != nil {
 		t.Fatal(err)
