@@ -58,7 +58,9 @@ func (w *swarmSecrets) Secrets(context.Context) ([]SwarmSecret, error) {
 	return slices.Clone(w.secrets), nil
 }
 
-func (w *swarmSecrets) Mounts(context.Context) ([]SecretMount, error) { return slices.Clone(w.mounts), nil }
+func (w *swarmSecrets) Mounts(context.Context) ([]SecretMount, error) {
+	return slices.Clone(w.mounts), nil
+}
 
 func (w *swarmSecrets) CreateSecret(_ context.Context, name string, value []byte, labels map[string]string) (string, error) {
 	for _, x := range w.secrets {
