@@ -32,7 +32,7 @@ func secretsPolicy(t *testing.T, s spec.Secrets) (map[string]map[string]any, str
 		PolicyDocument struct{ Statement []map[string]any }
 	}
 	p := tmpl.Resources[names.ResourceSecretsPolicy]
-	if p.Type != "AWS::IAM::ManagedPolicy" || json.Unmarshal(p.Properties, &policy) != nil {
+	if p.Type != "AWS::IAM::Policy" || json.Unmarshal(p.Properties, &policy) != nil {
 		t.Fatalf("no secrets policy: %+v", p)
 	}
 	if len(policy.Roles) != 1 || policy.Roles[0]["Ref"] != "ControlRole" {
@@ -128,7 +128,8 @@ func TestSecretsReadBack(t *testing.T) {
 }
 
 // The most secrets a declaration takes fit the template and IAM's limit
-// on a managed policy (6,144 characters without whitespace).
+// on a role's inline policies (10,240 characters without whitespace, all
+// of them together).
 func TestSecretsAtTheLimit(t *testing.T) {
 	var s spec.Secrets
 	for i := range spec.MaxSecrets {
