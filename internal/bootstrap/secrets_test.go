@@ -20,6 +20,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/enginetest"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/spec"
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // A secret in Secrets Manager (one field of its JSON) and a SecureString
@@ -163,4 +164,41 @@ func TestSecretsSyncedAndRotated(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A change of the declaration reaches the leader at once through the
+// request clusterctl sends after the core's update, long before the
+// leader's own next read of the sources. The test plays CloudFormation's
+// part: it writes the declaration's parameter as the update would.
+func TestSecretsDeclarationChangeSyncsAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := awsConfig()
+	stamp := fmt.Sprint(time.Now().UnixNano())
+	tc := deployCore(t, "secretsreq")
+	m := tc.bootControl(t, "CLUSTERCTL_SECRETS_INTERVAL=600")
+	eventually(t, time.Minute, "the leader's first sync (of no secret)", func() (bool, string) {
+		_, err := tc.tryObject(names.StatusKey)
+		return err == nil, fmt.Sprint(err)
+	})
+	ps := ssm.NewFromConfig(cfg)
+	param := "/req-" + stamp + "/token"
+	if _, err := ps.PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String(param), Type: ssmtypes.ParameterTypeSecureString, Value: aws.String("tok-" + stamp)}); err != nil {
+		t.Fatal(err)
+	}
+	decl := fmt.Sprintf(`[{"name":"token","from":"ssm:%s"}]`, param)
+	if _, err := ps.PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String(names.SecretsParameter(tc.name)), Type: ssmtypes.ParameterTypeString, Value: aws.String(decl), Overwrite: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	body, err := wire.NewSecretsSyncRequest(wire.NewRequestID(), time.Now(), "arn:aws:iam::"+account+":user/ops", region, tc.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.putNotice(t, body)
+	sent := time.Now()
+	eventually(t, 30*time.Second, "swarm secret token", func() (bool, string) {
+		out, err := docker(ctx, m, "secret", "ls", "--format", "{{.Name}}")
+		return err == nil && strings.Contains(out, "token\n"), out
+	})
+	t.Logf("swarm secret made %s after the request", time.Since(sent).Round(time.Second))
 }
