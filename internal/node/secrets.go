@@ -101,6 +101,8 @@ func (s *SecretsSync) Sync(ctx context.Context) error {
 	if now.Before(s.next) {
 		return nil
 	}
+	// A failure waits for the next read too, rather than every round.
+	s.next = now.Add(s.Every)
 	declared, err := s.Sources.Declared(ctx)
 	if err != nil {
 		return fmt.Errorf("reading the declared secrets: %w", err)
@@ -113,7 +115,6 @@ func (s *SecretsSync) Sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing the services' secrets: %w", err)
 	}
-	s.next = now.Add(s.Every)
 	old := s.status
 	s.status, s.order = map[string]wire.SecretStatus{}, nil
 	for _, d := range declared {

@@ -26,9 +26,18 @@ type sources struct {
 	value    map[string]string
 	fail     map[string]error
 	reads    int
+
+	declaredErr   error
+	declaredReads int
 }
 
-func (s *sources) Declared(context.Context) ([]DeclaredSecret, error) { return s.declared, nil }
+func (s *sources) Declared(context.Context) ([]DeclaredSecret, error) {
+	s.declaredReads++
+	if s.declaredErr != nil {
+		return nil, s.declaredErr
+	}
+	return s.declared, nil
+}
 
 func (s *sources) Version(_ context.Context, from string) (string, error) {
 	if err := s.fail[from]; err != nil {
@@ -330,5 +339,24 @@ func TestSecretsRequestThroughTheQueue(t *testing.T) {
 	b, _ := snap.Marshal()
 	if strings.Contains(string(b)+strings.Join(l.logs, "\n"), "s3cr3t") {
 		t.Error("a value in the snapshot or the log")
+	}
+}
+
+// A declaration that cannot be read is tried again at the next read, not
+// every round.
+func TestSecretsDeclarationUnreadable(t *testing.T) {
+	l := newSecretsLab()
+	l.src.declaredErr = errors.New("ParameterNotFound")
+	if err := l.s.Sync(context.Background()); err == nil || !strings.Contains(err.Error(), "ParameterNotFound") {
+		t.Fatalf("sync: %v", err)
+	}
+	_ = l.s.Sync(context.Background())
+	if l.src.declaredReads != 1 {
+		t.Errorf("%d reads within the interval", l.src.declaredReads)
+	}
+	l.clock.now = l.clock.now.Add(time.Minute)
+	_ = l.s.Sync(context.Background())
+	if l.src.declaredReads != 2 {
+		t.Errorf("%d reads after the interval", l.src.declaredReads)
 	}
 }
