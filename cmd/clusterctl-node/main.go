@@ -166,6 +166,11 @@ func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 		return nil, fmt.Errorf("refusing the instance's address %.40q", i.Address)
 	}
 	scaling, ec2 := awsn.NewAutoScaling(e.cfg), awsn.NewEC2(e.cfg)
+	t := managerTimings()
+	secrets := &node.SecretsSync{
+		Sources: awsn.SecretSources{SecretsManager: awsn.NewSecretsManager(e.cfg), SSM: awsn.NewSSM(e.cfg), Declaration: names.SecretsParameter(e.s["CLUSTER_NAME"])},
+		Engine:  e.engine, Clock: node.RealClock{}, Log: e.log, Every: t.SecretsEvery,
+	}
 	return &node.Manager{
 		Cluster: e.s["CLUSTER_NAME"], InstanceID: i.ID, Address: i.Address,
 		Engine: e.engine, Bucket: awsn.Bucket{API: e.s3(), Name: e.s["BUCKET_NAME"]},
@@ -175,7 +180,7 @@ func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 		Groups:    awsn.Groups{AutoScaling: scaling, EC2: ec2, Stacks: awsn.NewCloudFormation(e.cfg)},
 		Backups:   host.Backups{Engine: e.engine, PIDFile: filepath.Join(os.Getenv("CLUSTERCTL_ROOT"), "/var/run/docker.pid")},
 		Network:   host.Network{}, Clock: node.RealClock{}, Log: e.log,
-		State: node.State{Dir: filepath.Join(e.state.Dir, "housekeeping")}, T: managerTimings(),
+		State: node.State{Dir: filepath.Join(e.state.Dir, "housekeeping")}, T: t, Secrets: secrets,
 	}, nil
 }
 

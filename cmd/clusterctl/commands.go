@@ -49,6 +49,7 @@ type CLI struct {
 	Docker       DockerCmd       `cmd:"" help:"Run a docker command on the swarm's leader through Systems Manager: clusterctl docker -j CLUSTER -- service ls."`
 	Shell        ShellCmd        `cmd:"" help:"Open a Session Manager shell on a node (a manager with -j CLUSTER)."`
 	Services     ServicesCmd     `cmd:"" help:"List the swarm's services with their replicas, image, ports and where their tasks run."`
+	Secrets      SecretsCmd      `cmd:"" help:"Swarm secrets the managers keep in step with Secrets Manager and Parameter Store: list them (clusterctl secrets -j CLUSTER), add or remove one."`
 	ListClusters ListClustersCmd `cmd:"" name:"list-clusters" help:"List every cluster in the region with status, health, managers, groups and nodes."`
 }
 

@@ -137,6 +137,10 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 				putLease(t, moto.URL, "c1", "gu1", "aaaaaaaaaaaa")
 				putLease(t, moto.URL, "c1", "gu2", "bbbbbbbbbbbb")
 			}},
+		// Secrets: declared (an update of the core), listed, removed.
+		row{command: "secrets add", json: []string{"secrets", "add", "-j", "c1", "db", "--from", "ssm:/c1/db", "--yes"}, query: []string{"secrets", "add", "-j", "c1", "db2", "--from", "ssm:/c1/db2", "--yes"}},
+		row{command: "secrets list", json: []string{"secrets", "-j", "c1"}, query: []string{"secrets", "-j", "c1"}},
+		row{command: "secrets remove", json: []string{"secrets", "remove", "-j", "c1", "db", "--yes"}, query: []string{"secrets", "remove", "-j", "c1", "db2", "--yes"}},
 		row{command: "remove-group", json: []string{"remove-group", "-n", "g1", "-j", "c1", "--yes"}, query: []string{"remove-group", "-n", "g2", "-j", "c1", "--yes"}},
 		row{command: "delete-core", json: []string{"delete-core", "c1", "--yes"}, query: []string{"delete-core", "c2", "--yes"}},
 	)

@@ -182,7 +182,16 @@ func deployCore(t *testing.T, name string) *testCluster {
 // on moto and returns it.
 func deployManagers(t *testing.T, name string, n int) *testCluster {
 	t.Helper()
-	r, err := render.Core(name, spec.Core{InstanceType: "t3.medium", VpcID: vpcID, SubnetIDs: []string{subnetID}, Managers: &n}, testBuild(t))
+	return deployCoreSpec(t, name, spec.Core{Managers: &n})
+}
+
+// deployCoreSpec creates the core stack of cluster name with the settings
+// of core, in the lab's VPC and subnet, on moto and returns it.
+func deployCoreSpec(t *testing.T, name string, core spec.Core) *testCluster {
+	t.Helper()
+	core.InstanceType, core.VpcID, core.SubnetIDs = "t3.medium", vpcID, []string{subnetID}
+	n := core.ManagerCount()
+	r, err := render.Core(name, core, testBuild(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -528,6 +528,9 @@ func (s *Service) applyUpdate(ctx context.Context, u *groupUpdate) error {
 		if _, err := s.Stacks.Apply(ctx, u.changeSet); err != nil {
 			return explain(err, u.cluster, u.group)
 		}
+		if u.group == "" && u.plan != nil && u.plan.changes("secrets") {
+			s.requestSecretsSync(ctx, in.core)
+		}
 		return nil
 	})
 }

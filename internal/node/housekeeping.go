@@ -31,6 +31,7 @@ type Timings struct {
 	JoinTimeout    time.Duration // to be a manager (below the stack's 10 minutes)
 	JoinPause      time.Duration
 	AutoscaleEvery time.Duration // the autoscaler's decisions, at most this often
+	SecretsEvery   time.Duration // the secrets' sources, read at most this often
 	JoinWait       time.Duration // for the nodes of a scale-out to join
 }
 
@@ -43,7 +44,7 @@ func Defaults() Timings {
 		DrainTimeout: 10 * time.Minute, DrainPoll: 2 * time.Second, HeartbeatEvery: time.Minute,
 		Visibility: 5 * time.Minute, BackupEvery: wire.BackupEvery, BackupSpacing: 30 * time.Second,
 		RequestMaxAge: names.RequestMaxAge, JoinTimeout: 9 * time.Minute, JoinPause: 5 * time.Second,
-		AutoscaleEvery: 10 * time.Second, JoinWait: 10 * time.Minute,
+		AutoscaleEvery: 10 * time.Second, JoinWait: 10 * time.Minute, SecretsEvery: time.Minute,
 	}
 }
 
@@ -61,6 +62,8 @@ type Manager struct {
 	// Groups is Auto Scaling for the autoscaler; nil: no autoscaling.
 	Groups  GroupScaling
 	Backups Backups
+	// Secrets keeps the declared secrets in step (secrets.go); nil: none.
+	Secrets *SecretsSync
 	Network Network
 	Clock   Clock
 	Log     Logger
@@ -134,6 +137,7 @@ func (m *Manager) Round(ctx context.Context) {
 	if err := m.autoscale(ctx); err != nil {
 		m.Log("autoscaling failed: %v", err)
 	}
+	m.logFailure("syncing the secrets", m.Secrets.Sync(ctx))
 	if err := m.publishStatus(ctx); err != nil {
 		m.Log("publishing the status snapshot failed: %v", err)
 	}
@@ -164,6 +168,13 @@ func (m *Manager) Round(ctx context.Context) {
 	if err := m.receive(ctx, wait); err != nil {
 		m.Log("receiving notices failed: %v", err)
 		_ = m.Clock.Sleep(ctx, m.T.Idle)
+	}
+}
+
+// logFailure logs what failed, if it did.
+func (m *Manager) logFailure(what string, err error) {
+	if err != nil {
+		m.Log("%s failed: %v", what, err)
 	}
 }
 

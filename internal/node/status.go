@@ -78,7 +78,7 @@ func (m *Manager) Snapshot(ctx context.Context) (wire.Snapshot, error) {
 		Version: wire.SnapshotVersion, Cluster: m.Cluster, Time: m.Clock.Now(), Publisher: m.InstanceID,
 		CADigest: Digest([]byte(ca)), Nodes: []wire.SwarmNode{},
 		Services: services, Tasks: []wire.SnapshotTask{},
-		Autoscale: m.decisions, Unplaceable: m.unplaceable,
+		Autoscale: m.decisions, Unplaceable: m.unplaceable, Secrets: m.Secrets.Status(),
 	}
 	if s.Services == nil {
 		s.Services = []wire.SnapshotService{}

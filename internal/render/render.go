@@ -67,6 +67,7 @@ type coreData struct {
 	Metadata                          metadata
 	UserData                          string
 	Tags                              []label // the operator's, sorted by key
+	Secrets                           secretsData
 }
 
 // groupData is what workergroup.json.tmpl and the agents' loader
@@ -162,6 +163,9 @@ func renderCore(cluster string, core spec.Core, b Build) (*Rendered, error) {
 		HookName: names.LifecycleHook(cluster), Metadata: meta, Tags: tagList(core.Tags), LogGroup: names.LogGroup(cluster)}
 	data.UserData, err = controlUserData()
 	if err != nil {
+		return nil, err
+	}
+	if data.Secrets, err = secretsOf(cluster, core.Secrets); err != nil {
 		return nil, err
 	}
 	body, err := execute("core/*.tmpl", "core.json.tmpl", data)

@@ -135,6 +135,14 @@ func variants() []variant {
 			InstanceType: "t3.medium", VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds,
 			Tags: spec.Tags{"cost-center": "4711", "owner": "Jane \"JD\" Doe"},
 		}},
+		// Declared secrets of both kinds: the managers may read them.
+		{name: "core-secrets", cluster: "prod", core: &spec.Core{
+			InstanceType: "t3.medium", VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds,
+			Secrets: spec.Secrets{
+				{Name: "db_password", From: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-AbC123", Key: "password"},
+				{Name: "api_token", From: "ssm:/prod/api/token"},
+			},
+		}},
 		// An autoscaled spot group: no DesiredCapacity, the tags the
 		// leader's autoscaler reads.
 		{name: "group-autoscale", cluster: "prod", join: testJoin, group: &spec.Group{

@@ -249,7 +249,8 @@ func Args(v any) []string {
 	var out []string
 	for _, f := range Fields(v) {
 		val := value(f.Value)
-		if val == nil || f.Param() == "-" {
+		if val == nil || f.Param() == "-" || f.Tag.Get("name") == "" {
+			// A setting without a flag (the core's secrets) has its own command.
 			continue
 		}
 		flag := "--" + f.Tag.Get("name")

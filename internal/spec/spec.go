@@ -112,6 +112,11 @@ type Core struct {
 	LogRetentionDays *int   `json:"logRetentionDays,omitempty" yaml:"logRetentionDays,omitempty" name:"log-retention-days" placeholder:"DAYS" help:"Days the cluster's log group keeps events: a value CloudWatch allows (1, 3, 5, 7, 14, 30, ... 3653; default 30)." cfn:"LogRetentionDays"`
 	LogKMSKey        string `json:"logKmsKey,omitempty" yaml:"logKmsKey,omitempty" name:"log-kms-key" placeholder:"ARN" help:"ARN of a KMS key that encrypts the log group (default: CloudWatch's own encryption)." cfn:"LogKmsKey" unset:"CloudWatch's"`
 	LogDriver        string `json:"logDriver,omitempty" yaml:"logDriver,omitempty" name:"log-driver" placeholder:"DRIVER" help:"Log driver of every node's engine: awslogs (default: containers log to the cluster's log group) or none (the engine's own json-file)." cfn:"LogDriver"`
+	// Secrets are intent rendered into the template (secrets.go): the
+	// managers' permission to read exactly these sources, and the
+	// declaration the leader syncs. No flag: `clusterctl secrets` edits
+	// them.
+	Secrets Secrets `json:"secrets,omitempty" yaml:"secrets,omitempty" kong:"-" help:"Swarm secrets kept in step with AWS (clusterctl secrets add|remove)." file:"Swarm secrets the managers keep in step with AWS: each {name, from: a Secrets Manager ARN or ssm:/path, key: a field of a JSON secret}." unset:"none"`
 }
 
 // Group is one agent group: an Auto Scaling group of one instance type,
@@ -184,6 +189,9 @@ func (c *Core) Default() {
 	}
 	c.LogRetentionDays = ptr(c.LogRetention())
 	c.LogDriver = c.Logging()
+	if len(c.Secrets) == 0 {
+		c.Secrets = nil
+	}
 }
 
 // LogRetention is how many days the log group keeps events, defaulted.
@@ -430,6 +438,7 @@ func (c Core) Update(changes Core, given []string) Core {
 	out := c
 	out.SubnetIDs = slices.Clone(c.SubnetIDs)
 	out.Tags = cloneTags(c.Tags)
+	out.Secrets = slices.Clone(c.Secrets)
 	overlay(&out, &changes, given)
 	return out
 }

@@ -176,6 +176,7 @@ func (c Core) rules() []rule {
 		one("logRetentionDays", checkLogRetention("logRetentionDays", c.LogRetention())),
 		one("logKmsKey", checkKMSKey("logKmsKey", c.LogKMSKey)),
 		one("logDriver", checkLogDriver("logDriver", c.Logging())),
+		one("secrets", checkSecrets("secrets", c.Secrets)),
 	}
 }
 

@@ -50,6 +50,9 @@ type Snapshot struct {
 	// group of the cluster can ever hold; both absent when there are none.
 	Autoscale   []ScalingDecision `json:"autoscale,omitempty"`
 	Unplaceable []Unplaceable     `json:"unplaceable,omitempty"`
+	// Secrets are the declared secrets as the leader last synced them
+	// (names, sources and versions: never a value); absent when none.
+	Secrets []SecretStatus `json:"secrets,omitempty"`
 }
 
 // MaxDecisions is how many of the autoscaler's decisions the snapshot

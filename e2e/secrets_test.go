@@ -1,0 +1,178 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+)
+
+const e2eSecretARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:core/db-AbC123"
+
+// secretsGrants reads, from the deployed core's template, the sources
+// the managers may read: the declared secrets' ARNs and the parameters'.
+func secretsGrants(t *testing.T, c clients) (secrets []string, params []string) {
+	t.Helper()
+	out, err := c.cfn.GetTemplate(context.Background(), &cloudformation.GetTemplateInput{StackName: aws.String("core")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tmpl struct {
+		Resources map[string]struct {
+			Properties struct {
+				PolicyDocument struct {
+					Statement []struct {
+						Sid      string
+						Resource json.RawMessage
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(aws.ToString(out.TemplateBody)), &tmpl); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range tmpl.Resources[names.ResourceSecretsPolicy].Properties.PolicyDocument.Statement {
+		switch st.Sid {
+		case "ReadTheDeclaredSecrets":
+			_ = json.Unmarshal(st.Resource, &secrets)
+		case "ReadTheDeclaredParameters":
+			params = append(params, string(st.Resource))
+		}
+	}
+	return secrets, params
+}
+
+func declaration(t *testing.T) string {
+	t.Helper()
+	out, err := ssm.NewFromConfig(motoConfig(t)).GetParameter(context.Background(), &ssm.GetParameterInput{Name: aws.String("/clusterctl/core/secrets")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aws.ToString(out.Parameter.Value)
+}
+
+// syncRequests counts the secrets sync requests on the core's queue.
+func syncRequests(t *testing.T) int {
+	t.Helper()
+	q := sqs.NewFromConfig(motoConfig(t))
+	l, err := q.ListQueues(context.Background(), &sqs.ListQueuesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, url := range l.QueueUrls {
+		out, err := q.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range out.Messages {
+			if strings.Contains(aws.ToString(m.Body), names.RequestSecretsSync) && strings.Contains(aws.ToString(m.Body), `"cluster":"core"`) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func TestSecretsAddRemoveAndRoundTrip(t *testing.T) {
+	c, _ := newCluster(t)
+	if s, p := secretsGrants(t, c); s != nil || p != nil {
+		t.Fatalf("a new core grants secrets %v, parameters %v", s, p)
+	}
+
+	// Refused before anything changes.
+	for _, args := range [][]string{
+		{"secrets", "add", "-j", "core", "db password", "--from", e2eSecretARN, "--yes"},
+		{"secrets", "add", "-j", "core", "db", "--from", "arn:aws:secretsmanager:us-east-1:123456789012:secret:core/db", "--yes"},
+		{"secrets", "add", "-j", "core", "db", "--from", "vault:/x", "--yes"},
+		{"secrets", "remove", "-j", "core", "nosuch", "--yes"},
+	} {
+		r := clusterctl(t, args...)
+		if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("%v: %s", args, r)
+		}
+	}
+	if d := declaration(t); d != "[]" {
+		t.Fatalf("declaration %s after refusals", d)
+	}
+
+	r := must(t, "secrets", "add", "-j", "core", "db_password", "--from", e2eSecretARN, "--key", "password", "--yes")
+	if !strings.Contains(r.stdout, "secrets") || !strings.Contains(r.stderr, "Updated core") {
+		t.Errorf("add: %s", r)
+	}
+	must(t, "secrets", "add", "-j", "core", "api_token", "--from", "ssm:/core/api/token", "--yes")
+	s, p := secretsGrants(t, c)
+	if len(s) != 1 || s[0] != e2eSecretARN || len(p) != 1 || !strings.Contains(p[0], ":parameter/core/api/token") {
+		t.Errorf("grants: secrets %v, parameters %v", s, p)
+	}
+	if d := declaration(t); !strings.Contains(d, `"name":"db_password"`) || !strings.Contains(d, `"name":"api_token"`) {
+		t.Errorf("declaration %s", d)
+	}
+	if n := syncRequests(t); n != 2 {
+		t.Errorf("%d sync requests on the queue, want one per change", n)
+	}
+
+	// Listed, not synced yet (no manager runs here).
+	r = must(t, "secrets", "-j", "core", "-o", "json")
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 2 || list[0]["name"] != "db_password" || list[0]["key"] != "password" ||
+		!strings.Contains(list[1]["problem"].(string), "not synced yet") {
+		t.Errorf("list: %v %s", err, r)
+	}
+	r = must(t, "secrets", "-j", "core")
+	if !strings.Contains(r.stdout, "NAME") || !strings.Contains(r.stdout, "AWS VERSION") || !strings.Contains(r.stdout, "db_password") {
+		t.Errorf("table: %s", r)
+	}
+
+	// The same again: no change.
+	r = must(t, "secrets", "add", "-j", "core", "api_token", "--from", "ssm:/core/api/token", "--yes")
+	if !strings.Contains(r.stderr, "No changes") {
+		t.Errorf("add again: %s", r)
+	}
+
+	// export | apply: no changes; the file carries them.
+	dir := t.TempDir()
+	file := filepath.Join(dir, "core.yaml")
+	r = must(t, "export", "core")
+	if !strings.Contains(r.stdout, "secrets:") || !strings.Contains(r.stdout, e2eSecretARN) {
+		t.Errorf("export lacks the secrets:\n%s", r.stdout)
+	}
+	if err := os.WriteFile(file, []byte(r.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sh := exec.Command("bash", "-c", "clusterctl apply -f "+file)
+	sh.Env = append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv())
+	if r := runCommand(t, sh); r.code != 0 || !strings.Contains(r.stderr, "No changes") {
+		t.Errorf("export | apply: %s", r)
+	}
+
+	// A file without one of them: apply removes it.
+	edited := strings.Replace(r.stdout, "ssm:/core/api/token", "ssm:/core/api/token2", 1)
+	if err := os.WriteFile(file, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	must(t, "apply", "-f", file, "--yes", "-q")
+	if _, p := secretsGrants(t, c); len(p) != 1 || !strings.Contains(p[0], ":parameter/core/api/token2") {
+		t.Errorf("after apply, parameters %v", p)
+	}
+
+	must(t, "secrets", "remove", "-j", "core", "api_token", "--yes")
+	must(t, "secrets", "remove", "-j", "core", "db_password", "--yes")
+	if s, p := secretsGrants(t, c); s != nil || p != nil {
+		t.Errorf("after removal, secrets %v, parameters %v", s, p)
+	}
+	if d := declaration(t); d != "[]" {
+		t.Errorf("declaration %s after removal", d)
+	}
+}
