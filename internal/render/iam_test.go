@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -45,8 +46,13 @@ func TestNodeRolesSystemsManager(t *testing.T) {
 				var acts []string
 				for _, a := range strs(t, st["Action"]) {
 					acts = append(acts, a)
-					if strings.Contains(a, "*") || strings.HasPrefix(a, "ssm:GetParameter") || strings.HasPrefix(a, "ssm:Describe") {
+					if strings.Contains(a, "*") || strings.HasPrefix(a, "ssm:Describe") {
 						t.Errorf("%s: %s may %s", v.name, role, a)
+					}
+					// Parameter Store only for named parameters (the
+					// secrets declaration and the declared secrets).
+					if strings.HasPrefix(a, "ssm:GetParameter") && !namedParameters(st["Resource"]) {
+						t.Errorf("%s: %s may %s on %v", v.name, role, a, st["Resource"])
 					}
 				}
 				if st["Sid"] != ssmAgentSid {
@@ -98,4 +104,27 @@ func policyStatements(res map[string]any, role string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// namedParameters says whether a statement's resources are all named
+// Parameter Store parameters: no wildcard, no path of parameters.
+func namedParameters(res any) bool {
+	var l []any
+	switch r := res.(type) {
+	case []any:
+		l = r
+	default:
+		l = []any{r}
+	}
+	if len(l) == 0 {
+		return false
+	}
+	for _, r := range l {
+		b, _ := json.Marshal(r)
+		s := string(b)
+		if strings.Contains(s, "*") || !strings.Contains(s, ":parameter/") {
+			return false
+		}
+	}
+	return true
 }
