@@ -364,6 +364,8 @@ type Set struct {
 	MetadataKey string
 
 	TagAutoscale, TagInstanceTypes, LeasePrefix string
+
+	Metrics MetricNames
 }
 
 // Template returns every name for the templates' data.
@@ -407,5 +409,6 @@ func Template() Set {
 		MetadataKey: MetadataKey,
 
 		TagAutoscale: TagAutoscale, TagInstanceTypes: TagInstanceTypes, LeasePrefix: LeasePrefix,
+		Metrics: Metrics(),
 	}
 }

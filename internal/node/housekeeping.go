@@ -32,6 +32,7 @@ type Timings struct {
 	JoinPause      time.Duration
 	AutoscaleEvery time.Duration // the autoscaler's decisions, at most this often
 	JoinWait       time.Duration // for the nodes of a scale-out to join
+	MetricsEvery   time.Duration // the swarm's and the nodes' CloudWatch metrics
 }
 
 // Defaults are the timings of a node.
@@ -43,7 +44,7 @@ func Defaults() Timings {
 		DrainTimeout: 10 * time.Minute, DrainPoll: 2 * time.Second, HeartbeatEvery: time.Minute,
 		Visibility: 5 * time.Minute, BackupEvery: wire.BackupEvery, BackupSpacing: 30 * time.Second,
 		RequestMaxAge: names.RequestMaxAge, JoinTimeout: 9 * time.Minute, JoinPause: 5 * time.Second,
-		AutoscaleEvery: 10 * time.Second, JoinWait: 10 * time.Minute,
+		AutoscaleEvery: 10 * time.Second, JoinWait: 10 * time.Minute, MetricsEvery: time.Minute,
 	}
 }
 
@@ -61,6 +62,8 @@ type Manager struct {
 	// Groups is Auto Scaling for the autoscaler; nil: no autoscaling.
 	Groups  GroupScaling
 	Backups Backups
+	// Metrics publishes the swarm's figures to CloudWatch; nil: none.
+	Metrics *SwarmMetrics
 	Network Network
 	Clock   Clock
 	Log     Logger
@@ -130,9 +133,11 @@ func (m *Manager) Round(ctx context.Context) {
 	if err := m.autoscale(ctx); err != nil {
 		m.Log("autoscaling failed: %v", err)
 	}
-	if err := m.publishStatus(ctx); err != nil {
+	snap, err := m.publishStatus(ctx)
+	if err != nil {
 		m.Log("publishing the status snapshot failed: %v", err)
 	}
+	m.Metrics.Publish(ctx, snap)
 	if err := m.backUp(ctx, false); err != nil {
 		m.Log("the backup of the swarm state failed: %v", err)
 	}

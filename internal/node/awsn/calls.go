@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -199,4 +200,19 @@ func (a LogsCalls) CreateLogStream(ctx context.Context, in *cloudwatchlogs.Creat
 // PutLogEvents calls cloudwatchlogs's PutLogEvents.
 func (a LogsCalls) PutLogEvents(ctx context.Context, in *cloudwatchlogs.PutLogEventsInput, opts ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.PutLogEventsOutput, error) {
 	return a.putLogEvents(ctx, in, opts...)
+}
+
+// CloudWatchCalls are the agent's cloudwatch calls.
+type CloudWatchCalls struct {
+	putMetricData func(context.Context, *cloudwatch.PutMetricDataInput, ...func(*cloudwatch.Options)) (*cloudwatch.PutMetricDataOutput, error)
+}
+
+// NewCloudWatch returns the cloudwatch calls of cfg.
+func NewCloudWatch(cfg aws.Config) CloudWatchCalls {
+	return CloudWatchCalls{putMetricData: cloudwatch.NewFromConfig(cfg).PutMetricData}
+}
+
+// PutMetricData calls cloudwatch's PutMetricData.
+func (a CloudWatchCalls) PutMetricData(ctx context.Context, in *cloudwatch.PutMetricDataInput, opts ...func(*cloudwatch.Options)) (*cloudwatch.PutMetricDataOutput, error) {
+	return a.putMetricData(ctx, in, opts...)
 }
