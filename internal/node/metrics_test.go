@@ -110,7 +110,7 @@ func TestSwarmFigures(t *testing.T) {
 			"NodesReady{core,control}": 2, "NodesDown{core,control}": 1, "NodesDraining{core,control}": 0,
 			"NodesReady{core,web}": 2, "NodesDown{core,web}": 1, "NodesDraining{core,web}": 1,
 			"NodesReady{core,unlabelled}": 1,
-			"TasksPending{core}": 1, "TasksUnplaceable{core}": 3,
+			"TasksPending{core}":          1, "TasksUnplaceable{core}": 3,
 			"RunningTasks{core}": 3, "DesiredTasks{core}": 4, "ServicesBelowDesired{core}": 1,
 			"RunningTasks{core,api}": 1, "DesiredTasks{core,api}": 2,
 			"RunningTasks{core,agent}": 2, "DesiredTasks{core,agent}": 2,

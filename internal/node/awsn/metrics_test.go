@@ -11,7 +11,9 @@ import (
 	"github.com/clusterctl/clusterctl/internal/node"
 )
 
-type cwAPI struct{ in []*cloudwatch.PutMetricDataInput }
+type cwAPI struct {
+	in []*cloudwatch.PutMetricDataInput
+}
 
 func (c *cwAPI) PutMetricData(_ context.Context, in *cloudwatch.PutMetricDataInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.PutMetricDataOutput, error) {
 	c.in = append(c.in, in)
