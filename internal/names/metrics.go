@@ -1,6 +1,9 @@
 package names
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // The swarm's health in CloudWatch: the namespace the nodes publish in
 // (their roles may publish in no other), the dimensions and metrics, and
@@ -36,15 +39,25 @@ const (
 	FilesystemRoot = "root"
 	FilesystemData = "data-root"
 
-	// ParamAlarms is the core's on/off switch of its alarms; ParamNotify
-	// where they notify: an e-mail address (a topic of the core) or a
-	// topic's ARN, empty for nowhere.
-	ParamAlarms = "Alarms"
-	ParamNotify = "Notify"
-	AlarmsOn    = "on"
-	AlarmsOff   = "off"
+	// ParamAlarms is the core's on/off switch of its alarms;
+	// ParamNotifyEmail and ParamNotifyTopic where they notify (at most
+	// one is set): an e-mail address subscribed to a topic of the core,
+	// or an existing topic's ARN.
+	ParamAlarms      = "Alarms"
+	ParamNotifyEmail = "NotifyEmail"
+	ParamNotifyTopic = "NotifyTopicArn"
+	AlarmsOn         = "on"
+	AlarmsOff        = "off"
 
 	ResourceAlarmTopic = "AlarmTopic"
+
+	// BackupOverdueAfter is the age of the last backup at which the
+	// backup-overdue alarm goes off: twice the backups' period
+	// (wire.BackupEvery).
+	BackupOverdueAfter = 30 * time.Minute
+	// DiskFullPercent is the disk use at which the disk-full alarm goes
+	// off.
+	DiskFullPercent = 85
 )
 
 // Alarm kinds: the alarm of a cluster is named AlarmName(cluster, kind).
@@ -86,11 +99,12 @@ func AlarmKind(cluster, name string) string {
 // MetricNames are the names of metrics and alarms, for the templates:
 // {{.N.Metrics.Namespace}}.
 type MetricNames struct {
-	Namespace, DimCluster, DimGroup, DimService, DimInstanceID, DimFilesystem             string
-	ManagersReachable, NodesDown, ServicesBelowDesired, DiskUsed, BackupAge, TasksPending string
-	ParamAlarms, ParamNotify, AlarmsOn, AlarmsOff, ResourceAlarmTopic                     string
-	AlarmQuorumAtRisk, AlarmLeaderSilent, AlarmNodesDown, AlarmServicesBelow              string
-	AlarmDiskFull, AlarmBackupOverdue                                                     string
+	Namespace, DimCluster, DimGroup, DimService, DimInstanceID, DimFilesystem                string
+	ManagersReachable, NodesDown, ServicesBelowDesired, DiskUsed, BackupAge, TasksPending    string
+	ParamAlarms, ParamNotifyEmail, ParamNotifyTopic, AlarmsOn, AlarmsOff, ResourceAlarmTopic string
+	AlarmQuorumAtRisk, AlarmLeaderSilent, AlarmNodesDown, AlarmServicesBelow                 string
+	AlarmDiskFull, AlarmBackupOverdue, AlarmPrefix                                           string
+	BackupOverdueSeconds, BackupOverdueMinutes, DiskFullPercent                              int
 }
 
 // Metrics returns the names of metrics and alarms.
@@ -100,9 +114,10 @@ func Metrics() MetricNames {
 		DimInstanceID: DimInstanceID, DimFilesystem: DimFilesystem,
 		ManagersReachable: MetricManagersReachable, NodesDown: MetricNodesDown, ServicesBelowDesired: MetricServicesBelowDesired,
 		DiskUsed: MetricDiskUsed, BackupAge: MetricBackupAge, TasksPending: MetricTasksPending,
-		ParamAlarms: ParamAlarms, ParamNotify: ParamNotify, AlarmsOn: AlarmsOn, AlarmsOff: AlarmsOff,
+		ParamAlarms: ParamAlarms, ParamNotifyEmail: ParamNotifyEmail, ParamNotifyTopic: ParamNotifyTopic, AlarmsOn: AlarmsOn, AlarmsOff: AlarmsOff,
 		ResourceAlarmTopic: ResourceAlarmTopic,
 		AlarmQuorumAtRisk:  AlarmQuorumAtRisk, AlarmLeaderSilent: AlarmLeaderSilent, AlarmNodesDown: AlarmNodesDown,
 		AlarmServicesBelow: AlarmServicesBelow, AlarmDiskFull: AlarmDiskFull, AlarmBackupOverdue: AlarmBackupOverdue,
+		AlarmPrefix: alarmPrefix, BackupOverdueSeconds: int(BackupOverdueAfter / time.Second), BackupOverdueMinutes: int(BackupOverdueAfter / time.Minute), DiskFullPercent: DiskFullPercent,
 	}
 }

@@ -45,6 +45,7 @@ const (
 	DefaultMaxBatch         = 1
 	DefaultLogRetentionDays = 30
 	DefaultLogDriver        = "awslogs"
+	DefaultAlarms           = "on"
 	// A spot group's defaults; without spot, every node is on-demand.
 	DefaultSpotOnDemandBase    = 0
 	DefaultSpotOnDemandPercent = 0
@@ -112,6 +113,10 @@ type Core struct {
 	LogRetentionDays *int   `json:"logRetentionDays,omitempty" yaml:"logRetentionDays,omitempty" name:"log-retention-days" placeholder:"DAYS" help:"Days the cluster's log group keeps events: a value CloudWatch allows (1, 3, 5, 7, 14, 30, ... 3653; default 30)." cfn:"LogRetentionDays"`
 	LogKMSKey        string `json:"logKmsKey,omitempty" yaml:"logKmsKey,omitempty" name:"log-kms-key" placeholder:"ARN" help:"ARN of a KMS key that encrypts the log group (default: CloudWatch's own encryption)." cfn:"LogKmsKey" unset:"CloudWatch's"`
 	LogDriver        string `json:"logDriver,omitempty" yaml:"logDriver,omitempty" name:"log-driver" placeholder:"DRIVER" help:"Log driver of every node's engine: awslogs (default: containers log to the cluster's log group) or none (the engine's own json-file)." cfn:"LogDriver"`
+	// The swarm's health: the core's CloudWatch alarms, and where they
+	// notify (render makes it the parameter of its kind).
+	Alarms string `json:"alarms,omitempty" yaml:"alarms,omitempty" name:"alarms" placeholder:"on|off" help:"CloudWatch alarms on the swarm's health in the core: on (default) or off." cfn:"Alarms"`
+	Notify string `json:"notify,omitempty" yaml:"notify,omitempty" name:"notify" placeholder:"EMAIL|SNS_ARN" help:"Where the alarms send ALARM and OK: an e-mail address (subscribed to an encrypted topic of the core; the recipient confirms) or an existing SNS topic's ARN (default: nowhere; --notify \"\" on update-core stops notifying)." file:"Where the alarms send ALARM and OK: an e-mail address (subscribed to an encrypted topic of the core; the recipient confirms) or an existing SNS topic's ARN." unset:"none"`
 }
 
 // Group is one agent group: an Auto Scaling group of one instance type,
@@ -184,6 +189,15 @@ func (c *Core) Default() {
 	}
 	c.LogRetentionDays = ptr(c.LogRetention())
 	c.LogDriver = c.Logging()
+	c.Alarms = c.AlarmsSetting()
+}
+
+// AlarmsSetting is on or off, defaulted.
+func (c Core) AlarmsSetting() string {
+	if c.Alarms == "" {
+		return DefaultAlarms
+	}
+	return c.Alarms
 }
 
 // LogRetention is how many days the log group keeps events, defaulted.
@@ -299,6 +313,9 @@ func (c *Core) Trim() {
 	}
 	if c.Logging() == DefaultLogDriver {
 		c.LogDriver = ""
+	}
+	if c.AlarmsSetting() == DefaultAlarms {
+		c.Alarms = ""
 	}
 }
 
