@@ -159,3 +159,27 @@ func TestNotifyRefused(t *testing.T) {
 		t.Errorf("stacks after refusals: %v", names)
 	}
 }
+
+// update-core adds the notification and changes it, and its plan says so.
+func TestUpdateCoreNotify(t *testing.T) {
+	resetMoto(t)
+	ctx := context.Background()
+	must(t, "create-core", "core", "-q")
+	const pager = "arn:aws:sns:us-east-1:123456789012:pager"
+	r := must(t, "update-core", "core", "--notify", pager, "--yes")
+	if plan := r.stdout + r.stderr; !strings.Contains(plan, "notify") || !strings.Contains(plan, pager) {
+		t.Errorf("the plan does not say the notification changes:\n%s", r)
+	}
+	out, err := cloudWatch(t).DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{AlarmNames: []string{"clusterctl-core-quorum-at-risk"}})
+	if err != nil || len(out.MetricAlarms) != 1 || len(out.MetricAlarms[0].AlarmActions) != 1 || out.MetricAlarms[0].AlarmActions[0] != pager {
+		t.Fatalf("after update-core --notify: %+v, %v", out, err)
+	}
+	r = must(t, "update-core", "core", "--notify", "", "--yes")
+	if plan := r.stdout + r.stderr; !strings.Contains(plan, "notify") {
+		t.Errorf("the plan does not say the notification stops:\n%s", r)
+	}
+	out, err = cloudWatch(t).DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{AlarmNames: []string{"clusterctl-core-quorum-at-risk"}})
+	if err != nil || len(out.MetricAlarms) != 1 || len(out.MetricAlarms[0].AlarmActions) != 0 {
+		t.Errorf("after update-core --notify '': %+v, %v", out, err)
+	}
+}

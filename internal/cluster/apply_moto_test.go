@@ -115,6 +115,9 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"logRetentionDays", spec.Core{LogRetentionDays: intp(365)}},
 		{"logKmsKey", spec.Core{LogKMSKey: "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}},
 		{"logDriver", spec.Core{LogDriver: "none"}},
+		{"alarms", spec.Core{Alarms: "off"}},
+		{"notify", spec.Core{Notify: "ops@example.com"}},
+		{"notify", spec.Core{Notify: "arn:aws:sns:us-east-1:123456789012:pager"}},
 	}
 	groupCases := []struct {
 		setting string
