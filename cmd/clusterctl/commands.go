@@ -425,8 +425,10 @@ func (c *DescribeCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
+	// Alarms that cannot be read (no cloudwatch:DescribeAlarms for the
+	// operator) leave the rest of the description standing: null, and why.
 	if d.Alarms, err = app.alarms.Read(app.Context(), d.Stack); err != nil {
-		return err
+		fmt.Fprintf(app.IO.ErrOut, "clusterctl: %v\n", err)
 	}
 	if out.Format == "table" || out.Format == "wide" {
 		if app.Globals.Query == "" {

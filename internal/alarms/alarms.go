@@ -106,6 +106,10 @@ func Firing(as []Alarm) int {
 // sections; now dates their states.
 func Write(w io.Writer, as []Alarm, now time.Time) error {
 	fmt.Fprintln(w, "\nAlarms:")
+	if as == nil {
+		fmt.Fprintln(w, "(unknown: not read)")
+		return nil
+	}
 	if len(as) == 0 {
 		fmt.Fprintln(w, "(none: the core's alarms are off)")
 		return nil
