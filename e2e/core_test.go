@@ -58,6 +58,9 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		{"--log-retention-days", []string{"--log-retention-days", "90"}},
 		{"--log-kms-key", []string{"--log-kms-key", "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}},
 		{"--log-driver", []string{"--log-driver", "none"}},
+		{"--alarms", []string{"--alarms", "off"}},
+		{"--notify", []string{"--notify", "ops@example.com"}},
+		{"--notify", []string{"--notify", "arn:aws:sns:us-east-1:123456789012:pager"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--dry-run", nil}, // creates nothing: nothing to update
 		{"--join", nil},    // the cluster as a flag: TestClusterAsFlagOrArgument

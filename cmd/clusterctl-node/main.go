@@ -178,8 +178,10 @@ func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 		Scaling:   awsn.Scaling{API: scaling},
 		Instances: awsn.Instances{API: ec2},
 		Groups:    awsn.Groups{AutoScaling: scaling, EC2: ec2, Stacks: awsn.NewCloudFormation(e.cfg)},
-		Backups:   host.Backups{Engine: e.engine, PIDFile: filepath.Join(os.Getenv("CLUSTERCTL_ROOT"), "/var/run/docker.pid")},
-		Network:   host.Network{}, Clock: node.RealClock{}, Log: e.log,
+		Metrics: &node.SwarmMetrics{Cluster: e.s["CLUSTER_NAME"], Sink: awsn.Metrics{API: awsn.NewCloudWatch(e.cfg)},
+			Clock: node.RealClock{}, Log: e.log, Every: t.MetricsEvery},
+		Backups: host.Backups{Engine: e.engine, PIDFile: filepath.Join(os.Getenv("CLUSTERCTL_ROOT"), "/var/run/docker.pid")},
+		Network: host.Network{}, Clock: node.RealClock{}, Log: e.log,
 		State: node.State{Dir: filepath.Join(e.state.Dir, "housekeeping")}, T: t, Secrets: secrets,
 	}, nil
 }
@@ -262,6 +264,7 @@ func (housekeepingCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
 	if err != nil {
 		return err
 	}
+	defer e.nodeMetrics(ctx, m.InstanceID, m.T.MetricsEvery)()
 	return m.Housekeeping(ctx)
 }
 
@@ -283,7 +286,29 @@ func (agentCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
 		Node:   host.Signal{Metadata: e.meta, Stack: e.s["STACK_NAME"], Resource: names.ResourceAutoScalingGroup, Region: e.s["AWS_REGION"]},
 		Clock:  node.RealClock{}, Log: e.log, State: node.State{Dir: filepath.Join(e.state.Dir, "agent")}, T: agentTimings(),
 	}
+	defer e.nodeMetrics(ctx, i.ID, metricsEvery())()
 	return a.Run(ctx)
+}
+
+// nodeMetrics publishes this node's disk and memory use every interval
+// beside the node's service, until the stop it returns is called.
+func (e *env) nodeMetrics(ctx context.Context, instanceID string, every time.Duration) (stop func()) {
+	group := e.s["NODE_GROUP"]
+	if group == "" {
+		group = names.GroupControl
+	}
+	n := &node.NodeMetrics{Cluster: e.s["CLUSTER_NAME"], Group: group, InstanceID: instanceID, DataRoot: e.engine.RootDir,
+		Host: host.Stats{}, Sink: awsn.Metrics{API: awsn.NewCloudWatch(e.cfg)}, Clock: node.RealClock{}, Log: e.log, Every: every}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = n.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 type getCmd struct {

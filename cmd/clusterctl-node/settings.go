@@ -149,10 +149,16 @@ func managerTimings() node.Timings {
 		{"CLUSTERCTL_BACKUP_INTERVAL", &t.BackupEvery}, {"CLUSTERCTL_BACKUP_SPACING", &t.BackupSpacing},
 		{"CLUSTERCTL_AUTOSCALE_INTERVAL", &t.AutoscaleEvery}, {"CLUSTERCTL_SCALE_OUT_JOIN_WAIT", &t.JoinWait},
 		{"CLUSTERCTL_REQUEST_MAX_AGE", &t.RequestMaxAge}, {"CLUSTERCTL_SECRETS_INTERVAL", &t.SecretsEvery},
+		{"CLUSTERCTL_METRICS_INTERVAL", &t.MetricsEvery},
 	} {
 		*f.to = seconds(f.env, *f.to)
 	}
 	return t
+}
+
+// metricsEvery is how often an agent publishes its node's metrics.
+func metricsEvery() time.Duration {
+	return seconds("CLUSTERCTL_METRICS_INTERVAL", node.Defaults().MetricsEvery)
 }
 
 func agentTimings() node.AgentTimings {

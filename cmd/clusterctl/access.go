@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/clusterctl/clusterctl/internal/alarms"
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/query"
@@ -146,6 +147,14 @@ func (c *ListClustersCmd) Run(app *App) error {
 	}
 	for _, cf := range conflicts {
 		fmt.Fprintf(app.IO.ErrOut, "clusterctl: conflict: %s\n", cf)
+	}
+	// The alarms in ALARM; unknown ("?") where the core's cannot be read
+	// (a stack being created or deleted).
+	for i := range clusters {
+		if as, err := app.alarms.Read(app.Context(), clusters[i].Cluster); err == nil {
+			n := alarms.Firing(as)
+			clusters[i].Alarms = &n
+		}
 	}
 	return out.Write(app.IO.Out, clusters, func(wide bool) query.Table { return query.ClustersTable(clusters, wide) })
 }

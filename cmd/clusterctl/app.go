@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/clusterctl/clusterctl/internal/agentbin"
+	"github.com/clusterctl/clusterctl/internal/alarms"
 	"github.com/clusterctl/clusterctl/internal/awsapi"
 	"github.com/clusterctl/clusterctl/internal/awsx"
 	"github.com/clusterctl/clusterctl/internal/cluster"
@@ -56,8 +57,10 @@ type App struct {
 
 	out *query.Output
 	svc *cluster.Service
-	rec *awsx.Recorder
-	s3  awsapi.S3 // every S3 call, for packages that need more than the Service's view
+	// alarms reads the core's alarms (describe, list-clusters).
+	alarms alarms.Reader
+	rec    *awsx.Recorder
+	s3     awsapi.S3 // every S3 call, for packages that need more than the Service's view
 	// sessions opens Session Manager sessions at ssmEndpoint (what the
 	// plugin is told).
 	sessions    remote.SessionAPI
@@ -181,6 +184,7 @@ func (a *App) Service() (*cluster.Service, error) {
 	a.s3 = awsapi.NewS3(cfg, func(o *s3.Options) { o.UsePathStyle = awsx.CustomEndpoint(cfg) })
 	ssmc := awsapi.NewSSM(cfg)
 	a.sessions, a.ssmEndpoint = ssmc, ssmEndpoint(a.ctx, cfg)
+	a.alarms = alarms.Reader{Stacks: cfn, CloudWatch: alarms.NewCloudWatch(cfg, awsx.CustomEndpoint(cfg))}
 	a.svc = &cluster.Service{
 		Stacks:  mgr,
 		CFN:     cfn,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/clusterctl/clusterctl/internal/alarms"
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
@@ -425,9 +426,17 @@ func (c *DescribeCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
+	// Alarms that cannot be read (no cloudwatch:DescribeAlarms for the
+	// operator) leave the rest of the description standing: null, and why.
+	if d.Alarms, err = app.alarms.Read(app.Context(), d.Stack); err != nil {
+		fmt.Fprintf(app.IO.ErrOut, "clusterctl: %v\n", err)
+	}
 	if out.Format == "table" || out.Format == "wide" {
 		if app.Globals.Query == "" {
-			return cluster.WriteDescription(app.IO.Out, d)
+			if err := cluster.WriteDescription(app.IO.Out, d); err != nil {
+				return err
+			}
+			return alarms.Write(app.IO.Out, d.Alarms, time.Now())
 		}
 	}
 	return out.Write(app.IO.Out, d, nil)

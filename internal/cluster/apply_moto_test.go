@@ -119,6 +119,9 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 			{Name: "db_password", From: "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbC123", Key: "password"},
 			{Name: "api_token", From: "ssm:/prod/api/token"},
 		}}},
+		{"alarms", spec.Core{Alarms: "off"}},
+		{"notify", spec.Core{Notify: "ops@example.com"}},
+		{"notify", spec.Core{Notify: "arn:aws:sns:us-east-1:123456789012:pager"}},
 	}
 	groupCases := []struct {
 		setting string

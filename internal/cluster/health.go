@@ -12,6 +12,7 @@ import (
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/clusterctl/clusterctl/internal/alarms"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/stacks"
@@ -56,6 +57,9 @@ type Description struct {
 	// Unplaceable the pending tasks no group can hold, from the snapshot.
 	Autoscale   []wire.ScalingDecision `json:"autoscale"`
 	Unplaceable []wire.Unplaceable     `json:"unplaceable"`
+	// Alarms are the core's CloudWatch alarms with their states (the
+	// command reads them: internal/alarms).
+	Alarms []alarms.Alarm `json:"alarms"`
 	// swarmUnknown says why Swarm is nil, for the text form.
 	swarmUnknown string
 }

@@ -50,7 +50,69 @@ def _autoscaling(m):
     m.AutoScalingBackend.update_attached_target_groups = update_existing
 
 
-_FIXES = {"moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling}
+def _cloudwatch(m):
+    # AWS::CloudWatch::Alarm: moto's CloudFormation has no model for it and
+    # leaves the stack's alarms out. They are now made (and updated,
+    # deleted) through moto's own PutMetricAlarm and DeleteAlarms, named as
+    # the template names them (the physical id, as CloudFormation's).
+    from moto.core.common_models import CloudFormationModel
+
+    m.Alarm.physical_resource_id = property(lambda self: self.name)
+    m.Alarm.is_created = lambda self: True
+
+    def put(props, name, account_id, region_name):
+        return m.cloudwatch_backends[account_id][region_name].put_metric_alarm(
+            name=props.get("AlarmName", name),
+            namespace=props.get("Namespace"),
+            metric_name=props.get("MetricName"),
+            comparison_operator=props["ComparisonOperator"],
+            evaluation_periods=int(props["EvaluationPeriods"]),
+            period=int(props["Period"]),
+            threshold=float(props["Threshold"]),
+            statistic=props.get("Statistic"),
+            description=props.get("AlarmDescription"),
+            dimensions=props.get("Dimensions", []),
+            alarm_actions=props.get("AlarmActions", []),
+            ok_actions=props.get("OKActions", []),
+            datapoints_to_alarm=int(props["DatapointsToAlarm"]) if "DatapointsToAlarm" in props else None,
+            treat_missing_data=props.get("TreatMissingData"),
+            actions_enabled=props.get("ActionsEnabled", True),
+        )
+
+    class CloudFormationAlarm(CloudFormationModel):
+        __module__ = m.__name__  # moto finds a model's service by its module
+
+        @staticmethod
+        def cloudformation_name_type():
+            return "AlarmName"
+
+        @staticmethod
+        def cloudformation_type():
+            return "AWS::CloudWatch::Alarm"
+
+        @classmethod
+        def create_from_cloudformation_json(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs):
+            return put(cloudformation_json["Properties"], resource_name, account_id, region_name)
+
+        @classmethod
+        def update_from_cloudformation_json(cls, original_resource, new_resource_name, cloudformation_json, account_id, region_name):
+            props = cloudformation_json["Properties"]
+            if props.get("AlarmName", new_resource_name) != original_resource.name:
+                m.cloudwatch_backends[account_id][region_name].delete_alarms([original_resource.name])
+            return put(props, new_resource_name, account_id, region_name)
+
+        @classmethod
+        def delete_from_cloudformation_json(cls, resource_name, cloudformation_json, account_id, region_name):
+            m.cloudwatch_backends[account_id][region_name].delete_alarms([resource_name])
+
+    def delete(self, account_id, region_name):
+        m.cloudwatch_backends[account_id][region_name].delete_alarms([self.name])
+
+    m.Alarm.delete = delete
+    m.CloudFormationAlarm = CloudFormationAlarm
+
+
+_FIXES = {"moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling, "moto.cloudwatch.models": _cloudwatch}
 
 
 class _Fixer(importlib.abc.MetaPathFinder):

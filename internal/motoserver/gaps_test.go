@@ -9,8 +9,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwschemas "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 )
 
 // The server deploys a network load balancer with a TCP listener through
@@ -57,5 +60,50 @@ func TestLoadBalancerGapsFilled(t *testing.T) {
 	tgs, err := elb.DescribeTargetGroups(ctx, &elbv2.DescribeTargetGroupsInput{})
 	if err != nil || len(tgs.TargetGroups) != 0 {
 		t.Errorf("target groups after the stack's deletion: %d, %v", len(tgs.TargetGroups), err)
+	}
+}
+
+// The server makes a stack's alarms, as the template gives them, and
+// deletes them with the stack: moto's CloudFormation alone leaves them out.
+func TestAlarmGapFilled(t *testing.T) {
+	s, err := Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
+		config.WithBaseEndpoint(s.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfn := cloudformation.NewFromConfig(cfg)
+	cw := cloudwatch.NewFromConfig(cfg, func(o *cloudwatch.Options) { o.Protocol = awsquery.New(cwschemas.GraniteServiceVersion20100801) })
+	body := `{"Resources": {"A": {"Type": "AWS::CloudWatch::Alarm", "Properties": {"AlarmName": "a-down", "Namespace": "ns",
+  "MetricName": "Down", "Statistic": "Minimum", "Dimensions": [{"Name": "Cluster", "Value": "c"}], "Period": 60,
+  "EvaluationPeriods": 10, "DatapointsToAlarm": 10, "ComparisonOperator": "GreaterThanThreshold", "Threshold": 0,
+  "TreatMissingData": "breaching", "AlarmActions": ["arn:aws:sns:us-east-1:123456789012:t"]}}}}`
+	if _, err := cfn.CreateStack(ctx, &cloudformation.CreateStackInput{StackName: aws.String("alarms"), TemplateBody: aws.String(body)}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cfn.DescribeStackResources(ctx, &cloudformation.DescribeStackResourcesInput{StackName: aws.String("alarms")})
+	if err != nil || len(res.StackResources) != 1 || aws.ToString(res.StackResources[0].PhysicalResourceId) != "a-down" {
+		t.Fatalf("stack resources %+v, %v", res, err)
+	}
+	out, err := cw.DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{AlarmNames: []string{"a-down"}})
+	if err != nil || len(out.MetricAlarms) != 1 {
+		t.Fatalf("alarms %+v, %v", out, err)
+	}
+	a := out.MetricAlarms[0]
+	if aws.ToString(a.MetricName) != "Down" || aws.ToFloat64(a.Threshold) != 0 || aws.ToInt32(a.DatapointsToAlarm) != 10 ||
+		aws.ToString(a.TreatMissingData) != "breaching" || len(a.AlarmActions) != 1 || len(a.Dimensions) != 1 {
+		t.Errorf("alarm %+v", a)
+	}
+	if _, err := cfn.DeleteStack(ctx, &cloudformation.DeleteStackInput{StackName: aws.String("alarms")}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cw.DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{}); err != nil || len(out.MetricAlarms) != 0 {
+		t.Errorf("alarms after the stack's deletion: %+v, %v", out, err)
 	}
 }

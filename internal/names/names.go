@@ -385,6 +385,8 @@ type Set struct {
 	MetadataKey string
 
 	TagAutoscale, TagInstanceTypes, LeasePrefix string
+
+	Metrics MetricNames
 }
 
 // Template returns every name for the templates' data.
@@ -428,5 +430,6 @@ func Template() Set {
 		MetadataKey: MetadataKey,
 
 		TagAutoscale: TagAutoscale, TagInstanceTypes: TagInstanceTypes, LeasePrefix: LeasePrefix,
+		Metrics: Metrics(),
 	}
 }

@@ -33,6 +33,7 @@ type Timings struct {
 	AutoscaleEvery time.Duration // the autoscaler's decisions, at most this often
 	SecretsEvery   time.Duration // the secrets' sources, read at most this often
 	JoinWait       time.Duration // for the nodes of a scale-out to join
+	MetricsEvery   time.Duration // the swarm's and the nodes' CloudWatch metrics
 }
 
 // Defaults are the timings of a node.
@@ -45,6 +46,7 @@ func Defaults() Timings {
 		Visibility: 5 * time.Minute, BackupEvery: wire.BackupEvery, BackupSpacing: 30 * time.Second,
 		RequestMaxAge: names.RequestMaxAge, JoinTimeout: 9 * time.Minute, JoinPause: 5 * time.Second,
 		AutoscaleEvery: 10 * time.Second, JoinWait: 10 * time.Minute, SecretsEvery: time.Minute,
+		MetricsEvery: time.Minute,
 	}
 }
 
@@ -64,6 +66,8 @@ type Manager struct {
 	Backups Backups
 	// Secrets keeps the declared secrets in step (secrets.go); nil: none.
 	Secrets *SecretsSync
+	// Metrics publishes the swarm's figures to CloudWatch; nil: none.
+	Metrics *SwarmMetrics
 	Network Network
 	Clock   Clock
 	Log     Logger
@@ -138,9 +142,11 @@ func (m *Manager) Round(ctx context.Context) {
 		m.Log("autoscaling failed: %v", err)
 	}
 	m.logFailure("syncing the secrets", m.Secrets.Sync(ctx))
-	if err := m.publishStatus(ctx); err != nil {
+	snap, err := m.publishStatus(ctx)
+	if err != nil {
 		m.Log("publishing the status snapshot failed: %v", err)
 	}
+	m.Metrics.Publish(ctx, snap)
 	if err := m.backUp(ctx, false); err != nil {
 		m.Log("the backup of the swarm state failed: %v", err)
 	}

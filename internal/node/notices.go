@@ -152,7 +152,7 @@ func (m *Manager) handleRequest(ctx context.Context, file string, n notice, e wi
 			return err
 		}
 		m.watch()
-		if err := m.publishStatus(ctx); err != nil {
+		if _, err := m.publishStatus(ctx); err != nil {
 			m.Log("publishing the status snapshot failed: %v", err)
 		}
 	}
@@ -270,7 +270,7 @@ func (m *Manager) handleTermination(ctx context.Context, file string, n notice, 
 			m.heartbeat(ctx)
 			nextBeat = now.Add(m.T.HeartbeatEvery)
 		}
-		if err := m.publishStatus(ctx); err != nil {
+		if _, err := m.publishStatus(ctx); err != nil {
 			m.Log("publishing the status snapshot failed: %v", err)
 		}
 		if err := m.Clock.Sleep(ctx, m.T.DrainPoll); err != nil {

@@ -11,28 +11,30 @@ import (
 
 // publishStatus publishes the status snapshot when it is due: every
 // StatusEvery, and every WatchEvery while a request is being watched (for
-// WatchFor after it), so that clusterctl drain-node sees it through.
-func (m *Manager) publishStatus(ctx context.Context) error {
+// WatchFor after it), so that clusterctl drain-node sees it through. It
+// gives the snapshot it built (nil when none was due), for the round's
+// other uses of it.
+func (m *Manager) publishStatus(ctx context.Context) (*wire.Snapshot, error) {
 	now := m.Clock.Now()
 	if now.Before(m.nextStatus) {
-		return nil
+		return nil, nil
 	}
 	snap, err := m.Snapshot(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b, err := snap.Marshal()
 	if err != nil {
-		return err
+		return &snap, err
 	}
 	if err := m.Bucket.Put(ctx, names.StatusKey, b, "application/json", nil); err != nil {
-		return err
+		return &snap, err
 	}
 	m.nextStatus = now.Add(m.T.StatusEvery)
 	if now.Before(m.watchUntil) && m.T.WatchEvery < m.T.StatusEvery {
 		m.nextStatus = now.Add(m.T.WatchEvery)
 	}
-	return nil
+	return &snap, nil
 }
 
 // watch publishes the snapshot now and often for a while.

@@ -67,6 +67,8 @@ type ClusterSummary struct {
 	Services *int `json:"services"`
 	// Swarm says why the counts are unknown or stale ("" when fresh).
 	Swarm string `json:"swarm"`
+	// Alarms counts the core's alarms in ALARM (null: not read).
+	Alarms *int `json:"alarms"`
 }
 
 // Summarise fills the swarm's part of a summary from its snapshot.
@@ -100,7 +102,7 @@ func ManagersOf(core stacks.Stack) int {
 // ClustersTable is the table of list-clusters; wide adds why the swarm's
 // counts are unknown.
 func ClustersTable(clusters []ClusterSummary, wide bool) Table {
-	t := Table{Header: []string{"CLUSTER", "STATUS", "HEALTH", "MANAGERS", "GROUPS", "NODES", "SERVICES"}}
+	t := Table{Header: []string{"CLUSTER", "STATUS", "HEALTH", "MANAGERS", "GROUPS", "NODES", "SERVICES", "ALARMS"}}
 	if wide {
 		t.Header = append(t.Header, "SWARM")
 	}
@@ -113,7 +115,7 @@ func ClustersTable(clusters []ClusterSummary, wide bool) Table {
 	for _, c := range clusters {
 		managers := fmt.Sprintf("%s/%d", opt(c.ManagersReachable), c.Managers)
 		nodes := fmt.Sprintf("%s/%s", opt(c.NodesReady), opt(c.Nodes))
-		row := []string{c.Cluster, c.Status, c.Health, managers, strconv.Itoa(c.Groups), nodes, opt(c.Services)}
+		row := []string{c.Cluster, c.Status, c.Health, managers, strconv.Itoa(c.Groups), nodes, opt(c.Services), opt(c.Alarms)}
 		if wide {
 			row = append(row, dash(c.Swarm))
 		}

@@ -175,6 +175,7 @@ func renderCore(cluster string, core spec.Core, b Build) (*Rendered, error) {
 	params := spec.Parameters(core)
 	params[names.ParamImageParameter] = imageParam
 	params[names.ParamImageID] = imageID
+	notifyParameters(params, core.Notify)
 	if err := b.agentParameters(params); err != nil {
 		return nil, err
 	}
@@ -194,6 +195,17 @@ func renderCore(cluster string, core spec.Core, b Build) (*Rendered, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// notifyParameters make where the alarms notify the parameter of its kind:
+// an e-mail address or a topic's ARN (spec checked which it is).
+func notifyParameters(params map[string]string, notify string) {
+	params[names.ParamNotifyEmail], params[names.ParamNotifyTopic] = "", ""
+	if strings.HasPrefix(notify, "arn:") {
+		params[names.ParamNotifyTopic] = notify
+	} else {
+		params[names.ParamNotifyEmail] = notify
+	}
 }
 
 // Group renders the stack of group g of cluster, joined to the core's
@@ -347,6 +359,7 @@ func parse(pattern string) (*template.Template, error) {
 		"json":  jsonString,
 		"ref":   subRef,
 		"upper": strings.ToUpper,
+		"list":  func(v ...any) []any { return v },
 	}).ParseFS(templates.FS, pattern, "node/*.tmpl")
 	if err != nil {
 		return nil, fmt.Errorf("parsing templates %s: %w", pattern, err)

@@ -153,6 +153,18 @@ func variants() []variant {
 			Name: "tagged", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"},
 			Tags: spec.Tags{"cost-center": "4711", "team": "payments"},
 		}},
+		// The alarms: off, notifying an e-mail address (a topic of the
+		// core), notifying an existing topic.
+		{name: "core-alarms-off", cluster: "prod", core: &spec.Core{
+			InstanceType: "t3.medium", VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds, Alarms: names.AlarmsOff,
+		}},
+		{name: "core-notify-email", cluster: "prod", core: &spec.Core{
+			InstanceType: "t3.medium", VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds, Managers: intp(3), Notify: "ops@example.com",
+		}},
+		{name: "core-notify-topic", cluster: "prod", core: &spec.Core{
+			InstanceType: "t3.medium", VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds,
+			Notify: "arn:aws:sns:eu-west-1:123456789012:ops-pager",
+		}},
 	}
 }
 
@@ -473,7 +485,8 @@ func TestJoinFromOutputsRefusesTamperedValues(t *testing.T) {
 
 func TestParametersMatchTemplate(t *testing.T) {
 	// Parameters that may legitimately be empty when deployed.
-	optional := map[string]bool{"ImageId": true, "KeyName": true, "SshCidr": true, "AccessLogsBucket": true, "LogKmsKey": true}
+	optional := map[string]bool{"ImageId": true, "KeyName": true, "SshCidr": true, "AccessLogsBucket": true, "LogKmsKey": true,
+		"NotifyEmail": true, "NotifyTopicArn": true}
 	for _, v := range variants() {
 		r, err := v.render()
 		if err != nil {

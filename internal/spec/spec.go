@@ -45,6 +45,7 @@ const (
 	DefaultMaxBatch         = 1
 	DefaultLogRetentionDays = 30
 	DefaultLogDriver        = "awslogs"
+	DefaultAlarms           = "on"
 	// A spot group's defaults; without spot, every node is on-demand.
 	DefaultSpotOnDemandBase    = 0
 	DefaultSpotOnDemandPercent = 0
@@ -117,6 +118,10 @@ type Core struct {
 	// declaration the leader syncs. No flag: `clusterctl secrets` edits
 	// them.
 	Secrets Secrets `json:"secrets,omitempty" yaml:"secrets,omitempty" kong:"-" help:"Swarm secrets kept in step with AWS (clusterctl secrets add|remove)." file:"Swarm secrets the managers keep in step with AWS: each {name, from: a Secrets Manager ARN or ssm:/path, key: a field of a JSON secret}." unset:"none"`
+	// The swarm's health: the core's CloudWatch alarms, and where they
+	// notify (render makes it the parameter of its kind).
+	Alarms string `json:"alarms,omitempty" yaml:"alarms,omitempty" name:"alarms" placeholder:"on|off" help:"CloudWatch alarms on the swarm's health in the core: on (default) or off." cfn:"Alarms"`
+	Notify string `json:"notify,omitempty" yaml:"notify,omitempty" name:"notify" placeholder:"EMAIL|SNS_ARN" help:"Where the alarms send ALARM and OK: an e-mail address (subscribed to an encrypted topic of the core; the recipient confirms) or an existing SNS topic's ARN (default: nowhere; --notify \"\" on update-core stops notifying)." file:"Where the alarms send ALARM and OK: an e-mail address (subscribed to an encrypted topic of the core; the recipient confirms) or an existing SNS topic's ARN." unset:"none"`
 }
 
 // Group is one agent group: an Auto Scaling group of one instance type,
@@ -192,6 +197,15 @@ func (c *Core) Default() {
 	if len(c.Secrets) == 0 {
 		c.Secrets = nil
 	}
+	c.Alarms = c.AlarmsSetting()
+}
+
+// AlarmsSetting is on or off, defaulted.
+func (c Core) AlarmsSetting() string {
+	if c.Alarms == "" {
+		return DefaultAlarms
+	}
+	return c.Alarms
 }
 
 // LogRetention is how many days the log group keeps events, defaulted.
@@ -307,6 +321,9 @@ func (c *Core) Trim() {
 	}
 	if c.Logging() == DefaultLogDriver {
 		c.LogDriver = ""
+	}
+	if c.AlarmsSetting() == DefaultAlarms {
+		c.Alarms = ""
 	}
 }
 

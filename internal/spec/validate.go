@@ -177,7 +177,39 @@ func (c Core) rules() []rule {
 		one("logKmsKey", checkKMSKey("logKmsKey", c.LogKMSKey)),
 		one("logDriver", checkLogDriver("logDriver", c.Logging())),
 		one("secrets", checkSecrets("secrets", c.Secrets)),
+		one("alarms", checkAlarms("alarms", c.AlarmsSetting())),
+		{[]string{"notify", "alarms"}, checkNotify("notify", c.Notify, c.AlarmsSetting())},
 	}
+}
+
+func checkAlarms(path, alarms string) error {
+	if alarms != names.AlarmsOn && alarms != names.AlarmsOff {
+		return invalid(path, "invalid alarms setting %q: expected %s or %s", alarms, names.AlarmsOn, names.AlarmsOff)
+	}
+	return nil
+}
+
+// What SNS subscribes by e-mail (a conservative shape: one @, a dotted
+// domain, no spaces or quotes), and a standard or FIFO topic's ARN.
+var (
+	emailRE    = regexp.MustCompile(`^[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$`)
+	snsTopicRE = regexp.MustCompile(`^arn:aws[a-z-]*:sns:[a-z]{2}(-[a-z]+)+-[0-9]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$`)
+)
+
+func checkNotify(path, notify, alarms string) error {
+	switch {
+	case notify == "":
+		return nil
+	case alarms == names.AlarmsOff:
+		return invalid(path, "--notify %q with alarms off: no alarm would notify it", notify)
+	case strings.HasPrefix(notify, "arn:"):
+		if !snsTopicRE.MatchString(notify) {
+			return invalid(path, "invalid SNS topic %q: expected arn:aws:sns:REGION:ACCOUNT:TOPIC", notify)
+		}
+	case len(notify) > 254 || !emailRE.MatchString(notify):
+		return invalid(path, "invalid notification target %q: expected an e-mail address or an SNS topic ARN (arn:aws:sns:REGION:ACCOUNT:TOPIC)", notify)
+	}
+	return nil
 }
 
 // LogRetentions are the retention periods, in days, CloudWatch Logs

@@ -2,14 +2,18 @@ package awsn
 
 import (
 	"context"
+	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwschemas "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 )
 
 // The agent's AWS calls are held as function values, as the CLI's are
@@ -199,4 +203,26 @@ func (a LogsCalls) CreateLogStream(ctx context.Context, in *cloudwatchlogs.Creat
 // PutLogEvents calls cloudwatchlogs's PutLogEvents.
 func (a LogsCalls) PutLogEvents(ctx context.Context, in *cloudwatchlogs.PutLogEventsInput, opts ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.PutLogEventsOutput, error) {
 	return a.putLogEvents(ctx, in, opts...)
+}
+
+// CloudWatchCalls are the agent's cloudwatch calls.
+type CloudWatchCalls struct {
+	putMetricData func(context.Context, *cloudwatch.PutMetricDataInput, ...func(*cloudwatch.Options)) (*cloudwatch.PutMetricDataOutput, error)
+}
+
+// NewCloudWatch returns the cloudwatch calls of cfg. Against an endpoint
+// of its own (AWS_ENDPOINT_URL: a test's) it speaks CloudWatch's query
+// protocol, which every implementation serves (moto serves no other); AWS's
+// own endpoint the SDK's default.
+func NewCloudWatch(cfg aws.Config) CloudWatchCalls {
+	return CloudWatchCalls{putMetricData: cloudwatch.NewFromConfig(cfg, func(o *cloudwatch.Options) {
+		if os.Getenv("AWS_ENDPOINT_URL") != "" {
+			o.Protocol = awsquery.New(cwschemas.GraniteServiceVersion20100801)
+		}
+	}).PutMetricData}
+}
+
+// PutMetricData calls cloudwatch's PutMetricData.
+func (a CloudWatchCalls) PutMetricData(ctx context.Context, in *cloudwatch.PutMetricDataInput, opts ...func(*cloudwatch.Options)) (*cloudwatch.PutMetricDataOutput, error) {
+	return a.putMetricData(ctx, in, opts...)
 }

@@ -1,0 +1,149 @@
+// Package alarms reads a cluster's CloudWatch alarms for describe and
+// list-clusters: the alarms the core stack owns (their names are read
+// from the stack's resources, never guessed), with their state and since
+// when.
+package alarms
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwschemas "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
+	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/query"
+)
+
+// StackResources is what the reader needs of CloudFormation.
+type StackResources interface {
+	ListStackResources(ctx context.Context, in *cloudformation.ListStackResourcesInput, opts ...func(*cloudformation.Options)) (*cloudformation.ListStackResourcesOutput, error)
+}
+
+// CloudWatch is what the reader needs of CloudWatch.
+type CloudWatch interface {
+	DescribeAlarms(ctx context.Context, in *cloudwatch.DescribeAlarmsInput, opts ...func(*cloudwatch.Options)) (*cloudwatch.DescribeAlarmsOutput, error)
+}
+
+// Alarm is one alarm of a cluster. The JSON keys are a public interface.
+type Alarm struct {
+	Name  string    `json:"name"`
+	Kind  string    `json:"kind"`  // names.AlarmKinds
+	State string    `json:"state"` // OK, ALARM or INSUFFICIENT_DATA
+	Since time.Time `json:"since"` // when it took that state
+	// Reason is CloudWatch's words on the state.
+	Reason string `json:"reason"`
+}
+
+// StateAlarm is the state of an alarm that went off.
+const StateAlarm = "ALARM"
+
+// Reader reads alarms.
+type Reader struct {
+	Stacks     StackResources
+	CloudWatch CloudWatch
+}
+
+// Read reads the alarms of cluster's core stack (none with alarms off), in
+// the order of names.AlarmKinds.
+func (r Reader) Read(ctx context.Context, cluster string) ([]Alarm, error) {
+	var owned []string
+	rp := cloudformation.NewListStackResourcesPaginator(r.Stacks, &cloudformation.ListStackResourcesInput{StackName: aws.String(cluster)})
+	for rp.HasMorePages() {
+		page, err := rp.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading the core's alarms: %w", err)
+		}
+		for _, x := range page.StackResourceSummaries {
+			id := aws.ToString(x.PhysicalResourceId)
+			if aws.ToString(x.ResourceType) == "AWS::CloudWatch::Alarm" && names.AlarmKind(cluster, id) != "" {
+				owned = append(owned, id)
+			}
+		}
+	}
+	out := []Alarm{}
+	if len(owned) == 0 {
+		return out, nil
+	}
+	p := cloudwatch.NewDescribeAlarmsPaginator(r.CloudWatch, &cloudwatch.DescribeAlarmsInput{AlarmNames: owned})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading the alarms' states: %w", err)
+		}
+		for _, a := range page.MetricAlarms {
+			name := aws.ToString(a.AlarmName)
+			if !slices.Contains(owned, name) {
+				continue
+			}
+			out = append(out, Alarm{Name: name, Kind: names.AlarmKind(cluster, name), State: string(a.StateValue),
+				Since: aws.ToTime(a.StateUpdatedTimestamp).UTC(), Reason: aws.ToString(a.StateReason)})
+		}
+	}
+	kinds := names.AlarmKinds()
+	slices.SortFunc(out, func(a, b Alarm) int { return slices.Index(kinds, a.Kind) - slices.Index(kinds, b.Kind) })
+	return out, nil
+}
+
+// Firing counts the alarms in ALARM.
+func Firing(as []Alarm) int {
+	n := 0
+	for _, a := range as {
+		if a.State == StateAlarm {
+			n++
+		}
+	}
+	return n
+}
+
+// Write writes the alarms as describe shows them, after its other
+// sections; now dates their states.
+func Write(w io.Writer, as []Alarm, now time.Time) error {
+	fmt.Fprintln(w, "\nAlarms:")
+	if as == nil {
+		fmt.Fprintln(w, "(unknown: not read)")
+		return nil
+	}
+	if len(as) == 0 {
+		fmt.Fprintln(w, "(none: the core's alarms are off)")
+		return nil
+	}
+	t := query.Table{Header: []string{"ALARM", "STATE", "SINCE"}}
+	for _, a := range as {
+		since := "-"
+		if !a.Since.IsZero() {
+			since = fmt.Sprintf("%s (%s ago)", a.Since.Format(time.RFC3339), now.Sub(a.Since).Truncate(time.Second))
+		}
+		t.Rows = append(t.Rows, []string{a.Kind, a.State, since})
+	}
+	return query.WriteTable(w, t)
+}
+
+// CloudWatchCalls are the reader's CloudWatch calls, held as a function
+// (as internal/awsapi holds the others): a client stored in an interface
+// would bring every CloudWatch operation into the binary.
+type CloudWatchCalls struct {
+	describeAlarms func(context.Context, *cloudwatch.DescribeAlarmsInput, ...func(*cloudwatch.Options)) (*cloudwatch.DescribeAlarmsOutput, error)
+}
+
+// NewCloudWatch returns the calls of cfg. Against an endpoint of its own
+// (custom) it speaks CloudWatch's query protocol, which every
+// implementation serves (moto serves no other).
+func NewCloudWatch(cfg aws.Config, custom bool) CloudWatchCalls {
+	return CloudWatchCalls{describeAlarms: cloudwatch.NewFromConfig(cfg, func(o *cloudwatch.Options) {
+		if custom {
+			o.Protocol = awsquery.New(cwschemas.GraniteServiceVersion20100801)
+		}
+	}).DescribeAlarms}
+}
+
+// DescribeAlarms calls cloudwatch's DescribeAlarms.
+func (c CloudWatchCalls) DescribeAlarms(ctx context.Context, in *cloudwatch.DescribeAlarmsInput, opts ...func(*cloudwatch.Options)) (*cloudwatch.DescribeAlarmsOutput, error) {
+	return c.describeAlarms(ctx, in, opts...)
+}
