@@ -41,8 +41,8 @@ var parameterRef = regexp.MustCompile(`\{\{\s*(ssm|ssm-secure):([^}\s]+)\s*\}\}`
 
 // agents routes the commands sent to the nodes whose agent runs.
 type agents struct {
-	once  sync.Once
-	mu    sync.Mutex
+	once    sync.Once
+	mu      sync.Mutex
 	nodes   map[string]*Node // by instance id
 	put     Put
 	resolve Resolve
