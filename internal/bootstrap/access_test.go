@@ -234,7 +234,7 @@ networks:
 		t.Fatalf("service create huge: %+v", r)
 	}
 	var list *cluster.ServiceList
-	eventually(t, time.Minute, "services shows the three services", func() (bool, string) {
+	eventually(t, time.Minute, "services shows the four services", func() (bool, string) {
 		var err error
 		list, err = svc.Services(ctx, tc.name, "")
 		if err != nil {
@@ -244,8 +244,8 @@ networks:
 		for _, s := range list.Services {
 			byName[s.Name] = s
 		}
-		q, h, w := byName["quoted"], byName["huge"], byName["app_web"]
-		return q.Running == 1 && w.Running == 2 && strings.Contains(h.Pending, "insufficient resources"), fmt.Sprintf("%+v", list.Services)
+		q, h, w, refs := byName["quoted"], byName["huge"], byName["app_web"], byName["refs"]
+		return q.Running == 1 && refs.Running == 1 && w.Running == 2 && strings.Contains(h.Pending, "insufficient resources"), fmt.Sprintf("%+v", list.Services)
 	})
 	agentIDs := map[string]bool{g.instances[0].id: true, g.instances[1].id: true}
 	for _, s := range list.Services {
@@ -265,7 +265,7 @@ networks:
 			}
 		}
 	}
-	if table := query.ServicesTable(list.Services, false); len(table.Rows) != 3 {
+	if table := query.ServicesTable(list.Services, false); len(table.Rows) != 4 {
 		t.Errorf("services table: %v", table.Rows)
 	}
 
@@ -278,7 +278,7 @@ networks:
 	for _, c := range clusters {
 		if c.Cluster == tc.name {
 			found = true
-			if c.Nodes == nil || *c.Nodes != 3 || c.Services == nil || *c.Services != 3 || c.Groups != 1 {
+			if c.Nodes == nil || *c.Nodes != 3 || c.Services == nil || *c.Services != 4 || c.Groups != 1 {
 				t.Errorf("list-clusters: %+v", c)
 			}
 		}

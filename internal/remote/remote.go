@@ -159,7 +159,10 @@ func Check(args []string, timeout time.Duration) error {
 	if err := CheckUTF8(args); err != nil {
 		return err
 	}
-	if n := len(Script(args, "b", names.CommandInputKey("r"), "r")); n > maxScript {
+	// The longest script these arguments make: with standard input, a
+	// bucket name of the longest and a long region and run id.
+	longest := Script(args, strings.Repeat("b", 63), names.CommandInputKey(strings.Repeat("r", 40)), "ap-southeast-5")
+	if n := len(longest); n > maxScript {
 		return errs.Usage("the docker arguments are too long to send (%d bytes of script, at most %d): put long content on standard input", n, maxScript)
 	}
 	if timeout > MaxTimeout {
