@@ -172,12 +172,7 @@ func TestDockerSendsNeitherTypedWordsNorStdinInTheParameters(t *testing.T) {
 	if _, err := api.PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String("/prod/db"), Value: aws.String("x'; id; echo '"), Type: "String"}); err != nil {
 		t.Fatal(err)
 	}
-	// The core's template versions the bucket; moto's CloudFormation does
-	// not apply it, so the test does, as AWS would have.
-	if _, err := c.s3.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(bucket),
-		VersioningConfiguration: &s3types.VersioningConfiguration{Status: s3types.BucketVersioningStatusEnabled}}); err != nil {
-		t.Fatal(err)
-	}
+	versioned(t, c, bucket)
 	f, url := runCommandEndpoint(t)
 	playAgent(t, c, f, "created\n", "", 0)
 	secret := "pw-0f3c9a7e"
@@ -209,8 +204,28 @@ func TestDockerSendsNeitherTypedWordsNorStdinInTheParameters(t *testing.T) {
 			}
 		}
 	}
+	if left := inputsLeft(t, c, bucket); len(left) > 0 {
+		t.Errorf("the standard input is left in the bucket: %v", left)
+	}
+}
+
+// versioned turns the cluster bucket's versioning on: the core's template
+// does, moto's CloudFormation does not apply it, so the test does, as AWS
+// would have.
+func versioned(t *testing.T, c clients, bucket string) {
+	t.Helper()
+	if _, err := c.s3.PutBucketVersioning(context.Background(), &s3.PutBucketVersioningInput{Bucket: aws.String(bucket),
+		VersioningConfiguration: &s3types.VersioningConfiguration{Status: s3types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// inputsLeft lists the versions and delete markers of a command's
+// standard input left in the bucket.
+func inputsLeft(t *testing.T, c clients, bucket string) []string {
+	t.Helper()
 	var left []string
-	versions, err := c.s3.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(bucket), Prefix: aws.String(names.CommandPrefix + "/")})
+	versions, err := c.s3.ListObjectVersions(context.Background(), &s3.ListObjectVersionsInput{Bucket: aws.String(bucket), Prefix: aws.String(names.CommandPrefix + "/")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,9 +239,7 @@ func TestDockerSendsNeitherTypedWordsNorStdinInTheParameters(t *testing.T) {
 			left = append(left, aws.ToString(v.Key)+"@"+aws.ToString(v.VersionId)+" (delete marker)")
 		}
 	}
-	if len(left) > 0 {
-		t.Errorf("the standard input is left in the bucket: %v", left)
-	}
+	return left
 }
 
 // Bad input to docker is refused with exit 2 before anything is read,
@@ -262,10 +275,12 @@ func TestDockerRefusesBadInputBeforeUploading(t *testing.T) {
 
 // Ctrl-C cancels the command on the node and exits 130.
 func TestDockerCtrlCCancels(t *testing.T) {
-	newCluster(t)
+	c, bucket := newCluster(t)
+	versioned(t, c, bucket)
 	f, url := runCommandEndpoint(t)
-	cmd := exec.Command(binary, "docker", "-j", "core", "--", "service", "create", "--name", "web", "busybox")
+	cmd := exec.Command(binary, "docker", "-j", "core", "--", "secret", "create", "db", "-")
 	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
+	cmd.Stdin = strings.NewReader("pw")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {
@@ -289,6 +304,10 @@ func TestDockerCtrlCCancels(t *testing.T) {
 	}
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 || !strings.Contains(errOut.String(), "cancelled command "+sent.ID) {
 		t.Errorf("exit %v, stderr:\n%s", err, errOut.String())
+	}
+	// The standard input is deleted on Ctrl-C too, every version.
+	if left := inputsLeft(t, c, bucket); len(left) > 0 {
+		t.Errorf("the standard input is left in the bucket: %v", left)
 	}
 }
 
