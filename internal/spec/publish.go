@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -301,11 +302,21 @@ func checkPorts(path string, ports Ports) error {
 		}
 		seen[p.Port] = s
 		if why, ok := hostPorts[p.NodePort]; ok {
-			return invalid(path, "node port %d is %s: the host's ports 22, 2375, 2376, 2377, 7946 and 4789 are refused; publish the service on another node port (PORT:NODEPORT, e.g. %d:30%03d)",
-				p.NodePort, why, p.Port, p.NodePort%1000)
+			return invalid(path, "node port %d is %s: the host's ports %s are refused; publish the service on another node port (PORT:NODEPORT, e.g. %d:30%03d)",
+				p.NodePort, why, hostPortList(), p.Port, p.NodePort%1000)
 		}
 	}
 	return nil
+}
+
+// hostPortList spells the host's ports: 22, 2375, ... and 7946.
+func hostPortList() string {
+	ports := slices.Sorted(maps.Keys(hostPorts))
+	words := make([]string, len(ports))
+	for i, p := range ports {
+		words[i] = strconv.Itoa(p)
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // checkAllowFrom checks who may connect: IPv4 CIDRs (the security group's
