@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -21,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/clusterctl/clusterctl/internal/names"
@@ -116,7 +119,7 @@ func TestDockerRunsOnTheLeader(t *testing.T) {
 	}
 	if aws.ToString(cmd.DocumentName) != "AWS-RunShellScript" ||
 		aws.ToString(cmd.OutputS3BucketName) != bucket || !strings.HasPrefix(aws.ToString(cmd.OutputS3KeyPrefix), names.CommandPrefix+"/") ||
-		!strings.Contains(script, "docker node ls </dev/null") {
+		!strings.Contains(script, `docker "$@" </dev/null`) || !strings.Contains(script, "'"+base64.StdEncoding.EncodeToString([]byte("node"))+"'") {
 		t.Errorf("command sent: document %s, output s3://%s/%s, script:\n%s",
 			aws.ToString(cmd.DocumentName), aws.ToString(cmd.OutputS3BucketName), aws.ToString(cmd.OutputS3KeyPrefix), script)
 	}
@@ -149,17 +152,135 @@ func TestDockerWithoutSnapshotSendsStdin(t *testing.T) {
 		t.Fatalf("sent %+v", sent)
 	}
 	script := sent[0].Parameters["commands"][0]
-	if !strings.Contains(script, "base64 -d") || !strings.Contains(script, "docker stack deploy -c - app <\"$in\"") {
-		t.Errorf("script does not carry the input:\n%s", script)
+	if !strings.Contains(script, "get commands/") || !strings.Contains(script, `docker "$@" <"$in"`) || strings.Contains(script, "services:") {
+		t.Errorf("script does not fetch the input from the bucket:\n%s", script)
+	}
+}
+
+// Nothing typed reaches Run Command's parameters in a form Systems Manager
+// resolves ({{ssm:NAME}} is replaced in them before the script runs, so a
+// parameter's value would reach the node's shell unquoted), and standard
+// input is never in them, however small: Run Command keeps them for 30
+// days, readable with ssm:ListCommands. It goes through the bucket, and
+// no version of it is left there once the command ended. What moto
+// recorded is what is checked.
+func TestDockerSendsNeitherTypedWordsNorStdinInTheParameters(t *testing.T) {
+	c, bucket := newCluster(t)
+	ctx := context.Background()
+	api := ssmClient(t)
+	// A value that would break out of the quoting were it resolved.
+	if _, err := api.PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String("/prod/db"), Value: aws.String("x'; id; echo '"), Type: "String"}); err != nil {
+		t.Fatal(err)
+	}
+	versioned(t, c, bucket)
+	f, url := runCommandEndpoint(t)
+	playAgent(t, c, f, "created\n", "", 0)
+	secret := "pw-0f3c9a7e"
+	docker := func(stdin string, args ...string) result {
+		cmd := exec.Command(binary, append([]string{"docker", "-j", "core", "--"}, args...)...)
+		cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
+		cmd.Stdin = strings.NewReader(stdin)
+		return runCommand(t, cmd)
+	}
+	if r := docker(secret, "secret", "create", "db", "-"); r.code != 0 || r.stdout != "created\n" {
+		t.Fatalf("secret create:\n%s", r)
+	}
+	if r := docker("", "service", "create", "--env", "D={{ssm:/prod/db}}", "--env", "S={{ssm-secure:/prod/pw}}", "nginx"); r.code != 0 {
+		t.Fatalf("service create:\n%s", r)
+	}
+	list, err := api.ListCommands(ctx, &ssm.ListCommandsInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Commands) != 2 {
+		t.Fatalf("%d commands sent, want 2", len(list.Commands))
+	}
+	for _, cmd := range list.Commands {
+		params, _ := json.Marshal(cmd.Parameters)
+		for _, bad := range []string{"{{", "ssm:/prod", secret, base64.StdEncoding.EncodeToString([]byte(secret)), base64.RawStdEncoding.EncodeToString([]byte(secret)),
+			base64.URLEncoding.EncodeToString([]byte(secret)), hex.EncodeToString([]byte(secret))} {
+			if strings.Contains(string(params), bad) {
+				t.Errorf("command %s's parameters hold %q:\n%s", aws.ToString(cmd.CommandId), bad, params)
+			}
+		}
+	}
+	if left := inputsLeft(t, c, bucket); len(left) > 0 {
+		t.Errorf("the standard input is left in the bucket: %v", left)
+	}
+}
+
+// versioned turns the cluster bucket's versioning on: the core's template
+// does, moto's CloudFormation does not apply it, so the test does, as AWS
+// would have.
+func versioned(t *testing.T, c clients, bucket string) {
+	t.Helper()
+	if _, err := c.s3.PutBucketVersioning(context.Background(), &s3.PutBucketVersioningInput{Bucket: aws.String(bucket),
+		VersioningConfiguration: &s3types.VersioningConfiguration{Status: s3types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// inputsLeft lists the versions and delete markers of a command's
+// standard input left in the bucket.
+func inputsLeft(t *testing.T, c clients, bucket string) []string {
+	t.Helper()
+	var left []string
+	versions, err := c.s3.ListObjectVersions(context.Background(), &s3.ListObjectVersionsInput{Bucket: aws.String(bucket), Prefix: aws.String(names.CommandPrefix + "/")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range versions.Versions {
+		if strings.HasSuffix(aws.ToString(v.Key), "/stdin") {
+			left = append(left, aws.ToString(v.Key)+"@"+aws.ToString(v.VersionId))
+		}
+	}
+	for _, v := range versions.DeleteMarkers {
+		if strings.HasSuffix(aws.ToString(v.Key), "/stdin") {
+			left = append(left, aws.ToString(v.Key)+"@"+aws.ToString(v.VersionId)+" (delete marker)")
+		}
+	}
+	return left
+}
+
+// Bad input to docker is refused with exit 2 before anything is read,
+// sent or uploaded.
+func TestDockerRefusesBadInputBeforeUploading(t *testing.T) {
+	c, bucket := newCluster(t)
+	f, url := runCommandEndpoint(t)
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		// --timeout: were it sent, nothing would play the agent.
+		{[]string{"--timeout", "30s", "docker", "-j", "core", "--", "config", "create", "c", strings.Repeat("x", 16<<10)}, "too long"},
+		{[]string{"--timeout", "30s", "docker", "-j", "core", "--", "service", "create", "--env", "A=\xff", "nginx"}, "not valid UTF-8"},
+		{[]string{"--timeout", "49h", "docker", "-j", "core", "--", "node", "ls"}, "48h"},
+	} {
+		cmd := exec.Command(binary, tc.args...)
+		cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
+		cmd.Stdin = strings.NewReader("some input")
+		r := runCommand(t, cmd)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.says) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("%.80q:\n%s", tc.args, r)
+		}
+	}
+	if n := len(f.Commands()); n != 0 {
+		t.Errorf("%d commands sent", n)
+	}
+	versions, err := c.s3.ListObjectVersions(context.Background(), &s3.ListObjectVersionsInput{Bucket: aws.String(bucket), Prefix: aws.String(names.CommandPrefix + "/")})
+	if err != nil || len(versions.Versions)+len(versions.DeleteMarkers) != 0 {
+		t.Errorf("uploaded: %+v, %v", versions.Versions, err)
 	}
 }
 
 // Ctrl-C cancels the command on the node and exits 130.
 func TestDockerCtrlCCancels(t *testing.T) {
-	newCluster(t)
+	c, bucket := newCluster(t)
+	versioned(t, c, bucket)
 	f, url := runCommandEndpoint(t)
-	cmd := exec.Command(binary, "docker", "-j", "core", "--", "service", "create", "--name", "web", "busybox")
+	cmd := exec.Command(binary, "docker", "-j", "core", "--", "secret", "create", "db", "-")
 	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
+	cmd.Stdin = strings.NewReader("pw")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {
@@ -183,6 +304,10 @@ func TestDockerCtrlCCancels(t *testing.T) {
 	}
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 || !strings.Contains(errOut.String(), "cancelled command "+sent.ID) {
 		t.Errorf("exit %v, stderr:\n%s", err, errOut.String())
+	}
+	// The standard input is deleted on Ctrl-C too, every version.
+	if left := inputsLeft(t, c, bucket); len(left) > 0 {
+		t.Errorf("the standard input is left in the bucket: %v", left)
 	}
 }
 

@@ -22,19 +22,28 @@ func (c *DockerCmd) Run(app *App) error {
 		// kong passes the separator through with what follows it.
 		c.Args = c.Args[1:]
 	}
-	check := app.textOnly("docker")
+	// Checked on the command line as received: the parser replaces
+	// invalid bytes.
+	check := remote.CheckUTF8(app.Args)
+	if check == nil {
+		check = app.textOnly("docker")
+	}
 	if check == nil {
 		check = checkCluster(c.Cluster, "-j/--join")
 	}
 	if check == nil {
 		check = remote.CheckDocker(c.Args, app.IO.InTTY)
 	}
+	if check == nil {
+		check = remote.Check(c.Args, app.Globals.Timeout)
+	}
 	if check != nil {
 		return check
 	}
 	var stdin []byte
 	if !app.IO.InTTY && app.IO.In != nil {
-		// Sent whole: the command on the node reads it from a file.
+		// Sent whole, through the bucket: the command on the node reads
+		// it from a file.
 		b, err := io.ReadAll(io.LimitReader(app.IO.In, remote.MaxInput+1))
 		if err != nil {
 			return fmt.Errorf("reading the standard input: %w", err)
@@ -61,6 +70,9 @@ func (c *DockerCmd) Run(app *App) error {
 		return err
 	}
 	app.IO.ErrOut.Write(res.Stderr)
+	if res.InputLeft != nil {
+		fmt.Fprintf(app.IO.ErrOut, "clusterctl: warning: %v\n", res.InputLeft)
+	}
 	if res.Truncated {
 		fmt.Fprintf(app.IO.ErrOut, "clusterctl: the output of command %s was not in the cluster bucket; what Run Command kept of it is shown, perhaps truncated\n", res.CommandID)
 	}

@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,13 +16,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/enginetest"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
-	"github.com/clusterctl/clusterctl/internal/remote"
 )
 
 // accessService is what clusterctl docker, services and list-clusters run
@@ -34,11 +35,19 @@ func (tc *testCluster) accessService() *cluster.Service {
 }
 
 // startAgent starts a node's SSM agent stand-in, which uploads output to
-// moto as the agent does with the instance's role.
+// moto as the agent does with the instance's role, and resolves the
+// parameters a command names from moto's Parameter Store.
 func startAgent(tc *testCluster, n *enginetest.Node) {
+	api := ssm.NewFromConfig(awsConfig())
 	n.StartSSMAgent(func(ctx context.Context, bucket, key string, body []byte) error {
 		_, err := tc.c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)})
 		return err
+	}, func(ctx context.Context, name string) (string, error) {
+		out, err := api.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
+		if err != nil {
+			return "", err
+		}
+		return aws.ToString(out.Parameter.Value), nil
 	})
 }
 
@@ -118,8 +127,68 @@ func TestDockerOnRealSwarm(t *testing.T) {
 		t.Errorf("service created: labels %q, env %q, args %q", spec[0].Spec.Labels, cs.Env, cs.Args)
 	}
 
-	// A compose file on standard input, larger than what is sent inline:
-	// through the bucket.
+	// A parameter reference typed in an argument reaches docker as typed:
+	// Systems Manager (here its stand-in) resolves {{ssm:NAME}} in the
+	// command's parameters, where a value that closes the quoting would
+	// run as root on the leader.
+	pwned := filepath.Join(t.TempDir(), "pwned")
+	inject := "x'; touch " + pwned + "; echo '"
+	for _, p := range []struct {
+		name string
+		kind ssmtypes.ParameterType
+	}{{"/" + tc.name + "/db", ssmtypes.ParameterTypeString}, {"/" + tc.name + "/pw", ssmtypes.ParameterTypeSecureString}} {
+		if _, err := ssm.NewFromConfig(awsConfig()).PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String(p.name), Value: aws.String(inject), Type: p.kind}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// (In labels: docker would expand {{ }} in --env as its own template.)
+	refs := map[string]string{"d": "{{ssm:/" + tc.name + "/db}}", "s": "{{ssm-secure:/" + tc.name + "/pw}}"}
+	r = run(nil, "service", "create", "--detach", "--name", "refs", "--no-resolve-image", "--network", "host", "--label", "d="+refs["d"], "--label", "s="+refs["s"],
+		"--constraint", "engine.labels.clusterctl.group==g", enginetest.Image, "sleep", "3600")
+	if _, err := os.Stat(pwned); err == nil {
+		t.Errorf("a parameter's value ran on the leader: %+v", r)
+	}
+	if r.code != 0 {
+		t.Fatalf("service create refs: %+v", r)
+	}
+	spec = nil
+	if err := json.Unmarshal([]byte(dockerOn(t, control, "service", "inspect", "refs")), &spec); err != nil || len(spec) != 1 {
+		t.Fatalf("service inspect: %v", err)
+	}
+	if l := spec[0].Spec.Labels; l["d"] != refs["d"] || l["s"] != refs["s"] {
+		t.Errorf("service refs's labels %q, want %q", l, refs)
+	}
+
+	// A secret on standard input: through the bucket, never in the
+	// command's parameters, and no version of it left once it ran.
+	secret := "pw-" + tc.name
+	sentBefore := len(lab.AWS.RunCommand().Commands())
+	r = run([]byte(secret), "secret", "create", "db", "-")
+	if r.code != 0 {
+		t.Fatalf("secret create: %+v", r)
+	}
+	if out := dockerOn(t, control, "secret", "ls", "--format", "{{.Name}}"); out != "db" {
+		t.Errorf("secrets: %q", out)
+	}
+	for _, c := range lab.AWS.RunCommand().Commands()[sentBefore:] {
+		params := fmt.Sprint(c.Parameters)
+		for _, enc := range []string{secret, base64.StdEncoding.EncodeToString([]byte(secret)), base64.RawStdEncoding.EncodeToString([]byte(secret))} {
+			if strings.Contains(params, enc) {
+				t.Errorf("command %s's parameters hold %q", c.ID, enc)
+			}
+		}
+	}
+	versions, err := tc.c.s3.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(tc.bucket), Prefix: aws.String(names.CommandPrefix + "/")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range versions.Versions {
+		if strings.HasSuffix(aws.ToString(v.Key), "/stdin") {
+			t.Errorf("left in the bucket: %s (version %s)", aws.ToString(v.Key), aws.ToString(v.VersionId))
+		}
+	}
+
+	// A compose file on standard input: through the bucket.
 	compose := fmt.Sprintf(`version: "3.8"
 services:
   web:
@@ -135,7 +204,6 @@ networks:
     external: true
     name: host
 `, enginetest.Image)
-	compose += strings.Repeat("# padding, so that the file goes through the bucket\n", remote.InlineInput/40)
 	// The node agent fetches it: the node's AWS CLI (the lab's stand-in,
 	// first on its PATH) now fails if anything runs it.
 	if err := os.WriteFile(filepath.Join(control.Dir(), "bin", "aws"), []byte("#!/bin/sh\necho 'no AWS CLI on this node' >&2\nexit 1\n"), 0o755); err != nil {
@@ -166,7 +234,7 @@ networks:
 		t.Fatalf("service create huge: %+v", r)
 	}
 	var list *cluster.ServiceList
-	eventually(t, time.Minute, "services shows the three services", func() (bool, string) {
+	eventually(t, time.Minute, "services shows the four services", func() (bool, string) {
 		var err error
 		list, err = svc.Services(ctx, tc.name, "")
 		if err != nil {
@@ -176,8 +244,8 @@ networks:
 		for _, s := range list.Services {
 			byName[s.Name] = s
 		}
-		q, h, w := byName["quoted"], byName["huge"], byName["app_web"]
-		return q.Running == 1 && w.Running == 2 && strings.Contains(h.Pending, "insufficient resources"), fmt.Sprintf("%+v", list.Services)
+		q, h, w, refs := byName["quoted"], byName["huge"], byName["app_web"], byName["refs"]
+		return q.Running == 1 && refs.Running == 1 && w.Running == 2 && strings.Contains(h.Pending, "insufficient resources"), fmt.Sprintf("%+v", list.Services)
 	})
 	agentIDs := map[string]bool{g.instances[0].id: true, g.instances[1].id: true}
 	for _, s := range list.Services {
@@ -197,7 +265,7 @@ networks:
 			}
 		}
 	}
-	if table := query.ServicesTable(list.Services, false); len(table.Rows) != 3 {
+	if table := query.ServicesTable(list.Services, false); len(table.Rows) != 4 {
 		t.Errorf("services table: %v", table.Rows)
 	}
 
@@ -210,7 +278,7 @@ networks:
 	for _, c := range clusters {
 		if c.Cluster == tc.name {
 			found = true
-			if c.Nodes == nil || *c.Nodes != 3 || c.Services == nil || *c.Services != 3 || c.Groups != 1 {
+			if c.Nodes == nil || *c.Nodes != 3 || c.Services == nil || *c.Services != 4 || c.Groups != 1 {
 				t.Errorf("list-clusters: %+v", c)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"syscall"
 	"time"
@@ -23,18 +24,28 @@ import (
 // script, as root, in the node's namespace — and writes stdout and stderr
 // where the agent writes them in the output bucket, then reports the exit
 // code. CancelCommand stops the script as the agent does (SIGTERM to its
-// process group, SIGKILL after a grace).
+// process group, SIGKILL after a grace). As Systems Manager does, it
+// first replaces {{ssm:NAME}} and {{ssm-secure:NAME}} in the commands by
+// the parameter's value (resolve reads it).
 
 // Put writes one object to the bucket (the agent's upload with the
 // instance's role).
 type Put func(ctx context.Context, bucket, key string, body []byte) error
 
+// Resolve reads a Parameter Store value (decrypted) for {{ssm:NAME}}.
+type Resolve func(ctx context.Context, name string) (string, error)
+
+// parameterRef is a parameter reference Systems Manager resolves in a
+// command's parameters.
+var parameterRef = regexp.MustCompile(`\{\{\s*(ssm|ssm-secure):([^}\s]+)\s*\}\}`)
+
 // agents routes the commands sent to the nodes whose agent runs.
 type agents struct {
-	once  sync.Once
-	mu    sync.Mutex
-	nodes map[string]*Node // by instance id
-	put   Put
+	once    sync.Once
+	mu      sync.Mutex
+	nodes   map[string]*Node // by instance id
+	put     Put
+	resolve Resolve
 }
 
 // RunCommand is the lab's Run Command: the commands sent, and how each
@@ -42,15 +53,16 @@ type agents struct {
 func (a *AWS) RunCommand() *ssmfake.RunCommand { return a.runCommand }
 
 // StartSSMAgent starts the node's SSM agent stand-in: from now on it runs
-// the commands sent to its instance, writing their output with put.
-func (n *Node) StartSSMAgent(put Put) {
+// the commands sent to its instance, writing their output with put, the
+// parameters they name read with resolve.
+func (n *Node) StartSSMAgent(put Put, resolve Resolve) {
 	a := n.lab.AWS
 	a.agents.mu.Lock()
 	if a.agents.nodes == nil {
 		a.agents.nodes = map[string]*Node{}
 	}
 	a.agents.nodes[n.Spec.InstanceID] = n
-	a.agents.put = put
+	a.agents.put, a.agents.resolve = put, resolve
 	a.agents.mu.Unlock()
 	a.agents.once.Do(func() { go a.dispatch() })
 }
@@ -60,16 +72,16 @@ func (n *Node) StartSSMAgent(put Put) {
 func (a *AWS) dispatch() {
 	for c := range a.runCommand.Sent() {
 		a.agents.mu.Lock()
-		n, put := a.agents.nodes[c.Instance], a.agents.put
+		n, put, resolve := a.agents.nodes[c.Instance], a.agents.put, a.agents.resolve
 		a.agents.mu.Unlock()
 		if n != nil && c.Document == remote.Document {
-			go n.runShellScript(a.runCommand, c, put)
+			go n.runShellScript(a.runCommand, c, put, resolve)
 		}
 	}
 }
 
 // runShellScript runs one command as the agent does and reports it.
-func (n *Node) runShellScript(rc *ssmfake.RunCommand, c *ssmfake.Command, put Put) {
+func (n *Node) runShellScript(rc *ssmfake.RunCommand, c *ssmfake.Command, put Put, resolve Resolve) {
 	rc.Start(c)
 	dir := filepath.Join(n.dir, "ssm", c.ID)
 	code := 1
@@ -89,6 +101,21 @@ func (n *Node) runShellScript(rc *ssmfake.RunCommand, c *ssmfake.Command, put Pu
 	script := ""
 	for _, line := range c.Parameters["commands"] {
 		script += line + "\n"
+	}
+	var unresolved error
+	script = parameterRef.ReplaceAllStringFunc(script, func(ref string) string {
+		name := parameterRef.FindStringSubmatch(ref)[2]
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		v, err := resolve(ctx, name)
+		if err != nil {
+			unresolved = err
+		}
+		return v
+	})
+	if unresolved != nil {
+		fmt.Fprintf(&stderr, "ssm agent stand-in: resolving a parameter: %v\n", unresolved)
+		return
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fmt.Fprintln(&stderr, err)

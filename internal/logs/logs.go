@@ -45,6 +45,11 @@ type Request struct {
 	// Lookback is how far before the newest event seen a poll reads again,
 	// for events that reach CloudWatch late (they are shown once).
 	Lookback time.Duration
+	// StreamRefresh is how often, following a node, its streams are
+	// listed again (a container started since has a new one; 0:
+	// DefaultStreamRefresh): listing them pages through every stream of
+	// the group.
+	StreamRefresh time.Duration
 	// Now is the clock (nil: the system's).
 	Now func() time.Time
 }
@@ -54,6 +59,15 @@ const (
 	DefaultPollMin  = time.Second
 	DefaultPollMax  = 10 * time.Second
 	DefaultLookback = 2 * time.Minute
+	// DefaultStreamRefresh is how often a followed node's streams are
+	// listed again.
+	DefaultStreamRefresh = time.Minute
+	// tailWindow is the first span --tail reads back from the end; each
+	// next one is four times longer, until enough events are found.
+	tailWindow = time.Minute
+	// tailAll is how far back --tail goes in windows; past it, the last
+	// window reaches the start of the group.
+	tailAll = 2 * 365 * 24 * time.Hour
 	// maxStreamNames is what FilterLogEvents takes in logStreamNames.
 	maxStreamNames = 100
 )
@@ -112,6 +126,10 @@ func cutLast(s, sep string) (string, string, bool) {
 
 // Read reads the events req asks for and hands them to emit in time
 // order, each once. Following, it returns when ctx ends, with ctx's error.
+// What it reads is bounded by what it prints: --tail reads back from the
+// end only as far as it needs, holding no more than it prints; a poll
+// reads from a little before the newest event seen or the previous poll,
+// whichever is later.
 func Read(ctx context.Context, api API, req Request, emit func(Event) error) error {
 	if req.Now == nil {
 		req.Now = time.Now
@@ -125,24 +143,38 @@ func Read(ctx context.Context, api API, req Request, emit func(Event) error) err
 	if req.Lookback <= 0 {
 		req.Lookback = DefaultLookback
 	}
+	if req.StreamRefresh <= 0 {
+		req.StreamRefresh = DefaultStreamRefresh
+	}
 	r := reader{api: api, req: req, seen: map[string]int64{}}
-	evs, err := r.fetch(ctx, req.Since)
+	polled := req.Now()
+	var evs []Event
+	var err error
+	if req.Tail > 0 {
+		evs, err = r.tail(ctx)
+	} else {
+		evs, err = r.fetch(ctx, req.Since, req.Until, 0)
+	}
 	if err != nil {
 		return err
-	}
-	if req.Tail > 0 && len(evs) > req.Tail {
-		// The ones left out are seen all the same: a poll must not bring
-		// them back.
-		for _, e := range evs[:len(evs)-req.Tail] {
-			r.mark(e)
-		}
-		evs = evs[len(evs)-req.Tail:]
 	}
 	if err := r.emit(evs, emit); err != nil {
 		return err
 	}
 	if !req.Follow {
 		return nil
+	}
+	if req.Tail > 0 && r.newest > 0 {
+		// The events the tail left out within the lookback are seen all
+		// the same: a poll must not bring them back.
+		newest := time.UnixMilli(r.newest)
+		hidden, err := r.fetch(ctx, later(newest.Add(-req.Lookback), req.Since), newest, 0)
+		if err != nil {
+			return err
+		}
+		for _, e := range hidden {
+			r.mark(e)
+		}
 	}
 	wait := req.PollMin
 	for {
@@ -154,14 +186,17 @@ func Read(ctx context.Context, api API, req Request, emit func(Event) error) err
 			return ctx.Err()
 		case <-time.After(wait):
 		}
-		from := req.Since
+		// From a little before the newest event seen or the previous
+		// poll, whichever is later: an event reaching CloudWatch late is
+		// read again, but not a day of them when the newest is old, nor
+		// the whole group before anything matched.
+		from := polled
 		if r.newest > 0 {
-			from = time.UnixMilli(r.newest).Add(-req.Lookback)
-			if from.Before(req.Since) {
-				from = req.Since
-			}
+			from = later(time.UnixMilli(r.newest), polled)
 		}
-		evs, err := r.fetch(ctx, from)
+		from = later(from.Add(-req.Lookback), req.Since)
+		polled = req.Now()
+		evs, err := r.fetch(ctx, from, req.Until, 0)
 		if err != nil {
 			return err
 		}
@@ -178,11 +213,56 @@ func Read(ctx context.Context, api API, req Request, emit func(Event) error) err
 	}
 }
 
+// later is the later of two times (zero: unbounded, the earliest).
+func later(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return b
+	}
+	return a
+}
+
+// tail reads the last Tail events of the range: from its end back, in
+// windows each four times longer than the one before, keeping of each
+// only what is still missing, until Tail are found or the range (or the
+// group) starts.
+func (r *reader) tail(ctx context.Context) ([]Event, error) {
+	hi := r.req.Until
+	if hi.IsZero() {
+		hi = r.req.Now()
+	}
+	floor := hi.Add(-tailAll)
+	to := r.req.Until // the first window to the range's end
+	var got []Event
+	for w := tailWindow; ; w *= 4 {
+		lo := hi.Add(-w)
+		last := false
+		switch {
+		case !r.req.Since.IsZero() && !lo.After(r.req.Since):
+			lo, last = r.req.Since, true
+		case lo.Before(floor):
+			lo, last = time.Time{}, true
+		}
+		evs, err := r.fetch(ctx, lo, to, r.req.Tail-len(got))
+		if err != nil {
+			return nil, err
+		}
+		got = append(evs, got...)
+		if len(got) >= r.req.Tail || last {
+			return got, nil
+		}
+		// EndTime is inclusive: the next window ends just before.
+		hi, to = lo, lo.Add(-time.Millisecond)
+	}
+}
+
 type reader struct {
 	api    API
 	req    Request
 	seen   map[string]int64 // event id: timestamp (ms), within the lookback
 	newest int64            // the newest timestamp seen (ms)
+	// streams are the node's streams, as listed at listed.
+	streams []string
+	listed  time.Time
 }
 
 func (r *reader) mark(e Event) {
@@ -223,15 +303,16 @@ func (r *reader) prune(lookback time.Duration) {
 	}
 }
 
-// fetch reads every event from from (zero: the start) to the request's
-// end, every page, in time order.
-func (r *reader) fetch(ctx context.Context, from time.Time) ([]Event, error) {
+// fetch reads the events from from to to (zero: unbounded), every page,
+// in time order; keep > 0 keeps only the last keep of them, holding no
+// more than twice that.
+func (r *reader) fetch(ctx context.Context, from, to time.Time, keep int) ([]Event, error) {
 	base := cloudwatchlogs.FilterLogEventsInput{LogGroupName: aws.String(r.req.Group)}
 	if !from.IsZero() {
 		base.StartTime = aws.Int64(from.UnixMilli())
 	}
-	if !r.req.Until.IsZero() {
-		base.EndTime = aws.Int64(r.req.Until.UnixMilli())
+	if !to.IsZero() {
+		base.EndTime = aws.Int64(to.UnixMilli())
 	}
 	if r.req.Grep != "" {
 		base.FilterPattern = aws.String(r.req.Grep)
@@ -270,15 +351,34 @@ func (r *reader) fetch(ctx context.Context, from time.Time) ([]Event, error) {
 					out = append(out, ev)
 				}
 			}
+			if keep > 0 && len(out) > 2*keep {
+				out = lastOf(out, keep)
+			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Event) int {
+	if keep > 0 {
+		return lastOf(out, keep), nil
+	}
+	sortEvents(out)
+	return out, nil
+}
+
+// lastOf keeps the last keep events, in time order.
+func lastOf(evs []Event, keep int) []Event {
+	sortEvents(evs)
+	if len(evs) > keep {
+		evs = slices.Clone(evs[len(evs)-keep:])
+	}
+	return evs
+}
+
+func sortEvents(evs []Event) {
+	slices.SortStableFunc(evs, func(a, b Event) int {
 		if c := a.Time.Compare(b.Time); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Stream, b.Stream)
 	})
-	return out, nil
 }
 
 func (r *reader) servicePrefix() string { return names.LogStreamService + r.req.Service + "/" }
@@ -299,8 +399,14 @@ func (r *reader) event(e types.FilteredLogEvent) (Event, bool) {
 }
 
 // nodeStreams lists the node's streams: its own (without a service) and
-// its containers', of the service only when one is asked for.
+// its containers', of the service only when one is asked for. The list is
+// kept for StreamRefresh: following, a poll does not page through every
+// stream of the group.
 func (r *reader) nodeStreams(ctx context.Context) ([]string, error) {
+	if r.streams != nil && r.req.Now().Sub(r.listed) < r.req.StreamRefresh {
+		return r.streams, nil
+	}
+	listed := r.req.Now()
 	in := &cloudwatchlogs.DescribeLogStreamsInput{LogGroupName: aws.String(r.req.Group)}
 	if r.req.Service != "" {
 		in.LogStreamNamePrefix = aws.String(r.servicePrefix())
@@ -321,5 +427,9 @@ func (r *reader) nodeStreams(ctx context.Context) ([]string, error) {
 			}
 		}
 	}
+	if out == nil {
+		out = []string{}
+	}
+	r.streams, r.listed = out, listed
 	return out, nil
 }

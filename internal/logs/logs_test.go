@@ -22,6 +22,12 @@ type fakeLogs struct {
 	mu     sync.Mutex
 	events []types.FilteredLogEvent // in arrival order
 	calls  int
+	// starts are the StartTime of each FilterLogEvents call (-1: none),
+	// returned how many events were handed out, describes how many pages
+	// of streams.
+	starts    []int64
+	returned  int
+	describes int
 }
 
 func (f *fakeLogs) put(stream string, ms int64, msg string) {
@@ -35,6 +41,12 @@ func (f *fakeLogs) FilterLogEvents(_ context.Context, in *cloudwatchlogs.FilterL
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
+	if in.NextToken == nil {
+		f.starts = append(f.starts, aws.ToInt64(in.StartTime))
+		if in.StartTime == nil {
+			f.starts[len(f.starts)-1] = -1
+		}
+	}
 	var match []types.FilteredLogEvent
 	for _, e := range f.events {
 		ts := aws.ToInt64(e.Timestamp)
@@ -56,6 +68,7 @@ func (f *fakeLogs) FilterLogEvents(_ context.Context, in *cloudwatchlogs.FilterL
 	}
 	end := min(start+2, len(match))
 	out := &cloudwatchlogs.FilterLogEventsOutput{Events: match[start:end]}
+	f.returned += end - start
 	if end < len(match) {
 		out.NextToken = aws.String(strconv.Itoa(end))
 	}
@@ -65,6 +78,7 @@ func (f *fakeLogs) FilterLogEvents(_ context.Context, in *cloudwatchlogs.FilterL
 func (f *fakeLogs) DescribeLogStreams(context.Context, *cloudwatchlogs.DescribeLogStreamsInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.DescribeLogStreamsOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.describes++
 	seen := map[string]bool{}
 	var out cloudwatchlogs.DescribeLogStreamsOutput
 	for _, e := range f.events {
@@ -157,6 +171,120 @@ func TestFollowNoGapNoDuplicate(t *testing.T) {
 	if want := []string{"first", "second", "third", "new", "late"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
+}
+
+// --tail without --since reads back from the end only as far as it needs:
+// not the whole retention.
+func TestTailReadsOnlyWhatItPrints(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		name  string
+		req   Request
+		want  []string
+		reads int // events handed out, at most
+	}{
+		{"tail 3", Request{Tail: 3}, []string{"ev 2", "ev 1", "ev 0"}, 12},
+		{"tail 3 of a node", Request{Tail: 3, Node: "i-0aaaaaaaa"}, []string{"ev 2", "ev 1", "ev 0"}, 12},
+		{"tail 3 since 2h", Request{Tail: 3, Since: now.Add(-150 * time.Minute)}, []string{"ev 2", "ev 1", "ev 0"}, 12},
+		{"tail 5 since 150m: only 3 in range", Request{Tail: 5, Since: now.Add(-150 * time.Minute)}, []string{"ev 2", "ev 1", "ev 0"}, 12},
+		{"tail 2 of the first ones", Request{Tail: 2, Until: now.Add(-998 * time.Hour)}, []string{"ev 999", "ev 998"}, 12},
+		{"tail over everything", Request{Tail: 2000}, nil, 1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeLogs{}
+			// An event an hour, for a thousand hours.
+			for i := 999; i >= 0; i-- {
+				f.put("service/web/web.1.t@i-0aaaaaaaa", now.Add(-time.Duration(i)*time.Hour-30*time.Minute).UnixMilli(), fmt.Sprint("ev ", i))
+			}
+			req := tc.req
+			req.Group, req.Now = "/clusterctl/c", func() time.Time { return now }
+			var got []string
+			if err := Read(context.Background(), f, req, func(e Event) error { got = append(got, e.Message); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == nil {
+				if len(got) != 1000 || got[0] != "ev 999" || got[999] != "ev 0" {
+					t.Errorf("got %d events (%q...)", len(got), got[:min(3, len(got))])
+				}
+			} else if !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+			if f.returned > tc.reads {
+				t.Errorf("%d events read to print %d", f.returned, len(got))
+			}
+		})
+	}
+}
+
+// Following, a poll reads from a little before the previous one: not
+// from the start of the group when nothing matched yet, nor from a day
+// ago when the newest event is that old; following a node, its streams
+// are listed once a refresh, not every poll.
+func TestFollowReadsFromThePreviousPoll(t *testing.T) {
+	for _, node := range []string{"", "i-0aaaaaaaa"} {
+		f := &fakeLogs{}
+		start := time.Now()
+		f.put("service/api/api.1.t@i-0aaaaaaaa", start.Add(-24*time.Hour).UnixMilli(), "not web")
+		f.put("service/web/web.1.t@i-0aaaaaaaa", start.Add(-24*time.Hour).UnixMilli(), "before --since")
+		since := time.Time{}
+		if node != "" {
+			since = start.Add(-time.Hour)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+		err := Read(ctx, f, Request{Group: "/clusterctl/c", Service: "web", Node: node, Since: since, Follow: true, PollMin: 5 * time.Millisecond, PollMax: 10 * time.Millisecond},
+			func(e Event) error {
+				if !since.IsZero() {
+					t.Errorf("printed %+v", e)
+				}
+				return nil
+			})
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Read: %v", err)
+		}
+		f.mu.Lock()
+		if len(f.starts) < 4 {
+			t.Fatalf("%d reads", len(f.starts))
+		}
+		for i, s := range f.starts[1:] {
+			if s < start.Add(-DefaultLookback-time.Second).UnixMilli() {
+				t.Errorf("node %q: poll %d read from %d, %s before the follow began", node, i+1, s, start.Sub(time.UnixMilli(s)))
+			}
+		}
+		if node != "" && f.describes != 1 {
+			t.Errorf("the node's streams listed %d times in %d polls", f.describes, len(f.starts))
+		}
+		f.mu.Unlock()
+	}
+}
+
+// Following a node, a stream that appears later (a container started
+// since) is read once its streams are listed again.
+func TestFollowNodeFindsNewStreams(t *testing.T) {
+	f := &fakeLogs{}
+	now := time.Now()
+	f.put("node/i-0aaaaaaaa", now.Add(-time.Second).UnixMilli(), "booted")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lines := make(chan string, 10)
+	done := make(chan error, 1)
+	go func() {
+		done <- Read(ctx, f, Request{Group: "/clusterctl/c", Node: "i-0aaaaaaaa", Follow: true, PollMin: 5 * time.Millisecond, PollMax: 10 * time.Millisecond, StreamRefresh: 30 * time.Millisecond},
+			func(e Event) error { lines <- e.Message; return nil })
+	}()
+	for _, want := range []string{"booted", "a new container"} {
+		select {
+		case l := <-lines:
+			if l != want {
+				t.Fatalf("got %q, want %q", l, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no %q", want)
+		}
+		f.put("container/web@i-0aaaaaaaa", time.Now().UnixMilli(), "a new container")
+	}
+	cancel()
+	<-done
 }
 
 func TestParseStream(t *testing.T) {

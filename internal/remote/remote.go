@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -32,28 +33,31 @@ type SSMAPI interface {
 	CancelCommand(ctx context.Context, in *ssm.CancelCommandInput, opts ...func(*ssm.Options)) (*ssm.CancelCommandOutput, error)
 }
 
-// S3API is what running a command needs from S3: a large standard input
-// put in the bucket, the output read from it.
+// S3API is what running a command needs from S3: the standard input put
+// in the bucket and every version of it deleted, the output read.
 type S3API interface {
 	PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	GetObject(ctx context.Context, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 	DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, opts ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
+	ListObjectVersions(ctx context.Context, in *s3.ListObjectVersionsInput, opts ...func(*s3.Options)) (*s3.ListObjectVersionsOutput, error)
 }
 
 // Document is the Run Command document the docker commands run with.
 const Document = "AWS-RunShellScript"
 
 const (
-	// InlineInput bounds the standard input sent inside the command (as
-	// base64, a third larger): SendCommand's parameters are limited in
-	// size (16 KiB is the bound we keep under), so a larger input goes
-	// through the bucket, where the node fetches it.
-	InlineInput = 8 << 10
-	// MaxInput bounds the standard input clusterctl reads and sends.
+	// MaxInput bounds the standard input clusterctl reads and sends. It
+	// always goes through the bucket, never in the command's parameters,
+	// which Run Command keeps in its history for anyone with
+	// ssm:ListCommands to read: its own limit, apart from the arguments'.
 	MaxInput = 256 << 20
-	// maxScript bounds the script itself, under SendCommand's limit:
-	// arguments that long are refused before anything is sent.
+	// maxScript bounds the script itself, under SendCommand's limit
+	// (16 KiB is the bound we keep under): arguments that long are
+	// refused before anything is sent or uploaded.
 	maxScript = 15 << 10
+	// MaxTimeout is Run Command's longest execution timeout (the
+	// document's executionTimeout, 48 hours).
+	MaxTimeout = 48 * time.Hour
 	// maxOutput bounds what is read of each output object.
 	maxOutput = 1 << 30
 	// deliveryTimeout is how long Systems Manager tries to deliver the
@@ -79,7 +83,7 @@ type Docker struct {
 	// Stdin is the standard input to send; nil for none (the command
 	// reads /dev/null).
 	Stdin  []byte
-	Bucket string // the cluster bucket: output and large input
+	Bucket string // the cluster bucket: output and input
 	Run    string // this run's id: its prefix under names.CommandPrefix
 	Region string // of the bucket, for a node without the node agent (aws s3 cp)
 	// Timeout bounds the command on the node; 0: an hour.
@@ -98,6 +102,9 @@ type Result struct {
 	// Truncated: the output objects were missing and the invocation's
 	// inline output (at most 24,000 characters) stands in for them.
 	Truncated bool
+	// InputLeft says why the standard input could not be deleted from
+	// the bucket after the command (nil: deleted, every version).
+	InputLeft error
 }
 
 // Runner runs docker commands through Run Command.
@@ -113,54 +120,111 @@ type Runner struct {
 }
 
 // Script is the shell script that runs docker with args on the node,
-// reading the standard input sent inline (in, when it is at most
-// InlineInput) or from inputKey in bucket ("" for none). Every argument is
-// one quoted word: the node's shell neither splits nor expands it.
-func Script(args []string, in []byte, bucket, inputKey, region string) string {
+// reading the standard input from inputKey in bucket ("" for none, then
+// /dev/null). Each argument travels in base64, decoded on the node into
+// one word of "$@": what the user typed is never in the parameters in a
+// form Systems Manager rewrites ({{ssm:NAME}} is resolved in them before
+// the script runs) nor one the shell re-reads. The standard input is
+// never in the script: Run Command keeps its parameters for 30 days.
+func Script(args []string, bucket, inputKey, region string) string {
 	var b strings.Builder
-	b.WriteString("# clusterctl docker\nset -u\n")
-	docker := "docker " + quoteArgs(args)
-	switch {
-	case inputKey != "":
-		fmt.Fprintf(&b, "in=$(mktemp) || exit 125\ntrap 'rm -f \"$in\"' EXIT\n")
-		// The node agent fetches it with the instance role; a manager of a
-		// core deployed before the agent has the AWS CLI instead.
-		fmt.Fprintf(&b, "agent=\"${CLUSTERCTL_ROOT:-}/usr/local/bin/clusterctl-node\"\n")
-		fmt.Fprintf(&b, "if [ -x \"$agent\" ]; then \"$agent\" get %s \"$in\"; else aws s3 cp --only-show-errors --region %s %s \"$in\"; fi ||\n",
-			shellWord(inputKey), shellWord(region), shellWord("s3://"+bucket+"/"+inputKey))
-		fmt.Fprintf(&b, "  { echo 'clusterctl: could not fetch the standard input from the cluster bucket' >&2; exit 125; }\n")
-		fmt.Fprintf(&b, "%s <\"$in\"\n", docker)
-	case in != nil:
-		fmt.Fprintf(&b, "in=$(mktemp) || exit 125\ntrap 'rm -f \"$in\"' EXIT\n")
-		fmt.Fprintf(&b, "printf '%%s' '%s' | base64 -d >\"$in\" || exit 125\n", base64.StdEncoding.EncodeToString(in))
-		fmt.Fprintf(&b, "%s <\"$in\"\n", docker)
-	default:
-		fmt.Fprintf(&b, "%s </dev/null\n", docker)
+	b.WriteString("# clusterctl docker\nset -u\nset --\n")
+	if len(args) > 0 {
+		b.WriteString("for w in")
+		for _, a := range args {
+			fmt.Fprintf(&b, " '%s'", base64.StdEncoding.EncodeToString([]byte(a)))
+		}
+		// The x keeps the trailing newlines command substitution strips.
+		b.WriteString("; do\n  a=$(printf '%s' \"$w\" | base64 -d && printf x) || exit 125\n  set -- \"$@\" \"${a%x}\"\ndone\n")
 	}
+	if inputKey == "" {
+		b.WriteString("docker \"$@\" </dev/null\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "in=$(mktemp) || exit 125\ntrap 'rm -f \"$in\"' EXIT\n")
+	// The node agent fetches it with the instance role; a manager of a
+	// core deployed before the agent has the AWS CLI instead.
+	fmt.Fprintf(&b, "agent=\"${CLUSTERCTL_ROOT:-}/usr/local/bin/clusterctl-node\"\n")
+	fmt.Fprintf(&b, "if [ -x \"$agent\" ]; then \"$agent\" get %s \"$in\"; else aws s3 cp --only-show-errors --region %s %s \"$in\"; fi ||\n",
+		shellWord(inputKey), shellWord(region), shellWord("s3://"+bucket+"/"+inputKey))
+	fmt.Fprintf(&b, "  { echo 'clusterctl: could not fetch the standard input from the cluster bucket' >&2; exit 125; }\n")
+	b.WriteString("docker \"$@\" <\"$in\"\n")
 	return b.String()
+}
+
+// Check refuses, before anything is read, sent or uploaded, docker
+// arguments that cannot be sent as typed and a timeout Run Command does
+// not take (exit 2).
+func Check(args []string, timeout time.Duration) error {
+	if err := CheckUTF8(args); err != nil {
+		return err
+	}
+	// The longest script these arguments make: with standard input, a
+	// bucket name of the longest and a long region and run id.
+	longest := Script(args, strings.Repeat("b", 63), names.CommandInputKey(strings.Repeat("r", 40)), "ap-southeast-5")
+	if n := len(longest); n > maxScript {
+		return errs.Usage("the docker arguments are too long to send (%d bytes of script, at most %d): put long content on standard input", n, maxScript)
+	}
+	if timeout > MaxTimeout {
+		return errs.Usage("--timeout %s is above Run Command's longest execution timeout, 48h", shortDuration(timeout))
+	}
+	return nil
+}
+
+// shortDuration spells d without trailing zero units: 49h, 48h30m.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// CheckUTF8 refuses an argument that is not valid UTF-8 rather than
+// send it changed: Run Command carries text only. It takes the command
+// line as the program received it (a parser may have replaced the
+// invalid bytes already).
+func CheckUTF8(args []string) error {
+	for _, a := range args {
+		if !utf8.ValidString(a) {
+			return errs.Usage("the argument %q is not valid UTF-8: Run Command carries text only, and docker would get another word", a)
+		}
+	}
+	return nil
 }
 
 // Run sends the command, waits for it and reads its output. The command's
 // own failure is a Result with its exit code, not an error. Ctrl-C (ctx
 // cancelled) and --timeout (ctx past its deadline) cancel it on the node.
-func (r *Runner) Run(ctx context.Context, d Docker) (*Result, error) {
+func (r *Runner) Run(ctx context.Context, d Docker) (res *Result, err error) {
+	if err := Check(d.Args, d.Timeout); err != nil {
+		return nil, err
+	}
 	inputKey := ""
-	if len(d.Stdin) > InlineInput {
+	if d.Stdin != nil {
 		inputKey = names.CommandInputKey(d.Run)
+		// Deleted however the run ends (Ctrl-C included, with a context
+		// of its own), and after a failed put too: the object may exist.
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			left := DeleteEveryVersion(cctx, r.S3, d.Bucket, inputKey)
+			switch {
+			case left == nil:
+			case res != nil:
+				res.InputLeft = left
+			case err != nil:
+				err = fmt.Errorf("%w; and %w", err, left)
+			}
+		}()
 		if _, err := r.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(d.Bucket), Key: aws.String(inputKey), Body: bytes.NewReader(d.Stdin)}); err != nil {
 			return nil, fmt.Errorf("putting the standard input in s3://%s/%s: %w", d.Bucket, inputKey, err)
 		}
-		defer func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			defer cancel()
-			// The lifecycle rule removes it after a day if this fails.
-			r.S3.DeleteObject(cctx, &s3.DeleteObjectInput{Bucket: aws.String(d.Bucket), Key: aws.String(inputKey)})
-		}()
 	}
-	script := Script(d.Args, d.Stdin, d.Bucket, inputKey, d.Region)
-	if len(script) > maxScript {
-		return nil, errs.Usage("the docker arguments are too long to send (%d bytes of script, at most %d)", len(script), maxScript)
-	}
+	script := Script(d.Args, d.Bucket, inputKey, d.Region)
 	execution := d.Timeout
 	if execution <= 0 {
 		execution = defaultExecution
@@ -189,7 +253,7 @@ func (r *Runner) Run(ctx context.Context, d Docker) (*Result, error) {
 	if err != nil {
 		return nil, r.stopped(ctx, err, id, d.Instance)
 	}
-	res := &Result{CommandID: id, InstanceID: d.Instance, Status: string(inv.Status), ExitCode: int(inv.ResponseCode)}
+	res = &Result{CommandID: id, InstanceID: d.Instance, Status: string(inv.Status), ExitCode: int(inv.ResponseCode)}
 	switch inv.Status {
 	case ssmtypes.CommandInvocationStatusSuccess:
 		res.ExitCode = 0
@@ -213,6 +277,43 @@ func (r *Runner) Run(ctx context.Context, d Docker) (*Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// DeleteEveryVersion deletes the object key and every version and delete
+// marker of it: the bucket is versioned, and a plain DeleteObject would
+// leave the data behind as a noncurrent version.
+func DeleteEveryVersion(ctx context.Context, api S3API, bucket, key string) error {
+	fail := func(err error) error {
+		return fmt.Errorf("the standard input may be left in s3://%s/%s (delete every version of it: aws s3api list-object-versions --bucket %s --prefix %s): %w",
+			bucket, key, bucket, key, err)
+	}
+	in := &s3.ListObjectVersionsInput{Bucket: aws.String(bucket), Prefix: aws.String(key)}
+	for {
+		out, err := api.ListObjectVersions(ctx, in)
+		if err != nil {
+			return fail(err)
+		}
+		var versions []string
+		for _, v := range out.Versions {
+			if aws.ToString(v.Key) == key {
+				versions = append(versions, aws.ToString(v.VersionId))
+			}
+		}
+		for _, m := range out.DeleteMarkers {
+			if aws.ToString(m.Key) == key {
+				versions = append(versions, aws.ToString(m.VersionId))
+			}
+		}
+		for _, v := range versions {
+			if _, err := api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), VersionId: aws.String(v)}); err != nil && !wire.IsMissing(err) {
+				return fail(err)
+			}
+		}
+		if !aws.ToBool(out.IsTruncated) {
+			return nil
+		}
+		in.KeyMarker, in.VersionIdMarker = out.NextKeyMarker, out.NextVersionIdMarker
+	}
 }
 
 // wait polls the invocation until it ends.

@@ -3,11 +3,15 @@ package remote
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -83,33 +87,35 @@ func fakeDocker(t *testing.T) []string {
 }
 
 // The script passes every argument as one word, whatever it holds, and
-// the standard input byte for byte.
+// nothing typed reaches the parameters in a form Systems Manager resolves
+// ({{ssm:NAME}}) or the shell re-reads.
 func TestScriptQuotesEveryArgument(t *testing.T) {
 	env := fakeDocker(t)
-	args := []string{"service", "create", "--name", "it's here", "--env", `A="b c" $HOME` + "`id`", "a\nb", "", "*", "--label", "x=$(echo no)", `back\slash`, "tab\there"}
-	in := []byte("version: \"3.8\"\nservices:\n  s: {image: 'x'}\n\x00\xff")
-	for _, stdin := range [][]byte{nil, in} {
-		cmd := exec.Command("sh", "-c", Script(args, stdin, "b", "", "r"))
-		cmd.Env = env
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("script: %v", err)
-		}
-		var want strings.Builder
-		for _, a := range args {
-			want.WriteString("[" + a + "]\n")
-		}
-		want.WriteString("---\n")
-		want.Write(stdin)
-		if string(out) != want.String() {
-			t.Errorf("docker saw\n%q\nwant\n%q", out, want.String())
-		}
+	args := []string{"service", "create", "--name", "it's here", "--env", `A="b c" $HOME` + "`id`", "a\nb", "", "*", "--label", "x=$(echo no)", `back\slash`, "tab\there",
+		"--env", "D={{ssm:/prod/db}}", "--env", "S={{ssm-secure:/prod/pw}}", "trailing\n\n", "x'; id; echo '", "-"}
+	script := Script(args, "b", "", "r")
+	if strings.Contains(script, "{{") || strings.Contains(script, "id;") || strings.Contains(script, "$(echo") {
+		t.Errorf("the script carries what was typed:\n%s", script)
+	}
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("script: %v", err)
+	}
+	var want strings.Builder
+	for _, a := range args {
+		want.WriteString("[" + a + "]\n")
+	}
+	want.WriteString("---\n")
+	if string(out) != want.String() {
+		t.Errorf("docker saw\n%q\nwant\n%q", out, want.String())
 	}
 }
 
 func TestScriptExitsWithDockersStatus(t *testing.T) {
 	env := append(fakeDocker(t), "DOCKER_EXIT=3")
-	cmd := exec.Command("sh", "-c", Script([]string{"service", "rm", "nope"}, []byte("x"), "b", "", "r"))
+	cmd := exec.Command("sh", "-c", Script([]string{"service", "rm", "nope"}, "b", "", "r"))
 	cmd.Env = env
 	err := cmd.Run()
 	var ee *exec.ExitError
@@ -159,18 +165,33 @@ func (f *fakeSSM) CancelCommand(_ context.Context, in *ssm.CancelCommandInput, _
 	return &ssm.CancelCommandOutput{}, nil
 }
 
+// fakeS3 is a versioned bucket: a put adds a version, a delete without a
+// version adds a delete marker, a delete with one removes it.
 type fakeS3 struct {
-	mu      sync.Mutex
-	objects map[string][]byte
-	deleted []string
+	mu       sync.Mutex
+	objects  map[string][]byte // the current versions
+	versions map[string][]string
+	puts     []string
+	seq      int
 }
 
 func (f *fakeS3) PutObject(_ context.Context, in *s3.PutObjectInput, _ ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
 	b, _ := io.ReadAll(in.Body)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.objects[aws.ToString(in.Key)] = b
+	k := aws.ToString(in.Key)
+	f.objects[k] = b
+	f.puts = append(f.puts, k)
+	f.addVersion(k)
 	return &s3.PutObjectOutput{}, nil
+}
+
+func (f *fakeS3) addVersion(k string) {
+	if f.versions == nil {
+		f.versions = map[string][]string{}
+	}
+	f.seq++
+	f.versions[k] = append(f.versions[k], fmt.Sprintf("v%d", f.seq))
 }
 
 func (f *fakeS3) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
@@ -186,8 +207,45 @@ func (f *fakeS3) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*
 func (f *fakeS3) DeleteObject(_ context.Context, in *s3.DeleteObjectInput, _ ...func(*s3.Options)) (*s3.DeleteObjectOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.deleted = append(f.deleted, aws.ToString(in.Key))
+	k := aws.ToString(in.Key)
+	if in.VersionId == nil {
+		delete(f.objects, k)
+		f.addVersion(k)
+		return &s3.DeleteObjectOutput{}, nil
+	}
+	f.versions[k] = slices.DeleteFunc(f.versions[k], func(v string) bool { return v == aws.ToString(in.VersionId) })
+	if len(f.versions[k]) == 0 {
+		delete(f.versions, k)
+		delete(f.objects, k)
+	}
 	return &s3.DeleteObjectOutput{}, nil
+}
+
+// ListObjectVersions answers one version a page, as a long listing would.
+func (f *fakeS3) ListObjectVersions(_ context.Context, in *s3.ListObjectVersionsInput, _ ...func(*s3.Options)) (*s3.ListObjectVersionsOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var all []s3types.ObjectVersion
+	for k, vs := range f.versions {
+		if strings.HasPrefix(k, aws.ToString(in.Prefix)) {
+			for _, v := range vs {
+				all = append(all, s3types.ObjectVersion{Key: aws.String(k), VersionId: aws.String(v)})
+			}
+		}
+	}
+	slices.SortFunc(all, func(a, b s3types.ObjectVersion) int { return strings.Compare(*a.VersionId, *b.VersionId) })
+	all = slices.DeleteFunc(all, func(v s3types.ObjectVersion) bool { return *v.VersionId <= aws.ToString(in.VersionIdMarker) })
+	if len(all) > 1 {
+		return &s3.ListObjectVersionsOutput{Versions: all[:1], IsTruncated: aws.Bool(true), NextKeyMarker: all[0].Key, NextVersionIdMarker: all[0].VersionId}, nil
+	}
+	return &s3.ListObjectVersionsOutput{Versions: all}, nil
+}
+
+// left is what is left of key in the bucket: its versions.
+func (f *fakeS3) left(key string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.versions[key]
 }
 
 // pathOf is the last PATH of env.
@@ -292,7 +350,7 @@ func TestRunSendsALargeInputThroughTheBucket(t *testing.T) {
 	api := &fakeSSM{s3: store}
 	api.finish = agent(t, store, env)
 	r := &Runner{SSM: api, S3: store, Poll: time.Millisecond}
-	big := bytes.Repeat([]byte("services: {}\n"), InlineInput/10)
+	big := bytes.Repeat([]byte("services: {}\n"), 1000)
 	res, err := r.Run(context.Background(), Docker{Instance: "i-1", Args: []string{"stack", "deploy", "-c", "-", "app"}, Stdin: big, Bucket: "bkt", Run: "run2", Region: "r"})
 	if err != nil {
 		t.Fatal(err)
@@ -304,8 +362,8 @@ func TestRunSendsALargeInputThroughTheBucket(t *testing.T) {
 	if !bytes.HasSuffix(res.Stdout, big) {
 		t.Errorf("docker did not read the whole input: %d bytes of output", len(res.Stdout))
 	}
-	if len(store.deleted) != 1 || store.deleted[0] != "commands/run2/stdin" {
-		t.Errorf("deleted %v", store.deleted)
+	if left := store.left("commands/run2/stdin"); len(left) != 0 {
+		t.Errorf("versions of the input left: %v", left)
 	}
 }
 
@@ -380,5 +438,104 @@ func TestRunRefusesOverlongArguments(t *testing.T) {
 	_, err := r.Run(context.Background(), Docker{Instance: "i-1", Args: []string{"config", "create", strings.Repeat("x", maxScript)}, Bucket: "bkt", Run: "r"})
 	if errs.ExitCode(err) != errs.ExitUsage || len(api.sent) != 0 {
 		t.Fatalf("err %v, sent %d", err, len(api.sent))
+	}
+}
+
+// Standard input, however small, never goes into the command's
+// parameters (Run Command keeps them, readable with ssm:ListCommands):
+// it goes through the bucket, and every version of it is deleted once
+// the command ended, whether it succeeded, failed or was interrupted.
+func TestStdinNeverInTheParameters(t *testing.T) {
+	secret := "pw-Sup3rSecret"
+	for _, tc := range []struct {
+		name      string
+		interrupt bool
+		code      string
+	}{{"success", false, "0"}, {"failure", false, "3"}, {"ctrl-c", true, "0"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := append(fakeDocker(t), "DOCKER_EXIT="+tc.code)
+			store := &fakeS3{objects: map[string][]byte{}}
+			api := &fakeSSM{s3: store}
+			if !tc.interrupt {
+				api.finish = agent(t, store, env)
+			}
+			r := &Runner{SSM: api, S3: store, Poll: time.Millisecond}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.interrupt {
+				go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+			}
+			res, err := r.Run(ctx, Docker{Instance: "i-1", Args: []string{"secret", "create", "db", "-"}, Stdin: []byte(secret), Bucket: "bkt", Run: "run3", Region: "r"})
+			if tc.interrupt {
+				if errs.ExitCode(err) != errs.ExitInterrupted {
+					t.Fatalf("err %v", err)
+				}
+			} else if err != nil || !strings.HasSuffix(string(res.Stdout), "---\n"+secret) || res.InputLeft != nil {
+				t.Fatalf("res %+v, err %v", res, err)
+			}
+			params := fmt.Sprint(api.sent[0].Parameters, aws.ToString(api.sent[0].Comment))
+			for _, enc := range []string{secret, base64.StdEncoding.EncodeToString([]byte(secret)), base64.RawStdEncoding.EncodeToString([]byte(secret)),
+				base64.URLEncoding.EncodeToString([]byte(secret)), hex.EncodeToString([]byte(secret))} {
+				if strings.Contains(params, enc) {
+					t.Errorf("the parameters hold %q:\n%s", enc, params)
+				}
+			}
+			if len(store.puts) != 1 || store.puts[0] != "commands/run3/stdin" {
+				t.Errorf("put %v", store.puts)
+			}
+			if left := store.left("commands/run3/stdin"); len(left) != 0 {
+				t.Errorf("versions of the input left: %v", left)
+			}
+		})
+	}
+}
+
+// What is refused is refused before anything is uploaded or sent (exit
+// 2); the arguments and the standard input have limits of their own.
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		stdin   int
+		timeout time.Duration
+		refused string
+	}{
+		{"plain", []string{"node", "ls"}, 0, 0, ""},
+		{"a long argument and a long input, each within its limit", []string{"config", "create", strings.Repeat("x", 5000), "-"}, 8000, 0, ""},
+		{"a large input", []string{"stack", "deploy", "-c", "-", "app"}, 1 << 20, 0, ""},
+		{"arguments too long", []string{"config", "create", strings.Repeat("x", maxScript)}, 10, 0, "too long"},
+		{"not UTF-8", []string{"service", "create", "--env", "A=\xff\xfe", "nginx"}, 10, 0, "not valid UTF-8"},
+		{"48 hours", []string{"node", "ls"}, 0, 48 * time.Hour, ""},
+		{"over 48 hours", []string{"node", "ls"}, 10, 48*time.Hour + time.Second, "--timeout 48h0m1s is above"},
+		{"49 hours", []string{"node", "ls"}, 10, 49 * time.Hour, "--timeout 49h is above Run Command's longest execution timeout, 48h"},
+		{"48h30m", []string{"node", "ls"}, 10, 48*time.Hour + 30*time.Minute, "--timeout 48h30m is above"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &fakeS3{objects: map[string][]byte{}}
+			api := &fakeSSM{finish: func(*ssm.SendCommandInput) *ssm.GetCommandInvocationOutput {
+				return &ssm.GetCommandInvocationOutput{Status: ssmtypes.CommandInvocationStatusSuccess, StandardOutputUrl: aws.String("https://s3/x")}
+			}}
+			r := &Runner{SSM: api, S3: store, Poll: time.Millisecond}
+			var stdin []byte
+			if tc.stdin > 0 {
+				stdin = bytes.Repeat([]byte("y"), tc.stdin)
+			}
+			err := Check(tc.args, tc.timeout)
+			_, runErr := r.Run(context.Background(), Docker{Instance: "i-1", Args: tc.args, Stdin: stdin, Bucket: "bkt", Run: "r", Timeout: tc.timeout})
+			if tc.refused == "" {
+				if err != nil || runErr != nil {
+					t.Fatalf("refused: %v, %v", err, runErr)
+				}
+				return
+			}
+			for _, e := range []error{err, runErr} {
+				if e == nil || errs.ExitCode(e) != errs.ExitUsage || !strings.Contains(e.Error(), tc.refused) {
+					t.Errorf("err %v, want exit 2 with %q", e, tc.refused)
+				}
+			}
+			if len(store.puts) != 0 || len(api.sent) != 0 {
+				t.Errorf("put %v, sent %d", store.puts, len(api.sent))
+			}
+		})
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// A large standard input is fetched by the node agent when the node has
+// The standard input is fetched by the node agent when the node has
 // it (every node since the agent), with the instance role: no AWS CLI. A
 // failed fetch is exit 125, and docker does not run.
 func TestScriptFetchesInputWithTheNodeAgent(t *testing.T) {
@@ -33,7 +33,7 @@ func TestScriptFetchesInputWithTheNodeAgent(t *testing.T) {
 			write(filepath.Join(root, "usr/local/bin/clusterctl-node"), tc.agent)
 			write(filepath.Join(path, "docker"), "#!/bin/sh\nprintf 'docker got: '\ncat\n")
 			write(filepath.Join(path, "aws"), "#!/bin/sh\necho 'the AWS CLI ran' >&2\nexit 3\n")
-			script := Script([]string{"stack", "deploy", "-c", "-", "web"}, []byte("the large input"), "b", "commands/r1/stdin", "eu-west-1")
+			script := Script([]string{"stack", "deploy", "-c", "-", "web"}, "b", "commands/r1/stdin", "eu-west-1")
 			cmd := exec.Command("sh", "-c", script)
 			cmd.Env = append(os.Environ(), "CLUSTERCTL_ROOT="+root, "PATH="+path+":/usr/bin:/bin")
 			out, err := cmd.CombinedOutput()

@@ -141,16 +141,6 @@ func hasFlag(args []string, short, long string) bool {
 	return false
 }
 
-// quoteArgs spells args as shell words: each one single-quoted unless it
-// is plain, so the node's shell never splits or expands them.
-func quoteArgs(args []string) string {
-	words := make([]string, len(args))
-	for i, a := range args {
-		words[i] = shellWord(a)
-	}
-	return strings.Join(words, " ")
-}
-
 // shellWord quotes one word for a POSIX shell.
 func shellWord(s string) string {
 	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {

@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -49,10 +50,17 @@ const (
 	AnywhereCIDR = "0.0.0.0/0"
 )
 
-// SwarmPorts are the swarm's own ports (managers, gossip, overlay
-// traffic): a node port among them would open the swarm to the load
-// balancer's clients.
-var SwarmPorts = []int{2377, 7946, 4789}
+// hostPorts are the node ports the host itself uses, by why: a load
+// balancer forwarding to one would open the host (the swarm's own ports,
+// the engine's API, sshd past --ssh-cidr's guard) to its clients.
+var hostPorts = map[int]string{
+	22:   "the nodes' sshd (SSH is closed; open it with --ssh-cidr)",
+	2375: "the engine's API (plain)",
+	2376: "the engine's API (TLS)",
+	2377: "the swarm's own (managers)",
+	7946: "the swarm's own (gossip)",
+	4789: "the swarm's own (overlay traffic)",
+}
 
 // Schemes are the load balancer schemes a group may take.
 func Schemes() []string { return []string{SchemeInternetFacing, SchemeInternal} }
@@ -293,11 +301,22 @@ func checkPorts(path string, ports Ports) error {
 			return invalid(path, "port %d published twice (%s and %s)", p.Port, prev, s)
 		}
 		seen[p.Port] = s
-		if slices.Contains(SwarmPorts, p.NodePort) {
-			return invalid(path, "node port %d is the swarm's own (2377, 7946 and 4789 are refused): publish the service on another node port (PORT:NODEPORT)", p.NodePort)
+		if why, ok := hostPorts[p.NodePort]; ok {
+			return invalid(path, "node port %d is %s: the host's ports %s are refused; publish the service on another node port (PORT:NODEPORT, e.g. %d:30%03d)",
+				p.NodePort, why, hostPortList(), p.Port, p.NodePort%1000)
 		}
 	}
 	return nil
+}
+
+// hostPortList spells the host's ports: 22, 2375, ... and 7946.
+func hostPortList() string {
+	ports := slices.Sorted(maps.Keys(hostPorts))
+	words := make([]string, len(ports))
+	for i, p := range ports {
+		words[i] = strconv.Itoa(p)
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // checkAllowFrom checks who may connect: IPv4 CIDRs (the security group's

@@ -69,6 +69,10 @@ func TestValidateLoadBalancer(t *testing.T) {
 		{"swarm manager port", func(g *Group) { bare(g); g.Publish = Ports{"2377"} }, "publish", "node port 2377 is the swarm's own"},
 		{"gossip port as node port", func(g *Group) { bare(g); g.Publish = Ports{"80:7946"} }, "publish", "node port 7946 is the swarm's own"},
 		{"overlay port", func(g *Group) { bare(g); g.Publish = Ports{"4789/udp"} }, "publish", "node port 4789"},
+		{"sshd", func(g *Group) { bare(g); g.Publish = Ports{"22"} }, "publish", "node port 22 is the nodes' sshd"},
+		{"sshd as node port", func(g *Group) { bare(g); g.Publish = Ports{"80", "2222:22"} }, "publish", "node port 22 is the nodes' sshd (SSH is closed; open it with --ssh-cidr)"},
+		{"engine API", func(g *Group) { bare(g); g.Publish = Ports{"2375"} }, "publish", "node port 2375 is the engine's API"},
+		{"engine API over TLS", func(g *Group) { bare(g); g.Publish = Ports{"443:2376/tls"} }, "publish", "node port 2376 is the engine's API (TLS)"},
 		{"too many listeners", func(g *Group) {
 			bare(g)
 			for i := range MaxListeners + 1 {
@@ -110,6 +114,12 @@ func TestValidateLoadBalancer(t *testing.T) {
 	g.AllowFrom = []string{"203.0.113.0/24"}
 	if err := g.Complete("core"); err != nil {
 		t.Fatalf("valid group refused: %v", err)
+	}
+	// Port 22 of the load balancer to another node port is the service's.
+	g.Publish = Ports{"22:30022", "2375:32375"}
+	g.Certificate = ""
+	if err := g.Complete("core"); err != nil {
+		t.Fatalf("port 22 to node port 30022 refused: %v", err)
 	}
 }
 
