@@ -274,16 +274,8 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 	if o.DryRun {
 		return res, s.Stacks.Discard(ctx, cs)
 	}
-	// Each is asked on its own: removing the load balancer takes the
-	// clients' endpoint away, replacing nodes moves the tasks.
-	if what := lbRemoval(deployed.Spec, desired, st.Outputs[names.OutputLoadBalancerDNSName]); what != "" {
+	for _, what := range groupAsks(o.Cluster, deployed, desired, plan) {
 		if err := s.confirm(ctx, o.Yes, what); err != nil {
-			s.Stacks.Discard(ctx, cs)
-			return res, err
-		}
-	}
-	if plan.NodesReplaced > 0 {
-		if err := s.confirm(ctx, o.Yes, fmt.Sprintf("replace %s of group %q of cluster %q", query.Plural(plan.NodesReplaced, "node"), o.Group, o.Cluster)); err != nil {
 			s.Stacks.Discard(ctx, cs)
 			return res, err
 		}
