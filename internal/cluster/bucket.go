@@ -118,7 +118,13 @@ func (s *Service) deleteVersions(ctx context.Context, bucket, prefix string, kee
 func (s *Service) deleteIdentifiers(ctx context.Context, bucket string, ids []s3types.ObjectIdentifier) error {
 	for len(ids) > 0 {
 		n := min(len(ids), 1000)
-		out, err := s.S3.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &s3types.Delete{Objects: ids[:n], Quiet: aws.Bool(true)}})
+		// The key and version alone: S3 reads the other fields as
+		// conditions, which general purpose buckets refuse.
+		objs := make([]s3types.ObjectIdentifier, n)
+		for i, id := range ids[:n] {
+			objs[i] = s3types.ObjectIdentifier{Key: id.Key, VersionId: id.VersionId}
+		}
+		out, err := s.S3.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &s3types.Delete{Objects: objs, Quiet: aws.Bool(true)}})
 		if err != nil {
 			return fmt.Errorf("emptying bucket %q: %w", bucket, err)
 		}
@@ -132,8 +138,8 @@ func (s *Service) deleteIdentifiers(ctx context.Context, bucket string, ids []s3
 }
 
 // eachVersionPage calls fn with the object versions and delete markers of
-// each page of the bucket's listing under prefix. A bucket that is gone
-// has none.
+// each page of the bucket's listing under prefix, each with its
+// modification time. A bucket that is gone has none.
 func (s *Service) eachVersionPage(ctx context.Context, bucket, prefix string, fn func([]s3types.ObjectIdentifier) error) error {
 	in := &s3.ListObjectVersionsInput{Bucket: aws.String(bucket)}
 	if prefix != "" {
@@ -150,10 +156,10 @@ func (s *Service) eachVersionPage(ctx context.Context, bucket, prefix string, fn
 		}
 		var ids []s3types.ObjectIdentifier
 		for _, v := range page.Versions {
-			ids = append(ids, s3types.ObjectIdentifier{Key: v.Key, VersionId: v.VersionId})
+			ids = append(ids, s3types.ObjectIdentifier{Key: v.Key, VersionId: v.VersionId, LastModifiedTime: v.LastModified})
 		}
 		for _, m := range page.DeleteMarkers {
-			ids = append(ids, s3types.ObjectIdentifier{Key: m.Key, VersionId: m.VersionId})
+			ids = append(ids, s3types.ObjectIdentifier{Key: m.Key, VersionId: m.VersionId, LastModifiedTime: m.LastModified})
 		}
 		if err := fn(ids); err != nil {
 			return err

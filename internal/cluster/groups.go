@@ -115,7 +115,7 @@ func (s *Service) deployGroup(ctx context.Context, in leased, g spec.Group, r *r
 	}
 	// Whatever an earlier group of that name left in the bucket is of no
 	// use: no stack of the name exists.
-	if _, err := s.tidyNodeConfigs(ctx, in, g.Name, nil); err != nil {
+	if _, err := s.tidyNodeConfigs(ctx, in, g.Name, nil, ConfigGrace); err != nil {
 		return err
 	}
 	if err := s.uploadAll(ctx, in.bucket, r); err != nil {
@@ -246,7 +246,7 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 	res := &UpdateResult{Plan: plan}
 	var configs nodeConfigs // nil in a dry run: nothing tidied, nothing known
 	if !o.DryRun {
-		if configs, err = s.tidyNodeConfigs(ctx, in, o.Group, st); err != nil {
+		if configs, err = s.tidyNodeConfigs(ctx, in, o.Group, st, ConfigGrace); err != nil {
 			return nil, err
 		}
 	}
@@ -444,7 +444,7 @@ func (s *Service) removeGroup(ctx context.Context, in leased, o RemoveOptions) (
 	}
 	done.Duration = time.Since(start)
 	// The group's node configurations are of no use without it.
-	_, err = s.tidyNodeConfigs(ctx, in, o.Group, nil)
+	_, err = s.tidyNodeConfigs(ctx, in, o.Group, nil, 0)
 	return done, err
 }
 
