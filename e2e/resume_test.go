@@ -164,4 +164,3 @@ func TestDeleteCoreDeletesRetainedBucket(t *testing.T) {
 		t.Errorf("delete-core of a deleted cluster with no bucket left:\n%s", r)
 	}
 }
-
