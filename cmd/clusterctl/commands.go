@@ -199,6 +199,14 @@ func noteSwarms(app *App, swarms []query.Swarm, column, stale string) {
 	}
 }
 
+// noteUnread says on stderr, once for each reason, what could not be
+// read of some rows (shown "?"); the command still exits 0.
+func noteUnread(app *App, unread []query.Unread) {
+	for _, line := range query.UnreadNotes(unread) {
+		fmt.Fprintf(app.IO.ErrOut, "clusterctl: %s\n", line)
+	}
+}
+
 // ListGroupsCmd is `clusterctl list-groups`.
 type ListGroupsCmd struct {
 	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
@@ -219,6 +227,7 @@ func (c *ListGroupsCmd) Run(app *App) error {
 		fmt.Fprintf(app.IO.ErrOut, "clusterctl: conflict: %s\n", cf)
 	}
 	noteSwarms(app, inv.Swarms, "READY", "?")
+	noteUnread(app, inv.Unread)
 	groups := inv.Groups
 	return out.Write(app.IO.Out, groups, func(wide bool) query.Table { return query.GroupsTable(groups, wide) })
 }
@@ -424,6 +433,7 @@ func (c *DescribeCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
+	noteUnread(app, d.Unread)
 	if out.Format == "table" || out.Format == "wide" {
 		if app.Globals.Query == "" {
 			return cluster.WriteDescription(app.IO.Out, d)

@@ -58,6 +58,9 @@ type Description struct {
 	Unplaceable []wire.Unplaceable     `json:"unplaceable"`
 	// swarmUnknown says why Swarm is nil, for the text form.
 	swarmUnknown string
+	// Unread is what could not be read of some groups, shown as "?" (the
+	// command says why on stderr; the JSON form has it in each group).
+	Unread []query.Unread `json:"-"`
 }
 
 // GroupHealth is a group as `describe` shows it.
@@ -66,6 +69,8 @@ type GroupHealth struct {
 	Health   string    `json:"health"`
 	Advice   string    `json:"advice,omitempty"`
 	Problems []Problem `json:"problems"`
+	// Unread says why its health could not be checked ("": it was).
+	Unread string `json:"unread,omitempty"`
 }
 
 // Describe reads a cluster's core (outputs, parameters, status) and its
@@ -108,9 +113,7 @@ func (s *Service) Describe(ctx context.Context, cluster string) (*Description, e
 		d.Problems = append(d.Problems, swarmProblems(cluster, swarm)...)
 	}
 	d.Health = healthOf(core.Status, true, d.Problems)
-	if err := query.WithLoadBalancers(ctx, s.ELB, groups); err != nil {
-		return nil, err
-	}
+	d.Unread = query.WithLoadBalancers(ctx, s.ELB, groups)
 	query.WithAutoscale(groups, map[string]query.Swarm{cluster: swarm})
 	d.Autoscale, d.Unplaceable = []wire.ScalingDecision{}, []wire.Unplaceable{}
 	if swarm.Snapshot != nil {
@@ -124,12 +127,16 @@ func (s *Service) Describe(ctx context.Context, cluster string) (*Description, e
 			st := &stacks.Stack{Name: g.Stack, Status: g.Status}
 			h.Advice = Advice(st, Ref{Cluster: cluster, Group: g.Group}, nil)
 		}
+		var unread error
 		if settled(g.Status) {
-			if h.Problems, err = s.groupProblems(ctx, cluster, bucket, g); err != nil {
-				return nil, err
-			}
+			h.Problems, unread = s.groupProblems(ctx, cluster, bucket, g)
 		}
 		h.Health = healthOf(g.Status, g.Joined, h.Problems)
+		if unread != nil {
+			// What could not be checked hides no other group.
+			h.Health, h.Unread, h.Problems = "?", query.Reason(unread), []Problem{}
+			d.Unread = append(d.Unread, query.Unread{Row: g.Stack, What: "health", Reason: h.Unread})
+		}
 		d.Groups = append(d.Groups, h)
 	}
 	return d, nil
