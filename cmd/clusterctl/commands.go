@@ -238,7 +238,7 @@ type UpdateGroupCmd struct {
 	spec.Group
 	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
 	DryRun  bool   `name:"dry-run" help:"Show the plan and change nothing."`
-	Yes     bool   `short:"y" help:"Replace nodes, or remove or replace the group's load balancer, without asking (needed when not on a terminal)."`
+	Yes     bool   `short:"y" help:"Replace nodes, terminate nodes, or remove or replace the group's load balancer, without asking (needed when not on a terminal)."`
 	// ContinueRollback recovers UPDATE_ROLLBACK_FAILED; it takes no changes.
 	ContinueRollback bool `name:"continue-rollback" help:"Continue a failed update rollback (UPDATE_ROLLBACK_FAILED) instead of updating."`
 }
