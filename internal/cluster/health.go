@@ -382,13 +382,14 @@ func writeAutoscale(w io.Writer, d *Description) {
 	if len(d.Autoscale) > 0 {
 		fmt.Fprintln(w, "\nAutoscaling:")
 		for _, a := range d.Autoscale {
-			fmt.Fprintf(w, "%s  %s\n", a.Time.UTC().Format(time.RFC3339), a)
+			fmt.Fprintf(w, "%s  %s\n", a.Time.UTC().Format(time.RFC3339), query.Printable(a.String()))
 		}
 	}
 	if len(d.Unplaceable) > 0 {
 		fmt.Fprintln(w, "\nUnplaceable tasks (no group can hold them; not scaled for):")
 		for _, u := range d.Unplaceable {
-			fmt.Fprintf(w, "%s: %s: %s\n", u.Service, query.Plural(u.Tasks, "task"), u.Reason)
+			// The swarm's words, as a table's cells.
+			fmt.Fprintf(w, "%s: %s: %s\n", query.Printable(u.Service), query.Plural(u.Tasks, "task"), query.Printable(u.Reason))
 		}
 	}
 }
