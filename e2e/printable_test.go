@@ -30,7 +30,7 @@ func TestSwarmTextEscapedInTables(t *testing.T) {
 		"version": 1, "cluster": "core", "time": time.Now().UTC().Format(time.RFC3339), "publisher": "i-0123456789abcdef0",
 		"caDigest": strings.Repeat("ab", 32), "lastBackup": time.Now().UTC().Format(time.RFC3339), "nodes": []any{node},
 		"services": []map[string]any{{"ID": "svc1", "Name": "api" + hostile, "Mode": map[string]any{"Replicated": map[string]any{"Replicas": 1}}, "Image": "busybox" + hostile}},
-		"tasks": []map[string]any{{"ServiceID": "svc1", "NodeID": "", "DesiredState": "running", "Status": map[string]any{"State": "pending", "Err": "no suitable node" + hostile}}},
+		"tasks":    []map[string]any{{"ServiceID": "svc1", "NodeID": "", "DesiredState": "running", "Status": map[string]any{"State": "pending", "Err": "no suitable node" + hostile}}},
 	})
 	if err != nil {
 		t.Fatal(err)
