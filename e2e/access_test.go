@@ -321,9 +321,10 @@ func TestListClusters(t *testing.T) {
 		Nodes   *int
 		Swarm   string
 	}
-	// One DescribeStacks page, one snapshot read per cluster.
+	// One DescribeStacks page; per cluster, its bucket's tags (which prove
+	// it the cluster's) and one snapshot read.
 	r = must(t, "list-clusters", "-v")
-	if !strings.Contains(r.stderr, "aws calls: 3 (CloudFormation.DescribeStacks=1 S3.GetObject=2)") {
+	if !strings.Contains(r.stderr, "aws calls: 5 (CloudFormation.DescribeStacks=1 S3.GetBucketTagging=2 S3.GetObject=2)") {
 		t.Errorf("calls:\n%s", r.stderr)
 	}
 	got := decode[[]summary](t, must(t, "list-clusters", "-o", "json"))

@@ -42,7 +42,8 @@ func (s *Service) bucketOf(ctx context.Context, core *stacks.Stack) (string, err
 // Bucket resource, never the BucketName output alone, which anyone allowed
 // to update the stack can point at another bucket. An output that names
 // another bucket is refused: something is wrong, and neither bucket is
-// touched. "" when the core owns no bucket (it was never created).
+// touched; so is a bucket without the cluster's tags. "" when the core
+// owns no bucket (it was never created).
 func (s *Service) coreBucket(ctx context.Context, core *stacks.Stack) (string, error) {
 	bucket := ""
 	r, err := s.Stacks.Resource(ctx, core.Name, names.ResourceBucket)
@@ -60,7 +61,28 @@ func (s *Service) coreBucket(ctx context.Context, core *stacks.Stack) (string, e
 		}
 		return "", refused("core %q: its BucketName output names bucket %s, but the stack %s: refusing to touch either; restore the output or inspect the stack with the AWS CLI", core.Name, out, owned)
 	}
+	if bucket == "" {
+		return "", nil
+	}
+	if err := s.provenBucket(ctx, bucket, core.Name); err != nil {
+		return "", err
+	}
 	return bucket, nil
+}
+
+// provenBucket refuses a bucket that does not carry the tags of cluster's
+// core. A stack's tags, and what it names its resources, can be copied:
+// the bucket's own tags, which clusterctl's template gives it, prove it
+// the cluster's. A bucket that is gone is the caller's to report.
+func (s *Service) provenBucket(ctx context.Context, bucket, cluster string) error {
+	switch missing, err := s.missingCoreTag(ctx, bucket, cluster); {
+	case isNoBucket(err):
+	case err != nil:
+		return err
+	case missing != "":
+		return refused("core %q: its bucket %s carries no %s tag, which clusterctl gives the bucket of a core it creates: refusing to read or write it; inspect the stack with the AWS CLI", cluster, bucket, missing)
+	}
+	return nil
 }
 
 // countVersions counts the object versions and delete markers under

@@ -153,17 +153,20 @@ func settled(status string) bool {
 // the bucket when it is the core's own and present ("" otherwise).
 func (s *Service) coreProblems(ctx context.Context, core *stacks.Stack) ([]Problem, string, error) {
 	problems := []Problem{}
-	if _, err := render.JoinFromOutputs(core.Outputs); err != nil {
-		problems = append(problems, Problem{Broken: true,
-			Reason: fmt.Sprintf("%v: groups cannot join it (add-agents and update-group refuse it)", err),
-			Repair: s.restoreCoreAdvice(ctx, core)})
-	}
 	bucket, err := s.coreBucket(ctx, core)
+	if err != nil && !isRefusal(err) {
+		return nil, "", err
+	}
+	// Only a stack that owns the cluster's bucket (by the bucket's tags)
+	// is told to take clusterctl's template again.
+	repair := restoreCoreAdvice(core, err == nil && bucket != "")
+	if _, jerr := render.JoinFromOutputs(core.Outputs); jerr != nil {
+		problems = append(problems, Problem{Broken: true,
+			Reason: fmt.Sprintf("%v: groups cannot join it (add-agents and update-group refuse it)", jerr),
+			Repair: repair})
+	}
 	if err != nil {
-		if !isRefusal(err) {
-			return nil, "", err
-		}
-		problems = append(problems, Problem{Broken: true, Reason: err.Error(), Repair: s.restoreCoreAdvice(ctx, core)})
+		problems = append(problems, Problem{Broken: true, Reason: err.Error(), Repair: repair})
 		return problems, "", nil
 	}
 	if bucket == "" {
@@ -184,8 +187,14 @@ func (s *Service) coreProblems(ctx context.Context, core *stacks.Stack) ([]Probl
 
 // restoreCoreAdvice says how to put the core's template, with its join
 // contract, back as clusterctl deploys it: update-core renders it again
-// from the settings it reads back.
-func (s *Service) restoreCoreAdvice(ctx context.Context, core *stacks.Stack) string {
+// from the settings it reads back. A stack that owns no bucket carrying
+// the cluster's tags is not proven a core of clusterctl's (its tags can
+// be copied): update-core would replace what it holds, so it is only
+// pointed at.
+func restoreCoreAdvice(core *stacks.Stack, owned bool) string {
+	if !owned {
+		return fmt.Sprintf("stack %s carries the tags of the core of cluster %q but owns no bucket tagged as that cluster's: it may not be clusterctl's; inspect it with `aws cloudformation describe-stack-resources --stack-name %s` before changing anything", core.Name, core.Name, core.Name)
+	}
 	return fmt.Sprintf("the core was changed outside clusterctl: deploy it again as clusterctl renders it with `clusterctl update-core %s`", core.Name)
 }
 
