@@ -104,3 +104,32 @@ func TestForeignCoreStackReadsNoBucket(t *testing.T) {
 		t.Errorf("describe of a stack with copied tags:\n%s", d.stdout)
 	}
 }
+
+// A name taken by a stack of another kind is refused naming what that
+// stack is: a cluster named like another cluster's group stack, a group
+// named like another cluster's core (exit 1, nothing created).
+func TestTakenNameSaysWhatTheStackIs(t *testing.T) {
+	resetMoto(t)
+	c := newClients(t)
+	must(t, "create-core", "core", "-q")
+	must(t, "add-agents", "-n", "auto", "-t", "t3.small", "-j", "core", "-q")
+	r := clusterctl(t, "create-core", "core-auto", "-q")
+	if r.code != 1 || !strings.Contains(r.stderr, "stack core-auto already exists and is group auto of cluster core (status CREATE_COMPLETE): the core of cluster \"core-auto\" would need that name") ||
+		strings.Contains(r.stderr, "cluster \"core-auto\" already exists") {
+		t.Errorf("create-core over a group's stack:\n%s", r)
+	}
+	must(t, "create-core", "lab-x", "-q")
+	must(t, "create-core", "lab", "-q")
+	for _, args := range [][]string{
+		{"add-agents", "-n", "x", "-t", "t3.small", "-j", "lab", "-q"},
+		{"add-agents", "-n", "x", "-t", "t3.small", "-j", "lab", "--replace-failed", "-q"},
+	} {
+		r = clusterctl(t, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "stack lab-x already exists and is the core of cluster lab-x (status CREATE_COMPLETE): group \"x\" of cluster \"lab\" would need that name") {
+			t.Errorf("%s over another cluster's core:\n%s", strings.Join(args, " "), r)
+		}
+	}
+	if got := c.stackNames(t); !sameSet(got, []string{"core", "core-auto", "lab-x", "lab"}) {
+		t.Errorf("stacks: %v", got)
+	}
+}

@@ -79,6 +79,10 @@ func (s *Service) prepareNewGroup(ctx context.Context, core *stacks.Stack, g spe
 	var dead *stacks.Stack
 	existing, err := s.Stacks.Get(ctx, name)
 	switch {
+	case err == nil && !isGroupOf(existing, cluster, g.Name):
+		// Another cluster's core or group, or not clusterctl's: never
+		// replaced, whatever its state.
+		return nil, nil, refused("stack %s already exists and is %s (status %s): group %q of cluster %q would need that name; choose another group name", name, stackKind(existing), existing.Status, g.Name, cluster)
 	case err == nil && o.ReplaceFailed && stacks.Classify(existing.Status) == stacks.FailedDead:
 		dead = existing
 	case err == nil && stacks.Classify(existing.Status) == stacks.FailedDead:
