@@ -449,10 +449,11 @@ func TestListClusters(t *testing.T) {
 	if rows[0]["ALARMS"] != "0" || rows[1]["ALARMS"] != "0" {
 		t.Errorf("alarms in ALARM: %v, %v", rows[0], rows[1])
 	}
-	// One DescribeStacks page, one snapshot read per cluster, and its
-	// alarms: the core's resources, their states.
+	// One DescribeStacks page; per cluster, its bucket's tags (which prove
+	// it the cluster's), one snapshot read, and its alarms: the core's
+	// resources, their states.
 	r = must(t, "list-clusters", "-v")
-	if !strings.Contains(r.stderr, "aws calls: 7 (CloudFormation.DescribeStacks=1 CloudFormation.ListStackResources=2 CloudWatch.DescribeAlarms=2 S3.GetObject=2)") {
+	if !strings.Contains(r.stderr, "aws calls: 9 (CloudFormation.DescribeStacks=1 CloudFormation.ListStackResources=2 CloudWatch.DescribeAlarms=2 S3.GetBucketTagging=2 S3.GetObject=2)") {
 		t.Errorf("calls:\n%s", r.stderr)
 	}
 	got := decode[[]summary](t, must(t, "list-clusters", "-o", "json"))

@@ -216,3 +216,30 @@ func TestApplyShowsGroupsNotInTheFile(t *testing.T) {
 		}
 	}
 }
+
+// apply asks before a core change as update-core does: a shorter log
+// retention (which deletes logs) off a terminal without --yes is refused
+// with update-core's words and exit code, nothing changed; with --yes it
+// is applied.
+func TestApplyAsksAsUpdateCore(t *testing.T) {
+	resetMoto(t)
+	c := newClients(t)
+	must(t, "create-core", "prod", "-q")
+	file := filepath.Join(t.TempDir(), "prod.yaml")
+	if err := os.WriteFile(file, []byte("apiVersion: clusterctl/v1\nkind: Cluster\nname: prod\ncore:\n  logRetentionDays: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := deployedStack(t, c, "prod")
+	updateCore := clusterctl(t, "update-core", "prod", "--log-retention-days", "1", "-q")
+	r := clusterctl(t, "apply", "-f", file, "-q")
+	if r.code == 0 || r.code != updateCore.code || !strings.Contains(r.stderr, `refusing to update the control plane of cluster "prod" without confirmation: pass --yes`) {
+		t.Errorf("apply off a terminal without --yes (update-core exits %d):\n%s", updateCore.code, r)
+	}
+	if after := deployedStack(t, c, "prod"); after.template != before.template || after.params["LogRetentionDays"] != before.params["LogRetentionDays"] {
+		t.Fatalf("a refused apply changed the core: %v", after.params)
+	}
+	must(t, "apply", "-f", file, "-q", "--yes")
+	if p := deployedStack(t, c, "prod").params; p["LogRetentionDays"] != "1" {
+		t.Errorf("apply --yes: LogRetentionDays %q", p["LogRetentionDays"])
+	}
+}

@@ -31,6 +31,8 @@ func TestBadInput(t *testing.T) {
 		{"count above max", []string{"add-agents", "-n", "g", "-t", "r3.large", "-j", "core", "-c", "5", "--max", "3"}, "count 5 is above max 3"},
 		{"min above count", []string{"add-agents", "-n", "g", "-t", "r3.large", "-j", "core", "-c", "1", "--min", "2"}, "min 2 is above count 1"},
 		{"negative count", []string{"add-agents", "-n", "g", "-t", "r3.large", "-j", "core", "--count=-1"}, "negative"},
+		{"huge count", []string{"add-agents", "-n", "g", "-t", "r3.large", "-j", "core", "-c", "99999999999", "--dry-run"}, "-c/--count: invalid capacity: count 99999999999 is above 10000"},
+		{"huge max", []string{"update-group", "-n", "g", "-j", "core", "--max", "20000", "--dry-run"}, "--max: invalid capacity: max 20000 is above 10000"},
 		{"label injection", []string{"add-agents", "-n", "g", "-t", "r3.large", "-j", "core", "-m", "role=$(reboot)"}, "invalid label value"},
 		{"label quotes", []string{"add-agents", "-n", "g", "-t", "r3.large", "-j", "core", "-m", "role='x'"}, "invalid label value"},
 		{"label shape", []string{"add-agents", "-n", "g", "-t", "r3.large", "-j", "core", "-m", "role"}, "expected key=value"},

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/clusterctl/clusterctl/internal/cfnfake"
 )
@@ -204,7 +205,13 @@ func runWhileAdvancing(t *testing.T, environ []string, fake *cfnfake.Server, d t
 func seedFakeCore(t *testing.T, fake *cfnfake.Server, cluster string) []string {
 	t.Helper()
 	bucket := fmt.Sprintf("%s-bucket-%d", strings.ToLower(cluster), time.Now().UnixNano())
-	if _, err := newClients(t).s3.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+	c := newClients(t)
+	if _, err := c.s3.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatal(err)
+	}
+	// Tagged as the core's template tags it: that proves it the cluster's.
+	if _, err := c.s3.PutBucketTagging(t.Context(), &s3.PutBucketTaggingInput{Bucket: aws.String(bucket), Tagging: &s3types.Tagging{TagSet: []s3types.Tag{
+		{Key: aws.String("clusterctl:cluster"), Value: aws.String(cluster)}, {Key: aws.String("clusterctl:role"), Value: aws.String("core")}}}}); err != nil {
 		t.Fatal(err)
 	}
 	fake.Seed(cfnfake.Seed{Name: cluster,

@@ -185,10 +185,10 @@ func TestLifecycle(t *testing.T) {
 	// read from the core's own bucket (one S3 read); list-groups makes a
 	// constant number of calls whatever the number of groups.
 	if r := must(t, "list-nodes", "-j", "core", "-v"); !strings.Contains(r.stderr, "aws EC2.DescribeInstances") ||
-		!strings.Contains(r.stderr, "aws calls: 4 (CloudFormation.DescribeStacks=1 CloudFormation.ListStackResources=1 EC2.DescribeInstances=1 S3.GetObject=1)") {
+		!strings.Contains(r.stderr, "aws calls: 5 (CloudFormation.DescribeStacks=1 CloudFormation.ListStackResources=1 EC2.DescribeInstances=1 S3.GetBucketTagging=1 S3.GetObject=1)") {
 		t.Errorf("list-nodes -v:\n%s", r.stderr)
 	}
-	if r := must(t, "list-groups", "-j", "core", "-v"); !strings.Contains(r.stderr, "aws calls: 4 (Auto Scaling.DescribeAutoScalingGroups=1 CloudFormation.DescribeStacks=1 CloudFormation.ListStackResources=1 S3.GetObject=1)") {
+	if r := must(t, "list-groups", "-j", "core", "-v"); !strings.Contains(r.stderr, "aws calls: 5 (Auto Scaling.DescribeAutoScalingGroups=1 CloudFormation.DescribeStacks=1 CloudFormation.ListStackResources=1 S3.GetBucketTagging=1 S3.GetObject=1)") {
 		t.Errorf("list-groups -v:\n%s", r.stderr)
 	}
 	if r := must(t, "describe", "core", "-o", "json", "--query", ".groups | map(.health) | unique"); strings.Join(strings.Fields(r.stdout), "") != `["healthy"]` {

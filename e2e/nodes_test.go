@@ -147,9 +147,9 @@ func TestListWrongNames(t *testing.T) {
 		t.Errorf("list-groups of a cluster with no groups:\n%s", r)
 	}
 	// Nodes found need no check of the group: the EC2 page, and the core
-	// and its bucket that the swarm's snapshot is read from.
+	// and its bucket (its tags) that the swarm's snapshot is read from.
 	r := must(t, "list-nodes", "-j", "core", "-n", "control", "-v")
-	if !strings.Contains(r.stderr, "aws calls: 4 (CloudFormation.DescribeStacks=1 CloudFormation.ListStackResources=1 EC2.DescribeInstances=1 S3.GetObject=1)") {
+	if !strings.Contains(r.stderr, "aws calls: 5 (CloudFormation.DescribeStacks=1 CloudFormation.ListStackResources=1 EC2.DescribeInstances=1 S3.GetBucketTagging=1 S3.GetObject=1)") {
 		t.Errorf("list-nodes with nodes found made more than its calls:\n%s", r.stderr)
 	}
 }

@@ -112,3 +112,40 @@ func TestReplacingNodesAsks(t *testing.T) {
 		t.Errorf("a count change asks:\n%s", r)
 	}
 }
+
+// A group that loses nodes asks first, in update-group and in apply
+// alike (exit 2 naming --yes off a terminal, nothing changed); turning
+// autoscaling on plans no count change (the group keeps its capacity,
+// as its stack then sets none) and asks nothing.
+func TestShrinkingAsks(t *testing.T) {
+	c, _ := newCluster(t)
+	must(t, "add-agents", "-n", "web", "-t", "t3.small", "-j", "core", "-c", "2", "-q")
+	desired := func() int32 {
+		t.Helper()
+		return *groupASG(t, c, "core", "web").DesiredCapacity
+	}
+	file := filepath.Join(t.TempDir(), "core.yaml")
+	if err := os.WriteFile(file, []byte("apiVersion: clusterctl/v1\nkind: Cluster\nname: core\ngroups:\n  - name: web\n    instanceType: t3.small\n    count: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"update-group", "-n", "web", "-j", "core", "-c", "1", "-q"},
+		{"apply", "-f", file, "-q"},
+	} {
+		r := clusterctl(t, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, `refusing to terminate 1 node of group "web" of cluster "core" (2 → 1) without confirmation: pass --yes`) {
+			t.Errorf("%s shrinking off a terminal without --yes:\n%s", args[0], r)
+		}
+		if d := desired(); d != 2 {
+			t.Fatalf("%s without --yes set the capacity to %d", args[0], d)
+		}
+	}
+
+	r := must(t, "update-group", "-n", "web", "-j", "core", "--autoscale", "--dry-run", "-q")
+	if strings.Contains(r.stdout, "count") || !strings.Contains(r.stdout, "The group keeps its 2 nodes") {
+		t.Errorf("turning autoscaling on plans a count change:\n%s", r.stdout)
+	}
+	if r := must(t, "update-group", "-n", "web", "-j", "core", "--autoscale", "-q"); strings.Contains(r.stderr, "--yes") {
+		t.Errorf("turning autoscaling on asks:\n%s", r)
+	}
+}

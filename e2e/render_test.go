@@ -382,6 +382,40 @@ func TestGroupDeployedByHand(t *testing.T) {
 	}
 }
 
+// The README's upload of a hand-deployed group's node configuration
+// survives a command on another group run before the stack is created:
+// the configuration no launch template names yet is young, and kept.
+func TestHandUploadKeptBeforeItsStack(t *testing.T) {
+	if _, err := exec.LookPath("aws"); err != nil {
+		t.Fatal("the AWS CLI is needed (pip install awscli): ", err)
+	}
+	script, _, ok := strings.Cut(readmeBlock(t, "<!-- run: TestGroupDeployedByHand"), "aws cloudformation create-stack")
+	if !ok || !strings.Contains(script, "aws s3 cp") {
+		t.Fatalf("the README's block does not upload before it creates the stack:\n%s", script)
+	}
+	c, bucket := newCluster(t, "g")
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = t.TempDir()
+	cmd.Env = slices.DeleteFunc(append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv()), func(v string) bool {
+		return strings.HasPrefix(v, "AWS_PROFILE=") || strings.HasPrefix(v, "AWS_REGION=") || strings.HasPrefix(v, "AWS_DEFAULT_REGION=")
+	})
+	cmd.Env = append(cmd.Env, readmeRegionEnv(t, "us-east-1")...)
+	if r := runCommand(t, cmd); r.code != 0 {
+		t.Fatalf("%s\n%s", script, r)
+	}
+	uploaded := objectKeys(t, c, bucket, "join/groups/hand/")
+	if len(uploaded) != 1 {
+		t.Fatalf("the README's upload left %v", uploaded)
+	}
+	r := must(t, "update-group", "-n", "g", "-j", "core", "-c", "2")
+	if strings.Contains(r.stderr, "group hand") {
+		t.Errorf("a command on another group touched the hand group's configuration:\n%s", r)
+	}
+	if got := objectKeys(t, c, bucket, "join/groups/hand/"); !slices.Equal(got, uploaded) {
+		t.Errorf("node configuration of the hand group after a command on another group: %v, want %v", got, uploaded)
+	}
+}
+
 // The README documents every parameter of a group stack and every tag
 // clusterctl puts on it, so that an operator can deploy one by hand.
 func TestReadmeDocumentsGroupParametersAndTags(t *testing.T) {

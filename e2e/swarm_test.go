@@ -382,7 +382,7 @@ func TestInventoryShowsTheSwarm(t *testing.T) {
 	if got := column(t, r.stdout, "GROUP", "READY"); got["web"] != "1" || got["batch"] != "0" {
 		t.Errorf("list-groups READY: %v", got)
 	}
-	if !strings.Contains(r.stderr, "aws calls: 4 (Auto Scaling.DescribeAutoScalingGroups=1 CloudFormation.DescribeStacks=1 CloudFormation.ListStackResources=1 S3.GetObject=1)") {
+	if !strings.Contains(r.stderr, "aws calls: 5 (Auto Scaling.DescribeAutoScalingGroups=1 CloudFormation.DescribeStacks=1 CloudFormation.ListStackResources=1 S3.GetBucketTagging=1 S3.GetObject=1)") {
 		t.Errorf("list-groups -v:\n%s", r.stderr)
 	}
 

@@ -17,7 +17,7 @@ type ApplyCmd struct {
 	File     string `short:"f" required:"" placeholder:"FILE" help:"Cluster file, YAML or JSON; - reads standard input."`
 	DryRun   bool   `name:"dry-run" help:"Show the plan and change nothing."`
 	Prune    bool   `help:"Delete the cluster's groups that the file does not list (asks first)."`
-	Yes      bool   `short:"y" help:"Do not ask before deleting groups or replacing nodes (needed for either when not on a terminal)."`
+	Yes      bool   `short:"y" help:"Do not ask before changing the core, deleting groups, replacing or terminating nodes, or removing a load balancer (needed for any of them when not on a terminal)."`
 	Parallel int    `default:"4" placeholder:"N" help:"Group stacks changed at a time (default ${default})."`
 }
 

@@ -201,6 +201,14 @@ func noteSwarms(app *App, swarms []query.Swarm, column, stale string) {
 	}
 }
 
+// noteUnread says on stderr, once for each reason, what could not be
+// read of some rows (shown "?"); the command still exits 0.
+func noteUnread(app *App, unread []query.Unread) {
+	for _, line := range query.UnreadNotes(unread) {
+		fmt.Fprintf(app.IO.ErrOut, "clusterctl: %s\n", line)
+	}
+}
+
 // ListGroupsCmd is `clusterctl list-groups`.
 type ListGroupsCmd struct {
 	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
@@ -221,6 +229,7 @@ func (c *ListGroupsCmd) Run(app *App) error {
 		fmt.Fprintf(app.IO.ErrOut, "clusterctl: conflict: %s\n", cf)
 	}
 	noteSwarms(app, inv.Swarms, "READY", "?")
+	noteUnread(app, inv.Unread)
 	groups := inv.Groups
 	return out.Write(app.IO.Out, groups, func(wide bool) query.Table { return query.GroupsTable(groups, wide) })
 }
@@ -231,7 +240,7 @@ type UpdateGroupCmd struct {
 	spec.Group
 	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
 	DryRun  bool   `name:"dry-run" help:"Show the plan and change nothing."`
-	Yes     bool   `short:"y" help:"Replace nodes, or remove or replace the group's load balancer, without asking (needed when not on a terminal)."`
+	Yes     bool   `short:"y" help:"Replace nodes, terminate nodes, or remove or replace the group's load balancer, without asking (needed when not on a terminal)."`
 	// ContinueRollback recovers UPDATE_ROLLBACK_FAILED; it takes no changes.
 	ContinueRollback bool `name:"continue-rollback" help:"Continue a failed update rollback (UPDATE_ROLLBACK_FAILED) instead of updating."`
 }
@@ -426,6 +435,7 @@ func (c *DescribeCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
+	noteUnread(app, d.Unread)
 	// Alarms that cannot be read (no cloudwatch:DescribeAlarms for the
 	// operator) leave the rest of the description standing: null, and why.
 	if d.Alarms, err = app.alarms.Read(app.Context(), d.Stack); err != nil {

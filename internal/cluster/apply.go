@@ -145,16 +145,7 @@ func (s *Service) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, erro
 	if len(deletes) > 0 {
 		asks = append(asks, fmt.Sprintf("delete %s of cluster %q, not in the file: %s", query.Plural(len(deletes), "group stack"), c.Name, strings.Join(deletes, ", ")))
 	}
-	if r := p.replacing(); len(r) > 0 {
-		asks = append(asks, "replace "+strings.Join(r, ", "))
-	}
-	if len(asks) > 0 {
-		if err := s.confirm(ctx, o.Yes, strings.Join(asks, " and ")); err != nil {
-			s.discardAll(ctx, p)
-			return p, err
-		}
-	}
-	for _, what := range lbChanges {
+	for _, what := range append(asks, p.asks(obs)...) {
 		if err := s.confirm(ctx, o.Yes, what); err != nil {
 			s.discardAll(ctx, p)
 			return p, err
@@ -394,17 +385,19 @@ func (s *Service) discardAll(ctx context.Context, p *ClusterPlan) {
 	}
 }
 
-// replacing says, for each stack whose update replaces nodes, how many:
-// "2 nodes of core-web".
-func (p *ClusterPlan) replacing() []string {
+// asks are the questions update-core and update-group would ask before
+// the updates of the plan, in its order (coreAsk, groupAsks).
+func (p *ClusterPlan) asks(obs *Observed) []string {
 	var out []string
 	for _, sp := range p.Stacks {
-		if sp.Action == ActionUpdate && sp.NodesReplaced > 0 {
-			noun := "node"
-			if sp.Group == "" {
-				noun = "manager"
-			}
-			out = append(out, query.Plural(sp.NodesReplaced, noun)+" of "+sp.Stack)
+		switch {
+		case sp.Action != ActionUpdate || obs == nil:
+		case sp.Group == "":
+			out = append(out, coreAsk(p.Cluster))
+		case sp.group != nil && obs.Groups[sp.Group] != nil:
+			desired := *sp.group
+			desired.Default()
+			out = append(out, groupAsks(p.Cluster, obs.Groups[sp.Group], desired, &sp.Plan)...)
 		}
 	}
 	return out

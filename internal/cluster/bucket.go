@@ -42,7 +42,8 @@ func (s *Service) bucketOf(ctx context.Context, core *stacks.Stack) (string, err
 // Bucket resource, never the BucketName output alone, which anyone allowed
 // to update the stack can point at another bucket. An output that names
 // another bucket is refused: something is wrong, and neither bucket is
-// touched. "" when the core owns no bucket (it was never created).
+// touched; so is a bucket without the cluster's tags. "" when the core
+// owns no bucket (it was never created).
 func (s *Service) coreBucket(ctx context.Context, core *stacks.Stack) (string, error) {
 	bucket := ""
 	r, err := s.Stacks.Resource(ctx, core.Name, names.ResourceBucket)
@@ -60,7 +61,28 @@ func (s *Service) coreBucket(ctx context.Context, core *stacks.Stack) (string, e
 		}
 		return "", refused("core %q: its BucketName output names bucket %s, but the stack %s: refusing to touch either; restore the output or inspect the stack with the AWS CLI", core.Name, out, owned)
 	}
+	if bucket == "" {
+		return "", nil
+	}
+	if err := s.provenBucket(ctx, bucket, core.Name); err != nil {
+		return "", err
+	}
 	return bucket, nil
+}
+
+// provenBucket refuses a bucket that does not carry the tags of cluster's
+// core. A stack's tags, and what it names its resources, can be copied:
+// the bucket's own tags, which clusterctl's template gives it, prove it
+// the cluster's. A bucket that is gone is the caller's to report.
+func (s *Service) provenBucket(ctx context.Context, bucket, cluster string) error {
+	switch missing, err := s.missingCoreTag(ctx, bucket, cluster); {
+	case isNoBucket(err):
+	case err != nil:
+		return err
+	case missing != "":
+		return refused("core %q: its bucket %s carries no %s tag, which clusterctl gives the bucket of a core it creates: refusing to read or write it; inspect the stack with the AWS CLI", cluster, bucket, missing)
+	}
+	return nil
 }
 
 // countVersions counts the object versions and delete markers under
@@ -118,7 +140,13 @@ func (s *Service) deleteVersions(ctx context.Context, bucket, prefix string, kee
 func (s *Service) deleteIdentifiers(ctx context.Context, bucket string, ids []s3types.ObjectIdentifier) error {
 	for len(ids) > 0 {
 		n := min(len(ids), 1000)
-		out, err := s.S3.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &s3types.Delete{Objects: ids[:n], Quiet: aws.Bool(true)}})
+		// The key and version alone: S3 reads the other fields as
+		// conditions, which general purpose buckets refuse.
+		objs := make([]s3types.ObjectIdentifier, n)
+		for i, id := range ids[:n] {
+			objs[i] = s3types.ObjectIdentifier{Key: id.Key, VersionId: id.VersionId}
+		}
+		out, err := s.S3.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &s3types.Delete{Objects: objs, Quiet: aws.Bool(true)}})
 		if err != nil {
 			return fmt.Errorf("emptying bucket %q: %w", bucket, err)
 		}
@@ -132,8 +160,8 @@ func (s *Service) deleteIdentifiers(ctx context.Context, bucket string, ids []s3
 }
 
 // eachVersionPage calls fn with the object versions and delete markers of
-// each page of the bucket's listing under prefix. A bucket that is gone
-// has none.
+// each page of the bucket's listing under prefix, each with its
+// modification time. A bucket that is gone has none.
 func (s *Service) eachVersionPage(ctx context.Context, bucket, prefix string, fn func([]s3types.ObjectIdentifier) error) error {
 	in := &s3.ListObjectVersionsInput{Bucket: aws.String(bucket)}
 	if prefix != "" {
@@ -150,10 +178,10 @@ func (s *Service) eachVersionPage(ctx context.Context, bucket, prefix string, fn
 		}
 		var ids []s3types.ObjectIdentifier
 		for _, v := range page.Versions {
-			ids = append(ids, s3types.ObjectIdentifier{Key: v.Key, VersionId: v.VersionId})
+			ids = append(ids, s3types.ObjectIdentifier{Key: v.Key, VersionId: v.VersionId, LastModifiedTime: v.LastModified})
 		}
 		for _, m := range page.DeleteMarkers {
-			ids = append(ids, s3types.ObjectIdentifier{Key: m.Key, VersionId: m.VersionId})
+			ids = append(ids, s3types.ObjectIdentifier{Key: m.Key, VersionId: m.VersionId, LastModifiedTime: m.LastModified})
 		}
 		if err := fn(ids); err != nil {
 			return err

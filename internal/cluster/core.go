@@ -82,8 +82,10 @@ func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) 
 	}
 	existing, err := s.Stacks.Get(ctx, name)
 	switch {
-	case err == nil:
+	case err == nil && isCoreOf(existing, name):
 		return nil, nil, refused("cluster %q already exists (stack status %s)", name, existing.Status)
+	case err == nil:
+		return nil, nil, refused("stack %s already exists and is %s (status %s): the core of cluster %q would need that name; choose another cluster name", name, stackKind(existing), existing.Status, name)
 	case !errors.Is(err, stacks.ErrNotFound):
 		return nil, nil, err
 	}

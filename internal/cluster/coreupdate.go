@@ -122,7 +122,7 @@ func (s *Service) UpdateCore(ctx context.Context, o CoreUpdateOptions) (*UpdateR
 	if o.DryRun {
 		return res, s.Stacks.Discard(ctx, u.changeSet)
 	}
-	if err := s.confirm(ctx, o.Yes, fmt.Sprintf("update the control plane of cluster %q", o.Cluster)); err != nil {
+	if err := s.confirm(ctx, o.Yes, coreAsk(o.Cluster)); err != nil {
 		s.discard(ctx, u)
 		return res, err
 	}

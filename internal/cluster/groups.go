@@ -79,6 +79,10 @@ func (s *Service) prepareNewGroup(ctx context.Context, core *stacks.Stack, g spe
 	var dead *stacks.Stack
 	existing, err := s.Stacks.Get(ctx, name)
 	switch {
+	case err == nil && !isGroupOf(existing, cluster, g.Name):
+		// Another cluster's core or group, or not clusterctl's: never
+		// replaced, whatever its state.
+		return nil, nil, refused("stack %s already exists and is %s (status %s): group %q of cluster %q would need that name; choose another group name", name, stackKind(existing), existing.Status, g.Name, cluster)
 	case err == nil && o.ReplaceFailed && stacks.Classify(existing.Status) == stacks.FailedDead:
 		dead = existing
 	case err == nil && stacks.Classify(existing.Status) == stacks.FailedDead:
@@ -115,7 +119,7 @@ func (s *Service) deployGroup(ctx context.Context, in leased, g spec.Group, r *r
 	}
 	// Whatever an earlier group of that name left in the bucket is of no
 	// use: no stack of the name exists.
-	if _, err := s.tidyNodeConfigs(ctx, in, g.Name, nil); err != nil {
+	if _, err := s.tidyNodeConfigs(ctx, in, g.Name, nil, ConfigGrace); err != nil {
 		return err
 	}
 	if err := s.uploadAll(ctx, in.bucket, r); err != nil {
@@ -246,7 +250,7 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 	res := &UpdateResult{Plan: plan}
 	var configs nodeConfigs // nil in a dry run: nothing tidied, nothing known
 	if !o.DryRun {
-		if configs, err = s.tidyNodeConfigs(ctx, in, o.Group, st); err != nil {
+		if configs, err = s.tidyNodeConfigs(ctx, in, o.Group, st, ConfigGrace); err != nil {
 			return nil, err
 		}
 	}
@@ -274,16 +278,8 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 	if o.DryRun {
 		return res, s.Stacks.Discard(ctx, cs)
 	}
-	// Each is asked on its own: removing the load balancer takes the
-	// clients' endpoint away, replacing nodes moves the tasks.
-	if what := lbRemoval(deployed.Spec, desired, st.Outputs[names.OutputLoadBalancerDNSName]); what != "" {
+	for _, what := range groupAsks(o.Cluster, deployed, desired, plan) {
 		if err := s.confirm(ctx, o.Yes, what); err != nil {
-			s.Stacks.Discard(ctx, cs)
-			return res, err
-		}
-	}
-	if plan.NodesReplaced > 0 {
-		if err := s.confirm(ctx, o.Yes, fmt.Sprintf("replace %s of group %q of cluster %q", query.Plural(plan.NodesReplaced, "node"), o.Group, o.Cluster)); err != nil {
 			s.Stacks.Discard(ctx, cs)
 			return res, err
 		}
@@ -452,7 +448,7 @@ func (s *Service) removeGroup(ctx context.Context, in leased, o RemoveOptions) (
 	}
 	done.Duration = time.Since(start)
 	// The group's node configurations are of no use without it.
-	_, err = s.tidyNodeConfigs(ctx, in, o.Group, nil)
+	_, err = s.tidyNodeConfigs(ctx, in, o.Group, nil, 0)
 	return done, err
 }
 

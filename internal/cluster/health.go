@@ -62,6 +62,9 @@ type Description struct {
 	Alarms []alarms.Alarm `json:"alarms"`
 	// swarmUnknown says why Swarm is nil, for the text form.
 	swarmUnknown string
+	// Unread is what could not be read of some groups, shown as "?" (the
+	// command says why on stderr; the JSON form has it in each group).
+	Unread []query.Unread `json:"-"`
 }
 
 // GroupHealth is a group as `describe` shows it.
@@ -70,6 +73,8 @@ type GroupHealth struct {
 	Health   string    `json:"health"`
 	Advice   string    `json:"advice,omitempty"`
 	Problems []Problem `json:"problems"`
+	// Unread says why its health could not be checked ("": it was).
+	Unread string `json:"unread,omitempty"`
 }
 
 // Describe reads a cluster's core (outputs, parameters, status) and its
@@ -112,9 +117,7 @@ func (s *Service) Describe(ctx context.Context, cluster string) (*Description, e
 		d.Problems = append(d.Problems, swarmProblems(cluster, swarm)...)
 	}
 	d.Health = healthOf(core.Status, true, d.Problems)
-	if err := query.WithLoadBalancers(ctx, s.ELB, groups); err != nil {
-		return nil, err
-	}
+	d.Unread = query.WithLoadBalancers(ctx, s.ELB, groups)
 	query.WithAutoscale(groups, map[string]query.Swarm{cluster: swarm})
 	d.Autoscale, d.Unplaceable = []wire.ScalingDecision{}, []wire.Unplaceable{}
 	if swarm.Snapshot != nil {
@@ -128,12 +131,16 @@ func (s *Service) Describe(ctx context.Context, cluster string) (*Description, e
 			st := &stacks.Stack{Name: g.Stack, Status: g.Status}
 			h.Advice = Advice(st, Ref{Cluster: cluster, Group: g.Group}, nil)
 		}
+		var unread error
 		if settled(g.Status) {
-			if h.Problems, err = s.groupProblems(ctx, cluster, bucket, g); err != nil {
-				return nil, err
-			}
+			h.Problems, unread = s.groupProblems(ctx, cluster, bucket, g)
 		}
 		h.Health = healthOf(g.Status, g.Joined, h.Problems)
+		if unread != nil {
+			// What could not be checked hides no other group.
+			h.Health, h.Unread, h.Problems = "?", query.Reason(unread), []Problem{}
+			d.Unread = append(d.Unread, query.Unread{Row: g.Stack, What: "health", Reason: h.Unread})
+		}
 		d.Groups = append(d.Groups, h)
 	}
 	return d, nil
@@ -150,17 +157,20 @@ func settled(status string) bool {
 // the bucket when it is the core's own and present ("" otherwise).
 func (s *Service) coreProblems(ctx context.Context, core *stacks.Stack) ([]Problem, string, error) {
 	problems := []Problem{}
-	if _, err := render.JoinFromOutputs(core.Outputs); err != nil {
-		problems = append(problems, Problem{Broken: true,
-			Reason: fmt.Sprintf("%v: groups cannot join it (add-agents and update-group refuse it)", err),
-			Repair: s.restoreCoreAdvice(ctx, core)})
-	}
 	bucket, err := s.coreBucket(ctx, core)
+	if err != nil && !isRefusal(err) {
+		return nil, "", err
+	}
+	// Only a stack that owns the cluster's bucket (by the bucket's tags)
+	// is told to take clusterctl's template again.
+	repair := restoreCoreAdvice(core, err == nil && bucket != "")
+	if _, jerr := render.JoinFromOutputs(core.Outputs); jerr != nil {
+		problems = append(problems, Problem{Broken: true,
+			Reason: fmt.Sprintf("%v: groups cannot join it (add-agents and update-group refuse it)", jerr),
+			Repair: repair})
+	}
 	if err != nil {
-		if !isRefusal(err) {
-			return nil, "", err
-		}
-		problems = append(problems, Problem{Broken: true, Reason: err.Error(), Repair: s.restoreCoreAdvice(ctx, core)})
+		problems = append(problems, Problem{Broken: true, Reason: err.Error(), Repair: repair})
 		return problems, "", nil
 	}
 	if bucket == "" {
@@ -181,8 +191,14 @@ func (s *Service) coreProblems(ctx context.Context, core *stacks.Stack) ([]Probl
 
 // restoreCoreAdvice says how to put the core's template, with its join
 // contract, back as clusterctl deploys it: update-core renders it again
-// from the settings it reads back.
-func (s *Service) restoreCoreAdvice(ctx context.Context, core *stacks.Stack) string {
+// from the settings it reads back. A stack that owns no bucket carrying
+// the cluster's tags is not proven a core of clusterctl's (its tags can
+// be copied): update-core would replace what it holds, so it is only
+// pointed at.
+func restoreCoreAdvice(core *stacks.Stack, owned bool) string {
+	if !owned {
+		return fmt.Sprintf("stack %s carries the tags of the core of cluster %q but owns no bucket tagged as that cluster's: it may not be clusterctl's; inspect it with `aws cloudformation describe-stack-resources --stack-name %s` before changing anything", core.Name, core.Name, core.Name)
+	}
 	return fmt.Sprintf("the core was changed outside clusterctl: deploy it again as clusterctl renders it with `clusterctl update-core %s`", core.Name)
 }
 
@@ -379,13 +395,14 @@ func writeAutoscale(w io.Writer, d *Description) {
 	if len(d.Autoscale) > 0 {
 		fmt.Fprintln(w, "\nAutoscaling:")
 		for _, a := range d.Autoscale {
-			fmt.Fprintf(w, "%s  %s\n", a.Time.UTC().Format(time.RFC3339), a)
+			fmt.Fprintf(w, "%s  %s\n", a.Time.UTC().Format(time.RFC3339), query.Printable(a.String()))
 		}
 	}
 	if len(d.Unplaceable) > 0 {
 		fmt.Fprintln(w, "\nUnplaceable tasks (no group can hold them; not scaled for):")
 		for _, u := range d.Unplaceable {
-			fmt.Fprintf(w, "%s: %s: %s\n", u.Service, query.Plural(u.Tasks, "task"), u.Reason)
+			// The swarm's words, as a table's cells.
+			fmt.Fprintf(w, "%s: %s: %s\n", query.Printable(u.Service), query.Plural(u.Tasks, "task"), query.Printable(u.Reason))
 		}
 	}
 }

@@ -71,6 +71,12 @@ func (b bucketsS3) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func
 	return &s3.GetObjectOutput{Body: io.NopCloser(strings.NewReader(body))}, nil
 }
 
+// GetBucketTagging says every bucket carries the core's tags.
+func (b bucketsS3) GetBucketTagging(_ context.Context, in *s3.GetBucketTaggingInput, _ ...func(*s3.Options)) (*s3.GetBucketTaggingOutput, error) {
+	b.calls.add("GetBucketTagging " + aws.ToString(in.Bucket))
+	return &s3.GetBucketTaggingOutput{TagSet: []s3types.Tag{{Key: aws.String(names.TagCluster), Value: aws.String("core")}, {Key: aws.String(names.TagRole), Value: aws.String(names.RoleCore)}}}, nil
+}
+
 // coreStacks knows one core stack and its bucket.
 type coreStacks struct {
 	StackManager
@@ -122,19 +128,19 @@ func TestListNodesFindsTheBucketByTag(t *testing.T) {
 			[]string{"DescribeInstances", "GetObject core-bucket"}, true},
 		{"launched before the tag", map[string]map[string]string{"i-1": node("control", ""), "i-2": node("web", "")},
 			map[string]string{"core-bucket": snapshot("core")},
-			[]string{"DescribeInstances", "DescribeStacks", "ListStackResources", "GetObject core-bucket"}, true},
+			[]string{"DescribeInstances", "DescribeStacks", "ListStackResources", "GetBucketTagging core-bucket", "GetObject core-bucket"}, true},
 		{"a tag naming another cluster's bucket", map[string]map[string]string{"i-1": node("control", "other-bucket")},
 			map[string]string{"core-bucket": snapshot("core"), "other-bucket": snapshot("other")},
-			[]string{"DescribeInstances", "GetObject other-bucket", "DescribeStacks", "ListStackResources", "GetObject core-bucket"}, true},
+			[]string{"DescribeInstances", "GetObject other-bucket", "DescribeStacks", "ListStackResources", "GetBucketTagging core-bucket", "GetObject core-bucket"}, true},
 		{"a tag naming a bucket that is not there", map[string]map[string]string{"i-1": node("control", "gone-bucket")},
 			map[string]string{"core-bucket": snapshot("core")},
-			[]string{"DescribeInstances", "GetObject gone-bucket", "DescribeStacks", "ListStackResources", "GetObject core-bucket"}, true},
+			[]string{"DescribeInstances", "GetObject gone-bucket", "DescribeStacks", "ListStackResources", "GetBucketTagging core-bucket", "GetObject core-bucket"}, true},
 		{"tags that disagree", map[string]map[string]string{"i-1": node("control", "core-bucket"), "i-2": node("web", "other-bucket")},
 			map[string]string{"core-bucket": snapshot("core"), "other-bucket": snapshot("core")},
-			[]string{"DescribeInstances", "DescribeStacks", "ListStackResources", "GetObject core-bucket"}, true},
+			[]string{"DescribeInstances", "DescribeStacks", "ListStackResources", "GetBucketTagging core-bucket", "GetObject core-bucket"}, true},
 		{"no snapshot yet in the core's bucket", map[string]map[string]string{"i-1": node("control", "core-bucket")},
 			map[string]string{"core-bucket": ""},
-			[]string{"DescribeInstances", "GetObject core-bucket", "DescribeStacks", "ListStackResources"}, false},
+			[]string{"DescribeInstances", "GetObject core-bucket", "DescribeStacks", "ListStackResources", "GetBucketTagging core-bucket"}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &calls{}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -71,7 +72,13 @@ func (s *Service) uploadArtifacts(ctx context.Context, bucket string, r *render.
 // that needs them; what no launch template names any more is removed by
 // the next operation on its group (or, for a group that is gone, on its
 // cluster), under the group's lease: a re-run converges, and nothing is
-// left in the bucket for good.
+// left in the bucket for good. Only once it is ConfigGrace old, though: a
+// group deployed by hand uploads its configuration before it creates the
+// stack whose launch template names it, and takes no lease.
+
+// ConfigGrace is how long a node configuration no launch template names
+// is kept after it was last written.
+const ConfigGrace = time.Hour
 
 // nodeConfigKeyRE finds the node configuration keys a launch template's
 // user data fetches.
@@ -176,13 +183,15 @@ func (c nodeConfigs) has(group, key string) bool {
 // tidyNodeConfigs removes, from one listing of the bucket, the node
 // configurations of group that its stack st (nil: none) no longer uses,
 // and those of the cluster's groups that have no stack. It returns the
-// listing. The caller holds group's lease.
-func (s *Service) tidyNodeConfigs(ctx context.Context, in leased, group string, st *stacks.Stack) (nodeConfigs, error) {
+// listing. The caller holds group's lease. Those of group are removed
+// once grace old (0: at once, when the group itself is removed), the
+// others' once ConfigGrace old.
+func (s *Service) tidyNodeConfigs(ctx context.Context, in leased, group string, st *stacks.Stack, grace time.Duration) (nodeConfigs, error) {
 	all, err := s.listNodeConfigs(ctx, in.bucket, names.NodeConfigPrefix+"/")
 	if err != nil {
 		return nil, err
 	}
-	if all[group], err = s.pruneNodeConfigs(ctx, in.bucket, group, st, all[group]); err != nil {
+	if all[group], err = s.pruneNodeConfigs(ctx, in.bucket, group, st, all[group], grace); err != nil {
 		return nil, err
 	}
 	return all, s.sweepNodeConfigs(ctx, in, group, all)
@@ -190,9 +199,10 @@ func (s *Service) tidyNodeConfigs(ctx context.Context, in leased, group string, 
 
 // pruneNodeConfigs removes the node configurations of group (versions,
 // as listed) that no launch template version of its stack st (nil: there
-// is none) keeps, and returns those left. A stack with an operation in
-// progress is left alone: its templates are moving.
-func (s *Service) pruneNodeConfigs(ctx context.Context, bucket, group string, st *stacks.Stack, versions []s3types.ObjectIdentifier) ([]s3types.ObjectIdentifier, error) {
+// is none) keeps and that were last written over grace ago, and returns
+// those left. A stack with an operation in progress is left alone: its
+// templates are moving.
+func (s *Service) pruneNodeConfigs(ctx context.Context, bucket, group string, st *stacks.Stack, versions []s3types.ObjectIdentifier, grace time.Duration) ([]s3types.ObjectIdentifier, error) {
 	if len(versions) == 0 || st != nil && stacks.Classify(st.Status) == stacks.InProgress {
 		return versions, nil
 	}
@@ -200,7 +210,24 @@ func (s *Service) pruneNodeConfigs(ctx context.Context, bucket, group string, st
 	if err != nil || !known {
 		return versions, err
 	}
-	used := func(id s3types.ObjectIdentifier) bool { return refs[aws.ToString(id.Key)] }
+	// A key is as young as its newest version; a version whose time is
+	// not known is taken for new.
+	written := map[string]time.Time{}
+	for _, id := range versions {
+		k := aws.ToString(id.Key)
+		t := s.now()
+		if id.LastModifiedTime != nil {
+			t = *id.LastModifiedTime
+		}
+		if t.After(written[k]) {
+			written[k] = t
+		}
+	}
+	cutoff := s.now().Add(-grace)
+	used := func(id s3types.ObjectIdentifier) bool {
+		k := aws.ToString(id.Key)
+		return refs[k] || grace > 0 && written[k].After(cutoff)
+	}
 	unused := slices.DeleteFunc(slices.Clone(versions), used)
 	if err := s.deleteIdentifiers(ctx, bucket, unused); err != nil {
 		return nil, fmt.Errorf("removing unused node configurations of group %q: %w", group, err)
@@ -261,7 +288,7 @@ func (s *Service) sweepGroup(ctx context.Context, in leased, group string) error
 	if err != nil {
 		return err
 	}
-	_, err = s.pruneNodeConfigs(ctx, in.bucket, group, nil, mine[group])
+	_, err = s.pruneNodeConfigs(ctx, in.bucket, group, nil, mine[group], ConfigGrace)
 	return err
 }
 

@@ -67,7 +67,18 @@ const resolvedImage = "imageId (resolved)"
 // planGroup compares a group as deployed with its desired spec rendered
 // as r.
 func (s *Service) planGroup(ctx context.Context, deployed *ObservedGroup, desired spec.Group, r *render.Rendered) (*Plan, error) {
-	p := newPlan(r.StackName, spec.Diff(deployed.Spec, desired), desired.MaxBatchSize())
+	settings := spec.Diff(deployed.Spec, desired)
+	from, keep := shrink(deployed, desired)
+	if desired.Autoscale.Enabled {
+		// The stack of an autoscaled group sets no capacity: the group
+		// keeps the one it has, within its bounds, whatever the count
+		// (which follows the min) becomes.
+		settings = slices.DeleteFunc(settings, func(c spec.Change) bool { return c.Path == "count" })
+	}
+	p := newPlan(r.StackName, settings, desired.MaxBatchSize())
+	if desired.Autoscale.Enabled && !deployed.Spec.Autoscale.Enabled {
+		p.Notes = append(p.Notes, fmt.Sprintf("The group keeps its %s; the managers' autoscaler changes its capacity between %d and %d.", query.Plural(keep, "node"), desired.MinSize(), desired.MaxSize()))
+	}
 	prev := deployed.Stack
 	for _, k := range append(names.JoinOutputs(), names.LegacyJoinOutputs()...) {
 		if k == names.OutputSubnetIDs && len(desired.SubnetIDs) > 0 {
@@ -90,10 +101,6 @@ func (s *Service) planGroup(ctx context.Context, deployed *ObservedGroup, desire
 		return nil, err
 	}
 	planAgent(p, prev.Parameters, r.Parameters)
-	current := deployed.Nodes
-	if current < 0 {
-		current = deployed.Spec.Desired()
-	}
 	oldLaunch, errOld := render.Launch(deployed.Template, oldParams)
 	newLaunch, err := render.Launch(r.Template, newParams)
 	if err != nil {
@@ -102,7 +109,7 @@ func (s *Service) planGroup(ctx context.Context, deployed *ObservedGroup, desire
 	// A deployed template that cannot be read this way is assumed to
 	// change: better to announce a replacement that does not happen.
 	if errOld != nil || oldLaunch != newLaunch {
-		p.NodesReplaced = min(current, desired.Desired())
+		p.NodesReplaced = min(from, keep)
 	}
 	return p, nil
 }

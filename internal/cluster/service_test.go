@@ -24,6 +24,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
@@ -246,6 +247,11 @@ func fakeService(t *testing.T) *fakeEnv {
 	ios, _, _, _ := iostreams.Test()
 	rec := &recS3{Client: s3.NewFromConfig(motoConfig(t), func(o *s3.Options) { o.UsePathStyle = true })}
 	if _, err := rec.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(testJoin.BucketName)}); err != nil {
+		t.Fatal(err)
+	}
+	// Tagged as the core's template tags it: that proves it the cluster's.
+	if _, err := rec.PutBucketTagging(t.Context(), &s3.PutBucketTaggingInput{Bucket: aws.String(testJoin.BucketName), Tagging: &s3types.Tagging{TagSet: []s3types.Tag{
+		{Key: aws.String(names.TagCluster), Value: aws.String("core")}, {Key: aws.String(names.TagRole), Value: aws.String(names.RoleCore)}}}}); err != nil {
 		t.Fatal(err)
 	}
 	return &fakeEnv{fake: fake, s3: rec, s: &Service{

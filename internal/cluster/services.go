@@ -75,9 +75,18 @@ func (s *Service) ListClusters(ctx context.Context) ([]query.ClusterSummary, []q
 		g.Go(func() error {
 			w := query.Swarm{Cluster: core.Name, Now: s.now(), Missing: fmt.Sprintf("the core has no %s output to find its bucket by (stack %s)", names.OutputBucketName, core.Status)}
 			if bucket := core.Outputs[names.OutputBucketName]; bucket != "" {
-				var err error
-				if w, err = s.swarmIn(gctx, core.Name, bucket); err != nil {
+				// Read only once its tags prove it the cluster's: a stack
+				// with copied tags names whatever bucket it likes.
+				err := s.provenBucket(gctx, bucket, core.Name)
+				switch {
+				case err != nil && gctx.Err() != nil:
 					return err
+				case err != nil:
+					w.Missing = err.Error()
+				default:
+					if w, err = s.swarmIn(gctx, core.Name, bucket); err != nil {
+						return err
+					}
 				}
 			}
 			out[i].Summarise(w)

@@ -258,9 +258,7 @@ func (s *Service) ListGroups(ctx context.Context, cluster string) (query.Invento
 	}
 	query.WithReady(inv.Groups, byCluster)
 	query.WithAutoscale(inv.Groups, byCluster)
-	if err := query.WithLoadBalancers(ctx, s.ELB, inv.Groups); err != nil {
-		return query.Inventory{}, err
-	}
+	inv.Unread = query.WithLoadBalancers(ctx, s.ELB, inv.Groups)
 	return inv, nil
 }
 

@@ -182,6 +182,9 @@ type Inventory struct {
 	// Swarms are the swarms of the clusters listed, as far as their status
 	// snapshots tell (read by the caller).
 	Swarms []Swarm
+	// Unread is what could not be read of some groups (read by the
+	// caller), shown as "?".
+	Unread []Unread
 }
 
 // ListInventory is ListGroups with the core stacks it reads on the way.

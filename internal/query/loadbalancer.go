@@ -32,6 +32,9 @@ type LoadBalancer struct {
 	Scheme  string       `json:"scheme"`
 	ARN     string       `json:"arn"`
 	Ports   []PortHealth `json:"ports"`
+	// Unread says why its listeners and targets could not be read ("":
+	// they were); its ports then show "?".
+	Unread string `json:"unread,omitempty"`
 }
 
 // PortHealth is one listener of a load balancer and its target group's
@@ -61,6 +64,9 @@ func (lb *LoadBalancer) PortsText() string {
 	if lb == nil {
 		return "-"
 	}
+	if lb.Unread != "" {
+		return "?"
+	}
 	var out []string
 	for _, p := range lb.Ports {
 		out = append(out, p.String())
@@ -88,8 +94,10 @@ func loadBalancerOf(outputs, params map[string]string) *LoadBalancer {
 
 // WithLoadBalancers reads, for every group with a load balancer, its
 // listeners and the health of their targets (groups without one cost no
-// call).
-func WithLoadBalancers(ctx context.Context, api ELBAPI, groups []Group) error {
+// call). One that cannot be read (a group half created or rolling back,
+// a principal without ELB read) hides no other: it is marked Unread and
+// returned.
+func WithLoadBalancers(ctx context.Context, api ELBAPI, groups []Group) []Unread {
 	var eg errgroup.Group
 	eg.SetLimit(4)
 	for i := range groups {
@@ -100,20 +108,27 @@ func WithLoadBalancers(ctx context.Context, api ELBAPI, groups []Group) error {
 		eg.Go(func() error {
 			ports, err := portHealth(ctx, api, lb.ARN)
 			var nf *elbtypes.LoadBalancerNotFoundException
-			if errors.As(err, &nf) {
+			switch {
+			case errors.As(err, &nf):
 				// Gone (removed by an update, or by hand): the group has
 				// no load balancer, whatever a stale output says.
 				groups[i].LoadBalancer = nil
-				return nil
+			case err != nil:
+				lb.Unread = Reason(err)
+			default:
+				lb.Ports = ports
 			}
-			if err != nil {
-				return fmt.Errorf("load balancer of group %s: %w", groups[i].Group, err)
-			}
-			lb.Ports = ports
 			return nil
 		})
 	}
-	return eg.Wait()
+	_ = eg.Wait()
+	var unread []Unread
+	for _, g := range groups {
+		if lb := g.LoadBalancer; lb != nil && lb.Unread != "" {
+			unread = append(unread, Unread{Row: g.Stack, What: "load balancer", Reason: lb.Unread})
+		}
+	}
+	return unread
 }
 
 func portHealth(ctx context.Context, api ELBAPI, arn string) ([]PortHealth, error) {

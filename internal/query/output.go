@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/itchyny/gojq"
 	"github.com/olekukonko/tablewriter"
@@ -187,9 +189,9 @@ func WriteTable(w io.Writer, t Table) error {
 			},
 		}),
 	)
-	tbl.Header(t.Header)
+	tbl.Header(cells(t.Header))
 	for _, r := range t.Rows {
-		if err := tbl.Append(r); err != nil {
+		if err := tbl.Append(cells(r)); err != nil {
 			return fmt.Errorf("writing table: %w", err)
 		}
 	}
@@ -206,6 +208,57 @@ func WriteTable(w io.Writer, t Table) error {
 		}
 	}
 	return nil
+}
+
+// cells makes each cell of a row Printable.
+func cells(row []string) []string {
+	out := make([]string, len(row))
+	for i, c := range row {
+		out[i] = Printable(c)
+	}
+	return out
+}
+
+// Printable is text from elsewhere (the swarm, a node, a tag) as it may
+// reach a terminal: control characters (terminal escape sequences among
+// them), invisible format characters (bidi overrides, zero-width ones)
+// and bytes that are not UTF-8 are written as Go escapes (\x1b, \u202e,
+// \xff), so that a cell can neither drive the terminal nor pass for other
+// text or rows. JSON and YAML keep the data as it is.
+func Printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if escaped(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r < 0x80 && escaped(r):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case r <= 0xffff && escaped(r):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		case escaped(r):
+			fmt.Fprintf(&b, "\\U%08x", r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// escaped tells whether Printable writes r as an escape.
+func escaped(r rune) bool {
+	return r == utf8.RuneError || unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r)
 }
 
 // Plural counts a noun: "1 subnet", "2 subnets".

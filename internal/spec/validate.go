@@ -297,9 +297,9 @@ func (g Group) rules(cluster string) []rule {
 		one("onDemandBase", when(g.OnDemandBaseCapacity() < 0, invalid("onDemandBase", "invalid on-demand base %d: negative", g.OnDemandBaseCapacity()))),
 		one("onDemandPercent", when(g.OnDemandPercentage() < 0 || g.OnDemandPercentage() > 100, invalid("onDemandPercent", "invalid on-demand percentage %d: expected 0 to 100", g.OnDemandPercentage()))),
 		one("spotAllocation", checkSpotAllocation("spotAllocation", g.SpotAllocation)),
-		one("count", nonNegative("count", desired)),
-		one("min", nonNegative("min", min)),
-		one("max", nonNegative("max", max)),
+		one("count", checkCapacity("count", desired)),
+		one("min", checkCapacity("min", min)),
+		one("max", checkCapacity("max", max)),
 		// The order of the sizes, once each is known to be valid.
 		{[]string{"count", "min"}, when(min >= 0 && min > desired, invalid("min", "invalid capacity: min %d is above count %d", min, desired))},
 		{[]string{"count", "max"}, when(desired >= 0 && desired > max, invalid("max", "invalid capacity: count %d is above max %d", desired, max))},
@@ -352,9 +352,19 @@ func when(broken bool, err error) error {
 	return nil
 }
 
-func nonNegative(path string, n int) error {
-	if n < 0 {
+// MaxCapacity bounds a group's count, min and max. EC2 Auto Scaling
+// takes them as 32-bit integers, and no account's instance quotas come
+// near that; a swarm of more than a few thousand nodes is beyond what
+// Docker Swarm is run at. A larger number is a slip, refused before AWS
+// is asked.
+const MaxCapacity = 10000
+
+func checkCapacity(path string, n int) error {
+	switch {
+	case n < 0:
 		return invalid(path, "invalid capacity: %s %d is negative", path, n)
+	case n > MaxCapacity:
+		return invalid(path, "invalid capacity: %s %d is above %d, the most nodes a group may have", path, n, MaxCapacity)
 	}
 	return nil
 }
