@@ -173,6 +173,7 @@ func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 		Scaling:   awsn.Scaling{API: scaling},
 		Instances: awsn.Instances{API: ec2},
 		Groups:    awsn.Groups{AutoScaling: scaling, EC2: ec2, Stacks: awsn.NewCloudFormation(e.cfg)},
+		Objects:   e.engine,
 		Backups:   host.Backups{Engine: e.engine, PIDFile: filepath.Join(os.Getenv("CLUSTERCTL_ROOT"), "/var/run/docker.pid")},
 		Network:   host.Network{}, Clock: node.RealClock{}, Log: e.log,
 		State: node.State{Dir: filepath.Join(e.state.Dir, "housekeeping")}, T: managerTimings(),

@@ -291,12 +291,11 @@ func swarmProblems(cluster string, w query.Swarm) []Problem {
 	if b := st.Backup; b.Overdue {
 		reason := "no backup of the swarm state yet"
 		if b.Last != nil {
-			reason = fmt.Sprintf("the last backup of the swarm state is %s old (a lone manager backs up every %s)", query.FormatAge(time.Duration(*b.AgeSeconds*float64(time.Second))), query.FormatAge(query.BackupEvery))
+			reason = fmt.Sprintf("the last backup of the swarm state is %s old (the managers back up every %s)", query.FormatAge(time.Duration(*b.AgeSeconds*float64(time.Second))), query.FormatAge(query.BackupEvery))
 		}
 		problems = append(problems, Problem{
-			Reason: reason + ": a replacement of the lone manager would lose the services, secrets and networks since",
-			Repair: "the leader backs up on its own; its log on the manager is `journalctl -u clusterctl-housekeeping` (through Session Manager); " +
-				fmt.Sprintf("three managers keep the state without a backup: `clusterctl update-core %s --managers 3`", cluster)})
+			Reason: reason + ": were every manager lost, the services, secrets, configs and networks since would be lost",
+			Repair: "the leader has the backups taken on its own (by a follower while every manager is reachable); its log on the manager says why none is taken: `journalctl -u clusterctl-housekeeping` (through Session Manager)"})
 	}
 	return problems
 }

@@ -227,9 +227,16 @@ const (
 	// swarm knows a manager with the one it has, where they differ (a swarm
 	// restored onto another host): "known real", one a line.
 	ManagerAliases = "manager-aliases"
-	// Backup (under ControlPrefix) is the leader's latest backup of the
-	// swarm state, which a lone replacement manager restores.
+	// Backup (under ControlPrefix) is where a lone manager kept its one
+	// backup before every swarm kept several (BackupsPrefix): still
+	// restored when it is the newest, and removed once a newer one exists.
 	Backup = "swarm-backup.tar.gz"
+	// BackupsPrefix (under ControlPrefix) holds the swarm's backups, one
+	// object each (BackupKey), the newest BackupKeep kept.
+	BackupsPrefix = "backups"
+	// BackupOrder (under ControlPrefix) is the leader's order to one
+	// follower to take a backup (wire.BackupOrder).
+	BackupOrder = "backup-order"
 	// ManagersChanged (under ControlPrefix) is "COUNT SINCE": the swarm's
 	// number of managers and when it last changed (Unix seconds, 0: not
 	// since it was first recorded), kept by the leader; a restore refuses a
@@ -285,6 +292,15 @@ const AgentPrefix = JoinPrefix + "/agent"
 func AgentKey(arch, sha256Hex string) string {
 	return AgentPrefix + "/clusterctl-node-linux-" + arch + "-" + sha256Hex + ".gz"
 }
+
+// BackupKey is the bucket key of the backup taken at t by instance: the
+// time first, so that the keys sort as the backups were taken.
+func BackupKey(t time.Time, instance string) string {
+	return ControlPrefix + "/" + BackupsPrefix + "/" + t.UTC().Format(BackupTimeFormat) + "-" + instance + ".tar.gz"
+}
+
+// BackupTimeFormat is the time in a backup's key.
+const BackupTimeFormat = "20060102T150405Z"
 
 // ControlKey is the bucket key of a control-only object (InitMarker,
 // ManagerToken, Backup).

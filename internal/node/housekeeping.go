@@ -25,13 +25,16 @@ type Timings struct {
 	DrainPoll      time.Duration // check of a drain
 	HeartbeatEvery time.Duration
 	Visibility     time.Duration // a notice is hidden this long while handled
-	BackupEvery    time.Duration // a lone manager's backup, at least
-	BackupSpacing  time.Duration // after the members changed, this far apart at most
-	RequestMaxAge  time.Duration
-	JoinTimeout    time.Duration // to be a manager (below the stack's 10 minutes)
-	JoinPause      time.Duration
-	AutoscaleEvery time.Duration // the autoscaler's decisions, at most this often
-	JoinWait       time.Duration // for the nodes of a scale-out to join
+	BackupEvery    time.Duration // a backup of the swarm, at least
+	BackupSpacing  time.Duration // after the swarm changed, this far apart at most
+	// BackupOrderWait is how long a follower has to take a backup
+	// ordered before the leader asks another.
+	BackupOrderWait time.Duration
+	RequestMaxAge   time.Duration
+	JoinTimeout     time.Duration // to be a manager (below the stack's 10 minutes)
+	JoinPause       time.Duration
+	AutoscaleEvery  time.Duration // the autoscaler's decisions, at most this often
+	JoinWait        time.Duration // for the nodes of a scale-out to join
 }
 
 // Defaults are the timings of a node.
@@ -42,7 +45,8 @@ func Defaults() Timings {
 		DeadEvery: 30 * time.Second, DeadGrace: 5 * time.Minute,
 		DrainTimeout: 10 * time.Minute, DrainPoll: 2 * time.Second, HeartbeatEvery: time.Minute,
 		Visibility: 5 * time.Minute, BackupEvery: wire.BackupEvery, BackupSpacing: 30 * time.Second,
-		RequestMaxAge: names.RequestMaxAge, JoinTimeout: 9 * time.Minute, JoinPause: 5 * time.Second,
+		BackupOrderWait: 2 * time.Minute,
+		RequestMaxAge:   names.RequestMaxAge, JoinTimeout: 9 * time.Minute, JoinPause: 5 * time.Second,
 		AutoscaleEvery: 10 * time.Second, JoinWait: 10 * time.Minute,
 	}
 }
@@ -61,6 +65,8 @@ type Manager struct {
 	// Groups is Auto Scaling for the autoscaler; nil: no autoscaling.
 	Groups  GroupScaling
 	Backups Backups
+	// Objects is what a backup is judged by: the swarm's id and objects.
+	Objects SwarmObjects
 	Network Network
 	Clock   Clock
 	Log     Logger
@@ -69,10 +75,12 @@ type Manager struct {
 
 	nextStatus, watchUntil, nextDead time.Time
 	// managers is the number of managers last recorded in the bucket (0:
-	// not read yet); backupGone: the backup is removed (every round) since
-	// there are more.
-	managers   int
-	backupGone bool
+	// not read yet); backupDeferred why a backup due is not taken (last
+	// logged); legacyGone: the lone manager's single backup of before is
+	// removed.
+	managers       int
+	backupDeferred string
+	legacyGone     bool
 	// republish: the first round this service leads publishes the join
 	// material whatever was last recorded, as every boot does (the
 	// objects may have been removed or overwritten meanwhile).
@@ -114,8 +122,9 @@ func (m *Manager) Round(ctx context.Context) {
 		// when leading again. The autoscaler starts afresh too: a node
 		// idle before may have worked since, and the decisions are the
 		// other leader's to publish.
-		m.managers, m.backupGone = 0, false
+		m.managers, m.backupDeferred = 0, ""
 		m.auto, m.decisionsRead, m.decisions = nil, false, nil
+		m.follow(ctx)
 		_ = m.Clock.Sleep(ctx, m.T.Idle)
 		return
 	}

@@ -145,35 +145,59 @@ func (m *Manager) joinedLater(ctx context.Context) bool {
 }
 
 // initialise initialises the swarm on this node, or restores it from the
-// last backup when there is one (a lone manager was lost) and it is not
-// older than the last change of the manager count: such a backup was
-// taken of a swarm that had since gained managers, and lost them all.
+// newest backup that is not refused (restoreCandidate).
 func (m *Manager) initialise(ctx context.Context) error {
-	archive, obj, err := m.Bucket.Get(ctx, names.ControlKey(names.Backup))
-	switch {
-	case err == nil:
-		err := m.current(ctx, obj)
-		if err == nil {
-			if err := m.Backups.Restore(ctx, archive, m.Address); err != nil {
-				return err
-			}
-			m.Log("restored the swarm from its backup on %s", m.Address)
-			return nil
-		}
-		if !errors.Is(err, errStaleBackup) {
+	key, archive, err := m.restoreCandidate(ctx)
+	if err != nil {
+		return err
+	}
+	if key != "" {
+		if err := m.Backups.Restore(ctx, archive, m.Address); err != nil {
 			return err
 		}
-		// Taken of a lone manager that has since had company, which was
-		// lost too: its state is not the swarm's last. A new swarm.
-		m.Log("%v: initialising a new swarm", err)
-	case !errors.Is(err, ErrMissing):
-		return err
+		m.Log("restored the swarm from its backup %s on %s", key, m.Address)
+		return nil
 	}
 	if err := m.Engine.Init(ctx, m.Address); err != nil {
 		return err
 	}
 	m.Log("initialised the swarm on %s", m.Address)
 	return nil
+}
+
+// restoreCandidate is the newest backup (its key and archive) not older
+// than the last change of the manager count: an older one was taken of a
+// swarm that had since gained or lost managers, and lost them all. The
+// backups are tried newest first, the lone manager's single backup of
+// before last; "" when none is left, each refusal logged.
+func (m *Manager) restoreCandidate(ctx context.Context) (string, []byte, error) {
+	list, err := m.listBackups(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	keys := []string{}
+	for i := len(list) - 1; i >= 0; i-- {
+		keys = append(keys, list[i].Key)
+	}
+	keys = append(keys, names.ControlKey(names.Backup))
+	for _, key := range keys {
+		archive, obj, err := m.Bucket.Get(ctx, key)
+		if errors.Is(err, ErrMissing) {
+			continue
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		err = m.current(ctx, obj)
+		if err == nil {
+			return key, archive, nil
+		}
+		if !errors.Is(err, errStaleBackup) {
+			return "", nil, err
+		}
+		m.Log("%v: %s", err, key)
+	}
+	return "", nil, nil
 }
 
 // current says whether the backup obj was taken (its metadata "taken",

@@ -102,7 +102,7 @@ func TestRestore(t *testing.T) {
 		inits := l.c.count("docker swarm init")
 		switch {
 		case tc.fresh && (inits != 1 || !slices.ContainsFunc(said, func(s string) bool {
-			return strings.HasPrefix(s, "refusing the backup: older than the last change of managers") && strings.HasSuffix(s, ": initialising a new swarm")
+			return strings.HasPrefix(s, "refusing the backup: older than the last change of managers") && strings.HasSuffix(s, ": "+names.ControlKey(names.Backup))
 		})):
 			t.Errorf("taken %q, changed %q: %d inits, said %q", tc.taken, tc.changed, inits, said)
 		case !tc.restored && !tc.fresh && (err == nil || !strings.Contains(err.Error(), "refusing the backup") || inits != 0):

@@ -19,8 +19,8 @@ const (
 	// StaleAfter is the age beyond which a snapshot says nothing about the
 	// swarm now: one this old means no leader is publishing.
 	StaleAfter = 2 * time.Minute
-	// BackupEvery is how often a lone manager backs the swarm state up at
-	// least; a backup older than twice that is overdue.
+	// BackupEvery is how often the swarm state is backed up at least; a
+	// backup older than twice that is overdue.
 	BackupEvery = 15 * time.Minute
 )
 
@@ -36,8 +36,8 @@ type Snapshot struct {
 	Time      time.Time `json:"time"`
 	Publisher string    `json:"publisher"` // the leader's instance id
 	CADigest  string    `json:"caDigest"`  // SHA-256 (hex) of the swarm's CA certificate
-	// LastBackup is when a lone manager last backed the swarm state up;
-	// nil with several managers, which keep the state themselves.
+	// LastBackup is when the newest backup of the swarm was taken (by a
+	// lone leader or a follower); nil before the first.
 	LastBackup *time.Time  `json:"lastBackup"`
 	Nodes      []SwarmNode `json:"nodes"`
 	// Services are the swarm's services, and Tasks their tasks; Services

@@ -37,6 +37,7 @@ type S3API interface {
 	GetObject(ctx context.Context, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 	PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, opts ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
+	ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, opts ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
 }
 
 // Bucket is the cluster bucket; it satisfies node.Bucket.
@@ -88,6 +89,22 @@ func (b Bucket) Claim(ctx context.Context, key string, body []byte, ifMatch stri
 		return fmt.Errorf("writing s3://%s/%s: %w", b.Name, key, err)
 	}
 	return nil
+}
+
+// List lists the objects under prefix.
+func (b Bucket) List(ctx context.Context, prefix string) ([]node.Listed, error) {
+	var out []node.Listed
+	p := s3.NewListObjectsV2Paginator(b.API, &s3.ListObjectsV2Input{Bucket: aws.String(b.Name), Prefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing s3://%s/%s: %w", b.Name, prefix, err)
+		}
+		for _, o := range page.Contents {
+			out = append(out, node.Listed{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size), Modified: aws.ToTime(o.LastModified)})
+		}
+	}
+	return out, nil
 }
 
 // Delete deletes an object; none is no error.

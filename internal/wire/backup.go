@@ -1,0 +1,106 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+)
+
+// BackupKeep is how many backups of the swarm the managers keep: the
+// newest, older ones removed as new ones are taken.
+const BackupKeep = 8
+
+// Metadata of a backup object (S3 user metadata, lower case as S3 returns
+// it): what the CLI lists and a restore judges it by.
+const (
+	MetaTaken    = "taken"    // Unix seconds
+	MetaSwarm    = "swarm"    // the swarm's id
+	MetaManagers = "managers" // the swarm's number of managers then
+	MetaTakenBy  = "taken-by" // the instance that took it
+)
+
+// BackupMeta is what a backup says of itself.
+type BackupMeta struct {
+	Taken    time.Time `json:"time"`
+	SwarmID  string    `json:"swarm"`
+	Managers int       `json:"managers"`
+	TakenBy  string    `json:"takenBy"`
+}
+
+// Metadata is m as the object's user metadata.
+func (m BackupMeta) Metadata() map[string]string {
+	return map[string]string{
+		MetaTaken: strconv.FormatInt(m.Taken.Unix(), 10), MetaSwarm: m.SwarmID,
+		MetaManagers: strconv.Itoa(m.Managers), MetaTakenBy: m.TakenBy,
+	}
+}
+
+// ParseBackupMeta reads a backup's user metadata; what it lacks is left
+// zero (a lone manager's backup of before said only when it was taken).
+func ParseBackupMeta(meta map[string]string) (BackupMeta, error) {
+	var m BackupMeta
+	if s := meta[MetaTaken]; s != "" {
+		t, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || t < 0 {
+			return m, fmt.Errorf("its time %q is not Unix seconds", s)
+		}
+		m.Taken = time.Unix(t, 0).UTC()
+	}
+	if s := meta[MetaManagers]; s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return m, fmt.Errorf("its manager count %q is not a number", s)
+		}
+		m.Managers = n
+	}
+	m.SwarmID, m.TakenBy = meta[MetaSwarm], meta[MetaTakenBy]
+	return m, nil
+}
+
+// BackupKeyTime is the time a backup's key (names.BackupKey) says it was
+// taken; ok false for a key of another shape.
+func BackupKeyTime(key string) (time.Time, bool) {
+	prefix := names.ControlKey(names.BackupsPrefix) + "/"
+	rest, ok := strings.CutPrefix(key, prefix)
+	if !ok || !strings.HasSuffix(rest, ".tar.gz") || len(rest) < len(names.BackupTimeFormat)+1 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(names.BackupTimeFormat, rest[:len(names.BackupTimeFormat)])
+	if err != nil || rest[len(names.BackupTimeFormat)] != '-' {
+		return time.Time{}, false
+	}
+	return t.UTC(), true
+}
+
+// BackupOrder is the leader's order to one follower to back the swarm
+// up (names.BackupOrder): the follower whose node it names takes one
+// backup, once, if the order is not older than its deadline.
+type BackupOrder struct {
+	ID       string    `json:"id"`
+	Node     string    `json:"node"` // the follower's swarm node id
+	Time     time.Time `json:"time"`
+	Deadline time.Time `json:"deadline"`
+	Reason   string    `json:"reason"`
+}
+
+// Marshal is the order as written.
+func (o BackupOrder) Marshal() []byte {
+	b, _ := json.Marshal(o) // plain fields: never fails
+	return b
+}
+
+// ParseBackupOrder reads an order; one without an id or node is refused.
+func ParseBackupOrder(b []byte) (BackupOrder, error) {
+	var o BackupOrder
+	if err := json.Unmarshal(b, &o); err != nil {
+		return o, fmt.Errorf("not a backup order: %s", oneLine(err.Error()))
+	}
+	if o.ID == "" || o.Node == "" || o.Time.IsZero() {
+		return o, fmt.Errorf("a backup order without an id, node or time")
+	}
+	return o, nil
+}
