@@ -147,7 +147,7 @@ func managerTimings() node.Timings {
 		{"CLUSTERCTL_HEARTBEAT_INTERVAL", &t.HeartbeatEvery}, {"CLUSTERCTL_NOTICE_VISIBILITY", &t.Visibility},
 		{"CLUSTERCTL_MANAGER_JOIN_TIMEOUT", &t.JoinTimeout}, {"CLUSTERCTL_MANAGER_JOIN_PAUSE", &t.JoinPause},
 		{"CLUSTERCTL_BACKUP_INTERVAL", &t.BackupEvery}, {"CLUSTERCTL_BACKUP_SPACING", &t.BackupSpacing},
-		{"CLUSTERCTL_BACKUP_ORDER_WAIT", &t.BackupOrderWait},
+		{"CLUSTERCTL_BACKUP_ORDER_WAIT", &t.BackupOrderWait}, {"CLUSTERCTL_QUORUM_GRACE", &t.QuorumGrace},
 		{"CLUSTERCTL_AUTOSCALE_INTERVAL", &t.AutoscaleEvery}, {"CLUSTERCTL_SCALE_OUT_JOIN_WAIT", &t.JoinWait},
 		{"CLUSTERCTL_REQUEST_MAX_AGE", &t.RequestMaxAge},
 	} {

@@ -234,6 +234,11 @@ const (
 	// BackupsPrefix (under ControlPrefix) holds the swarm's backups, one
 	// object each (BackupKey), the newest BackupKeep kept.
 	BackupsPrefix = "backups"
+	// QuorumRecovery (under ControlPrefix) is the claim of the survivor
+	// that forces a new cluster after the swarm lost its quorum
+	// (wire.RecoveryClaim); written only if absent, or only if still the
+	// claim of an earlier loss, so exactly one survivor does.
+	QuorumRecovery = "quorum-recovery"
 	// BackupOrder (under ControlPrefix) is the leader's order to one
 	// follower to take a backup (wire.BackupOrder).
 	BackupOrder = "backup-order"

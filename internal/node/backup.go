@@ -69,6 +69,18 @@ func members(nodes []Node) string {
 	return Digest([]byte(strings.Join(l, "\n")))
 }
 
+// raftManagers counts the managers with a manager status: the members of
+// the swarm's Raft.
+func raftManagers(nodes []Node) int {
+	c := 0
+	for _, n := range nodes {
+		if n.Role == "manager" && n.Manager() {
+			c++
+		}
+	}
+	return c
+}
+
 func countManagers(nodes []Node) int {
 	c := 0
 	for _, n := range nodes {
@@ -175,8 +187,10 @@ func (m *Manager) backUp(ctx context.Context, force bool) error {
 	if reason == "" {
 		return m.State.Save(backupState, rec)
 	}
-	if count <= 1 {
-		if err := m.takeBackup(ctx, count, reason); err != nil {
+	if raftManagers(nodes) <= 1 {
+		// Alone in the Raft (a restored or forced swarm still lists its
+		// lost managers until they are removed): no follower to ask.
+		if err := m.takeBackup(ctx, 1, reason); err != nil {
 			return err
 		}
 		rec.Time, rec.Members, rec.Wanted, rec.Lapsed = now.UTC().Truncate(time.Second), digest, "", nil

@@ -337,3 +337,17 @@ func TestRestoreChoice(t *testing.T) {
 		}
 	}
 }
+
+// A forced or restored swarm lists its lost managers (Down, out of the
+// Raft) until they are removed: its one manager backs up itself.
+func TestForcedSwarmBacksUpItself(t *testing.T) {
+	l := newLab(t)
+	ctx := context.Background()
+	for _, id := range []string{"m2", "m3"} {
+		n := l.e.addManager(nodeID(id), "i-0000000000000f0"+id[1:]+"0", "10.0.1."+id[1:], false)
+		n.State, n.ManagerAddr, n.Reachability = "down", "", ""
+	}
+	if err := l.m.backUp(ctx, false); err != nil || l.backupsTaken() != 1 || l.c.count("s3 put "+names.ControlKey(names.BackupOrder)) != 0 {
+		t.Fatalf("%v: %v", err, l.c.l)
+	}
+}

@@ -30,11 +30,14 @@ type Timings struct {
 	// BackupOrderWait is how long a follower has to take a backup
 	// ordered before the leader asks another.
 	BackupOrderWait time.Duration
-	RequestMaxAge   time.Duration
-	JoinTimeout     time.Duration // to be a manager (below the stack's 10 minutes)
-	JoinPause       time.Duration
-	AutoscaleEvery  time.Duration // the autoscaler's decisions, at most this often
-	JoinWait        time.Duration // for the nodes of a scale-out to join
+	// QuorumGrace is how long the swarm is without a leader before a
+	// survivor decides whether to recover it.
+	QuorumGrace    time.Duration
+	RequestMaxAge  time.Duration
+	JoinTimeout    time.Duration // to be a manager (below the stack's 10 minutes)
+	JoinPause      time.Duration
+	AutoscaleEvery time.Duration // the autoscaler's decisions, at most this often
+	JoinWait       time.Duration // for the nodes of a scale-out to join
 }
 
 // Defaults are the timings of a node.
@@ -45,8 +48,8 @@ func Defaults() Timings {
 		DeadEvery: 30 * time.Second, DeadGrace: 5 * time.Minute,
 		DrainTimeout: 10 * time.Minute, DrainPoll: 2 * time.Second, HeartbeatEvery: time.Minute,
 		Visibility: 5 * time.Minute, BackupEvery: wire.BackupEvery, BackupSpacing: 30 * time.Second,
-		BackupOrderWait: 2 * time.Minute,
-		RequestMaxAge:   names.RequestMaxAge, JoinTimeout: 9 * time.Minute, JoinPause: 5 * time.Second,
+		BackupOrderWait: 2 * time.Minute, QuorumGrace: 2 * time.Minute,
+		RequestMaxAge: names.RequestMaxAge, JoinTimeout: 9 * time.Minute, JoinPause: 5 * time.Second,
 		AutoscaleEvery: 10 * time.Second, JoinWait: 10 * time.Minute,
 	}
 }
@@ -67,11 +70,13 @@ type Manager struct {
 	Backups Backups
 	// Objects is what a backup is judged by: the swarm's id and objects.
 	Objects SwarmObjects
-	Network Network
-	Clock   Clock
-	Log     Logger
-	State   State
-	T       Timings
+	// Recovery heals a quorum loss (on a manager that does not lead).
+	Recovery *Recovery
+	Network  Network
+	Clock    Clock
+	Log      Logger
+	State    State
+	T        Timings
 
 	nextStatus, watchUntil, nextDead time.Time
 	// managers is the number of managers last recorded in the bucket (0:

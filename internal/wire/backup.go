@@ -104,3 +104,48 @@ func ParseBackupOrder(b []byte) (BackupOrder, error) {
 	}
 	return o, nil
 }
+
+// RecoveryClaim is the claim of the survivor that recovers a swarm that
+// lost its quorum (names.QuorumRecovery). Loss identifies the loss: a
+// digest of the swarm's managers as the survivors know them, the same for
+// every survivor of one loss; Done is set once the new cluster is forced.
+type RecoveryClaim struct {
+	Instance string    `json:"instance"`
+	Address  string    `json:"address"`
+	Loss     string    `json:"loss"`
+	Time     time.Time `json:"time"`
+	Lost     []string  `json:"lost"` // the lost managers' addresses
+	Done     bool      `json:"done"`
+}
+
+// Marshal is the claim as written.
+func (c RecoveryClaim) Marshal() []byte {
+	b, _ := json.Marshal(c) // plain fields: never fails
+	return b
+}
+
+// ParseRecoveryClaim reads a claim; one without an instance or loss is
+// refused.
+func ParseRecoveryClaim(b []byte) (RecoveryClaim, error) {
+	var c RecoveryClaim
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("not a recovery claim: %s", oneLine(err.Error()))
+	}
+	if !ValidInstanceID(c.Instance) || c.Loss == "" {
+		return c, fmt.Errorf("a recovery claim without an instance or loss")
+	}
+	return c, nil
+}
+
+// QuorumLoss is what a manager without a quorum says of it in the status
+// snapshot (which no leader publishes meanwhile): since when, and what it
+// decided, why.
+type QuorumLoss struct {
+	Since    time.Time `json:"since"`
+	Checked  time.Time `json:"checked"`
+	Observer string    `json:"observer"` // the survivor's instance
+	// Decision is "waiting" (within the grace), "stuck" (a lost manager
+	// is not proven gone), "forced" or "joining" (another survivor forced).
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+}

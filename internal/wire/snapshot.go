@@ -50,6 +50,9 @@ type Snapshot struct {
 	// group of the cluster can ever hold; both absent when there are none.
 	Autoscale   []ScalingDecision `json:"autoscale,omitempty"`
 	Unplaceable []Unplaceable     `json:"unplaceable,omitempty"`
+	// QuorumLoss is set by a manager without a quorum on the last
+	// snapshot (no leader publishes meanwhile): why the swarm is stuck.
+	QuorumLoss *QuorumLoss `json:"quorumLoss,omitempty"`
 }
 
 // MaxDecisions is how many of the autoscaler's decisions the snapshot

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/filters"
@@ -254,6 +255,30 @@ func (e *Engine) Objects(ctx context.Context) (string, []string, error) {
 		add("network", o.ID, 0)
 	}
 	return s.ID, out, nil
+}
+
+// Quorum is what the engine knows of its swarm: whether it is a manager,
+// the managers it knows (docker info's, which need no leader), and whether
+// the swarm has a leader (listing the nodes needs one).
+func (e *Engine) Quorum(ctx context.Context) (node.QuorumView, error) {
+	info, err := e.c.Info(ctx)
+	if err != nil {
+		return node.QuorumView{}, err
+	}
+	v := node.QuorumView{NodeID: info.Swarm.NodeID, Manager: info.Swarm.ControlAvailable && info.Swarm.LocalNodeState == swarm.LocalNodeStateActive}
+	for _, p := range info.Swarm.RemoteManagers {
+		v.Managers = append(v.Managers, node.RemoteManager{NodeID: p.NodeID, Addr: p.Addr})
+	}
+	if !v.Manager {
+		return v, nil
+	}
+	if _, err := e.c.NodeList(ctx, swarm.NodeListOptions{}); err != nil {
+		if !strings.Contains(err.Error(), "does not have a leader") && !strings.Contains(err.Error(), "no elected cluster leader") {
+			return v, err
+		}
+		v.Leaderless = true
+	}
+	return v, nil
 }
 
 // CA is the swarm's root CA certificate, as `docker swarm ca` prints it.
