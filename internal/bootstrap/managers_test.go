@@ -501,20 +501,8 @@ func TestEveryManagerLostRestored(t *testing.T) {
 	managers := tc.bootManagers(t, fast...)
 	agent := g.bootAgent(t, 0)
 	g.readyAgent(t, agent)
-	m := managers[0]
-	dockerOn(t, m, "network", "create", "--driver", "overlay", "--attachable", "backend")
-	dockerOn(t, m, "secret", "create", "token", "/etc/hostname")
-	dockerOn(t, m, "config", "create", "settings", "/etc/hostname")
-	createService(t, m, "web", 1, "--constraint", "engine.labels.clusterctl.group==g")
-	ids := func(n *enginetest.Node) string {
-		return strings.Join([]string{
-			dockerOn(t, n, "service", "ls", "--filter", "name=web", "--format", "{{.ID}} {{.Name}}"),
-			dockerOn(t, n, "secret", "ls", "--format", "{{.ID}} {{.Name}}"),
-			dockerOn(t, n, "config", "ls", "--format", "{{.ID}} {{.Name}}"),
-			dockerOn(t, n, "network", "ls", "--filter", "name=backend", "--format", "{{.ID}} {{.Name}}"),
-		}, "\n")
-	}
-	before := ids(m)
+	swarmObjects(t, managers[0])
+	before := objectIDs(t, managers[0])
 	created := time.Now()
 	leader := leaderOf(t, managers)
 	var newest string
@@ -560,7 +548,7 @@ func TestEveryManagerLostRestored(t *testing.T) {
 	if !strings.Contains(first.Logs(), "restored the swarm from its backup "+names.ControlKey(names.BackupsPrefix)) {
 		t.Errorf("the first replacement did not restore a backup:\n%s", first.Logs())
 	}
-	if after := ids(first); after != before {
+	if after := objectIDs(t, first); after != before {
 		t.Errorf("after the restore:\n%s\nwant\n%s", after, before)
 	}
 	eventually(t, 3*time.Minute, "the agent rejoins on its own and runs the service", func() (bool, string) {
@@ -590,4 +578,135 @@ func TestEveryManagerLostRestored(t *testing.T) {
 		q := quorum(t, live)
 		return q.managers == 3 && q.reachable == 3 && q.leaders == 1, fmt.Sprintf("%+v", q)
 	})
+}
+
+// objectIDs are the ids and names of the swarm's service web, secrets,
+// configs and network backend, as the manager n lists them.
+func objectIDs(t *testing.T, n *enginetest.Node) string {
+	t.Helper()
+	return strings.Join([]string{
+		dockerOn(t, n, "service", "ls", "--filter", "name=web", "--format", "{{.ID}} {{.Name}}"),
+		dockerOn(t, n, "secret", "ls", "--format", "{{.ID}} {{.Name}}"),
+		dockerOn(t, n, "config", "ls", "--format", "{{.ID}} {{.Name}}"),
+		dockerOn(t, n, "network", "ls", "--filter", "name=backend", "--format", "{{.ID}} {{.Name}}"),
+	}, "\n")
+}
+
+// swarmObjects creates a service on the agents of group g, a secret, a
+// config and an overlay network.
+func swarmObjects(t *testing.T, m *enginetest.Node) {
+	t.Helper()
+	dockerOn(t, m, "network", "create", "--driver", "overlay", "--attachable", "backend")
+	dockerOn(t, m, "secret", "create", "token", "/etc/hostname")
+	dockerOn(t, m, "config", "create", "settings", "/etc/hostname")
+	createService(t, m, "web", 1, "--constraint", "engine.labels.clusterctl.group==g")
+}
+
+// Two managers of three lost at once (engines killed, instances
+// terminated): the survivor, without a quorum, waits out the grace, finds
+// both proven gone by EC2, and forces a new cluster from its state; the
+// service, secret, config and network are intact, the Auto Scaling
+// group's replacements join it as managers, and there is one swarm.
+func TestQuorumLossHealed(t *testing.T) {
+	t.Parallel()
+	tc := deployManagers(t, "heal", 3)
+	g := tc.deployGroup(t, "g", 1, spec.Labels{"role": "worker"})
+	fast := []string{"CLUSTERCTL_QUORUM_GRACE=20"}
+	managers := tc.bootManagers(t, fast...)
+	agent := g.bootAgent(t, 0)
+	g.readyAgent(t, agent)
+	swarmObjects(t, managers[0])
+	before := objectIDs(t, managers[0])
+	swarmID := dockerOn(t, managers[0], "info", "--format", "{{.Swarm.Cluster.ID}}")
+	// The leader and one more lost: the survivor is a follower.
+	leader := leaderOf(t, managers)
+	var survivor *enginetest.Node
+	lost := []*enginetest.Node{leader}
+	for _, m := range managers {
+		if m == leader {
+			continue
+		}
+		if survivor == nil {
+			survivor = m
+		} else {
+			lost = append(lost, m)
+		}
+	}
+	lostAt := time.Now()
+	for _, m := range lost {
+		tc.terminateInstance(t, m)
+	}
+	eventually(t, 5*time.Minute, "the survivor leads a working swarm", func() (bool, string) {
+		out, err := survivor.Docker(context.Background(), "node", "ls", "--format", "{{.Hostname}} {{.ManagerStatus}}")
+		return err == nil && strings.Contains(out, "Leader"), fmt.Sprint(out, err)
+	})
+	t.Logf("measured: the survivor led again %s after the two managers were lost", time.Since(lostAt).Round(time.Second))
+	if !strings.Contains(survivor.Logs(), "every lost manager is proven gone") || !strings.Contains(survivor.Logs(), "forced a new cluster") {
+		t.Errorf("the survivor did not say why it forced a new cluster:\n%s", survivor.Logs())
+	}
+	if after := objectIDs(t, survivor); after != before {
+		t.Errorf("after the recovery:\n%s\nwant\n%s", after, before)
+	}
+	live := []*enginetest.Node{survivor}
+	known := slices.Clone(managers)
+	for len(live) < 3 {
+		n := tc.bootManager(t, tc.replacement(t, append(slices.Clone(known), live...)), fast...)
+		tc.readyManager(t, n)
+		live = append(live, n)
+	}
+	eventually(t, 3*time.Minute, "three reachable managers", func() (bool, string) {
+		q := quorum(t, live)
+		return q.managers == 3 && q.reachable == 3 && q.leaders == 1, fmt.Sprintf("%+v", q)
+	})
+	t.Logf("measured: three reachable managers again %s after the loss", time.Since(lostAt).Round(time.Second))
+	for _, n := range append(slices.Clone(live), agent) {
+		if id := dockerOn(t, n, "info", "--format", "{{.Swarm.Cluster.ID}}"); id != swarmID {
+			t.Errorf("%s is in swarm %q, not %q", n.Spec.Name, id, swarmID)
+		}
+	}
+	eventually(t, 3*time.Minute, "the service runs", func() (bool, string) {
+		tasks, err := tryServiceTasks(survivor, "web")
+		if err != nil {
+			return false, err.Error()
+		}
+		n := 0
+		for _, c := range runningOn(tasks) {
+			n += c
+		}
+		return n == 1, fmt.Sprintf("%d running", n)
+	})
+}
+
+// Two managers of three unreachable but running (their engines stopped,
+// their instances running: a partition to EC2's eyes): the survivor
+// forces nothing, and the status snapshot says why the swarm is stuck.
+func TestQuorumLossPartitionForcesNothing(t *testing.T) {
+	t.Parallel()
+	tc := deployManagers(t, "split", 3)
+	fast := []string{"CLUSTERCTL_QUORUM_GRACE=20"}
+	managers := tc.bootManagers(t, fast...)
+	survivor := managers[0]
+	for _, m := range managers[1:] {
+		m.StopEngine()
+	}
+	eventually(t, 3*time.Minute, "the snapshot says why the swarm is stuck", func() (bool, string) {
+		var st struct {
+			QuorumLoss *struct{ Decision, Reason string }
+		}
+		body, err := tc.tryObject(names.StatusKey)
+		if err != nil || json.Unmarshal(body, &st) != nil || st.QuorumLoss == nil {
+			return false, fmt.Sprintf("status %s", body)
+		}
+		return st.QuorumLoss.Decision == "stuck" && strings.Contains(st.QuorumLoss.Reason, "is unreachable but its instance"), st.QuorumLoss.Reason
+	})
+	time.Sleep(30 * time.Second) // more rounds: still nothing
+	if strings.Contains(survivor.Logs(), "forcing a new cluster") {
+		t.Errorf("the survivor forced a new cluster with two managers running:\n%s", survivor.Logs())
+	}
+	if _, err := tc.tryObject(names.ControlKey(names.QuorumRecovery)); err == nil {
+		t.Error("a recovery was claimed")
+	}
+	if out, err := survivor.Docker(context.Background(), "node", "ls"); err == nil {
+		t.Errorf("the survivor has a quorum: %s", out)
+	}
 }

@@ -99,9 +99,54 @@ func (m *Manager) staleMarker(ctx context.Context) (string, bool) {
 		if s := states[owner]; s == "pending" || s == "running" {
 			return "", false
 		}
+		if why, ok := m.publishedGone(ctx); !ok {
+			m.Log("not taking the swarm over: %s", why)
+			return "", false
+		}
 		m.Log("the swarm's managers are gone (the initialising instance %s too): taking over", owner)
 	}
 	return obj.ETag, true
+}
+
+// publishedGone tells whether every published manager but this node is
+// proven gone by EC2 and Auto Scaling (provenGone), and why not: one that
+// does not answer may be cut off, and taking the swarm over then would
+// make a second swarm. Without the means to ask (no Recovery), the
+// answers and the initialising instance decide alone, as before.
+func (m *Manager) publishedGone(ctx context.Context) (string, bool) {
+	if m.Recovery == nil || m.Recovery.Proof == nil {
+		return "", true
+	}
+	b, _, err := m.Bucket.Get(ctx, names.ManagersKey)
+	if errors.Is(err, ErrMissing) {
+		return "", true
+	}
+	if err != nil {
+		return err.Error(), false
+	}
+	var addrs []string
+	for _, a := range strings.Fields(string(b)) {
+		if ValidManager(a) && host(a) != m.Address {
+			addrs = append(addrs, host(a))
+		}
+	}
+	if len(addrs) == 0 {
+		return "", true
+	}
+	at, err := m.Recovery.Proof.At(ctx, addrs)
+	if err != nil {
+		return fmt.Sprintf("asking EC2 for the published managers: %v", err), false
+	}
+	group, err := m.Recovery.Proof.ManagerGroup(ctx, m.Cluster)
+	if err != nil {
+		return fmt.Sprintf("asking Auto Scaling for the managers' group: %v", err), false
+	}
+	for _, a := range addrs {
+		if gone, why := provenGone(a, at[a], group); !gone {
+			return why, false
+		}
+	}
+	return "", true
 }
 
 // joinManagers joins the swarm as a manager through the first published
