@@ -264,6 +264,27 @@ func (s *Service) ListGroups(ctx context.Context, cluster string) (query.Invento
 	return inv, nil
 }
 
+// quorumLossProblem is what a manager without a quorum noted on the stale
+// snapshot (no leader publishes meanwhile), when it noted it lately: why
+// the swarm is stuck, or that it is being recovered.
+func quorumLossProblem(w query.Swarm) *Problem {
+	if w.Snapshot == nil || w.Snapshot.QuorumLoss == nil {
+		return nil
+	}
+	ql := w.Snapshot.QuorumLoss
+	if w.Now.Sub(ql.Checked) > query.StaleAfter {
+		return nil
+	}
+	reason := fmt.Sprintf("the swarm has had no leader (no quorum) since %s, as manager %s says: %s",
+		ql.Since.UTC().Format(time.RFC3339), ql.Observer, ql.Reason)
+	repair := "nothing to do: the managers recover the swarm on their own once every lost manager is proven gone by EC2"
+	if ql.Decision == "stuck" {
+		repair = "terminate the lost managers' instances if they are gone for good (`clusterctl list-nodes -j " + w.Cluster +
+			" -n control`), and the survivor recovers the swarm; or, on purpose, `docker swarm init --force-new-cluster --advertise-addr ITS-ADDRESS` on a surviving manager (through Session Manager)"
+	}
+	return &Problem{Broken: true, Reason: reason, Repair: repair}
+}
+
 // swarmProblems judges the swarm by its status snapshot. No snapshot, or
 // a stale one, leaves the swarm's state unknown, which is never healthy;
 // a fresh one tells the managers' quorum and, for a lone manager, its
@@ -273,6 +294,9 @@ func swarmProblems(cluster string, w query.Swarm) []Problem {
 	housekeeping := "the leader's housekeeping service publishes it: " + managers +
 		", and the service's log on one of them is `journalctl -u clusterctl-housekeeping` (through Session Manager)"
 	if !w.Fresh() {
+		if ql := quorumLossProblem(w); ql != nil {
+			return []Problem{*ql}
+		}
 		return []Problem{{Reason: w.Problem(), Repair: housekeeping}}
 	}
 	st := w.Status()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // The core's health by its swarm's status snapshot: none, a stale one or
@@ -26,6 +27,13 @@ func TestSwarmProblems(t *testing.T) {
 			Snapshot: &query.Snapshot{Version: 1, Cluster: "core", Time: at, Nodes: nodes, LastBackup: backup}}
 	}
 	recent, old := at.Add(-10*time.Minute), at.Add(-50*time.Minute)
+	withLoss := func(w query.Swarm, decision string, checked time.Time) query.Swarm {
+		snap := *w.Snapshot
+		snap.QuorumLoss = &wire.QuorumLoss{Since: at.Add(time.Minute), Checked: checked, Observer: "i-a", Decision: decision,
+			Reason: "the manager at 10.0.1.2 is unreachable but its instance i-b is running"}
+		w.Snapshot = &snap
+		return w
+	}
 	for _, tt := range []struct {
 		name   string
 		w      query.Swarm
@@ -47,6 +55,13 @@ func TestSwarmProblems(t *testing.T) {
 		{"quorum lost", swarm(time.Second, &recent, manager("a", "reachable"), manager("b", "unreachable"), manager("c", "unreachable")), "broken",
 			"the swarm lost its quorum: 1 of 3 managers reachable, 2 needed", "docker swarm init --force-new-cluster"},
 		{"lone manager backed up", swarm(time.Second, &recent, manager("a", "leader")), "healthy", "", ""},
+		{"quorum lost, stuck", withLoss(swarm(3*time.Minute, &recent, three...), "stuck", at.Add(3*time.Minute-10*time.Second)), "broken",
+			"the swarm has had no leader (no quorum) since 2026-03-04T05:07:07Z, as manager i-a says: the manager at 10.0.1.2 is unreachable but its instance i-b is running",
+			"terminate the lost managers' instances"},
+		{"quorum lost, recovering", withLoss(swarm(3*time.Minute, &recent, three...), "waiting", at.Add(3*time.Minute-10*time.Second)), "broken",
+			"as manager i-a says", "the managers recover the swarm on their own"},
+		{"quorum loss noted long ago", withLoss(swarm(10*time.Minute, &recent, three...), "stuck", at.Add(time.Minute)), "degraded",
+			"is 10m old (stale after 2m)", "journalctl"},
 		{"lone manager never backed up", swarm(time.Second, nil, manager("a", "leader")), "degraded",
 			"no backup of the swarm state yet", "journalctl -u clusterctl-housekeeping"},
 		{"lone manager backup overdue", swarm(time.Second, &old, manager("a", "leader")), "degraded",
