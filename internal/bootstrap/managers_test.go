@@ -659,11 +659,18 @@ func TestQuorumLossHealed(t *testing.T) {
 		return q.managers == 3 && q.reachable == 3 && q.leaders == 1, fmt.Sprintf("%+v", q)
 	})
 	t.Logf("measured: three reachable managers again %s after the loss", time.Since(lostAt).Round(time.Second))
-	for _, n := range append(slices.Clone(live), agent) {
+	for _, n := range live {
 		if id := dockerOn(t, n, "info", "--format", "{{.Swarm.Cluster.ID}}"); id != swarmID {
 			t.Errorf("%s is in swarm %q, not %q", n.Spec.Name, id, swarmID)
 		}
 	}
+	// The agent is a node of that swarm (a worker's engine does not say
+	// its swarm's id): Ready in the survivor's list under its own id.
+	eventually(t, 3*time.Minute, "the agent Ready in the recovered swarm", func() (bool, string) {
+		id := dockerOn(t, agent, "info", "--format", "{{.Swarm.NodeID}}")
+		out, err := survivor.Docker(context.Background(), "node", "inspect", id, "--format", "{{.Status.State}}")
+		return err == nil && strings.TrimSpace(out) == "ready", fmt.Sprint(id, out, err)
+	})
 	eventually(t, 3*time.Minute, "the service runs", func() (bool, string) {
 		tasks, err := tryServiceTasks(survivor, "web")
 		if err != nil {

@@ -278,6 +278,8 @@ const ManagersKey = SwarmPrefix + "/" + Managers
 const (
 	RequestSource           = "clusterctl"
 	RequestNodeAvailability = "NodeAvailabilityRequest"
+	// RequestBackup asks the managers to back the swarm up now.
+	RequestBackup = "BackupRequest"
 )
 
 // RequestMaxAge bounds a request's age when housekeeping takes it (by the

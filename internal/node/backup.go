@@ -172,6 +172,9 @@ func (m *Manager) backUp(ctx context.Context, force bool) error {
 	if err := m.pruneBackups(ctx, list); err != nil {
 		return err
 	}
+	if err := m.describeBackups(ctx, list); err != nil {
+		return err
+	}
 	if o := rec.Order; o != nil {
 		if now.Before(o.Deadline) {
 			return m.State.Save(backupState, rec) // the follower is at it
@@ -388,4 +391,63 @@ func (m *Manager) swarmDigest(ctx context.Context, nodes []Node) (string, error)
 	objects = slices.Clone(objects)
 	sort.Strings(objects)
 	return Digest([]byte(members(nodes) + "\n" + strings.Join(objects, "\n"))), nil
+}
+
+// describeBackups keeps the backups kept, with their metadata (read once
+// per backup), for the status snapshot: the bucket lets only the managers
+// read them, and clusterctl backups lists them from the snapshot.
+func (m *Manager) describeBackups(ctx context.Context, list []listedBackup) error {
+	if len(list) > wire.BackupKeep {
+		list = list[len(list)-wire.BackupKeep:]
+	}
+	if m.backupMeta == nil {
+		m.backupMeta = map[string]wire.BackupMeta{}
+	}
+	infos := make([]wire.BackupInfo, 0, len(list))
+	known := map[string]wire.BackupMeta{}
+	for _, b := range list {
+		meta, ok := m.backupMeta[b.Key]
+		if !ok {
+			obj, err := m.Bucket.Head(ctx, b.Key)
+			if errors.Is(err, ErrMissing) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if meta, err = wire.ParseBackupMeta(obj.Metadata); err != nil {
+				m.Log("the backup %s: %v", b.Key, err)
+			}
+			if meta.Taken.IsZero() {
+				meta.Taken = b.Time
+			}
+		}
+		known[b.Key] = meta
+		infos = append(infos, wire.BackupInfo{Key: b.Key, Size: b.Size, BackupMeta: meta})
+	}
+	m.backupMeta, m.backupList = known, infos
+	return nil
+}
+
+// handleBackupRequest backs the swarm up now, as clusterctl backup asks
+// (a follower takes it when there are several managers), and publishes
+// the status snapshot often for a while, which says when the newest was
+// taken. A request older than RequestMaxAge, or of another shape or
+// cluster, is dropped.
+func (m *Manager) handleBackupRequest(ctx context.Context, file string, n notice, e wire.Event) error {
+	r, err := e.BackupRequest(m.Cluster)
+	age := m.Clock.Now().Sub(n.Sent)
+	switch {
+	case err != nil:
+		m.Log("ignoring a backup request: %v", err)
+	case age > m.T.RequestMaxAge:
+		m.Log("dropping backup request %s: made %s ago", r.RequestID, age.Round(time.Second))
+	default:
+		m.Log("backup request %s from %s", r.RequestID, r.RequestedBy)
+		if err := m.backUp(ctx, true); err != nil {
+			return err
+		}
+		m.watch()
+	}
+	return m.forget(ctx, file, n)
 }

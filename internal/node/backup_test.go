@@ -351,3 +351,43 @@ func TestForcedSwarmBacksUpItself(t *testing.T) {
 		t.Fatalf("%v: %v", err, l.c.l)
 	}
 }
+
+// A backup request (clusterctl backup) makes a backup due now; one too old
+// or of another cluster is dropped. The snapshot lists the backups kept,
+// with their metadata.
+func TestBackupRequest(t *testing.T) {
+	l := newLab(t)
+	ctx := context.Background()
+	l.round() // the first backup
+	if l.backupsTaken() != 1 {
+		t.Fatalf("%v", l.c.l)
+	}
+	body := func(cluster string) string {
+		b, err := wire.NewBackupRequest(wire.NewRequestID(), l.clock.now, "arn:aws:sts::123456789012:assumed-role/ops/me", "eu-west-1", cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	l.clock.now = start.Add(time.Minute)
+	l.q.put("r1", body("prod"), l.clock.now)
+	l.q.put("r2", body("core"), l.clock.now.Add(-l.m.T.RequestMaxAge-time.Second))
+	l.round()
+	l.round()
+	if l.backupsTaken() != 1 || !l.logged("a backup request for cluster \"prod\"") || !l.logged("dropping backup request") {
+		t.Fatalf("%v; %v", l.c.l, l.logs)
+	}
+	l.clock.now = start.Add(2 * time.Minute)
+	l.q.put("r3", body("core"), l.clock.now)
+	l.round()
+	l.round()
+	if l.backupsTaken() != 2 || l.c.index("sqs delete r3") < 0 {
+		t.Fatalf("asked for, no backup: %v; %v", l.c.l, l.logs)
+	}
+	l.round() // the listing of the next round has it
+	s, err := l.m.Snapshot(ctx)
+	if err != nil || len(s.Backups) != 2 || s.Backups[1].Key != names.BackupKey(s.Backups[1].Taken, iM1) || s.Backups[1].Taken.Before(start.Add(2*time.Minute)) ||
+		s.Backups[1].TakenBy != iM1 || s.Backups[1].Managers != 1 || s.Backups[1].SwarmID != "swarm1" || s.Backups[1].Size == 0 {
+		t.Errorf("snapshot's backups %+v, %v", s.Backups, err)
+	}
+}

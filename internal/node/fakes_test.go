@@ -243,6 +243,12 @@ func (b *bucket) Delete(_ context.Context, key string) error {
 	return nil
 }
 
+func (b *bucket) Head(_ context.Context, key string) (Object, error) {
+	if _, ok := b.objects[key]; !ok {
+		return Object{}, ErrMissing
+	}
+	return Object{ETag: b.etags[key], Modified: b.times[key], Metadata: b.meta[key]}, nil
+}
 func (b *bucket) List(_ context.Context, prefix string) ([]Listed, error) {
 	var out []Listed
 	for k, v := range b.objects {

@@ -86,6 +86,9 @@ type Manager struct {
 	managers       int
 	backupDeferred string
 	legacyGone     bool
+	// backupMeta and backupList: the backups kept, for the snapshot.
+	backupMeta map[string]wire.BackupMeta
+	backupList []wire.BackupInfo
 	// republish: the first round this service leads publishes the join
 	// material whatever was last recorded, as every boot does (the
 	// objects may have been removed or overwritten meanwhile).

@@ -86,6 +86,8 @@ func (m *Manager) handleNotice(ctx context.Context, file string) error {
 		return m.handleInterruption(ctx, file, n, e)
 	case names.RequestNodeAvailability:
 		return m.handleRequest(ctx, file, n, e)
+	case names.RequestBackup:
+		return m.handleBackupRequest(ctx, file, n, e)
 	}
 	return m.handleTermination(ctx, file, n, e)
 }

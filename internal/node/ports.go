@@ -116,6 +116,9 @@ type Bucket interface {
 	// it is still the one of ETag ifMatch; ErrLost when another writer won.
 	Claim(ctx context.Context, key string, body []byte, ifMatch string) error
 	Delete(ctx context.Context, key string) error
+	// Head is what the bucket says of an object, without its body;
+	// ErrMissing when there is none.
+	Head(ctx context.Context, key string) (Object, error)
 	// List lists the objects whose keys start with prefix.
 	List(ctx context.Context, prefix string) ([]Listed, error)
 }

@@ -102,6 +102,7 @@ func (m *Manager) Snapshot(ctx context.Context) (wire.Snapshot, error) {
 		t := b.Time
 		s.LastBackup = &t
 	}
+	s.Backups = m.backupList
 	for _, n := range nodes {
 		addr := n.Addr
 		if (addr == "" || addr == "0.0.0.0") && n.Manager() {

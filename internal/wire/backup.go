@@ -149,3 +149,56 @@ type QuorumLoss struct {
 	Decision string `json:"decision"`
 	Reason   string `json:"reason"`
 }
+
+// BackupDetail is what a backup request asks: back the swarm of cluster up
+// now.
+type BackupDetail struct {
+	RequestID   string `json:"request-id"`
+	Time        string `json:"time"`
+	Cluster     string `json:"cluster"`
+	RequestedBy string `json:"requested-by,omitempty"`
+}
+
+// NewBackupRequest builds the request id, made at, by caller in region, to
+// back the swarm of cluster up (the cluster name is the caller's to
+// check). The body is what is sent.
+func NewBackupRequest(id string, at time.Time, caller, region, cluster string) (string, error) {
+	if !ValidRequestID(id) {
+		return "", fmt.Errorf("invalid request id %q", id)
+	}
+	account := ""
+	if f := strings.Split(caller, ":"); len(f) >= 6 && f[0] == "arn" {
+		account = f[4]
+	}
+	t := at.UTC().Format(time.RFC3339)
+	detail, _ := json.Marshal(BackupDetail{RequestID: id, Time: t, Cluster: cluster, RequestedBy: caller}) // strings only
+	b, _ := json.Marshal(Event{Version: "0", ID: id, DetailType: names.RequestBackup, Source: names.RequestSource,
+		Account: account, Time: t, Region: region, Resources: []string{}, Detail: detail})
+	return string(b), nil
+}
+
+// BackupRequest reads the backup request in e for cluster: an error when
+// it is of another shape, source or cluster (housekeeping drops it).
+func (e Event) BackupRequest(cluster string) (BackupDetail, error) {
+	var d BackupDetail
+	if e.DetailType != names.RequestBackup || e.Source != names.RequestSource {
+		return d, fmt.Errorf("not a backup request")
+	}
+	if err := json.Unmarshal(e.Detail, &d); err != nil {
+		return d, fmt.Errorf("a backup request of another shape: %s", oneLine(err.Error()))
+	}
+	if d.Cluster != cluster {
+		return d, fmt.Errorf("a backup request for cluster %q, not %q", d.Cluster, cluster)
+	}
+	if !ValidRequestID(d.RequestID) {
+		return d, fmt.Errorf("a backup request of id %q", d.RequestID)
+	}
+	return d, nil
+}
+
+// BackupInfo is a backup as the status snapshot lists it.
+type BackupInfo struct {
+	Key  string `json:"key"`
+	Size int64  `json:"size"`
+	BackupMeta
+}

@@ -53,6 +53,10 @@ type Snapshot struct {
 	// QuorumLoss is set by a manager without a quorum on the last
 	// snapshot (no leader publishes meanwhile): why the swarm is stuck.
 	QuorumLoss *QuorumLoss `json:"quorumLoss,omitempty"`
+	// Backups are the swarm's backups in the bucket, oldest first, with
+	// what they say of themselves (the bucket lets only the managers read
+	// them); absent before the first.
+	Backups []BackupInfo `json:"backups,omitempty"`
 }
 
 // MaxDecisions is how many of the autoscaler's decisions the snapshot

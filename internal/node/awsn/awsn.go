@@ -38,6 +38,7 @@ type S3API interface {
 	PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, opts ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
 	ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, opts ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+	HeadObject(ctx context.Context, in *s3.HeadObjectInput, opts ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
 }
 
 // Bucket is the cluster bucket; it satisfies node.Bucket.
@@ -89,6 +90,18 @@ func (b Bucket) Claim(ctx context.Context, key string, body []byte, ifMatch stri
 		return fmt.Errorf("writing s3://%s/%s: %w", b.Name, key, err)
 	}
 	return nil
+}
+
+// Head reads an object's metadata.
+func (b Bucket) Head(ctx context.Context, key string) (node.Object, error) {
+	out, err := b.API.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b.Name), Key: aws.String(key)})
+	if wire.IsMissing(err) {
+		return node.Object{}, node.ErrMissing
+	}
+	if err != nil {
+		return node.Object{}, fmt.Errorf("reading s3://%s/%s: %w", b.Name, key, err)
+	}
+	return node.Object{ETag: aws.ToString(out.ETag), Modified: aws.ToTime(out.LastModified), Metadata: out.Metadata}, nil
 }
 
 // List lists the objects under prefix.
