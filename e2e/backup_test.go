@@ -115,4 +115,16 @@ func TestBackupCommands(t *testing.T) {
 	if r.code != 0 || res.Cluster != "core" || res.Taken == nil || !res.Taken.Equal(taken) || !strings.Contains(aws.ToString(m.Body), res.RequestID) {
 		t.Errorf("backup --wait: %s", r)
 	}
+	queueEmpty(t, q, queue, "after backup --wait")
+
+	// An update that replaces the managers asks for a backup first; one
+	// that replaces none does not.
+	must(t, "update-core", "core", "--ssh-cidr", "203.0.113.0/24", "--yes", "-q")
+	queueEmpty(t, q, queue, "after an update that replaces no manager")
+	putBackups(t, c, bucket, taken)
+	r = must(t, "update-core", "core", "--instance-type", "m6i.large", "--yes")
+	if msg := receive(t, q, queue); msg == nil || !strings.Contains(aws.ToString(msg.Body), names.RequestBackup) ||
+		!strings.Contains(r.stdout+r.stderr, "Asked the managers of cluster core for a backup before the managers change") {
+		t.Errorf("update-core replacing the managers: no backup asked for first (%v):\n%s", msg, r)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/spec"
+	"github.com/clusterctl/clusterctl/internal/stacks"
 	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
@@ -121,18 +122,10 @@ func (s *Service) RequestBackup(ctx context.Context, cluster string, wait bool, 
 	if err != nil {
 		return nil, err
 	}
-	caller, err := s.caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id := wire.NewRequestID()
 	sent := time.Now()
-	body, err := wire.NewBackupRequest(id, sent, caller, s.Region, cluster)
+	id, err := s.sendBackupRequest(ctx, queue, cluster, sent)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := s.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queue), MessageBody: aws.String(body)}); err != nil {
-		return nil, fmt.Errorf("sending the request to the core's queue: %w", err)
 	}
 	r := &BackupResult{Cluster: cluster, RequestID: id}
 	progressf(progress, "Asked the managers of cluster %s for a backup (request %s)\n", cluster, id)
@@ -163,4 +156,48 @@ func (s *Service) RequestBackup(ctx context.Context, cluster string, wait bool, 
 	}
 	r.DurationSeconds = seconds(time.Since(start))
 	return r, nil
+}
+
+// sendBackupRequest puts a backup request on the core's queue.
+func (s *Service) sendBackupRequest(ctx context.Context, queue, cluster string, at time.Time) (string, error) {
+	caller, err := s.caller(ctx)
+	if err != nil {
+		return "", err
+	}
+	id := wire.NewRequestID()
+	body, err := wire.NewBackupRequest(id, at, caller, s.Region, cluster)
+	if err != nil {
+		return "", err
+	}
+	if _, err := s.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queue), MessageBody: aws.String(body)}); err != nil {
+		return "", fmt.Errorf("sending the request to the core's queue: %w", err)
+	}
+	return id, nil
+}
+
+// backupBeforeManagersChange asks the managers for a backup before an
+// update replaces, adds or removes managers: the rolling update launches a
+// new manager first and removes an old one only once the new one is a
+// Reachable manager, minutes later, so the backup is taken before any
+// manager goes. Nothing is asked of a swarm whose status is missing or
+// stale (no leader would act on it), nor of a core without a queue.
+func (s *Service) backupBeforeManagersChange(ctx context.Context, core *stacks.Stack) {
+	bucket, err := s.bucketOf(ctx, core)
+	if err != nil {
+		return
+	}
+	st, err := s.readStatus(ctx, bucket, core.Name)
+	if err != nil || st == nil || st.at(time.Now()).Stale() {
+		return
+	}
+	queue, err := s.queueOf(ctx, core)
+	if err != nil {
+		return
+	}
+	id, err := s.sendBackupRequest(ctx, queue, core.Name, time.Now())
+	if err != nil {
+		s.printf("Note: asking the managers for a backup before the update failed: %v\n", err)
+		return
+	}
+	s.printf("Asked the managers of cluster %s for a backup before the managers change (request %s)\n", core.Name, id)
 }
