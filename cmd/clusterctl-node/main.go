@@ -184,6 +184,7 @@ func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 			Clock: node.RealClock{}, Log: e.log, State: state, Grace: t.QuorumGrace,
 		},
 		Network: host.Network{}, Clock: node.RealClock{}, Log: e.log, State: state, T: t,
+		BackupKeep: backupKeep(e.s),
 	}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +29,7 @@ var shapes = map[string]*regexp.Regexp{
 	"NODE_LABELS":         regexp.MustCompile(`^[^'"\\\n]*$`),
 	"LOG_GROUP":           regexp.MustCompile(`^[-_./#a-zA-Z0-9]{0,512}$`),
 	"LOG_DRIVER":          regexp.MustCompile(`^(awslogs|none|)$`),
+	"BACKUP_KEEP":         regexp.MustCompile(`^([1-9][0-9]{0,2})?$`),
 	"INSTANCE_ID":         regexp.MustCompile(`^i-[0-9a-f]{8,32}$`),
 }
 
@@ -169,4 +171,14 @@ func agentTimings() node.AgentTimings {
 		*f.to = seconds(f.env, *f.to)
 	}
 	return t
+}
+
+// backupKeep is BACKUP_KEEP, the number of backups the managers keep; 0
+// (the default) when a core of before does not say.
+func backupKeep(s settings) int {
+	n, err := strconv.Atoi(s["BACKUP_KEEP"])
+	if err != nil {
+		return 0
+	}
+	return n
 }

@@ -95,7 +95,7 @@ func TestReadErrors(t *testing.T) {
 		{"nested unknown", group + "    rollingUpdate:\n      batch: 2\n", "f.yaml:8: groups[0].rollingUpdate.batch: unknown setting; did you mean maxBatch?"},
 		{"nested, nothing close", group + "    rollingUpdate:\n      speed: 2\n", "f.yaml:8: groups[0].rollingUpdate.speed: unknown setting (expected one of maxBatch, minInService)"},
 		{"nested typo", group + "    rollingUpdate:\n      maxbatch: 2\n", "f.yaml:8: groups[0].rollingUpdate.maxbatch: unknown setting; did you mean maxBatch?"},
-		{"core unknown", head + "core:\n  flavour: m5.large\n", "f.yaml:5: core.flavour: unknown setting (expected one of instanceType, imageId, keyName, sshCidr, allowSshFromAnywhere, vpcId, subnetIds, volumeSize, managers, tags, logRetentionDays, logKmsKey, logDriver)"},
+		{"core unknown", head + "core:\n  flavour: m5.large\n", "f.yaml:5: core.flavour: unknown setting (expected one of instanceType, imageId, keyName, sshCidr, allowSshFromAnywhere, vpcId, subnetIds, volumeSize, managers, tags, logRetentionDays, logKmsKey, logDriver, backupKeep)"},
 		{"duplicate key", group + "    count: 2\n    count: 3\n", "f.yaml:8: groups[0].count: given twice (first at line 7)"},
 		{"not a number", group + "    count: three\n", `f.yaml:7: groups[0].count: expected a whole number, found "three"`},
 		{"fraction", group + "    volumeSize: 40.5\n", `f.yaml:7: groups[0].volumeSize: expected a whole number, found "40.5"`},

@@ -105,6 +105,8 @@ const (
 	ParamLogRetentionDays = "LogRetentionDays"
 	ParamLogKMSKey        = "LogKmsKey"
 	ParamLogDriver        = "LogDriver"
+	// ParamBackupKeep is how many backups of the swarm the managers keep.
+	ParamBackupKeep = "BackupKeep"
 	// ParamNodeAgentAmd64 and ParamNodeAgentArm64 pin the node agent:
 	// the SHA-256 (hex) of the linux/amd64 and linux/arm64 binaries that
 	// the nodes' loader fetches (AgentKey) and checks before running.
@@ -366,6 +368,7 @@ type Set struct {
 	ParamMaxBatchSize, ParamMinInstancesInService, ParamManagers                                      string
 	ParamOnDemandBaseCapacity, ParamOnDemandPercentage, ParamSpotAllocationStrategy                   string
 	ParamLogRetentionDays, ParamLogKMSKey, ParamLogDriver                                             string
+	ParamBackupKeep                                                                                   string
 	ParamNodeAgentAmd64, ParamNodeAgentArm64, AgentPrefix                                             string
 	OutputLogGroupName, OutputLogDriver, ResourceLogGroup, LogDriverAWSLogs, LogDriverNone            string
 
@@ -404,7 +407,7 @@ func Template() Set {
 		ParamManagers:             ParamManagers,
 		ParamOnDemandBaseCapacity: ParamOnDemandBaseCapacity, ParamOnDemandPercentage: ParamOnDemandPercentage,
 		ParamSpotAllocationStrategy: ParamSpotAllocationStrategy,
-		ParamLogRetentionDays:       ParamLogRetentionDays, ParamLogKMSKey: ParamLogKMSKey, ParamLogDriver: ParamLogDriver,
+		ParamLogRetentionDays:       ParamLogRetentionDays, ParamLogKMSKey: ParamLogKMSKey, ParamLogDriver: ParamLogDriver, ParamBackupKeep: ParamBackupKeep,
 		ParamNodeAgentAmd64: ParamNodeAgentAmd64, ParamNodeAgentArm64: ParamNodeAgentArm64, AgentPrefix: AgentPrefix,
 		OutputLogGroupName: OutputLogGroupName, OutputLogDriver: OutputLogDriver, ResourceLogGroup: ResourceLogGroup,
 		LogDriverAWSLogs: LogDriverAWSLogs, LogDriverNone: LogDriverNone,

@@ -361,14 +361,22 @@ func (m *Manager) listBackups(ctx context.Context) ([]listedBackup, error) {
 	return out, nil
 }
 
+// keep is how many backups are kept.
+func (m *Manager) keep() int {
+	if m.BackupKeep > 0 {
+		return m.BackupKeep
+	}
+	return wire.BackupKeep
+}
+
 // pruneBackups removes the oldest backups beyond BackupKeep, and the lone
 // manager's single backup of before once there is a newer one.
 func (m *Manager) pruneBackups(ctx context.Context, list []listedBackup) error {
-	for len(list) > wire.BackupKeep {
+	for len(list) > m.keep() {
 		if err := m.Bucket.Delete(ctx, list[0].Key); err != nil {
 			return err
 		}
-		m.Log("removed the backup %s: %d are kept", list[0].Key, wire.BackupKeep)
+		m.Log("removed the backup %s: %d are kept", list[0].Key, m.keep())
 		list = list[1:]
 	}
 	if len(list) > 0 && !m.legacyGone {
@@ -397,8 +405,8 @@ func (m *Manager) swarmDigest(ctx context.Context, nodes []Node) (string, error)
 // per backup), for the status snapshot: the bucket lets only the managers
 // read them, and clusterctl backups lists them from the snapshot.
 func (m *Manager) describeBackups(ctx context.Context, list []listedBackup) error {
-	if len(list) > wire.BackupKeep {
-		list = list[len(list)-wire.BackupKeep:]
+	if len(list) > m.keep() {
+		list = list[len(list)-m.keep():]
 	}
 	if m.backupMeta == nil {
 		m.backupMeta = map[string]wire.BackupMeta{}

@@ -391,3 +391,19 @@ func TestBackupRequest(t *testing.T) {
 		t.Errorf("snapshot's backups %+v, %v", s.Backups, err)
 	}
 }
+
+// The core's BackupKeep is how many are kept.
+func TestPruneBackupsKeep(t *testing.T) {
+	l := newLab(t)
+	l.m.BackupKeep = 3
+	for i := range 5 {
+		l.b.set(names.BackupKey(start.Add(time.Duration(i-20)*time.Minute), iM2), []byte("b"))
+	}
+	l.m.State.Save(backupState, backupRecord{Time: start, Members: "x"})
+	if err := l.m.backUp(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := l.b.List(context.Background(), backupsPrefix); len(got) != 3 || got[0].Key != names.BackupKey(start.Add(-18*time.Minute), iM2) {
+		t.Errorf("kept %v", got)
+	}
+}

@@ -72,11 +72,14 @@ type Manager struct {
 	Objects SwarmObjects
 	// Recovery heals a quorum loss (on a manager that does not lead).
 	Recovery *Recovery
-	Network  Network
-	Clock    Clock
-	Log      Logger
-	State    State
-	T        Timings
+	// BackupKeep is how many backups of the swarm are kept (0:
+	// wire.BackupKeep).
+	BackupKeep int
+	Network    Network
+	Clock      Clock
+	Log        Logger
+	State      State
+	T          Timings
 
 	nextStatus, watchUntil, nextDead time.Time
 	// managers is the number of managers last recorded in the bucket (0:

@@ -45,6 +45,8 @@ const (
 	DefaultMaxBatch         = 1
 	DefaultLogRetentionDays = 30
 	DefaultLogDriver        = "awslogs"
+	DefaultBackupKeep       = 8
+	MaxBackupKeep           = 100
 	// A spot group's defaults; without spot, every node is on-demand.
 	DefaultSpotOnDemandBase    = 0
 	DefaultSpotOnDemandPercent = 0
@@ -112,6 +114,8 @@ type Core struct {
 	LogRetentionDays *int   `json:"logRetentionDays,omitempty" yaml:"logRetentionDays,omitempty" name:"log-retention-days" placeholder:"DAYS" help:"Days the cluster's log group keeps events: a value CloudWatch allows (1, 3, 5, 7, 14, 30, ... 3653; default 30)." cfn:"LogRetentionDays"`
 	LogKMSKey        string `json:"logKmsKey,omitempty" yaml:"logKmsKey,omitempty" name:"log-kms-key" placeholder:"ARN" help:"ARN of a KMS key that encrypts the log group (default: CloudWatch's own encryption)." cfn:"LogKmsKey" unset:"CloudWatch's"`
 	LogDriver        string `json:"logDriver,omitempty" yaml:"logDriver,omitempty" name:"log-driver" placeholder:"DRIVER" help:"Log driver of every node's engine: awslogs (default: containers log to the cluster's log group) or none (the engine's own json-file)." cfn:"LogDriver"`
+	// BackupKeep is how many backups of the swarm the managers keep.
+	BackupKeep *int `json:"backupKeep,omitempty" yaml:"backupKeep,omitempty" name:"backup-keep" placeholder:"N" help:"Backups of the swarm the managers keep in the cluster bucket, the newest (1 to 100, default 8)." cfn:"BackupKeep"`
 }
 
 // Group is one agent group: an Auto Scaling group of one instance type,
@@ -184,7 +188,11 @@ func (c *Core) Default() {
 	}
 	c.LogRetentionDays = ptr(c.LogRetention())
 	c.LogDriver = c.Logging()
+	c.BackupKeep = ptr(c.Backups())
 }
+
+// Backups is how many backups of the swarm the managers keep, defaulted.
+func (c Core) Backups() int { return orDefault(c.BackupKeep, DefaultBackupKeep) }
 
 // LogRetention is how many days the log group keeps events, defaulted.
 func (c Core) LogRetention() int { return orDefault(c.LogRetentionDays, DefaultLogRetentionDays) }
@@ -299,6 +307,9 @@ func (c *Core) Trim() {
 	}
 	if c.Logging() == DefaultLogDriver {
 		c.LogDriver = ""
+	}
+	if c.Backups() == DefaultBackupKeep {
+		c.BackupKeep = nil
 	}
 }
 

@@ -174,9 +174,17 @@ func (c Core) rules() []rule {
 		one("managers", checkManagers("managers", c.ManagerCount())),
 		one("tags", checkTags("tags", c.Tags, 0)),
 		one("logRetentionDays", checkLogRetention("logRetentionDays", c.LogRetention())),
+		one("backupKeep", checkBackupKeep("backupKeep", c.Backups())),
 		one("logKmsKey", checkKMSKey("logKmsKey", c.LogKMSKey)),
 		one("logDriver", checkLogDriver("logDriver", c.Logging())),
 	}
+}
+
+func checkBackupKeep(path string, n int) error {
+	if n < 1 || n > MaxBackupKeep {
+		return invalid(path, "invalid number of backups to keep %d: 1 to %d", n, MaxBackupKeep)
+	}
+	return nil
 }
 
 // LogRetentions are the retention periods, in days, CloudWatch Logs
