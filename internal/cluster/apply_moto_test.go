@@ -115,6 +115,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"logRetentionDays", spec.Core{LogRetentionDays: intp(365)}},
 		{"logKmsKey", spec.Core{LogKMSKey: "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}},
 		{"logDriver", spec.Core{LogDriver: "none"}},
+		{"backupKeep", spec.Core{BackupKeep: intp(20)}},
 	}
 	groupCases := []struct {
 		setting string
