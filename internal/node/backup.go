@@ -279,7 +279,7 @@ func (m *Manager) takeBackup(ctx context.Context, managers int, reason string) e
 		return err
 	}
 	now := m.Clock.Now().UTC().Truncate(time.Second)
-	meta := wire.BackupMeta{Taken: now, SwarmID: swarmID, Managers: managers, TakenBy: m.InstanceID}
+	meta := wire.BackupMeta{Taken: now, SwarmID: swarmID, Managers: managers, TakenBy: m.InstanceID, Cluster: m.Cluster}
 	key := names.BackupKey(now, m.InstanceID)
 	if err := m.Bucket.Put(ctx, key, archive, "application/gzip", meta.Metadata()); err != nil {
 		return err

@@ -38,7 +38,7 @@ func TestLoneManagerBackups(t *testing.T) {
 	step("first", start, 1)
 	key := names.BackupKey(start, iM1)
 	meta, err := wire.ParseBackupMeta(l.b.meta[key])
-	if err != nil || meta != (wire.BackupMeta{Taken: start, SwarmID: "swarm1", Managers: 1, TakenBy: iM1}) {
+	if err != nil || meta != (wire.BackupMeta{Taken: start, SwarmID: "swarm1", Managers: 1, TakenBy: iM1, Cluster: "core"}) {
 		t.Fatalf("backup %s: %+v, %v (objects %v)", key, meta, err, l.b.objects)
 	}
 	step("within BackupEvery", start.Add(10*time.Minute), 1)
@@ -316,12 +316,16 @@ func TestRestoreChoice(t *testing.T) {
 		{"at the change", []int{1, 3}, false, 3, names.BackupKey(at(3), iM2)},
 		{"the lone manager's of before", nil, true, 0, names.ControlKey(names.Backup)},
 		{"none", nil, false, 0, ""},
+		{"another cluster's refused", []int{1, 5}, false, 0, names.BackupKey(at(1), iM2)},
 	} {
 		l := newLab(t)
 		for _, m := range tc.taken {
 			k := names.BackupKey(at(m), iM2)
 			l.b.set(k, []byte(k))
-			l.b.meta[k] = wire.BackupMeta{Taken: at(m), Managers: 3, TakenBy: iM2}.Metadata()
+			l.b.meta[k] = wire.BackupMeta{Taken: at(m), Managers: 3, TakenBy: iM2, Cluster: "core"}.Metadata()
+			if strings.HasPrefix(tc.name, "another cluster's") && m == 5 {
+				l.b.meta[k] = wire.BackupMeta{Taken: at(m), Managers: 3, TakenBy: iM2, Cluster: "prod"}.Metadata()
+			}
 		}
 		if tc.legacy {
 			l.b.set(names.ControlKey(names.Backup), []byte(names.ControlKey(names.Backup)))

@@ -210,9 +210,10 @@ func (m *Manager) initialise(ctx context.Context) error {
 	return nil
 }
 
-// restoreCandidate is the newest backup (its key and archive) not older
-// than the last change of the manager count: an older one was taken of a
-// swarm that had since gained or lost managers, and lost them all. The
+// restoreCandidate is the newest backup (its key and archive) of this
+// cluster (as its metadata says) not older than the last change of the
+// manager count: an older one was taken of a swarm that had since gained
+// or lost managers, and lost them all. The
 // backups are tried newest first, the lone manager's single backup of
 // before last; "" when none is left, each refusal logged.
 func (m *Manager) restoreCandidate(ctx context.Context) (string, []byte, error) {
@@ -232,6 +233,12 @@ func (m *Manager) restoreCandidate(ctx context.Context) (string, []byte, error) 
 		}
 		if err != nil {
 			return "", nil, err
+		}
+		if meta, _ := wire.ParseBackupMeta(obj.Metadata); meta.Cluster != "" && meta.Cluster != m.Cluster {
+			// Copied from another cluster's bucket: its agents are not
+			// this cluster's, and restoring it would take them in.
+			m.Log("refusing the backup: taken by the managers of cluster %q, not %q: %s", meta.Cluster, m.Cluster, key)
+			continue
 		}
 		err = m.current(ctx, obj)
 		if err == nil {

@@ -21,6 +21,7 @@ const (
 	MetaSwarm    = "swarm"    // the swarm's id
 	MetaManagers = "managers" // the swarm's number of managers then
 	MetaTakenBy  = "taken-by" // the instance that took it
+	MetaCluster  = "cluster"  // the cluster whose managers took it
 )
 
 // BackupMeta is what a backup says of itself.
@@ -29,13 +30,14 @@ type BackupMeta struct {
 	SwarmID  string    `json:"swarm"`
 	Managers int       `json:"managers"`
 	TakenBy  string    `json:"takenBy"`
+	Cluster  string    `json:"cluster,omitempty"`
 }
 
 // Metadata is m as the object's user metadata.
 func (m BackupMeta) Metadata() map[string]string {
 	return map[string]string{
 		MetaTaken: strconv.FormatInt(m.Taken.Unix(), 10), MetaSwarm: m.SwarmID,
-		MetaManagers: strconv.Itoa(m.Managers), MetaTakenBy: m.TakenBy,
+		MetaManagers: strconv.Itoa(m.Managers), MetaTakenBy: m.TakenBy, MetaCluster: m.Cluster,
 	}
 }
 
@@ -57,7 +59,7 @@ func ParseBackupMeta(meta map[string]string) (BackupMeta, error) {
 		}
 		m.Managers = n
 	}
-	m.SwarmID, m.TakenBy = meta[MetaSwarm], meta[MetaTakenBy]
+	m.SwarmID, m.TakenBy, m.Cluster = meta[MetaSwarm], meta[MetaTakenBy], meta[MetaCluster]
 	return m, nil
 }
 
