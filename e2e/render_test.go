@@ -119,6 +119,7 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 			{"--log-retention-days", nil, []string{"--log-retention-days", "7"}, map[string]string{"LogRetentionDays": "7"}, false},
 			{"--log-kms-key", nil, []string{"--log-kms-key", "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}, map[string]string{"LogKmsKey": "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}, false},
 			{"--log-driver", nil, []string{"--log-driver", "none"}, map[string]string{"LogDriver": "none"}, false},
+			{"--backup-keep", nil, []string{"--backup-keep", "20"}, map[string]string{"BackupKeep": "20"}, false},
 			{"--parameters", nil, []string{"--parameters"}, nil, false},
 			{"--cli-input-json", nil, []string{"--cli-input-json"}, nil, false},
 		}},
