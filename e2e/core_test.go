@@ -61,6 +61,7 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		{"--alarms", []string{"--alarms", "off"}},
 		{"--notify", []string{"--notify", "ops@example.com"}},
 		{"--notify", []string{"--notify", "arn:aws:sns:us-east-1:123456789012:pager"}},
+		{"--backup-keep", []string{"--backup-keep", "20"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--dry-run", nil}, // creates nothing: nothing to update
 		{"--join", nil},    // the cluster as a flag: TestClusterAsFlagOrArgument
@@ -145,6 +146,7 @@ func TestUpdateCore(t *testing.T) {
 		{[]string{"--image-id", "ami-12c6146b"}, []string{`imageId\s+\(default\) → ami-12c6146b`, `3 managers will be replaced one at a time`}, "ImageId", "ami-12c6146b"},
 		{[]string{"--key-name", "ops"}, []string{`keyName\s+\(none\) → ops`, `3 managers will be replaced one at a time`}, "KeyName", "ops"},
 		{[]string{"--volume-size", "30"}, []string{`volumeSize\s+20 → 30`, `3 managers will be replaced one at a time`}, "VolumeSize", "30"},
+		{[]string{"--backup-keep", "12"}, []string{`backupKeep\s+8 → 12`, `3 managers will be replaced one at a time`}, "BackupKeep", "12"},
 		{[]string{"--ssh-cidr", "203.0.113.0/24"}, []string{`sshCidr\s+\(closed\) → 203\.0\.113\.0/24`, `0 managers will be replaced`}, "SshCidr", "203.0.113.0/24"},
 		{[]string{"--ssh-cidr", ""}, []string{`sshCidr\s+203\.0\.113\.0/24 → \(closed\)`}, "SshCidr", ""},
 		{[]string{"--managers", "5"}, []string{`managers\s+3 → 5`, `0 managers will be replaced`, `2 managers will be added \(3 → 5\): they join the swarm as managers\.`}, "Managers", "5"},

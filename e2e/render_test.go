@@ -122,6 +122,7 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 			{"--alarms", nil, []string{"--alarms", "off"}, map[string]string{"Alarms": "off"}, false},
 			{"--notify", nil, []string{"--notify", "ops@example.com"}, map[string]string{"NotifyEmail": "ops@example.com", "NotifyTopicArn": ""}, false},
 			{"--notify", nil, []string{"--notify", "arn:aws:sns:us-east-1:123456789012:pager"}, map[string]string{"NotifyTopicArn": "arn:aws:sns:us-east-1:123456789012:pager", "NotifyEmail": ""}, false},
+			{"--backup-keep", nil, []string{"--backup-keep", "20"}, map[string]string{"BackupKeep": "20"}, false},
 			{"--parameters", nil, []string{"--parameters"}, nil, false},
 			{"--cli-input-json", nil, []string{"--cli-input-json"}, nil, false},
 		}},

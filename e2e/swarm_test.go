@@ -388,7 +388,7 @@ func TestInventoryShowsTheSwarm(t *testing.T) {
 
 	d = decode[swarmDescription](t, must(t, "describe", "core", "-o", "json"))
 	if s := d.Swarm; s == nil || s.Stale || s.Leader != m0.id || len(s.Managers) != 3 || s.Quorum.Managers != 3 || s.Quorum.Reachable != 2 || s.Quorum.Tolerates != 0 || s.Quorum.Lost ||
-		s.Backup.Needed || s.AgeSeconds > 60 {
+		!s.Backup.Needed || !s.Backup.Overdue || s.AgeSeconds > 60 {
 		t.Errorf("describe swarm: %+v", d.Swarm)
 	}
 	if d.Health != "degraded" || !d.problem("1 of 3 managers unreachable: the swarm tolerates 0 failures more") {
@@ -403,7 +403,7 @@ func TestInventoryShowsTheSwarm(t *testing.T) {
 	text := must(t, "describe", "core").stdout
 	for _, want := range []string{
 		"Status:   CREATE_COMPLETE (degraded)", "Quorum:   2/3 reachable, tolerates 0 failures", "Leader:   " + m0.id,
-		"Backup:   none needed: 3 managers keep the swarm state", "Managers:\nINSTANCE", m2.id + "   " + m2.ip + "   unreachable   down",
+		"Backup:   none yet", "Managers:\nINSTANCE", m2.id + "   " + m2.ip + "   unreachable   down",
 		"Problem: 1 of 3 managers unreachable", "RUNNING   READY   JOINED",
 	} {
 		if !strings.Contains(text, want) {
@@ -414,8 +414,8 @@ func TestInventoryShowsTheSwarm(t *testing.T) {
 		t.Errorf("describe does not give the snapshot's age:\n%s", text)
 	}
 
-	// Every node Ready: healthy again.
-	publish(t, c, bucket, "core", time.Now(), nil, everyoneReady(insts))
+	// Every node Ready, a recent backup: healthy again.
+	publish(t, c, bucket, "core", time.Now(), aws.Time(time.Now().Add(-time.Minute)), everyoneReady(insts))
 	d = decode[swarmDescription](t, must(t, "describe", "core", "-o", "json"))
 	if d.Health != "healthy" || len(d.Problems) != 0 || d.Swarm.Quorum.Tolerates != 1 {
 		t.Errorf("describe of a whole swarm: %+v", d)
@@ -496,7 +496,7 @@ func TestInventoryLoneManagerBackup(t *testing.T) {
 		text    string
 		problem string
 	}{
-		{"no backup yet", nil, "degraded", "Backup:   none yet\n", "no backup of the swarm state yet: a replacement of the lone manager would lose"},
+		{"no backup yet", nil, "degraded", "Backup:   none yet\n", "no backup of the swarm state yet: were every manager lost, the services, secrets, configs and networks since would be lost"},
 		{"recent backup", aws.Time(time.Now().Add(-5 * time.Minute)), "healthy", "Backup:   5m", ""},
 		{"overdue backup", aws.Time(time.Now().Add(-2 * time.Hour)), "degraded", "Backup:   2h", "the last backup of the swarm state is 2h"},
 	} {
@@ -508,7 +508,7 @@ func TestInventoryLoneManagerBackup(t *testing.T) {
 		if (tt.backup == nil) != (d.Swarm.Backup.Last == nil) || tt.backup != nil && *d.Swarm.Backup.AgeSeconds < 299 {
 			t.Errorf("%s: backup %+v", tt.name, d.Swarm.Backup)
 		}
-		if tt.problem != "" && (!d.problem(tt.problem) || !strings.Contains(d.Problems[0].Repair, "`clusterctl update-core solo --managers 3`")) {
+		if tt.problem != "" && (!d.problem(tt.problem) || !strings.Contains(d.Problems[0].Repair, "journalctl -u clusterctl-housekeeping")) {
 			t.Errorf("%s: problems %+v", tt.name, d.Problems)
 		}
 		if text := must(t, "describe", "solo").stdout; !strings.Contains(text, tt.text) || !strings.Contains(text, "Quorum:   1/1 reachable, tolerates 0 failures") {

@@ -166,23 +166,32 @@ func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 		return nil, fmt.Errorf("refusing the instance's address %.40q", i.Address)
 	}
 	scaling, ec2 := awsn.NewAutoScaling(e.cfg), awsn.NewEC2(e.cfg)
+	bucket := awsn.Bucket{API: e.s3(), Name: e.s["BUCKET_NAME"]}
 	t := managerTimings()
+	state := node.State{Dir: filepath.Join(e.state.Dir, "housekeeping")}
 	secrets := &node.SecretsSync{
 		Sources: awsn.SecretSources{SecretsManager: awsn.NewSecretsManager(e.cfg), SSM: awsn.NewSSM(e.cfg), Declaration: names.SecretsParameter(e.s["CLUSTER_NAME"])},
 		Engine:  e.engine, Clock: node.RealClock{}, Log: e.log, Every: t.SecretsEvery,
 	}
 	return &node.Manager{
 		Cluster: e.s["CLUSTER_NAME"], InstanceID: i.ID, Address: i.Address,
-		Engine: e.engine, Bucket: awsn.Bucket{API: e.s3(), Name: e.s["BUCKET_NAME"]},
+		Engine: e.engine, Bucket: bucket,
 		Queue:     awsn.Queue{API: awsn.NewSQS(e.cfg), URL: e.s["LIFECYCLE_QUEUE_URL"]},
 		Scaling:   awsn.Scaling{API: scaling},
 		Instances: awsn.Instances{API: ec2},
 		Groups:    awsn.Groups{AutoScaling: scaling, EC2: ec2, Stacks: awsn.NewCloudFormation(e.cfg)},
 		Metrics: &node.SwarmMetrics{Cluster: e.s["CLUSTER_NAME"], Sink: awsn.Metrics{API: awsn.NewCloudWatch(e.cfg)},
 			Clock: node.RealClock{}, Log: e.log, Every: t.MetricsEvery},
+		Secrets: secrets,
+		Objects: e.engine,
 		Backups: host.Backups{Engine: e.engine, PIDFile: filepath.Join(os.Getenv("CLUSTERCTL_ROOT"), "/var/run/docker.pid")},
-		Network: host.Network{}, Clock: node.RealClock{}, Log: e.log,
-		State: node.State{Dir: filepath.Join(e.state.Dir, "housekeeping")}, T: t, Secrets: secrets,
+		Recovery: &node.Recovery{
+			Cluster: e.s["CLUSTER_NAME"], InstanceID: i.ID, Address: i.Address, Engine: e.engine,
+			Proof: awsn.Proof{EC2: ec2, AutoScaling: scaling}, Bucket: bucket, Network: host.Network{},
+			Clock: node.RealClock{}, Log: e.log, State: state, Grace: t.QuorumGrace,
+		},
+		Network: host.Network{}, Clock: node.RealClock{}, Log: e.log, State: state, T: t,
+		BackupKeep: backupKeep(e.s),
 	}, nil
 }
 

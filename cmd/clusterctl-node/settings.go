@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +29,7 @@ var shapes = map[string]*regexp.Regexp{
 	"NODE_LABELS":         regexp.MustCompile(`^[^'"\\\n]*$`),
 	"LOG_GROUP":           regexp.MustCompile(`^[-_./#a-zA-Z0-9]{0,512}$`),
 	"LOG_DRIVER":          regexp.MustCompile(`^(awslogs|none|)$`),
+	"BACKUP_KEEP":         regexp.MustCompile(`^([1-9][0-9]{0,2})?$`),
 	"INSTANCE_ID":         regexp.MustCompile(`^i-[0-9a-f]{8,32}$`),
 }
 
@@ -147,6 +149,7 @@ func managerTimings() node.Timings {
 		{"CLUSTERCTL_HEARTBEAT_INTERVAL", &t.HeartbeatEvery}, {"CLUSTERCTL_NOTICE_VISIBILITY", &t.Visibility},
 		{"CLUSTERCTL_MANAGER_JOIN_TIMEOUT", &t.JoinTimeout}, {"CLUSTERCTL_MANAGER_JOIN_PAUSE", &t.JoinPause},
 		{"CLUSTERCTL_BACKUP_INTERVAL", &t.BackupEvery}, {"CLUSTERCTL_BACKUP_SPACING", &t.BackupSpacing},
+		{"CLUSTERCTL_BACKUP_ORDER_WAIT", &t.BackupOrderWait}, {"CLUSTERCTL_QUORUM_GRACE", &t.QuorumGrace},
 		{"CLUSTERCTL_AUTOSCALE_INTERVAL", &t.AutoscaleEvery}, {"CLUSTERCTL_SCALE_OUT_JOIN_WAIT", &t.JoinWait},
 		{"CLUSTERCTL_REQUEST_MAX_AGE", &t.RequestMaxAge}, {"CLUSTERCTL_SECRETS_INTERVAL", &t.SecretsEvery},
 		{"CLUSTERCTL_METRICS_INTERVAL", &t.MetricsEvery},
@@ -174,4 +177,14 @@ func agentTimings() node.AgentTimings {
 		*f.to = seconds(f.env, *f.to)
 	}
 	return t
+}
+
+// backupKeep is BACKUP_KEEP, the number of backups the managers keep; 0
+// (the default) when a core of before does not say.
+func backupKeep(s settings) int {
+	n, err := strconv.Atoi(s["BACKUP_KEEP"])
+	if err != nil {
+		return 0
+	}
+	return n
 }

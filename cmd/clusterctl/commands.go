@@ -30,6 +30,8 @@ type CLI struct {
 	ListGroups  ListGroupsCmd  `cmd:"" name:"list-groups" help:"List agent groups with status, capacity, labels and join state."`
 	DrainNode   DrainNodeCmd   `cmd:"" name:"drain-node" help:"Drain a node of a cluster (its tasks move to other nodes), or make it active again (--undo), and wait until the swarm shows it."`
 	ReplaceNode ReplaceNodeCmd `cmd:"" name:"replace-node" help:"Replace a node: terminate it through its Auto Scaling group, drained first, and wait until its replacement is Ready in the swarm."`
+	Backup      BackupCmd      `cmd:"" help:"Ask a cluster's managers to back the swarm up now (--wait: until it is taken)."`
+	Backups     BackupsCmd     `cmd:"" help:"List the backups of a cluster's swarm: time, age, size, swarm, managers, taken by."`
 	UpdateGroup UpdateGroupCmd `cmd:"" name:"update-group" help:"Change an agent group through a change set; unspecified values stay."`
 	RemoveGroup RemoveGroupCmd `cmd:"" name:"remove-group" help:"Delete one agent group's stack."`
 	DeleteCore  DeleteCoreCmd  `cmd:"" name:"delete-core" help:"Delete a cluster's core stack (refused while groups exist unless --cascade)."`

@@ -127,6 +127,11 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		row{command: "services", json: []string{"services", "-j", "c1"}, query: []string{"services", "-j", "c1"}, before: func(t *testing.T) {
 			playLeader(t, moto.URL, "c1")
 		}},
+		row{command: "backups", json: []string{"backups", "-j", "c1"}, query: []string{"backups", "-j", "c1"}, before: func(t *testing.T) {
+			playLeader(t, moto.URL, "c1")
+		}},
+		// Sent through the queue, not waited for.
+		row{command: "backup", json: []string{"backup", "-j", "c1"}, query: []string{"backup", "-j", "c1"}},
 		// One event in the cluster's log group, as a node would write it.
 		row{command: "logs", json: []string{"logs", "-j", "c1"}, query: []string{"logs", "-j", "c1"}, before: func(t *testing.T) {
 			putLogEvent(t, moto.URL, "/clusterctl/c1", "node/i-0123456789abcdef0", "drained i-0fedcba9876543210")

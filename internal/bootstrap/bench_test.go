@@ -237,7 +237,7 @@ func measureWindow(t *testing.T, m, a *enginetest.Node, rounds int) nodeCost {
 		switch {
 		case call.From == m.Spec.IP:
 			c.Calls[callName(call)]++
-			if call.Service == "s3" && strings.HasPrefix(call.Action, "PUT ") && strings.Contains(call.Action, names.Backup) {
+			if call.Service == "s3" && strings.HasPrefix(call.Action, "PUT ") && strings.Contains(call.Action, names.ControlKey(names.BackupsPrefix)+"/") {
 				c.Backups++
 			}
 		case call.From == a.Spec.IP:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -230,7 +231,9 @@ func TestSingleManagerRestored(t *testing.T) {
 		}
 		return st.LastBackup.After(created.Add(time.Second)), st.LastBackup.String()
 	})
-	if _, sse := tc.getObject(t, names.ControlKey(names.Backup)); sse != "AES256" {
+	if keys := tc.backups(t); len(keys) == 0 {
+		t.Error("no backup under " + names.ControlKey(names.BackupsPrefix))
+	} else if _, sse := tc.getObject(t, keys[len(keys)-1]); sse != "AES256" {
 		t.Errorf("backup encryption %q", sse)
 	}
 
@@ -469,85 +472,248 @@ func procState(pid int) (string, error) {
 	return rest[:1], nil
 }
 
-// A lone manager's backup does not outlive the lone manager: once the
-// swarm has three managers, its leader removes any backup, also one it did
-// not write (the lone manager lost the lead before its next round); and
-// when every manager is lost, the first replacement refuses a backup older
-// than the last change of the number of managers and starts a new swarm
-// instead of restoring the lone manager's state.
-func TestLoneBackupOutlived(t *testing.T) {
+// backups are the keys of the cluster's backups, oldest first.
+func (tc *testCluster) backups(t *testing.T) []string {
+	t.Helper()
+	out, err := tc.c.s3.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String(tc.bucket), Prefix: aws.String(names.ControlKey(names.BackupsPrefix) + "/")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range out.Contents {
+		keys = append(keys, aws.ToString(o.Key))
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Three managers are backed up by a follower, never the leader; every
+// manager lost at once (engines killed, instances terminated), the first
+// replacement restores the newest backup: the service, secret, config and
+// overlay network are back with the same ids, the agent rejoins on its
+// own (the swarm's CA is the same), and the replacements that follow join the restored swarm
+// as managers.
+func TestEveryManagerLostRestored(t *testing.T) {
 	t.Parallel()
-	tc := deployCore(t, "outlive")
-	fast := "CLUSTERCTL_BACKUP_INTERVAL=10"
-	first := tc.bootControl(t, fast)
-	dockerOn(t, first, "service", "create", "--detach", "--name", "lonely", "--replicas", "0", "--no-resolve-image", enginetest.Image, "sleep", "3600")
-	var stale *s3.GetObjectOutput
-	var body []byte
-	eventually(t, 2*time.Minute, "the lone manager's backup holds the service", func() (bool, string) {
-		out, err := tc.c.s3.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(tc.bucket), Key: aws.String(names.ControlKey(names.Backup))})
+	tc := deployManagers(t, "total", 3)
+	g := tc.deployGroup(t, "g", 1, spec.Labels{"role": "worker"})
+	fast := []string{"CLUSTERCTL_BACKUP_INTERVAL=20", "CLUSTERCTL_BACKUP_SPACING=5", "CLUSTERCTL_BACKUP_ORDER_WAIT=30"}
+	managers := tc.bootManagers(t, fast...)
+	agent := g.bootAgent(t, 0)
+	g.readyAgent(t, agent)
+	swarmObjects(t, managers[0])
+	before := objectIDs(t, managers[0])
+	created := time.Now()
+	leader := leaderOf(t, managers)
+	var newest string
+	eventually(t, 3*time.Minute, "a follower's backup newer than the objects", func() (bool, string) {
+		keys := tc.backups(t)
+		if len(keys) == 0 {
+			return false, "no backup"
+		}
+		newest = keys[len(keys)-1]
+		out, err := tc.c.s3.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(tc.bucket), Key: aws.String(newest)})
 		if err != nil {
 			return false, err.Error()
 		}
-		defer out.Body.Close()
-		b, err := io.ReadAll(out.Body)
-		if err != nil || out.Metadata["taken"] == "" || !strings.Contains(first.Logs(), "backed the swarm state up") {
-			return false, fmt.Sprint(err, out.Metadata)
-		}
-		stale, body = out, b
-		return true, ""
+		taken, _ := strconv.ParseInt(out.Metadata["taken"], 10, 64)
+		by := out.Metadata["taken-by"]
+		return taken > created.Unix()+1 && out.Metadata["managers"] == "3" && by != "" && by != leader.Spec.InstanceID,
+			fmt.Sprintf("%s: %v (leader %s)", newest, out.Metadata, leader.Spec.InstanceID)
 	})
-	taken, _ := strconv.ParseInt(stale.Metadata["taken"], 10, 64)
-	for time.Now().Unix() <= taken+1 {
-		time.Sleep(time.Second) // the backup is older than what follows, by the second
+	if !strings.Contains(leader.Logs(), "ordered it of follower") {
+		t.Errorf("the leader did not order the backup:\n%s", leader.Logs())
 	}
-	var others []*enginetest.Node
-	for range 2 {
-		others = append(others, tc.bootManager(t, tc.scaleManagers(t, +1), fast))
+	// (It may have backed up while it was the only manager, before the
+	// others joined.)
+	if regexp.MustCompile(`backed the swarm state up to .* [23] managers\)`).MatchString(leader.Logs()) {
+		t.Errorf("the leader of several managers backed up itself (paused):\n%s", leader.Logs())
 	}
-	for _, m := range others {
-		tc.readyManager(t, m)
+	eventually(t, time.Minute, "the snapshot's last backup", func() (bool, string) {
+		var st struct{ LastBackup *time.Time }
+		body, err := tc.tryObject(names.StatusKey)
+		if err != nil || json.Unmarshal(body, &st) != nil || st.LastBackup == nil {
+			return false, fmt.Sprintf("status %s", body)
+		}
+		return st.LastBackup.Unix() > created.Unix()+1, st.LastBackup.String()
+	})
+
+	// Every manager lost at once.
+	known := slices.Clone(managers)
+	for _, n := range managers {
+		tc.terminateInstance(t, n)
 	}
-	live := append([]*enginetest.Node{first}, others...)
+	first := tc.bootManager(t, tc.replacement(t, known), fast...)
+	tc.readyManager(t, first)
+	if !strings.Contains(first.Logs(), "restored the swarm from its backup "+names.ControlKey(names.BackupsPrefix)) {
+		t.Errorf("the first replacement did not restore a backup:\n%s", first.Logs())
+	}
+	if after := objectIDs(t, first); after != before {
+		t.Errorf("after the restore:\n%s\nwant\n%s", after, before)
+	}
+	eventually(t, 3*time.Minute, "the agent rejoins on its own and runs the service", func() (bool, string) {
+		tasks, err := tryServiceTasks(first, "web")
+		if err != nil {
+			return false, err.Error()
+		}
+		running := 0
+		for _, c := range runningOn(tasks) {
+			running += c
+		}
+		nodes, err := trySwarmNodes(first)
+		if err != nil {
+			return false, err.Error()
+		}
+		sn := byInstance(nodes, agent.Spec.InstanceID)
+		return sn != nil && sn.Status.State == "ready" && running == 1, fmt.Sprintf("agent %+v, %d running", sn, running)
+	})
+	// The other replacements join it as managers.
+	live := []*enginetest.Node{first}
+	for len(live) < 3 {
+		n := tc.bootManager(t, tc.replacement(t, append(slices.Clone(known), live...)), fast...)
+		tc.readyManager(t, n)
+		live = append(live, n)
+	}
 	eventually(t, 2*time.Minute, "three reachable managers", func() (bool, string) {
 		q := quorum(t, live)
 		return q.managers == 3 && q.reachable == 3 && q.leaders == 1, fmt.Sprintf("%+v", q)
 	})
-	putBackup := func() {
-		t.Helper()
-		if _, err := tc.c.s3.PutObject(context.Background(), &s3.PutObjectInput{
-			Bucket: aws.String(tc.bucket), Key: aws.String(names.ControlKey(names.Backup)), Body: strings.NewReader(string(body)),
-			Metadata: stale.Metadata, ServerSideEncryption: "AES256",
-		}); err != nil {
-			t.Fatal(err)
+}
+
+// objectIDs are the ids and names of the swarm's service web, secrets,
+// configs and network backend, as the manager n lists them.
+func objectIDs(t *testing.T, n *enginetest.Node) string {
+	t.Helper()
+	return strings.Join([]string{
+		dockerOn(t, n, "service", "ls", "--filter", "name=web", "--format", "{{.ID}} {{.Name}}"),
+		dockerOn(t, n, "secret", "ls", "--format", "{{.ID}} {{.Name}}"),
+		dockerOn(t, n, "config", "ls", "--format", "{{.ID}} {{.Name}}"),
+		dockerOn(t, n, "network", "ls", "--filter", "name=backend", "--format", "{{.ID}} {{.Name}}"),
+	}, "\n")
+}
+
+// swarmObjects creates a service on the agents of group g, a secret, a
+// config and an overlay network.
+func swarmObjects(t *testing.T, m *enginetest.Node) {
+	t.Helper()
+	dockerOn(t, m, "network", "create", "--driver", "overlay", "--attachable", "backend")
+	dockerOn(t, m, "secret", "create", "token", "/etc/hostname")
+	dockerOn(t, m, "config", "create", "settings", "/etc/hostname")
+	createService(t, m, "web", 1, "--constraint", "engine.labels.clusterctl.group==g")
+}
+
+// Two managers of three lost at once (engines killed, instances
+// terminated): the survivor, without a quorum, waits out the grace, finds
+// both proven gone by EC2, and forces a new cluster from its state; the
+// service, secret, config and network are intact, the Auto Scaling
+// group's replacements join it as managers, and there is one swarm.
+func TestQuorumLossHealed(t *testing.T) {
+	t.Parallel()
+	tc := deployManagers(t, "heal", 3)
+	g := tc.deployGroup(t, "g", 1, spec.Labels{"role": "worker"})
+	fast := []string{"CLUSTERCTL_QUORUM_GRACE=20"}
+	managers := tc.bootManagers(t, fast...)
+	agent := g.bootAgent(t, 0)
+	g.readyAgent(t, agent)
+	swarmObjects(t, managers[0])
+	before := objectIDs(t, managers[0])
+	swarmID := dockerOn(t, managers[0], "info", "--format", "{{.Swarm.Cluster.ID}}")
+	// The leader and one more lost: the survivor is a follower.
+	leader := leaderOf(t, managers)
+	var survivor *enginetest.Node
+	lost := []*enginetest.Node{leader}
+	for _, m := range managers {
+		if m == leader {
+			continue
+		}
+		if survivor == nil {
+			survivor = m
+		} else {
+			lost = append(lost, m)
 		}
 	}
-	gone := func() (bool, string) {
-		_, err := tc.tryObject(names.ControlKey(names.Backup))
-		return err != nil, "the backup is still there"
-	}
-	eventually(t, 2*time.Minute, "no backup with three managers", gone)
-	// The lone manager's backup, written as it lost the lead: whoever leads
-	// removes it.
-	putBackup()
-	eventually(t, 2*time.Minute, "the leader of three removes a backup it did not write", gone)
-	changed, err := tc.tryObject(names.ControlKey(names.ManagersChanged))
-	if err != nil || !strings.HasPrefix(string(changed), "3 ") {
-		t.Fatalf("the last change of the number of managers: %q, %v", changed, err)
-	}
-
-	// Every manager lost, and the stale backup back in the bucket: the
-	// first replacement starts a new swarm.
-	known := slices.Clone(live)
-	for _, m := range live {
+	lostAt := time.Now()
+	for _, m := range lost {
 		tc.terminateInstance(t, m)
 	}
-	putBackup()
-	n := tc.bootManager(t, tc.replacement(t, known), fast)
-	tc.readyManager(t, n)
-	if !strings.Contains(n.Logs(), "refusing the backup: older than the last change of managers") || !strings.Contains(n.Logs(), "initialised the swarm") {
-		t.Errorf("the replacement did not refuse the stale backup:\n%s", n.Logs())
+	eventually(t, 5*time.Minute, "the survivor leads a working swarm", func() (bool, string) {
+		out, err := survivor.Docker(context.Background(), "node", "ls", "--format", "{{.Hostname}} {{.ManagerStatus}}")
+		return err == nil && strings.Contains(out, "Leader"), fmt.Sprint(out, err)
+	})
+	t.Logf("measured: the survivor led again %s after the two managers were lost", time.Since(lostAt).Round(time.Second))
+	if !strings.Contains(survivor.Logs(), "every lost manager is proven gone") || !strings.Contains(survivor.Logs(), "forced a new cluster") {
+		t.Errorf("the survivor did not say why it forced a new cluster:\n%s", survivor.Logs())
 	}
-	if out := dockerOn(t, n, "service", "ls", "--format", "{{.Name}}"); out != "" {
-		t.Errorf("services of the new swarm: %q, want none (the lone manager's state was restored)", out)
+	if after := objectIDs(t, survivor); after != before {
+		t.Errorf("after the recovery:\n%s\nwant\n%s", after, before)
+	}
+	live := []*enginetest.Node{survivor}
+	known := slices.Clone(managers)
+	for len(live) < 3 {
+		n := tc.bootManager(t, tc.replacement(t, append(slices.Clone(known), live...)), fast...)
+		tc.readyManager(t, n)
+		live = append(live, n)
+	}
+	eventually(t, 3*time.Minute, "three reachable managers", func() (bool, string) {
+		q := quorum(t, live)
+		return q.managers == 3 && q.reachable == 3 && q.leaders == 1, fmt.Sprintf("%+v", q)
+	})
+	t.Logf("measured: three reachable managers again %s after the loss", time.Since(lostAt).Round(time.Second))
+	for _, n := range live {
+		if id := dockerOn(t, n, "info", "--format", "{{.Swarm.Cluster.ID}}"); id != swarmID {
+			t.Errorf("%s is in swarm %q, not %q", n.Spec.Name, id, swarmID)
+		}
+	}
+	// The agent is a node of that swarm (a worker's engine does not say
+	// its swarm's id): Ready in the survivor's list under its own id.
+	eventually(t, 3*time.Minute, "the agent Ready in the recovered swarm", func() (bool, string) {
+		id := dockerOn(t, agent, "info", "--format", "{{.Swarm.NodeID}}")
+		out, err := survivor.Docker(context.Background(), "node", "inspect", id, "--format", "{{.Status.State}}")
+		return err == nil && strings.TrimSpace(out) == "ready", fmt.Sprint(id, out, err)
+	})
+	eventually(t, 3*time.Minute, "the service runs", func() (bool, string) {
+		tasks, err := tryServiceTasks(survivor, "web")
+		if err != nil {
+			return false, err.Error()
+		}
+		n := 0
+		for _, c := range runningOn(tasks) {
+			n += c
+		}
+		return n == 1, fmt.Sprintf("%d running", n)
+	})
+}
+
+// Two managers of three unreachable but running (their engines stopped,
+// their instances running: a partition to EC2's eyes): the survivor
+// forces nothing, and the status snapshot says why the swarm is stuck.
+func TestQuorumLossPartitionForcesNothing(t *testing.T) {
+	t.Parallel()
+	tc := deployManagers(t, "split", 3)
+	fast := []string{"CLUSTERCTL_QUORUM_GRACE=20"}
+	managers := tc.bootManagers(t, fast...)
+	survivor := managers[0]
+	for _, m := range managers[1:] {
+		m.StopEngine()
+	}
+	eventually(t, 3*time.Minute, "the snapshot says why the swarm is stuck", func() (bool, string) {
+		var st struct {
+			QuorumLoss *struct{ Decision, Reason string }
+		}
+		body, err := tc.tryObject(names.StatusKey)
+		if err != nil || json.Unmarshal(body, &st) != nil || st.QuorumLoss == nil {
+			return false, fmt.Sprintf("status %s", body)
+		}
+		return st.QuorumLoss.Decision == "stuck" && strings.Contains(st.QuorumLoss.Reason, "is unreachable but its instance"), st.QuorumLoss.Reason
+	})
+	time.Sleep(30 * time.Second) // more rounds: still nothing
+	if strings.Contains(survivor.Logs(), "forcing a new cluster") {
+		t.Errorf("the survivor forced a new cluster with two managers running:\n%s", survivor.Logs())
+	}
+	if _, err := tc.tryObject(names.ControlKey(names.QuorumRecovery)); err == nil {
+		t.Error("a recovery was claimed")
+	}
+	if out, err := survivor.Docker(context.Background(), "node", "ls"); err == nil {
+		t.Errorf("the survivor has a quorum: %s", out)
 	}
 }

@@ -122,6 +122,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"alarms", spec.Core{Alarms: "off"}},
 		{"notify", spec.Core{Notify: "ops@example.com"}},
 		{"notify", spec.Core{Notify: "arn:aws:sns:us-east-1:123456789012:pager"}},
+		{"backupKeep", spec.Core{BackupKeep: intp(20)}},
 	}
 	groupCases := []struct {
 		setting string

@@ -126,6 +126,9 @@ func (s *Service) UpdateCore(ctx context.Context, o CoreUpdateOptions) (*UpdateR
 		s.discard(ctx, u)
 		return res, err
 	}
+	if u.plan.NodesReplaced > 0 || deployed.Spec.ManagerCount() != desired.ManagerCount() {
+		s.backupBeforeManagersChange(ctx, st)
+	}
 	if err := s.applyUpdate(ctx, u); err != nil {
 		return res, err
 	}

@@ -262,6 +262,27 @@ func (s *Service) ListGroups(ctx context.Context, cluster string) (query.Invento
 	return inv, nil
 }
 
+// quorumLossProblem is what a manager without a quorum noted on the stale
+// snapshot (no leader publishes meanwhile), when it noted it lately: why
+// the swarm is stuck, or that it is being recovered.
+func quorumLossProblem(w query.Swarm) *Problem {
+	if w.Snapshot == nil || w.Snapshot.QuorumLoss == nil {
+		return nil
+	}
+	ql := w.Snapshot.QuorumLoss
+	if w.Now.Sub(ql.Checked) > query.StaleAfter {
+		return nil
+	}
+	reason := fmt.Sprintf("the swarm has had no leader (no quorum) since %s, as manager %s says: %s",
+		ql.Since.UTC().Format(time.RFC3339), ql.Observer, ql.Reason)
+	repair := "nothing to do: the managers recover the swarm on their own once every lost manager is proven gone by EC2"
+	if ql.Decision == "stuck" {
+		repair = "terminate the lost managers' instances if they are gone for good (`clusterctl list-nodes -j " + w.Cluster +
+			" -n control`), and the survivor recovers the swarm; or, on purpose, `docker swarm init --force-new-cluster --advertise-addr ITS-ADDRESS` on a surviving manager (through Session Manager)"
+	}
+	return &Problem{Broken: true, Reason: reason, Repair: repair}
+}
+
 // swarmProblems judges the swarm by its status snapshot. No snapshot, or
 // a stale one, leaves the swarm's state unknown, which is never healthy;
 // a fresh one tells the managers' quorum and, for a lone manager, its
@@ -271,6 +292,9 @@ func swarmProblems(cluster string, w query.Swarm) []Problem {
 	housekeeping := "the leader's housekeeping service publishes it: " + managers +
 		", and the service's log on one of them is `journalctl -u clusterctl-housekeeping` (through Session Manager)"
 	if !w.Fresh() {
+		if ql := quorumLossProblem(w); ql != nil {
+			return []Problem{*ql}
+		}
 		return []Problem{{Reason: w.Problem(), Repair: housekeeping}}
 	}
 	st := w.Status()
@@ -289,12 +313,11 @@ func swarmProblems(cluster string, w query.Swarm) []Problem {
 	if b := st.Backup; b.Overdue {
 		reason := "no backup of the swarm state yet"
 		if b.Last != nil {
-			reason = fmt.Sprintf("the last backup of the swarm state is %s old (a lone manager backs up every %s)", query.FormatAge(time.Duration(*b.AgeSeconds*float64(time.Second))), query.FormatAge(query.BackupEvery))
+			reason = fmt.Sprintf("the last backup of the swarm state is %s old (the managers back up every %s)", query.FormatAge(time.Duration(*b.AgeSeconds*float64(time.Second))), query.FormatAge(query.BackupEvery))
 		}
 		problems = append(problems, Problem{
-			Reason: reason + ": a replacement of the lone manager would lose the services, secrets and networks since",
-			Repair: "the leader backs up on its own; its log on the manager is `journalctl -u clusterctl-housekeeping` (through Session Manager); " +
-				fmt.Sprintf("three managers keep the state without a backup: `clusterctl update-core %s --managers 3`", cluster)})
+			Reason: reason + ": were every manager lost, the services, secrets, configs and networks since would be lost",
+			Repair: "the leader has the backups taken on its own (by a follower while every manager is reachable); its log on the manager says why none is taken: `journalctl -u clusterctl-housekeeping` (through Session Manager)"})
 	}
 	return problems
 }

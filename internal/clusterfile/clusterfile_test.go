@@ -95,7 +95,7 @@ func TestReadErrors(t *testing.T) {
 		{"nested unknown", group + "    rollingUpdate:\n      batch: 2\n", "f.yaml:8: groups[0].rollingUpdate.batch: unknown setting; did you mean maxBatch?"},
 		{"nested, nothing close", group + "    rollingUpdate:\n      speed: 2\n", "f.yaml:8: groups[0].rollingUpdate.speed: unknown setting (expected one of maxBatch, minInService)"},
 		{"nested typo", group + "    rollingUpdate:\n      maxbatch: 2\n", "f.yaml:8: groups[0].rollingUpdate.maxbatch: unknown setting; did you mean maxBatch?"},
-		{"core unknown", head + "core:\n  flavour: m5.large\n", "f.yaml:5: core.flavour: unknown setting (expected one of instanceType, imageId, keyName, sshCidr, allowSshFromAnywhere, vpcId, subnetIds, volumeSize, managers, tags, logRetentionDays, logKmsKey, logDriver, secrets, alarms, notify)"},
+		{"core unknown", head + "core:\n  flavour: m5.large\n", "f.yaml:5: core.flavour: unknown setting (expected one of instanceType, imageId, keyName, sshCidr, allowSshFromAnywhere, vpcId, subnetIds, volumeSize, managers, tags, logRetentionDays, logKmsKey, logDriver, secrets, alarms, notify, backupKeep)"},
 		{"secret key typo", head + "core:\n  secrets:\n    - name: db\n      form: ssm:/db\n", "f.yaml:7: core.secrets[0].form: unknown setting; did you mean from?"},
 		{"secrets not a list", head + "core:\n  secrets: db\n", "f.yaml:5: core.secrets: expected a list, found \"db\""},
 		{"duplicate key", group + "    count: 2\n    count: 3\n", "f.yaml:8: groups[0].count: given twice (first at line 7)"},

@@ -105,6 +105,8 @@ const (
 	ParamLogRetentionDays = "LogRetentionDays"
 	ParamLogKMSKey        = "LogKmsKey"
 	ParamLogDriver        = "LogDriver"
+	// ParamBackupKeep is how many backups of the swarm the managers keep.
+	ParamBackupKeep = "BackupKeep"
 	// ParamNodeAgentAmd64 and ParamNodeAgentArm64 pin the node agent:
 	// the SHA-256 (hex) of the linux/amd64 and linux/arm64 binaries that
 	// the nodes' loader fetches (AgentKey) and checks before running.
@@ -227,9 +229,21 @@ const (
 	// swarm knows a manager with the one it has, where they differ (a swarm
 	// restored onto another host): "known real", one a line.
 	ManagerAliases = "manager-aliases"
-	// Backup (under ControlPrefix) is the leader's latest backup of the
-	// swarm state, which a lone replacement manager restores.
+	// Backup (under ControlPrefix) is where a lone manager kept its one
+	// backup before every swarm kept several (BackupsPrefix): still
+	// restored when it is the newest, and removed once a newer one exists.
 	Backup = "swarm-backup.tar.gz"
+	// BackupsPrefix (under ControlPrefix) holds the swarm's backups, one
+	// object each (BackupKey), the newest BackupKeep kept.
+	BackupsPrefix = "backups"
+	// QuorumRecovery (under ControlPrefix) is the claim of the survivor
+	// that forces a new cluster after the swarm lost its quorum
+	// (wire.RecoveryClaim); written only if absent, or only if still the
+	// claim of an earlier loss, so exactly one survivor does.
+	QuorumRecovery = "quorum-recovery"
+	// BackupOrder (under ControlPrefix) is the leader's order to one
+	// follower to take a backup (wire.BackupOrder).
+	BackupOrder = "backup-order"
 	// ManagersChanged (under ControlPrefix) is "COUNT SINCE": the swarm's
 	// number of managers and when it last changed (Unix seconds, 0: not
 	// since it was first recorded), kept by the leader; a restore refuses a
@@ -287,6 +301,8 @@ const ManagersKey = SwarmPrefix + "/" + Managers
 const (
 	RequestSource           = "clusterctl"
 	RequestNodeAvailability = "NodeAvailabilityRequest"
+	// RequestBackup asks the managers to back the swarm up now.
+	RequestBackup = "BackupRequest"
 )
 
 // RequestMaxAge bounds a request's age when housekeeping takes it (by the
@@ -306,6 +322,15 @@ const AgentPrefix = JoinPrefix + "/agent"
 func AgentKey(arch, sha256Hex string) string {
 	return AgentPrefix + "/clusterctl-node-linux-" + arch + "-" + sha256Hex + ".gz"
 }
+
+// BackupKey is the bucket key of the backup taken at t by instance: the
+// time first, so that the keys sort as the backups were taken.
+func BackupKey(t time.Time, instance string) string {
+	return ControlPrefix + "/" + BackupsPrefix + "/" + t.UTC().Format(BackupTimeFormat) + "-" + instance + ".tar.gz"
+}
+
+// BackupTimeFormat is the time in a backup's key.
+const BackupTimeFormat = "20060102T150405Z"
 
 // ControlKey is the bucket key of a control-only object (InitMarker,
 // ManagerToken, Backup).
@@ -364,6 +389,7 @@ type Set struct {
 	ParamMaxBatchSize, ParamMinInstancesInService, ParamManagers                                      string
 	ParamOnDemandBaseCapacity, ParamOnDemandPercentage, ParamSpotAllocationStrategy                   string
 	ParamLogRetentionDays, ParamLogKMSKey, ParamLogDriver                                             string
+	ParamBackupKeep                                                                                   string
 	ParamNodeAgentAmd64, ParamNodeAgentArm64, AgentPrefix                                             string
 	OutputLogGroupName, OutputLogDriver, ResourceLogGroup, LogDriverAWSLogs, LogDriverNone            string
 
@@ -404,7 +430,7 @@ func Template() Set {
 		ParamManagers:             ParamManagers,
 		ParamOnDemandBaseCapacity: ParamOnDemandBaseCapacity, ParamOnDemandPercentage: ParamOnDemandPercentage,
 		ParamSpotAllocationStrategy: ParamSpotAllocationStrategy,
-		ParamLogRetentionDays:       ParamLogRetentionDays, ParamLogKMSKey: ParamLogKMSKey, ParamLogDriver: ParamLogDriver,
+		ParamLogRetentionDays:       ParamLogRetentionDays, ParamLogKMSKey: ParamLogKMSKey, ParamLogDriver: ParamLogDriver, ParamBackupKeep: ParamBackupKeep,
 		ParamNodeAgentAmd64: ParamNodeAgentAmd64, ParamNodeAgentArm64: ParamNodeAgentArm64, AgentPrefix: AgentPrefix,
 		OutputLogGroupName: OutputLogGroupName, OutputLogDriver: OutputLogDriver, ResourceLogGroup: ResourceLogGroup,
 		LogDriverAWSLogs: LogDriverAWSLogs, LogDriverNone: LogDriverNone,

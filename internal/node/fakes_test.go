@@ -65,6 +65,8 @@ type engine struct {
 	worker   string
 	manager  string
 	failNext error
+	// objects: the swarm's services, secrets, configs and networks.
+	objects []string
 }
 
 // caPEM and a worker token that carries its digest.
@@ -170,6 +172,9 @@ func (e *engine) RemoveNode(_ context.Context, id string) error {
 	return nil
 }
 func (e *engine) CA(context.Context) (string, error) { return e.ca, nil }
+func (e *engine) Objects(context.Context) (string, []string, error) {
+	return "swarm1", e.objects, nil
+}
 func (e *engine) JoinTokens(context.Context) (string, string, error) {
 	return e.worker, e.manager, nil
 }
@@ -236,6 +241,23 @@ func (b *bucket) Delete(_ context.Context, key string) error {
 	delete(b.objects, key)
 	delete(b.meta, key)
 	return nil
+}
+
+func (b *bucket) Head(_ context.Context, key string) (Object, error) {
+	if _, ok := b.objects[key]; !ok {
+		return Object{}, ErrMissing
+	}
+	return Object{ETag: b.etags[key], Modified: b.times[key], Metadata: b.meta[key]}, nil
+}
+func (b *bucket) List(_ context.Context, prefix string) ([]Listed, error) {
+	var out []Listed
+	for k, v := range b.objects {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, Listed{Key: k, Size: int64(len(v)), Modified: b.times[k]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
 }
 
 // queue is a fake core queue.

@@ -25,8 +25,14 @@ type Timings struct {
 	DrainPoll      time.Duration // check of a drain
 	HeartbeatEvery time.Duration
 	Visibility     time.Duration // a notice is hidden this long while handled
-	BackupEvery    time.Duration // a lone manager's backup, at least
-	BackupSpacing  time.Duration // after the members changed, this far apart at most
+	BackupEvery    time.Duration // a backup of the swarm, at least
+	BackupSpacing  time.Duration // after the swarm changed, this far apart at most
+	// BackupOrderWait is how long a follower has to take a backup
+	// ordered before the leader asks another.
+	BackupOrderWait time.Duration
+	// QuorumGrace is how long the swarm is without a leader before a
+	// survivor decides whether to recover it.
+	QuorumGrace    time.Duration
 	RequestMaxAge  time.Duration
 	JoinTimeout    time.Duration // to be a manager (below the stack's 10 minutes)
 	JoinPause      time.Duration
@@ -44,6 +50,7 @@ func Defaults() Timings {
 		DeadEvery: 30 * time.Second, DeadGrace: 5 * time.Minute,
 		DrainTimeout: 10 * time.Minute, DrainPoll: 2 * time.Second, HeartbeatEvery: time.Minute,
 		Visibility: 5 * time.Minute, BackupEvery: wire.BackupEvery, BackupSpacing: 30 * time.Second,
+		BackupOrderWait: 2 * time.Minute, QuorumGrace: 2 * time.Minute,
 		RequestMaxAge: names.RequestMaxAge, JoinTimeout: 9 * time.Minute, JoinPause: 5 * time.Second,
 		AutoscaleEvery: 10 * time.Second, JoinWait: 10 * time.Minute, SecretsEvery: time.Minute,
 		MetricsEvery: time.Minute,
@@ -68,18 +75,30 @@ type Manager struct {
 	Secrets *SecretsSync
 	// Metrics publishes the swarm's figures to CloudWatch; nil: none.
 	Metrics *SwarmMetrics
-	Network Network
-	Clock   Clock
-	Log     Logger
-	State   State
-	T       Timings
+	// Objects is what a backup is judged by: the swarm's id and objects.
+	Objects SwarmObjects
+	// Recovery heals a quorum loss (on a manager that does not lead).
+	Recovery *Recovery
+	// BackupKeep is how many backups of the swarm are kept (0:
+	// wire.BackupKeep).
+	BackupKeep int
+	Network    Network
+	Clock      Clock
+	Log        Logger
+	State      State
+	T          Timings
 
 	nextStatus, watchUntil, nextDead time.Time
 	// managers is the number of managers last recorded in the bucket (0:
-	// not read yet); backupGone: the backup is removed (every round) since
-	// there are more.
-	managers   int
-	backupGone bool
+	// not read yet); backupDeferred why a backup due is not taken (last
+	// logged); legacyGone: the lone manager's single backup of before is
+	// removed.
+	managers       int
+	backupDeferred string
+	legacyGone     bool
+	// backupMeta and backupList: the backups kept, for the snapshot.
+	backupMeta map[string]wire.BackupMeta
+	backupList []wire.BackupInfo
 	// republish: the first round this service leads publishes the join
 	// material whatever was last recorded, as every boot does (the
 	// objects may have been removed or overwritten meanwhile).
@@ -125,8 +144,9 @@ func (m *Manager) Round(ctx context.Context) {
 		// when leading again. The autoscaler starts afresh too: a node
 		// idle before may have worked since, and the decisions are the
 		// other leader's to publish.
-		m.managers, m.backupGone = 0, false
+		m.managers, m.backupDeferred = 0, ""
 		m.auto, m.decisionsRead, m.decisions = nil, false, nil
+		m.follow(ctx)
 		_ = m.Clock.Sleep(ctx, m.T.Idle)
 		return
 	}

@@ -49,7 +49,7 @@ func newLab(t *testing.T) *lab {
 	leader := l.e.addManager(nodeID("m1"), iM1, "10.0.1.1", true)
 	l.e.self = Self{NodeID: leader.ID, LocalState: StateActive, ControlAvailable: true}
 	l.m = &Manager{Cluster: "core", InstanceID: iM1, Address: "10.0.1.1",
-		Engine: l.e, Bucket: l.b, Queue: l.q, Scaling: l.s, Instances: l.ec2, Backups: l.bk, Network: l.net,
+		Engine: l.e, Bucket: l.b, Queue: l.q, Scaling: l.s, Instances: l.ec2, Backups: l.bk, Objects: l.e, Network: l.net,
 		Clock: clk, State: State{Dir: t.TempDir()}, T: Defaults(),
 		Log: func(f string, a ...any) { l.logs = append(l.logs, fmt.Sprintf(f, a...)) }}
 	return l
@@ -264,7 +264,7 @@ func TestLeaderLeaving(t *testing.T) {
 		l.round()
 		l.c.l = nil
 		l.round()
-		l.order("archive", "s3 put "+names.ControlKey(names.Backup), "complete "+iM1, "sqs delete n1")
+		l.order("archive", "s3 put "+names.ControlKey(names.BackupsPrefix)+"/", "complete "+iM1, "sqs delete n1")
 		if l.c.index("docker node demote") >= 0 {
 			t.Errorf("demoted the last manager: %v", l.c.l)
 		}

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -56,93 +55,6 @@ func TestDeadNodes(t *testing.T) {
 	l.m.cleanDeadNodes(ctx)
 	if files, _ := l.m.State.List(downDir); len(files) != 0 {
 		t.Errorf("still counted Down: %v", files)
-	}
-}
-
-// A lone manager backs up at once, then every BackupEvery, and soon after
-// the members changed; with more managers whoever leads removes the backup
-// (whichever manager made it) and records the change of manager count.
-func TestBackups(t *testing.T) {
-	l := newLab(t)
-	ctx := context.Background()
-	backups := func() int { return l.c.count("s3 put " + names.ControlKey(names.Backup)) }
-	l.m.backUp(ctx, false)
-	if backups() != 1 {
-		t.Fatalf("no first backup: %v", l.c.l)
-	}
-	l.clock.now = start.Add(10 * time.Minute)
-	l.m.backUp(ctx, false)
-	if backups() != 1 {
-		t.Fatalf("backed up again within 15 minutes: %v", l.c.l)
-	}
-	w := l.e.addWorker(nodeID("w1"), iW1)
-	l.m.backUp(ctx, false)
-	if backups() != 2 {
-		t.Fatalf("members changed, no backup: %v", l.c.l)
-	}
-	delete(l.e.nodes, w.ID)
-	l.clock.now = l.clock.now.Add(10 * time.Second)
-	l.m.backUp(ctx, false)
-	if backups() != 2 {
-		t.Fatalf("backed up within the spacing: %v", l.c.l)
-	}
-	l.clock.now = l.clock.now.Add(l.m.T.BackupSpacing)
-	l.m.backUp(ctx, false)
-	if backups() != 3 {
-		t.Fatalf("members changed, no backup after the spacing: %v", l.c.l)
-	}
-	l.clock.now = l.clock.now.Add(l.m.T.BackupEvery)
-	l.m.backUp(ctx, false)
-	if backups() != 4 {
-		t.Fatalf("no backup after 15 minutes: %v", l.c.l)
-	}
-
-	// A new leader of three managers, which never backed up itself.
-	l2 := newLab(t)
-	l2.b.objects[names.ControlKey(names.Backup)] = []byte("old")
-	l2.e.addManager(nodeID("m2"), "i-0000000000000f002", "10.0.1.2", false)
-	l2.e.addManager(nodeID("m3"), "i-0000000000000f003", "10.0.1.3", false)
-	l2.m.backUp(ctx, false)
-	l2.m.backUp(ctx, false)
-	// Removed every round: a lone manager that lost the lead may still be
-	// writing one.
-	if _, ok := l2.b.objects[names.ControlKey(names.Backup)]; ok || l2.c.count("s3 delete") != 2 || l2.c.index("archive") >= 0 {
-		t.Errorf("backup of three managers: %v", l2.c.l)
-	}
-	// First recorded: no change since (0), as the shell managers write it.
-	changed := names.ControlKey(names.ManagersChanged)
-	if got := string(l2.b.objects[changed]); got != "3 0\n" || l2.c.count("s3 put "+changed) != 1 {
-		t.Errorf("managers changed %q, calls %v", got, l2.c.l)
-	}
-	// Down to one: recorded, backed up at once.
-	delete(l2.e.nodes, nodeID("m2"))
-	delete(l2.e.nodes, nodeID("m3"))
-	l2.clock.now = start.Add(time.Hour)
-	l2.m.backUp(ctx, false)
-	if got, want := string(l2.b.objects[changed]), fmt.Sprintf("1 %d\n", start.Add(time.Hour).Unix()); got != want || l2.c.count("archive") != 1 {
-		t.Errorf("managers changed %q, want %q; calls %v", got, want, l2.c.l)
-	}
-	// The backup says when it was taken, which a restore compares with it.
-	if got := l2.b.meta[names.ControlKey(names.Backup)]["taken"]; got != fmt.Sprint(start.Add(time.Hour).Unix()) {
-		t.Errorf("backup taken %q", got)
-	}
-	// Another leader's record, written while this manager did not lead,
-	// is read again when it leads again.
-	l2.e.nodes[nodeID("m1")].Leader = false
-	l2.round()
-	l2.b.set(changed, []byte("3 1700000000\n"))
-	l2.e.nodes[nodeID("m1")].Leader = true
-	l2.clock.now = start.Add(2 * time.Hour)
-	l2.m.backUp(ctx, false)
-	if got, want := string(l2.b.objects[changed]), fmt.Sprintf("1 %d\n", start.Add(2*time.Hour).Unix()); got != want {
-		t.Errorf("managers changed %q after another leader's record, want %q", got, want)
-	}
-	// A record the shell managers wrote is read, not rewritten.
-	l3 := newLab(t)
-	l3.b.set(changed, []byte("1 1700000000\n"))
-	l3.m.backUp(ctx, false)
-	if l3.c.count("s3 put "+changed) != 0 || l3.c.count("archive") != 1 {
-		t.Errorf("a lone manager recorded: %v", l3.c.l)
 	}
 }
 

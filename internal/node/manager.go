@@ -99,9 +99,54 @@ func (m *Manager) staleMarker(ctx context.Context) (string, bool) {
 		if s := states[owner]; s == "pending" || s == "running" {
 			return "", false
 		}
+		if why, ok := m.publishedGone(ctx); !ok {
+			m.Log("not taking the swarm over: %s", why)
+			return "", false
+		}
 		m.Log("the swarm's managers are gone (the initialising instance %s too): taking over", owner)
 	}
 	return obj.ETag, true
+}
+
+// publishedGone tells whether every published manager but this node is
+// proven gone by EC2 and Auto Scaling (provenGone), and why not: one that
+// does not answer may be cut off, and taking the swarm over then would
+// make a second swarm. Without the means to ask (no Recovery), the
+// answers and the initialising instance decide alone, as before.
+func (m *Manager) publishedGone(ctx context.Context) (string, bool) {
+	if m.Recovery == nil || m.Recovery.Proof == nil {
+		return "", true
+	}
+	b, _, err := m.Bucket.Get(ctx, names.ManagersKey)
+	if errors.Is(err, ErrMissing) {
+		return "", true
+	}
+	if err != nil {
+		return err.Error(), false
+	}
+	var addrs []string
+	for _, a := range strings.Fields(string(b)) {
+		if ValidManager(a) && host(a) != m.Address {
+			addrs = append(addrs, host(a))
+		}
+	}
+	if len(addrs) == 0 {
+		return "", true
+	}
+	at, err := m.Recovery.Proof.At(ctx, addrs)
+	if err != nil {
+		return fmt.Sprintf("asking EC2 for the published managers: %v", err), false
+	}
+	group, err := m.Recovery.Proof.ManagerGroup(ctx, m.Cluster)
+	if err != nil {
+		return fmt.Sprintf("asking Auto Scaling for the managers' group: %v", err), false
+	}
+	for _, a := range addrs {
+		if gone, why := provenGone(a, at[a], group); !gone {
+			return why, false
+		}
+	}
+	return "", true
 }
 
 // joinManagers joins the swarm as a manager through the first published
@@ -145,35 +190,66 @@ func (m *Manager) joinedLater(ctx context.Context) bool {
 }
 
 // initialise initialises the swarm on this node, or restores it from the
-// last backup when there is one (a lone manager was lost) and it is not
-// older than the last change of the manager count: such a backup was
-// taken of a swarm that had since gained managers, and lost them all.
+// newest backup that is not refused (restoreCandidate).
 func (m *Manager) initialise(ctx context.Context) error {
-	archive, obj, err := m.Bucket.Get(ctx, names.ControlKey(names.Backup))
-	switch {
-	case err == nil:
-		err := m.current(ctx, obj)
-		if err == nil {
-			if err := m.Backups.Restore(ctx, archive, m.Address); err != nil {
-				return err
-			}
-			m.Log("restored the swarm from its backup on %s", m.Address)
-			return nil
-		}
-		if !errors.Is(err, errStaleBackup) {
+	key, archive, err := m.restoreCandidate(ctx)
+	if err != nil {
+		return err
+	}
+	if key != "" {
+		if err := m.Backups.Restore(ctx, archive, m.Address); err != nil {
 			return err
 		}
-		// Taken of a lone manager that has since had company, which was
-		// lost too: its state is not the swarm's last. A new swarm.
-		m.Log("%v: initialising a new swarm", err)
-	case !errors.Is(err, ErrMissing):
-		return err
+		m.Log("restored the swarm from its backup %s on %s", key, m.Address)
+		return nil
 	}
 	if err := m.Engine.Init(ctx, m.Address); err != nil {
 		return err
 	}
 	m.Log("initialised the swarm on %s", m.Address)
 	return nil
+}
+
+// restoreCandidate is the newest backup (its key and archive) of this
+// cluster (as its metadata says) not older than the last change of the
+// manager count: an older one was taken of a swarm that had since gained
+// or lost managers, and lost them all. The
+// backups are tried newest first, the lone manager's single backup of
+// before last; "" when none is left, each refusal logged.
+func (m *Manager) restoreCandidate(ctx context.Context) (string, []byte, error) {
+	list, err := m.listBackups(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	keys := []string{}
+	for i := len(list) - 1; i >= 0; i-- {
+		keys = append(keys, list[i].Key)
+	}
+	keys = append(keys, names.ControlKey(names.Backup))
+	for _, key := range keys {
+		archive, obj, err := m.Bucket.Get(ctx, key)
+		if errors.Is(err, ErrMissing) {
+			continue
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		if meta, _ := wire.ParseBackupMeta(obj.Metadata); meta.Cluster != "" && meta.Cluster != m.Cluster {
+			// Copied from another cluster's bucket: its agents are not
+			// this cluster's, and restoring it would take them in.
+			m.Log("refusing the backup: taken by the managers of cluster %q, not %q: %s", meta.Cluster, m.Cluster, key)
+			continue
+		}
+		err = m.current(ctx, obj)
+		if err == nil {
+			return key, archive, nil
+		}
+		if !errors.Is(err, errStaleBackup) {
+			return "", nil, err
+		}
+		m.Log("%v: %s", err, key)
+	}
+	return "", nil, nil
 }
 
 // current says whether the backup obj was taken (its metadata "taken",

@@ -102,7 +102,7 @@ func TestRestore(t *testing.T) {
 		inits := l.c.count("docker swarm init")
 		switch {
 		case tc.fresh && (inits != 1 || !slices.ContainsFunc(said, func(s string) bool {
-			return strings.HasPrefix(s, "refusing the backup: older than the last change of managers") && strings.HasSuffix(s, ": initialising a new swarm")
+			return strings.HasPrefix(s, "refusing the backup: older than the last change of managers") && strings.HasSuffix(s, ": "+names.ControlKey(names.Backup))
 		})):
 			t.Errorf("taken %q, changed %q: %d inits, said %q", tc.taken, tc.changed, inits, said)
 		case !tc.restored && !tc.fresh && (err == nil || !strings.Contains(err.Error(), "refusing the backup") || inits != 0):
@@ -144,6 +144,28 @@ func TestStaleMarker(t *testing.T) {
 	a.T.JoinTimeout = time.Minute
 	if err := a.Init(ctx); err == nil || l.c.index("docker swarm init") >= 0 {
 		t.Errorf("took over while a manager answers: %v", err)
+	}
+	// Nor while a published manager that does not answer is not proven
+	// gone: its instance runs in the managers' group (a partition).
+	for _, tc := range []struct {
+		state string
+		takes bool
+	}{{"running", false}, {"stopping", false}, {"terminated", true}, {"stopped", true}} {
+		l = newLab(t)
+		l.b.set(initKey, old.Marshal())
+		l.b.set(names.ManagersKey, []byte("10.0.1.99:2377\n10.0.1.98:2377\n"))
+		a, _ = l.booting("i-00000000000000f0a", "10.0.1.10")
+		a.T.JoinTimeout = time.Minute
+		a.Recovery = &Recovery{Proof: &proof{c: l.c, at: map[string][]InstanceAt{
+			"10.0.1.98": {{"i-00000000000000f98", "terminated"}}, "10.0.1.99": {{"i-00000000000000f97", tc.state}}},
+			group: []string{"i-00000000000000f97", "i-00000000000000f0a"}}}
+		err := a.Init(ctx)
+		if took := l.c.index("docker swarm init") >= 0; took != tc.takes || tc.takes != (err == nil) {
+			t.Errorf("a published manager %s: took over %v, %v", tc.state, took, err)
+		}
+		if !tc.takes && !l.logged("not taking the swarm over: the manager at 10.0.1.99 is unreachable but its instance i-00000000000000f97 is "+tc.state) {
+			t.Errorf("a published manager %s: logs %v", tc.state, l.logs)
+		}
 	}
 	// Its own marker (an earlier boot that did not finish) is taken back.
 	l = newLab(t)

@@ -116,6 +116,25 @@ type Bucket interface {
 	// it is still the one of ETag ifMatch; ErrLost when another writer won.
 	Claim(ctx context.Context, key string, body []byte, ifMatch string) error
 	Delete(ctx context.Context, key string) error
+	// Head is what the bucket says of an object, without its body;
+	// ErrMissing when there is none.
+	Head(ctx context.Context, key string) (Object, error)
+	// List lists the objects whose keys start with prefix.
+	List(ctx context.Context, prefix string) ([]Listed, error)
+}
+
+// Listed is an object as a listing gives it.
+type Listed struct {
+	Key      string
+	Size     int64
+	Modified time.Time
+}
+
+// SwarmObjects is what a backup is judged by.
+type SwarmObjects interface {
+	// Objects are the swarm's id and its services, secrets, configs and
+	// swarm-scoped networks, "KIND ID VERSION" each.
+	Objects(ctx context.Context) (swarmID string, objects []string, err error)
 }
 
 // ErrMissing: no object at the key. ErrLost: a conditional write lost.

@@ -8,7 +8,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
-// BackupEvery is how often a lone manager backs the swarm state up at
+// BackupEvery is how often the swarm state is backed up at
 // least (wire.BackupEvery); a backup older than twice that is overdue.
 const BackupEvery = wire.BackupEvery
 
@@ -80,10 +80,11 @@ func QuorumOf(managers []Manager) Quorum {
 	return q
 }
 
-// Backup is what the snapshot says of the backup of the swarm state: only
-// a lone manager needs one (a replacement restores it); several managers
-// keep the state among themselves.
+// Backup is what the snapshot says of the backup of the swarm state: every
+// swarm has one (a lone manager takes it, or a follower of several), which
+// a replacement restores when every manager is lost.
 type Backup struct {
+	// Needed is always true now; kept in the JSON for scripts that read it.
 	Needed bool       `json:"needed"`
 	Last   *time.Time `json:"last"`
 	// AgeSeconds is the last backup's age; null without one.
@@ -93,11 +94,9 @@ type Backup struct {
 	Overdue bool `json:"overdue"`
 }
 
-// Text says it for a person: "3m12s ago", "none yet", or why none is needed.
+// Text says it for a person: "3m12s ago (TIME)" or "none yet".
 func (b Backup) Text(managers int) string {
 	switch {
-	case !b.Needed:
-		return fmt.Sprintf("none needed: %d managers keep the swarm state", managers)
 	case b.Last == nil:
 		return "none yet"
 	}
@@ -129,8 +128,8 @@ func (w Swarm) Status() *SwarmStatus {
 		}
 	}
 	st.Quorum = QuorumOf(st.Managers)
-	st.Backup.Needed = len(st.Managers) <= 1
-	if st.Backup.Needed {
+	st.Backup.Needed = true
+	{
 		if b := snap.LastBackup; b != nil {
 			st.Backup.Last = b
 			age := seconds(w.Now.Sub(*b))

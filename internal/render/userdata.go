@@ -82,6 +82,7 @@ func controlUserData() (string, error) {
 			"LIFECYCLE_QUEUE_URL", subRef(names.ResourceLifecycleQueue),
 			// The agent derives the log group from the cluster's name.
 			"LOG_DRIVER", subRef(names.ParamLogDriver),
+			"BACKUP_KEEP", subRef(names.ParamBackupKeep),
 		),
 	})
 }
@@ -152,6 +153,8 @@ func maxSubValue(name string) int {
 		return 64 // a SHA-256 in hex
 	case names.ParamLogDriver:
 		return max(len(names.LogDriverAWSLogs), len(names.LogDriverNone))
+	case names.ParamBackupKeep:
+		return 3 // its MaxValue
 	case names.ResourceLifecycleQueue:
 		// https://sqs.<region>.<URL suffix>/<account>/<name of up to 80>
 		return len("https://sqs.") + 32 + 1 + 32 + 1 + 12 + 1 + 80

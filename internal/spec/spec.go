@@ -46,6 +46,8 @@ const (
 	DefaultLogRetentionDays = 30
 	DefaultLogDriver        = "awslogs"
 	DefaultAlarms           = "on"
+	DefaultBackupKeep       = 8
+	MaxBackupKeep           = 100
 	// A spot group's defaults; without spot, every node is on-demand.
 	DefaultSpotOnDemandBase    = 0
 	DefaultSpotOnDemandPercent = 0
@@ -122,6 +124,8 @@ type Core struct {
 	// notify (render makes it the parameter of its kind).
 	Alarms string `json:"alarms,omitempty" yaml:"alarms,omitempty" name:"alarms" placeholder:"on|off" help:"CloudWatch alarms on the swarm's health in the core: on (default) or off." cfn:"Alarms"`
 	Notify string `json:"notify,omitempty" yaml:"notify,omitempty" name:"notify" placeholder:"EMAIL|SNS_ARN" help:"Where the alarms send ALARM and OK: an e-mail address (subscribed to an encrypted topic of the core; the recipient confirms) or an existing SNS topic's ARN (default: nowhere; --notify \"\" on update-core stops notifying)." file:"Where the alarms send ALARM and OK: an e-mail address (subscribed to an encrypted topic of the core; the recipient confirms) or an existing SNS topic's ARN." unset:"none"`
+	// BackupKeep is how many backups of the swarm the managers keep.
+	BackupKeep *int `json:"backupKeep,omitempty" yaml:"backupKeep,omitempty" name:"backup-keep" placeholder:"N" help:"Backups of the swarm the managers keep in the cluster bucket, the newest (1 to 100, default 8)." cfn:"BackupKeep"`
 }
 
 // Group is one agent group: an Auto Scaling group of one instance type,
@@ -194,6 +198,7 @@ func (c *Core) Default() {
 	}
 	c.LogRetentionDays = ptr(c.LogRetention())
 	c.LogDriver = c.Logging()
+	c.BackupKeep = ptr(c.Backups())
 	if len(c.Secrets) == 0 {
 		c.Secrets = nil
 	}
@@ -207,6 +212,9 @@ func (c Core) AlarmsSetting() string {
 	}
 	return c.Alarms
 }
+
+// Backups is how many backups of the swarm the managers keep, defaulted.
+func (c Core) Backups() int { return orDefault(c.BackupKeep, DefaultBackupKeep) }
 
 // LogRetention is how many days the log group keeps events, defaulted.
 func (c Core) LogRetention() int { return orDefault(c.LogRetentionDays, DefaultLogRetentionDays) }
@@ -324,6 +332,9 @@ func (c *Core) Trim() {
 	}
 	if c.AlarmsSetting() == DefaultAlarms {
 		c.Alarms = ""
+	}
+	if c.Backups() == DefaultBackupKeep {
+		c.BackupKeep = nil
 	}
 }
 

@@ -473,7 +473,7 @@ func TestParametersAreNamed(t *testing.T) {
 		names.ParamSubnetIDs, names.ParamDesiredCapacity, names.ParamMinSize, names.ParamMaxSize, names.ParamManagers,
 		names.ParamOnDemandBaseCapacity, names.ParamOnDemandPercentage, names.ParamSpotAllocationStrategy,
 		names.ParamLoadBalancerScheme, names.ParamCertificateArn, names.ParamDeregistrationDelay, names.ParamAccessLogsBucket,
-		names.ParamLogRetentionDays, names.ParamLogKMSKey, names.ParamLogDriver, names.ParamAlarms}
+		names.ParamLogRetentionDays, names.ParamLogKMSKey, names.ParamLogDriver, names.ParamAlarms, names.ParamBackupKeep}
 	for _, v := range []any{Core{}, Group{}} {
 		for _, f := range Fields(v) {
 			if p := f.Param(); p != "" && p != "-" && !slices.Contains(known, p) {
@@ -1068,6 +1068,10 @@ func TestCoreLogSettings(t *testing.T) {
 		{"driver none", Core{LogDriver: "none"}, ""},
 		{"driver awslogs", Core{LogDriver: "awslogs"}, ""},
 		{"driver other", Core{LogDriver: "json-file"}, `logDriver: invalid log driver "json-file": expected awslogs or none`},
+		{"backups kept", Core{BackupKeep: ptr(1)}, ""},
+		{"backups kept, most", Core{BackupKeep: ptr(100)}, ""},
+		{"no backup kept", Core{BackupKeep: ptr(0)}, "backupKeep: invalid number of backups to keep 0: 1 to 100"},
+		{"too many backups kept", Core{BackupKeep: ptr(101)}, "backupKeep: invalid number of backups to keep 101: 1 to 100"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.core
@@ -1084,11 +1088,11 @@ func TestCoreLogSettings(t *testing.T) {
 	}
 	c := Core{}
 	c.Default()
-	if *c.LogRetentionDays != 30 || c.LogDriver != "awslogs" {
-		t.Errorf("defaults: retention %d, driver %q", *c.LogRetentionDays, c.LogDriver)
+	if *c.LogRetentionDays != 30 || c.LogDriver != "awslogs" || *c.BackupKeep != 8 {
+		t.Errorf("defaults: retention %d, driver %q, backups %d", *c.LogRetentionDays, c.LogDriver, *c.BackupKeep)
 	}
 	c.Trim()
-	if c.LogRetentionDays != nil || c.LogDriver != "" {
+	if c.LogRetentionDays != nil || c.LogDriver != "" || c.BackupKeep != nil {
 		t.Errorf("Trim kept defaults: %+v", c)
 	}
 }

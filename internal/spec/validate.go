@@ -174,6 +174,7 @@ func (c Core) rules() []rule {
 		one("managers", checkManagers("managers", c.ManagerCount())),
 		one("tags", checkTags("tags", c.Tags, 0)),
 		one("logRetentionDays", checkLogRetention("logRetentionDays", c.LogRetention())),
+		one("backupKeep", checkBackupKeep("backupKeep", c.Backups())),
 		one("logKmsKey", checkKMSKey("logKmsKey", c.LogKMSKey)),
 		one("logDriver", checkLogDriver("logDriver", c.Logging())),
 		one("secrets", checkSecrets("secrets", c.Secrets)),
@@ -208,6 +209,13 @@ func checkNotify(path, notify, alarms string) error {
 		}
 	case len(notify) > 254 || !emailRE.MatchString(notify):
 		return invalid(path, "invalid notification target %q: expected an e-mail address or an SNS topic ARN (arn:aws:sns:REGION:ACCOUNT:TOPIC)", notify)
+	}
+	return nil
+}
+
+func checkBackupKeep(path string, n int) error {
+	if n < 1 || n > MaxBackupKeep {
+		return invalid(path, "invalid number of backups to keep %d: 1 to %d", n, MaxBackupKeep)
 	}
 	return nil
 }

@@ -19,8 +19,8 @@ const (
 	// StaleAfter is the age beyond which a snapshot says nothing about the
 	// swarm now: one this old means no leader is publishing.
 	StaleAfter = 2 * time.Minute
-	// BackupEvery is how often a lone manager backs the swarm state up at
-	// least; a backup older than twice that is overdue.
+	// BackupEvery is how often the swarm state is backed up at least; a
+	// backup older than twice that is overdue.
 	BackupEvery = 15 * time.Minute
 )
 
@@ -36,8 +36,8 @@ type Snapshot struct {
 	Time      time.Time `json:"time"`
 	Publisher string    `json:"publisher"` // the leader's instance id
 	CADigest  string    `json:"caDigest"`  // SHA-256 (hex) of the swarm's CA certificate
-	// LastBackup is when a lone manager last backed the swarm state up;
-	// nil with several managers, which keep the state themselves.
+	// LastBackup is when the newest backup of the swarm was taken (by a
+	// lone leader or a follower); nil before the first.
 	LastBackup *time.Time  `json:"lastBackup"`
 	Nodes      []SwarmNode `json:"nodes"`
 	// Services are the swarm's services, and Tasks their tasks; Services
@@ -53,6 +53,13 @@ type Snapshot struct {
 	// Secrets are the declared secrets as the leader last synced them
 	// (names, sources and versions: never a value); absent when none.
 	Secrets []SecretStatus `json:"secrets,omitempty"`
+	// QuorumLoss is set by a manager without a quorum on the last
+	// snapshot (no leader publishes meanwhile): why the swarm is stuck.
+	QuorumLoss *QuorumLoss `json:"quorumLoss,omitempty"`
+	// Backups are the swarm's backups in the bucket, oldest first, with
+	// what they say of themselves (the bucket lets only the managers read
+	// them); absent before the first.
+	Backups []BackupInfo `json:"backups,omitempty"`
 }
 
 // MaxDecisions is how many of the autoscaler's decisions the snapshot

@@ -37,6 +37,8 @@ type S3API interface {
 	GetObject(ctx context.Context, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 	PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, opts ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
+	ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, opts ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+	HeadObject(ctx context.Context, in *s3.HeadObjectInput, opts ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
 }
 
 // Bucket is the cluster bucket; it satisfies node.Bucket.
@@ -88,6 +90,34 @@ func (b Bucket) Claim(ctx context.Context, key string, body []byte, ifMatch stri
 		return fmt.Errorf("writing s3://%s/%s: %w", b.Name, key, err)
 	}
 	return nil
+}
+
+// Head reads an object's metadata.
+func (b Bucket) Head(ctx context.Context, key string) (node.Object, error) {
+	out, err := b.API.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b.Name), Key: aws.String(key)})
+	if wire.IsMissing(err) {
+		return node.Object{}, node.ErrMissing
+	}
+	if err != nil {
+		return node.Object{}, fmt.Errorf("reading s3://%s/%s: %w", b.Name, key, err)
+	}
+	return node.Object{ETag: aws.ToString(out.ETag), Modified: aws.ToTime(out.LastModified), Metadata: out.Metadata}, nil
+}
+
+// List lists the objects under prefix.
+func (b Bucket) List(ctx context.Context, prefix string) ([]node.Listed, error) {
+	var out []node.Listed
+	p := s3.NewListObjectsV2Paginator(b.API, &s3.ListObjectsV2Input{Bucket: aws.String(b.Name), Prefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing s3://%s/%s: %w", b.Name, prefix, err)
+		}
+		for _, o := range page.Contents {
+			out = append(out, node.Listed{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size), Modified: aws.ToTime(o.LastModified)})
+		}
+	}
+	return out, nil
 }
 
 // Delete deletes an object; none is no error.

@@ -27,6 +27,8 @@ type S3Calls struct {
 	getObject    func(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 	putObject    func(context.Context, *s3.PutObjectInput, ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	deleteObject func(context.Context, *s3.DeleteObjectInput, ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
+	listObjects  func(context.Context, *s3.ListObjectsV2Input, ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+	headObject   func(context.Context, *s3.HeadObjectInput, ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
 }
 
 // NewS3 returns the s3 calls of cfg, with opts applied to the client.
@@ -36,7 +38,19 @@ func NewS3(cfg aws.Config, opts ...func(*s3.Options)) S3Calls {
 		getObject:    c.GetObject,
 		putObject:    c.PutObject,
 		deleteObject: c.DeleteObject,
+		listObjects:  c.ListObjectsV2,
+		headObject:   c.HeadObject,
 	}
+}
+
+// HeadObject calls s3's HeadObject.
+func (a S3Calls) HeadObject(ctx context.Context, in *s3.HeadObjectInput, opts ...func(*s3.Options)) (*s3.HeadObjectOutput, error) {
+	return a.headObject(ctx, in, opts...)
+}
+
+// ListObjectsV2 calls s3's ListObjectsV2.
+func (a S3Calls) ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, opts ...func(*s3.Options)) (*s3.ListObjectsV2Output, error) {
+	return a.listObjects(ctx, in, opts...)
 }
 
 // GetObject calls s3's GetObject.

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/swarm"
 	"github.com/docker/docker/client"
 
@@ -212,6 +214,71 @@ func (e *Engine) Demote(ctx context.Context, id string) error {
 // RemoveNode removes a node from the swarm.
 func (e *Engine) RemoveNode(ctx context.Context, id string) error {
 	return e.c.NodeRemove(ctx, id, swarm.NodeRemoveOptions{Force: true})
+}
+
+// Objects are the swarm's id and its services, secrets, configs and
+// swarm-scoped networks, "KIND ID VERSION" each (a network has no
+// version: its id, which an update does not change).
+func (e *Engine) Objects(ctx context.Context) (string, []string, error) {
+	s, err := e.c.SwarmInspect(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	var out []string
+	add := func(kind, id string, v uint64) { out = append(out, fmt.Sprintf("%s %s %d", kind, id, v)) }
+	services, err := e.c.ServiceList(ctx, swarm.ServiceListOptions{})
+	if err != nil {
+		return "", nil, err
+	}
+	for _, o := range services {
+		add("service", o.ID, o.Version.Index)
+	}
+	secrets, err := e.c.SecretList(ctx, swarm.SecretListOptions{})
+	if err != nil {
+		return "", nil, err
+	}
+	for _, o := range secrets {
+		add("secret", o.ID, o.Version.Index)
+	}
+	configs, err := e.c.ConfigList(ctx, swarm.ConfigListOptions{})
+	if err != nil {
+		return "", nil, err
+	}
+	for _, o := range configs {
+		add("config", o.ID, o.Version.Index)
+	}
+	networks, err := e.c.NetworkList(ctx, network.ListOptions{Filters: filters.NewArgs(filters.Arg("scope", "swarm"))})
+	if err != nil {
+		return "", nil, err
+	}
+	for _, o := range networks {
+		add("network", o.ID, 0)
+	}
+	return s.ID, out, nil
+}
+
+// Quorum is what the engine knows of its swarm: whether it is a manager,
+// the managers it knows (docker info's, which need no leader), and whether
+// the swarm has a leader (listing the nodes needs one).
+func (e *Engine) Quorum(ctx context.Context) (node.QuorumView, error) {
+	info, err := e.c.Info(ctx)
+	if err != nil {
+		return node.QuorumView{}, err
+	}
+	v := node.QuorumView{NodeID: info.Swarm.NodeID, Manager: info.Swarm.ControlAvailable && info.Swarm.LocalNodeState == swarm.LocalNodeStateActive}
+	for _, p := range info.Swarm.RemoteManagers {
+		v.Managers = append(v.Managers, node.RemoteManager{NodeID: p.NodeID, Addr: p.Addr})
+	}
+	if !v.Manager {
+		return v, nil
+	}
+	if _, err := e.c.NodeList(ctx, swarm.NodeListOptions{}); err != nil {
+		if !strings.Contains(err.Error(), "does not have a leader") && !strings.Contains(err.Error(), "no elected cluster leader") {
+			return v, err
+		}
+		v.Leaderless = true
+	}
+	return v, nil
 }
 
 // CA is the swarm's root CA certificate, as `docker swarm ca` prints it.
