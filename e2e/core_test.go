@@ -16,6 +16,8 @@ import (
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // A core created with any create-core flag and then updated with no flag
@@ -249,6 +251,11 @@ func TestUpgradeContract1Core(t *testing.T) {
 	}, map[string]string{"clusterctl:cluster": "core", "clusterctl:role": "core", "clusterctl:group": "control", "clusterctl:version": "0.9.0"})
 	core := describeStack(t, c, "core")
 	v1 := outputs(core)
+	// CloudFormation puts the stack's tags on the bucket; moto does not.
+	if _, err := c.s3.PutBucketTagging(ctx, &s3.PutBucketTaggingInput{Bucket: aws.String(v1["BucketName"]), Tagging: &s3types.Tagging{TagSet: []s3types.Tag{
+		{Key: aws.String("clusterctl:cluster"), Value: aws.String("core")}, {Key: aws.String("clusterctl:role"), Value: aws.String("core")}}}}); err != nil {
+		t.Fatal(err)
+	}
 	if v1["ContractVersion"] != "1" || v1["ControlPrivateIp"] == "" {
 		t.Fatalf("contract 1 core outputs %v", v1)
 	}
