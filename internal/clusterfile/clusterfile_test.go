@@ -95,9 +95,10 @@ func TestReadErrors(t *testing.T) {
 		{"nested unknown", group + "    rollingUpdate:\n      batch: 2\n", "f.yaml:8: groups[0].rollingUpdate.batch: unknown setting; did you mean maxBatch?"},
 		{"nested, nothing close", group + "    rollingUpdate:\n      speed: 2\n", "f.yaml:8: groups[0].rollingUpdate.speed: unknown setting (expected one of maxBatch, minInService)"},
 		{"nested typo", group + "    rollingUpdate:\n      maxbatch: 2\n", "f.yaml:8: groups[0].rollingUpdate.maxbatch: unknown setting; did you mean maxBatch?"},
-		{"core unknown", head + "core:\n  flavour: m5.large\n", "f.yaml:5: core.flavour: unknown setting (expected one of instanceType, imageId, keyName, sshCidr, allowSshFromAnywhere, vpcId, subnetIds, volumeSize, managers, tags, logRetentionDays, logKmsKey, logDriver, secrets, alarms, notify, backupKeep)"},
-		{"secret key typo", head + "core:\n  secrets:\n    - name: db\n      form: ssm:/db\n", "f.yaml:7: core.secrets[0].form: unknown setting; did you mean from?"},
-		{"secrets not a list", head + "core:\n  secrets: db\n", "f.yaml:5: core.secrets: expected a list, found \"db\""},
+		{"core unknown", head + "core:\n  flavour: m5.large\n", "f.yaml:5: core.flavour: unknown setting (expected one of instanceType, imageId, keyName, sshCidr, allowSshFromAnywhere, vpcId, subnetIds, volumeSize, managers, tags, logRetentionDays, logKmsKey, logDriver, alarms, notify, backupKeep)"},
+		{"secret key typo", head + "secrets:\n  - name: db\n    form: ssm:/db\n", "f.yaml:6: secrets[0].form: unknown setting; did you mean from?"},
+		{"secrets not a list", head + "secrets: db\n", "f.yaml:4: secrets: expected a list, found \"db\""},
+		{"secrets under core", head + "core:\n  secrets:\n    - name: db\n      from: ssm:/db\n", "f.yaml:5: core.secrets: unknown setting (expected one of instanceType, imageId, keyName, sshCidr, allowSshFromAnywhere, vpcId, subnetIds, volumeSize, managers, tags, logRetentionDays, logKmsKey, logDriver, alarms, notify, backupKeep)"},
 		{"duplicate key", group + "    count: 2\n    count: 3\n", "f.yaml:8: groups[0].count: given twice (first at line 7)"},
 		{"not a number", group + "    count: three\n", `f.yaml:7: groups[0].count: expected a whole number, found "three"`},
 		{"fraction", group + "    volumeSize: 40.5\n", `f.yaml:7: groups[0].volumeSize: expected a whole number, found "40.5"`},
@@ -116,8 +117,8 @@ func TestReadErrors(t *testing.T) {
 		{"missing type", head + "groups:\n  - name: web\n    count: 2\n", "f.yaml:5: groups[0].instanceType: missing"},
 		{"bad type", group + "  - name: db\n    instanceType: huge\n", `f.yaml:8: groups[1].instanceType: invalid instance type "huge": expected family.size, e.g. r5.large`},
 		{"count above max", group + "    count: 5\n    max: 3\n", "f.yaml:8: groups[0].max: invalid capacity: count 5 is above max 3"},
-		{"secret source", head + "core:\n  secrets:\n    - name: db\n      from: ssm:/a\n    - name: api\n      from: vault:/api\n", `f.yaml:9: core.secrets[1].from: invalid source "vault:/api": expected a Secrets Manager ARN (arn:aws:secretsmanager:...) or ssm:/path/name`},
-		{"secret twice", head + "core:\n  secrets:\n    - name: db\n      from: ssm:/a\n    - name: db\n      from: ssm:/b\n", `f.yaml:8: core.secrets[1].name: secret "db" given twice`},
+		{"secret source", head + "secrets:\n  - name: db\n    from: ssm:/a\n  - name: api\n    from: vault:/api\n", `f.yaml:8: secrets[1].from: invalid source "vault:/api": expected a Secrets Manager ARN (arn:aws:secretsmanager:...) or ssm:/path/name`},
+		{"secret twice", head + "secrets:\n  - name: db\n    from: ssm:/a\n  - name: db\n    from: ssm:/b\n", `f.yaml:7: secrets[1].name: secret "db" given twice`},
 		{"group twice", group + "  - name: web\n    instanceType: c5.large\n", `f.yaml:7: groups[1].name: group "web" given twice`},
 		{"bad label", group + "    labels:\n      role: \"a b\"\n", `f.yaml:7: groups[0].labels: invalid label value "a b" for key "role": only letters, digits, '.', '_', '-' and '/' are allowed`},
 		{"reserved group name", head + "groups:\n  - name: control\n    instanceType: c5.large\n", `f.yaml:5: groups[0].name: invalid group name "control": reserved for the core's control node`},
@@ -208,6 +209,13 @@ func TestSchema(t *testing.T) {
 				d = s.Defs[map[string]string{"rollingUpdate": "RollingUpdate", "autoscale": "Autoscale"}[key[:i]]]
 				key = key[i+1:]
 			}
+			if def == "Core" && key == "secrets" {
+				// A file's secrets are its top-level list.
+				if _, ok := d.Properties[key]; ok || root.Properties[key].Description == "" {
+					t.Errorf("secrets: under core %v, at the top %+v", ok, root.Properties[key])
+				}
+				continue
+			}
 			if d.Properties[key].Description == "" {
 				t.Errorf("%s.%s has no description in the schema", def, f.Path)
 			}
@@ -245,5 +253,29 @@ func TestExamples(t *testing.T) {
 	got, err := os.ReadFile("../../examples/clusterctl.schema.json")
 	if err != nil || string(got) != string(want) {
 		t.Errorf("examples/clusterctl.schema.json is not what clusterctl schema prints (%v): go run ./cmd/clusterctl schema > examples/clusterctl.schema.json", err)
+	}
+}
+
+// The core's secrets are the file's top-level secrets: list, written and
+// read back there, never under core.
+func TestSecretsAtTheTop(t *testing.T) {
+	c := spec.New("prod")
+	c.Core.Secrets = spec.Secrets{{Name: "db_password", From: "ssm:/prod/db"}}
+	if err := c.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"yaml", "json"} {
+		b, err := Marshal(c, format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		if format == "yaml" && !strings.Contains(text, "\nsecrets:\n  - name: db_password\n    from: ssm:/prod/db\n") || strings.Count(text, "secrets") != 1 {
+			t.Errorf("%s:\n%s", format, text)
+		}
+		back, err := Read("out."+format, b)
+		if err != nil || !reflect.DeepEqual(back.Core.Secrets, c.Core.Secrets) || back.Secrets != nil {
+			t.Errorf("%s: read back %+v, %v", format, back, err)
+		}
 	}
 }

@@ -258,7 +258,12 @@ func (r *reader) fieldError(err error) error {
 	if fe.Missing {
 		msg = "missing"
 	}
-	return &Error{File: r.file, Line: r.line(fe.Path), Path: fe.Path, Msg: msg}
+	path := fe.Path
+	if rest, ok := strings.CutPrefix(path, "core.secrets"); ok {
+		// The core's secrets are the file's top-level list.
+		path = "secrets" + rest
+	}
+	return &Error{File: r.file, Line: r.line(path), Path: path, Msg: msg}
 }
 
 func (r *reader) line(path string) int {

@@ -22,6 +22,7 @@ const SchemaComment = "# yaml-language-server: $schema=clusterctl.schema.json"
 // the order the spec declares them and settings left out left out; YAML
 // starts with SchemaComment.
 func Marshal(c spec.Cluster, format string) ([]byte, error) {
+	c = c.FileForm()
 	var buf bytes.Buffer
 	switch format {
 	case "yaml":

@@ -75,6 +75,10 @@ type Cluster struct {
 	Kind       string  `json:"kind" yaml:"kind" help:"Cluster."`
 	Name       string  `json:"name" yaml:"name" help:"Cluster name: the core stack's name."`
 	Core       Core    `json:"core" yaml:"core" help:"The control plane's settings; left out, every default."`
+	// Secrets is the file's top-level secrets: list. The model keeps them
+	// in Core.Secrets (they are a setting of the core stack): Complete
+	// moves them there, and a file is written with them here (FileForm).
+	Secrets Secrets `json:"secrets,omitempty" yaml:"secrets,omitempty" help:"Swarm secrets the managers keep in step with AWS: each {name, from: a Secrets Manager ARN or ssm:/path, key: a field of a JSON secret}."`
 	Groups     []Group `json:"groups,omitempty" yaml:"groups,omitempty" help:"Agent groups; one deployed but not listed here is kept, or deleted by apply --prune."`
 }
 
@@ -119,7 +123,9 @@ type Core struct {
 	// managers' permission to read exactly these sources, and the
 	// declaration the leader syncs. No flag: `clusterctl secrets` edits
 	// them.
-	Secrets Secrets `json:"secrets,omitempty" yaml:"secrets,omitempty" kong:"-" help:"Swarm secrets kept in step with AWS (clusterctl secrets add|remove)." file:"Swarm secrets the managers keep in step with AWS: each {name, from: a Secrets Manager ARN or ssm:/path, key: a field of a JSON secret}." unset:"none"`
+	// In a cluster file they are the top-level secrets: list
+	// (Cluster.Secrets), not a key of core.
+	Secrets Secrets `json:"secrets,omitempty" yaml:"-" jsonschema:"-" kong:"-" help:"Swarm secrets kept in step with AWS (clusterctl secrets add|remove)." unset:"none"`
 	// The swarm's health: the core's CloudWatch alarms, and where they
 	// notify (render makes it the parameter of its kind).
 	Alarms string `json:"alarms,omitempty" yaml:"alarms,omitempty" name:"alarms" placeholder:"on|off" help:"CloudWatch alarms on the swarm's health in the core: on (default) or off." cfn:"Alarms"`
@@ -485,4 +491,13 @@ func nilIfEmpty(s []string) []string {
 		return nil
 	}
 	return s
+}
+
+// FileForm is c as a cluster file states it: the core's secrets as the
+// top-level secrets: list.
+func (c Cluster) FileForm() Cluster {
+	if len(c.Core.Secrets) > 0 {
+		c.Secrets, c.Core.Secrets = c.Core.Secrets, nil
+	}
+	return c
 }

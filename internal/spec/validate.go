@@ -84,6 +84,12 @@ func within(prefix string, err error) error {
 
 // Complete applies the defaults, then validates the whole cluster.
 func (c *Cluster) Complete() error {
+	if len(c.Secrets) > 0 {
+		if len(c.Core.Secrets) > 0 {
+			return invalid("secrets", "given at the top and in core: give them once, at the top")
+		}
+		c.Core.Secrets, c.Secrets = c.Secrets, nil
+	}
 	c.Default()
 	return c.Check()
 }
