@@ -71,15 +71,15 @@ func SpotAllocations() []string {
 // Cluster is a whole cluster: its core and its groups. The core stack is
 // named after the cluster, a group's stack <cluster>-<group>.
 type Cluster struct {
-	APIVersion string  `json:"apiVersion" yaml:"apiVersion" help:"File format: clusterctl/v1."`
-	Kind       string  `json:"kind" yaml:"kind" help:"Cluster."`
-	Name       string  `json:"name" yaml:"name" help:"Cluster name: the core stack's name."`
-	Core       Core    `json:"core" yaml:"core" help:"The control plane's settings; left out, every default."`
+	APIVersion string `json:"apiVersion" yaml:"apiVersion" help:"File format: clusterctl/v1."`
+	Kind       string `json:"kind" yaml:"kind" help:"Cluster."`
+	Name       string `json:"name" yaml:"name" help:"Cluster name: the core stack's name."`
+	Core       Core   `json:"core" yaml:"core" help:"The control plane's settings; left out, every default."`
 	// Secrets is the file's top-level secrets: list. The model keeps them
 	// in Core.Secrets (they are a setting of the core stack): Complete
 	// moves them there, and a file is written with them here (FileForm).
 	Secrets Secrets `json:"secrets,omitempty" yaml:"secrets,omitempty" help:"Swarm secrets the managers keep in step with AWS: each {name, from: a Secrets Manager ARN or ssm:/path, key: a field of a JSON secret}."`
-	Groups     []Group `json:"groups,omitempty" yaml:"groups,omitempty" help:"Agent groups; one deployed but not listed here is kept, or deleted by apply --prune."`
+	Groups  []Group `json:"groups,omitempty" yaml:"groups,omitempty" help:"Agent groups; one deployed but not listed here is kept, or deleted by apply --prune."`
 }
 
 // New returns the spec of cluster name with a default core and no groups.
