@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// Every command that takes a cluster takes it as -j/--join (also
-// --cluster), those that name it as an argument too; and each wrong guess
+// Every command that takes a cluster takes it as -j/--cluster (also
+// --join), those that name it as an argument too; and each wrong guess
 // gets one line saying which flag the word belongs to, exit 2, nothing
 // created.
 func TestClusterAsFlagOrArgument(t *testing.T) {
@@ -43,7 +43,9 @@ func TestClusterAsFlagOrArgument(t *testing.T) {
 		{[]string{"events", "core", "a"}, "the group is given with -n (clusterctl events core -n a)"},
 		{[]string{"remove-group", "a", "-j", "core"}, "the group is given with -n (clusterctl remove-group -n a -j core)"},
 		{[]string{"update-group", "--cluster=core", "a", "-c", "2"}, "the group is given with -n (clusterctl update-group --cluster=core -n a -c 2)"},
-		{[]string{"describe"}, "missing the cluster: clusterctl describe NAME (or -j NAME)"},
+		{[]string{"describe"}, "which cluster? clusterctl describe -j NAME (clusterctl list-clusters lists them)"},
+		{[]string{"logs", "web"}, "which cluster? clusterctl logs -j NAME (clusterctl list-clusters lists them)"},
+		{[]string{"add-agents", "-t", "t3.small"}, "which cluster? clusterctl add-agents -j NAME (clusterctl list-clusters lists them); missing flags too: --name=GROUP"},
 		{[]string{"delete-core", "core", "-j", "other"}, "the cluster is given twice, as core and -j other"},
 	} {
 		r := clusterctl(t, tt.args...)

@@ -132,14 +132,14 @@ func (c *UpdateCoreCmd) Run(app *App, kctx *kong.Context) error {
 // AddAgentsCmd is `clusterctl add-agents -n GROUP -t TYPE -j CLUSTER`.
 type AddAgentsCmd struct {
 	spec.Group
-	Cluster       string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster (core stack) to join."`
+	Cluster       string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" required:"" help:"Cluster (core stack) to join."`
 	NoRollback    bool   `name:"no-rollback" help:"Keep a failed stack for debugging."`
 	ReplaceFailed bool   `name:"replace-failed" help:"Delete a dead stack of this group (rolled back or failed) and create it again."`
 	DryRun        bool   `name:"dry-run" help:"Show what would be created and uploaded (stack, template size, parameters, tags, node configuration) and change nothing."`
 }
 
 func (c *AddAgentsCmd) Run(app *App) error {
-	out, svc, err := app.prepare(groupInput(c.Cluster, "-j/--join", &c.Group))
+	out, svc, err := app.prepare(groupInput(c.Cluster, "-j/--cluster", &c.Group))
 	if err != nil {
 		return err
 	}
@@ -159,12 +159,12 @@ func (c *AddAgentsCmd) Run(app *App) error {
 
 // ListNodesCmd is `clusterctl list-nodes`.
 type ListNodesCmd struct {
-	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
+	Cluster string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" help:"Cluster (default: every cluster in the region)."`
 	Group   string `short:"n" name:"name" predictor:"node-group" help:"Only this group ('control' for the managers)."`
 }
 
 func (c *ListNodesCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--join", c.Group))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--cluster", c.Group))
 	if err != nil {
 		return err
 	}
@@ -201,11 +201,11 @@ func noteSwarms(app *App, swarms []query.Swarm, column, stale string) {
 
 // ListGroupsCmd is `clusterctl list-groups`.
 type ListGroupsCmd struct {
-	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
+	Cluster string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" help:"Cluster (default: every cluster in the region)."`
 }
 
 func (c *ListGroupsCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--join", ""))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--cluster", ""))
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (c *ListGroupsCmd) Run(app *App) error {
 // settings given replace the deployed ones, the others stay.
 type UpdateGroupCmd struct {
 	spec.Group
-	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
+	Cluster string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
 	DryRun  bool   `name:"dry-run" help:"Show the plan and change nothing."`
 	Yes     bool   `short:"y" help:"Replace nodes, or remove or replace the group's load balancer, without asking (needed when not on a terminal)."`
 	// ContinueRollback recovers UPDATE_ROLLBACK_FAILED; it takes no changes.
@@ -236,7 +236,7 @@ type UpdateGroupCmd struct {
 
 func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
 	changes := slices.DeleteFunc(given(kctx, &c.Group), func(p string) bool { return p == "name" })
-	check := checkCluster(c.Cluster, "-j/--join")
+	check := checkCluster(c.Cluster, "-j/--cluster")
 	if check == nil {
 		check = flagError(spec.CheckGroupName(c.Cluster, c.Name), &c.Group)
 	}
@@ -345,13 +345,13 @@ type updateView struct {
 // RemoveGroupCmd is `clusterctl remove-group -n GROUP -j CLUSTER`.
 type RemoveGroupCmd struct {
 	Group        string `short:"n" name:"name" predictor:"group" required:"" help:"Group name."`
-	Cluster      string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster the group belongs to."`
+	Cluster      string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" required:"" help:"Cluster the group belongs to."`
 	Yes          bool   `short:"y" help:"Do not ask for confirmation (needed when not on a terminal)."`
 	RetainFailed bool   `name:"retain-failed" help:"After a failed delete (DELETE_FAILED), delete the stack keeping the resources that could not be deleted."`
 }
 
 func (c *RemoveGroupCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--join", c.Group))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--cluster", c.Group))
 	if err != nil {
 		return err
 	}

@@ -187,7 +187,7 @@ func (n *nameSource) groups(valueFlags map[string]bool, withControl bool) func(c
 }
 
 // clusterOnLine finds the cluster among a command's words: the value of
-// -j/--join, else the first word that is neither a flag nor a flag's value.
+// -j/--cluster, else the first word that is neither a flag nor a flag's value.
 func clusterOnLine(words []string, valueFlags map[string]bool) string {
 	if c := flagOnLine(words, "--join", "-j"); c != "" {
 		return c

@@ -40,7 +40,7 @@ func TestCompleteLine(t *testing.T) {
 		{"clusterctl list-n", []string{"list-nodes"}},
 		{"clusterctl render ", []string{"core", "group", "node-config"}},
 		{"clusterctl completion ", []string{"bash", "fish", "zsh"}},
-		{"clusterctl list-nodes --jo", []string{"--join"}},
+		{"clusterctl list-nodes --cl", []string{"--cluster"}},
 		{"clusterctl list-nodes --ti", []string{"--timeout"}},
 		{"clusterctl update-group --dry", []string{"--dry-run"}},
 		{"clusterctl help list-g", []string{"list-groups"}},

@@ -16,7 +16,7 @@ import (
 // LogsCmd is `clusterctl logs -j CLUSTER [SERVICE]`.
 type LogsCmd struct {
 	Service    string `arg:"" optional:"" help:"Only this swarm service's tasks."`
-	Cluster    string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster whose log group to read."`
+	Cluster    string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" required:"" help:"Cluster whose log group to read."`
 	Node       string `name:"node" placeholder:"INSTANCE_ID" help:"Only this node: its clusterctl programs and its containers."`
 	Since      string `placeholder:"10m|TIME" help:"Only events since then: a duration ago (30s, 10m, 2h) or an RFC 3339 time."`
 	Until      string `placeholder:"10m|TIME" help:"Only events until then: a duration ago or an RFC 3339 time."`
@@ -74,7 +74,7 @@ func parseWhen(flag, s string, now time.Time) (time.Time, error) {
 func (c *LogsCmd) Run(app *App) error {
 	req, check := c.request(time.Now())
 	if check == nil {
-		check = checkNames(c.Cluster, "-j/--join", "")
+		check = checkNames(c.Cluster, "-j/--cluster", "")
 	}
 	out, svc, err := app.prepare(check)
 	if err != nil {

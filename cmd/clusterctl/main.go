@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
-			fmt.Fprintf(ios.ErrOut, "clusterctl: %s%s\n", oneLine(err.Error()), argumentHint(pe, args))
+			fmt.Fprintf(ios.ErrOut, "clusterctl: %s%s\n", oneLine(parseMessage(pe)), argumentHint(pe, args))
 			return errs.ExitUsage
 		}
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", oneLine(err.Error()))
@@ -104,6 +104,34 @@ func message(err error) string {
 	return e.Error()
 }
 
+// parseMessage is kong's message for a command line it refused, but for a
+// missing -j: the one line every command says then (missingCluster), with
+// the other flags missing after it.
+func parseMessage(pe *kong.ParseError) string {
+	text := pe.Error()
+	list, ok := strings.CutPrefix(text, "missing flags: ")
+	if !ok || pe.Context == nil || pe.Context.Selected() == nil {
+		return text
+	}
+	var others []string
+	found := false
+	for _, f := range strings.Split(list, ", ") {
+		if strings.HasPrefix(f, "-j/--cluster") || strings.HasPrefix(f, "--cluster=") {
+			found = true
+			continue
+		}
+		others = append(others, f)
+	}
+	if !found {
+		return text
+	}
+	msg := missingCluster(pe.Context.Selected().FullPath()).Error()
+	if len(others) > 0 {
+		msg += "; missing flags too: " + strings.Join(others, ", ")
+	}
+	return msg
+}
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // argumentHint says, after kong's "unexpected argument X", which flag X
@@ -137,7 +165,7 @@ func argumentHint(pe *kong.ParseError, args []string) string {
 	switch {
 	case flags["file"]:
 		flag, what = "-f", "the cluster file"
-	case flags["join"] && !clusterArg && !clusterGiven:
+	case flags["cluster"] && !clusterArg && !clusterGiven:
 		flag, what = "-j", "the cluster"
 	case flags["name"]:
 		flag, what = "-n", "the group"

@@ -107,7 +107,7 @@ func (c *RenderCoreCmd) Run(app *App) error {
 // GroupSource says which core a group is rendered against: the live core
 // of -j, or none (offline).
 type GroupSource struct {
-	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" placeholder:"CLUSTER" help:"Render joined to this cluster's live core, reading its outputs (needs AWS access), as add-agents would. Without -j: offline, for cluster core."`
+	Cluster string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" help:"Render joined to this cluster's live core, reading its outputs (needs AWS access), as add-agents would. Without -j: offline, for cluster core."`
 	Offline bool   `name:"offline" help:"Render without AWS access, the core's values left empty, for the cluster -j names."`
 }
 
@@ -123,7 +123,7 @@ func (src GroupSource) render(app *App, g *spec.Group) (*query.Output, *render.R
 	if name == "" {
 		name = offlineCluster
 	}
-	if err := groupInput(name, "-j/--join", g); err != nil {
+	if err := groupInput(name, "-j/--cluster", g); err != nil {
 		return nil, nil, err
 	}
 	if !live {
