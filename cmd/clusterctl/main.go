@@ -40,20 +40,32 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		}
 	}()
 	var cli CLI
-	parser, err := kong.New(&cli,
+	parser, err := kong.New(&cli, append([]kong.Option{
 		kong.Name("clusterctl"),
 		kong.Description("Run container clusters on AWS with CloudFormation: one core stack, independent agent groups."),
 		kong.Writers(ios.Out, ios.ErrOut),
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Vars{"version": version},
-	)
+	}, helpOptions()...)...)
 	if err != nil {
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %v\n", err)
 		return errs.ExitFailed
 	}
 	// A shell asking for completions (see completion.go).
 	if asked, err := completeLine(ctx, parser, ios.Out); asked {
+		if err != nil {
+			fmt.Fprintf(ios.ErrOut, "clusterctl: %v\n", err)
+			return errs.ExitFailed
+		}
+		return errs.ExitOK
+	}
+	// A bare clusterctl: what it does and its commands, as help says it.
+	if len(args) == 0 {
+		kctx, err := kong.Trace(parser, nil)
+		if err == nil {
+			err = kctx.PrintUsage(false)
+		}
 		if err != nil {
 			fmt.Fprintf(ios.ErrOut, "clusterctl: %v\n", err)
 			return errs.ExitFailed
