@@ -147,5 +147,11 @@ func (c *ListClustersCmd) Run(app *App) error {
 	for _, cf := range conflicts {
 		fmt.Fprintf(app.IO.ErrOut, "clusterctl: conflict: %s\n", cf)
 	}
+	// No table of nothing: the region looked in, where a person reads
+	// it (scripts get [] from -o json).
+	if len(clusters) == 0 && out.TableForm() {
+		fmt.Fprintf(app.IO.ErrOut, "No clusters in %s\n", svc.Region)
+		return nil
+	}
 	return out.Write(app.IO.Out, clusters, func(wide bool) query.Table { return query.ClustersTable(clusters, wide) })
 }

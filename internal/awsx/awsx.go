@@ -85,6 +85,9 @@ func Load(ctx context.Context, o Options) (aws.Config, *Recorder, error) {
 	if cfg.Region == "" {
 		return aws.Config{}, nil, ErrNoRegion
 	}
+	if err := CheckRegion(cfg.Region); err != nil {
+		return aws.Config{}, nil, err
+	}
 	if err := checkCredentials(ctx, cfg); err != nil {
 		return aws.Config{}, nil, err
 	}

@@ -217,16 +217,33 @@ type missingName struct {
 	cluster, group string
 	advice         string // said unless a close name is: " (create it with ...)"
 	closest        string // set by Suggest
+	// region looked in, set by Suggest: a cluster may well live in
+	// another, so the region is said and creating one is advised for
+	// this region by name.
+	region string
 }
 
 func (r *refusal) Error() string {
+	m := r.missing
 	switch {
-	case r.missing == nil:
+	case m == nil:
 		return r.msg
-	case r.missing.closest != "":
-		return r.msg + "; did you mean " + r.missing.closest + "?"
+	case m.region == "" && m.closest != "":
+		return r.msg + "; did you mean " + m.closest + "?"
+	case m.region == "":
+		return r.msg + m.advice
 	}
-	return r.msg + r.missing.advice
+	msg := r.msg
+	if m.group == "" {
+		msg = strings.Replace(msg, " not found", " not found in "+m.region, 1)
+	}
+	switch {
+	case m.closest != "":
+		return msg + "; did you mean " + m.closest + "?"
+	case m.advice != "":
+		return fmt.Sprintf("%s (in another region? give --region; a new cluster here: clusterctl create-core %s --region %s)", msg, m.cluster, m.region)
+	}
+	return msg
 }
 func (r *refusal) Is(target error) bool {
 	return target == ErrRefused || r.cause != nil && errors.Is(r.cause, target)
