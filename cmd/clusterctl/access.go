@@ -126,7 +126,7 @@ func (c *ServicesCmd) Run(app *App) error {
 		return err
 	}
 	if list.Note != "" {
-		fmt.Fprintf(app.IO.ErrOut, "clusterctl: cluster %s: %s\n", c.Cluster, list.Note)
+		fmt.Fprintf(app.IO.ErrOut, "Note: cluster %s: %s\n", c.Cluster, list.Note)
 	}
 	services := list.Services
 	return out.Write(app.IO.Out, services, func(wide bool) query.Table { return query.ServicesTable(services, wide) })
@@ -145,7 +145,7 @@ func (c *ListClustersCmd) Run(app *App) error {
 		return err
 	}
 	for _, cf := range conflicts {
-		fmt.Fprintf(app.IO.ErrOut, "clusterctl: conflict: %s\n", cf)
+		fmt.Fprintf(app.IO.ErrOut, "Warning: conflict: %s\n", cf)
 	}
 	// No table of nothing: the region looked in, where a person reads
 	// it (scripts get [] from -o json).

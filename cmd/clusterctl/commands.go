@@ -194,7 +194,7 @@ func noteSwarms(app *App, swarms []query.Swarm, column, stale string) {
 			if w.Stale() {
 				shows = stale
 			}
-			fmt.Fprintf(app.IO.ErrOut, "clusterctl: cluster %s: %s (%s shows %s)\n", w.Cluster, p, column, shows)
+			fmt.Fprintf(app.IO.ErrOut, "Note: cluster %s: %s (%s shows %s)\n", w.Cluster, p, column, shows)
 		}
 	}
 }
@@ -216,7 +216,7 @@ func (c *ListGroupsCmd) Run(app *App) error {
 	// Stacks that carry a cluster's tags under another name are not its
 	// groups: said apart, so the listing stays what scripts expect.
 	for _, cf := range inv.Conflicts {
-		fmt.Fprintf(app.IO.ErrOut, "clusterctl: conflict: %s\n", cf)
+		fmt.Fprintf(app.IO.ErrOut, "Warning: conflict: %s\n", cf)
 	}
 	noteSwarms(app, inv.Swarms, "READY", "?")
 	groups := inv.Groups

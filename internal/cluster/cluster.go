@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -138,7 +139,11 @@ type Run struct {
 // anything is uploaded or created: subnets the operator named must all
 // offer every type of the group; the core's, taken by default, at least
 // one of them each. The types must share one architecture as EC2 says.
-func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.Group) error {
+//
+// Which zones do not offer a type is said when it is news: for a new
+// group, or when an update changes its types or subnets; not on every
+// update of a group that already lives with it.
+func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.Group, deployed *spec.Group) error {
 	subnets, rule := g.SubnetIDs, preflight.EveryZone
 	if len(subnets) == 0 {
 		subnets, rule = join.SubnetIds, preflight.SomeZone
@@ -150,8 +155,11 @@ func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.G
 	if err != nil {
 		return err
 	}
+	news := deployed == nil || !slices.Equal(deployed.InstanceType, g.InstanceType) || !slices.Equal(deployed.SubnetIDs, g.SubnetIDs)
 	for _, n := range zoneNotes(g.Name, rep.Unoffered) {
-		s.noteOnce(n)
+		if news {
+			s.noteOnce(n)
+		}
 	}
 	if !g.Published() {
 		return nil

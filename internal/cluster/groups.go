@@ -88,7 +88,7 @@ func (s *Service) prepareNewGroup(ctx context.Context, core *stacks.Stack, g spe
 	case !errors.Is(err, stacks.ErrNotFound):
 		return nil, nil, err
 	}
-	r, err := s.renderChecked(ctx, core, g)
+	r, err := s.renderChecked(ctx, core, g, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,13 +130,15 @@ func (s *Service) deployGroup(ctx context.Context, in leased, g spec.Group, r *r
 
 // renderChecked renders a group joined to the core's current outputs,
 // after checking its settings against the account (pre-flight): nothing is
-// uploaded or created for a group that cannot launch.
-func (s *Service) renderChecked(ctx context.Context, core *stacks.Stack, g spec.Group) (*render.Rendered, error) {
+// uploaded or created for a group that cannot launch. deployed is the
+// group as it is (nil for a new one): what pre-flight notes of it is said
+// only when news.
+func (s *Service) renderChecked(ctx context.Context, core *stacks.Stack, g spec.Group, deployed *spec.Group) (*render.Rendered, error) {
 	join, err := s.groupJoin(ctx, core, g)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.preflightGroup(ctx, join, g); err != nil {
+	if err := s.preflightGroup(ctx, join, g, deployed); err != nil {
 		return nil, err
 	}
 	b, err := s.build(ctx)
@@ -235,7 +237,7 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 	if err := desired.Complete(o.Cluster); err != nil {
 		return nil, err
 	}
-	r, err := s.renderChecked(ctx, in.core, desired)
+	r, err := s.renderChecked(ctx, in.core, desired, &deployed.Spec)
 	if err != nil {
 		return nil, err
 	}
@@ -485,7 +487,7 @@ func (s *Service) planUpdate(ctx context.Context, core *stacks.Stack, deployed *
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.renderChecked(ctx, core, desired)
+	r, err := s.renderChecked(ctx, core, desired, &deployed.Spec)
 	if err != nil {
 		return nil, err
 	}
