@@ -76,6 +76,10 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
+			if moved := clusterFlagFirst(pe, args); moved != "" {
+				fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", moved)
+				return errs.ExitUsage
+			}
 			fmt.Fprintf(ios.ErrOut, "clusterctl: %s%s\n", oneLine(parseMessage(pe)), argumentHint(pe, args))
 			return errs.ExitUsage
 		}
@@ -184,16 +188,87 @@ func argumentHint(pe *kong.ParseError, args []string) string {
 	default:
 		return ""
 	}
-	fixed := make([]string, 0, len(args)+1)
-	done := false
-	for i, a := range args {
-		// The command's own words come first (FullPath starts with the
-		// program's name); the word is after them.
-		if !done && a == word && i >= len(strings.Fields(cmd.FullPath()))-1 {
-			fixed, done = append(fixed, flag, a), true
-			continue
-		}
-		fixed = append(fixed, a)
+	// The command's own words come first (FullPath starts with the
+	// program's name); the word is after them. A cluster is the first word
+	// typed, the one kong took for the command's argument when it takes
+	// one that may be left out (logs core web: core is the cluster, web
+	// the service).
+	at := slices.Index(args[min(len(strings.Fields(cmd.FullPath()))-1, len(args)):], word)
+	if at >= 0 {
+		at += len(strings.Fields(cmd.FullPath())) - 1
 	}
+	if flag == "-j" && len(cmd.Positional) > 0 && !slices.ContainsFunc(cmd.Positional, func(p *kong.Positional) bool { return p.Required }) {
+		at = firstWord(cmd, args)
+	}
+	if at < 0 {
+		return ""
+	}
+	fixed := slices.Concat(args[:at], []string{flag}, args[at:])
 	return fmt.Sprintf(": %s is given with %s (clusterctl %s)", what, flag, commandLine(fixed))
+}
+
+// firstWord is the index in args of the first word after cmd's own words
+// that is neither a flag nor a flag's value; -1 if none.
+func firstWord(cmd *kong.Node, args []string) int {
+	takesValue := map[string]bool{}
+	for _, group := range cmd.AllFlags(true) {
+		for _, f := range group {
+			if f.Value.IsBool() || f.IsCounter() {
+				continue
+			}
+			takesValue["--"+f.Name] = true
+			for _, a := range f.Aliases {
+				takesValue["--"+a] = true
+			}
+			if f.Short != 0 {
+				takesValue["-"+string(f.Short)] = true
+			}
+		}
+	}
+	for i := len(strings.Fields(cmd.FullPath())) - 1; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--":
+			return -1
+		case strings.HasPrefix(a, "-"):
+			if takesValue[a] {
+				i++
+			}
+		default:
+			return i
+		}
+	}
+	return -1
+}
+
+// clusterFlagFirst says, for a cluster flag typed before the command
+// (clusterctl -j apps list-groups), where it goes; "" for any other error.
+func clusterFlagFirst(pe *kong.ParseError, args []string) string {
+	rest, ok := strings.CutPrefix(pe.Error(), "unknown flag ")
+	if !ok {
+		return ""
+	}
+	flag, _, _ := strings.Cut(rest, ",")
+	name, _, _ := strings.Cut(flag, "=")
+	if name != "-j" && name != "--cluster" && name != "--join" {
+		return ""
+	}
+	at := slices.IndexFunc(args, func(a string) bool { return a == flag || strings.HasPrefix(a, name+"=") || a == name })
+	if at < 0 {
+		return ""
+	}
+	moved := []string{args[at]}
+	if !strings.Contains(args[at], "=") && at+1 < len(args) {
+		moved = append(moved, args[at+1])
+	}
+	rest2 := slices.Concat(args[:at], args[at+len(moved):])
+	// The command: the first word of what is left that names one.
+	for i, a := range rest2 {
+		for _, c := range pe.Context.Model.Children {
+			if c.Name == a {
+				fixed := slices.Concat(rest2[:i+1], moved, rest2[i+1:])
+				return fmt.Sprintf("%s goes after the command: clusterctl %s", name, commandLine(fixed))
+			}
+		}
+	}
+	return ""
 }
