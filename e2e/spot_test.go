@@ -69,8 +69,13 @@ func TestSpotMixedGroup(t *testing.T) {
 	if len(groups) != 1 || !sameGroup(groups[0], want) {
 		t.Errorf("list-groups: %+v, want %+v", groups, want)
 	}
-	if r := must(t, "list-groups", "-j", "core"); !regexp.MustCompile(`(?m)^CLUSTER\s+GROUP\s+STATUS\s+TYPE\s+LIFECYCLE\s+DESIRED`).MatchString(r.stdout) ||
+	if r := must(t, "list-groups", "-j", "core", "-o", "wide"); !regexp.MustCompile(`(?m)^CLUSTER\s+GROUP\s+STATUS\s+TYPE\s+LIFECYCLE\s+DESIRED`).MatchString(r.stdout) ||
 		!regexp.MustCompile(`(?m)^core\s+spot\s+CREATE_COMPLETE\s+m5\.large,m5a\.large,m6i\.large\s+spot, on-demand 1 \+ 25%\s+3\s`).MatchString(r.stdout) {
+		t.Errorf("list-groups -o wide table:\n%s", r.stdout)
+	}
+	// The default table of a named cluster: shortened, no CLUSTER column.
+	if r := must(t, "list-groups", "-j", "core"); !regexp.MustCompile(`(?m)^GROUP\s+STATUS\s+TYPE\s+LIFECYCLE\s+DESIRED`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^spot\s+CREATE_COMPLETE\s+m5\.large\+2\s+mixed\s+3\s`).MatchString(r.stdout) {
 		t.Errorf("list-groups table:\n%s", r.stdout)
 	}
 
@@ -111,7 +116,7 @@ func TestSpotMixedGroup(t *testing.T) {
 	if n := len(a.Instances); lifecycles["spot"] != 1 || lifecycles["on-demand"] != n || n == 0 {
 		t.Errorf("lifecycles %v, want 1 spot and the group's %d on demand", lifecycles, n)
 	}
-	if r := must(t, "list-nodes", "-j", "core", "-n", "spot"); !regexp.MustCompile(`(?m)^core\s+spot\s+` + spotID + `\s+m5a\.large\s+spot\s+running`).MatchString(r.stdout) {
+	if r := must(t, "list-nodes", "-j", "core", "-n", "spot"); !regexp.MustCompile(`(?m)^spot\s+` + spotID + `\s+m5a\.large\s+spot\s+running`).MatchString(r.stdout) {
 		t.Errorf("list-nodes table:\n%s", r.stdout)
 	}
 	if _, err := c.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{spotID}}); err != nil {

@@ -323,7 +323,7 @@ func TestInventoryShowsTheSwarm(t *testing.T) {
 		if row["SWARM"] != want[row["INSTANCE"]] {
 			t.Errorf("%s: SWARM %q, want %q", row["INSTANCE"], row["SWARM"], want[row["INSTANCE"]])
 		}
-		if row["INSTANCE"] == gone.InstanceID && (row["GROUP"] != "web" || row["STATE"] != "-" || row["PRIVATE-IP"] != "172.31.9.9" || row["LAUNCHED"] != "-") {
+		if row["INSTANCE"] == gone.InstanceID && (row["GROUP"] != "web" || row["STATE"] != "-" || row["PRIVATE-IP"] != "172.31.9.9" || row["AGE"] != "-") {
 			t.Errorf("the swarm node without an instance: %v", row)
 		}
 		if strings.HasPrefix(row["INSTANCE"], "i-") && row["INSTANCE"] != gone.InstanceID && row["STATE"] != "running" {

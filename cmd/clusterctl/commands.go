@@ -154,7 +154,7 @@ func (c *AddAgentsCmd) Run(app *App) error {
 	if err != nil {
 		return flagError(err, &c.Group)
 	}
-	return writeNodes(app, out, nodes, false)
+	return writeNodes(app, out, nodes, false, true)
 }
 
 // ListNodesCmd is `clusterctl list-nodes`.
@@ -173,15 +173,18 @@ func (c *ListNodesCmd) Run(app *App) error {
 		return err
 	}
 	noteSwarms(app, swarms, "SWARM", query.SwarmStale)
-	return writeNodes(app, out, nodes, true)
+	return writeNodes(app, out, nodes, true, c.Cluster != "")
 }
 
-// writeNodes prints nodes; swarm: with what the swarm says of them.
-func writeNodes(app *App, out *query.Output, nodes []query.Node, swarm bool) error {
+// writeNodes prints nodes; swarm: with what the swarm says of them;
+// oneCluster: of the cluster the command named.
+func writeNodes(app *App, out *query.Output, nodes []query.Node, swarm, oneCluster bool) error {
 	if nodes == nil {
 		nodes = []query.Node{}
 	}
-	return out.Write(app.IO.Out, nodes, func(wide bool) query.Table { return query.NodesTable(nodes, wide, swarm) })
+	return out.Write(app.IO.Out, nodes, func(wide bool) query.Table {
+		return query.NodesTable(nodes, query.Columns{Wide: wide, OneCluster: oneCluster}, swarm)
+	})
 }
 
 // noteSwarms says on stderr, for each cluster listed, why its swarm's
@@ -220,7 +223,9 @@ func (c *ListGroupsCmd) Run(app *App) error {
 	}
 	noteSwarms(app, inv.Swarms, "READY", "?")
 	groups := inv.Groups
-	return out.Write(app.IO.Out, groups, func(wide bool) query.Table { return query.GroupsTable(groups, wide) })
+	return out.Write(app.IO.Out, groups, func(wide bool) query.Table {
+		return query.GroupsTable(groups, query.Columns{Wide: wide, OneCluster: c.Cluster != ""})
+	})
 }
 
 // UpdateGroupCmd is `clusterctl update-group -n GROUP -j CLUSTER`: the
