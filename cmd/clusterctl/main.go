@@ -86,6 +86,10 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", oneLine(err.Error()))
 		return errs.ExitCode(err)
 	}
+	if msg := repeatedFlag(kctx, args); msg != "" {
+		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", msg)
+		return errs.ExitUsage
+	}
 	app := newApp(ctx, ios, &cli.Globals, args)
 	err = kctx.Run(app)
 	if err != nil && app.svc != nil {
@@ -268,6 +272,49 @@ func clusterFlagFirst(pe *kong.ParseError, args []string) string {
 				fixed := slices.Concat(rest2[:i+1], moved, rest2[i+1:])
 				return fmt.Sprintf("%s goes after the command: clusterctl %s", name, commandLine(fixed))
 			}
+		}
+	}
+	return ""
+}
+
+// repeatedFlag refuses a flag of one value given twice (-c 2 -c 3): kong
+// would keep the last silently. Flags that take several values (-m, --tags)
+// may repeat.
+func repeatedFlag(kctx *kong.Context, args []string) string {
+	for _, f := range kctx.Flags() {
+		if !f.Set || f.IsSlice() || f.IsMap() || f.IsCounter() {
+			continue
+		}
+		spellings := []string{"--" + f.Name}
+		for _, a := range f.Aliases {
+			spellings = append(spellings, "--"+a)
+		}
+		if f.Short != 0 {
+			spellings = append(spellings, "-"+string(f.Short))
+		}
+		if f.Value.IsBool() {
+			spellings = append(spellings, "--no-"+f.Name)
+		}
+		var given []string
+		for i, a := range args {
+			if a == "--" {
+				break
+			}
+			name, _, hasValue := strings.Cut(a, "=")
+			if !slices.Contains(spellings, name) {
+				continue
+			}
+			if !hasValue && !f.Value.IsBool() && i+1 < len(args) {
+				a += " " + args[i+1]
+			}
+			given = append(given, a)
+		}
+		if len(given) > 1 {
+			flag := "--" + f.Name
+			if f.Short != 0 {
+				flag = "-" + string(f.Short) + "/" + flag
+			}
+			return fmt.Sprintf("%s given %d times (%s): give it once", flag, len(given), strings.Join(given, ", "))
 		}
 	}
 	return ""

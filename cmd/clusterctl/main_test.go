@@ -63,6 +63,11 @@ func TestRun(t *testing.T) {
 		{[]string{"update-group", "-n", "g", "-j", "core", "-c", "5", "--max", "3"}, 2, "", "clusterctl: --max: invalid capacity: count 5 is above max 3", false},
 		{[]string{"update-group", "-n", "g", "-j", "core", "--max-batch", "0"}, 2, "", "clusterctl: --max-batch: invalid rolling update batch size 0", false},
 		{[]string{"unlock", "core", "--id", "nope"}, 2, "", "invalid lease id \"nope\"", false},
+		// A flag of one value given twice is refused, not the last taken.
+		{[]string{"render", "group", "-n", "g", "-t", "t3.small", "-c", "2", "-c", "3"}, 2, "", "clusterctl: -c/--count given 2 times (-c 2, -c 3): give it once", false},
+		{[]string{"update-group", "-n", "g", "-j", "core", "--count=2", "--count", "3"}, 2, "", "clusterctl: -c/--count given 2 times (--count=2, --count 3): give it once", false},
+		{[]string{"list-nodes", "-j", "a", "--cluster", "b"}, 2, "", "clusterctl: -j/--cluster given 2 times (-j a, --cluster b): give it once", false},
+		{[]string{"update-group", "-n", "g", "-j", "core", "--spot", "--no-spot"}, 2, "", "clusterctl: --spot given 2 times", false},
 		{[]string{"unlock", "core", "--group", "g_1", "--id", "0123456789ab"}, 2, "", "invalid group name", false},
 	}
 	for _, tt := range tests {

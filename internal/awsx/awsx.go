@@ -21,6 +21,8 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/smithy-go/middleware"
+
+	"github.com/clusterctl/clusterctl/internal/errs"
 )
 
 // Options are the global flags that shape the AWS configuration.
@@ -79,6 +81,9 @@ func Load(ctx context.Context, o Options) (aws.Config, *Recorder, error) {
 	// one-line errors.
 	loaders = append(loaders, config.WithLogger(sdkLogger(o.Log)))
 	cfg, err := config.LoadDefaultConfig(ctx, loaders...)
+	if pe := (config.SharedConfigProfileNotExistError{}); errors.As(err, &pe) {
+		return aws.Config{}, nil, errs.Usage("AWS profile %q not found in the AWS configuration (aws configure list-profiles lists those there)", pe.Profile)
+	}
 	if err != nil {
 		return aws.Config{}, nil, fmt.Errorf("loading AWS configuration: %w", err)
 	}
