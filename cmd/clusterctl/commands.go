@@ -502,6 +502,10 @@ func (c *WaitCmd) Run(app *App) error {
 	if len(outcomes) == 0 {
 		return err
 	}
+	if line := nothingInProgress(sts, c.Cluster, c.Group); err == nil && line != "" && out.TableForm() {
+		_, werr := fmt.Fprintln(app.IO.Out, line)
+		return werr
+	}
 	// One group: its result. The cluster: the core's (last) with the
 	// groups it waited for, as delete-core reports them.
 	var v any
