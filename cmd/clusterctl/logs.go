@@ -81,7 +81,9 @@ func (c *LogsCmd) Run(app *App) error {
 		return err
 	}
 	table, stamps := out.TableForm(), c.Timestamps || out.Format == "wide"
+	seen := 0
 	err = svc.Logs(app.Context(), c.Cluster, req, func(e logs.Event) error {
+		seen++
 		if !table {
 			return out.WriteEach(app.IO.Out, e)
 		}
@@ -94,7 +96,31 @@ func (c *LogsCmd) Run(app *App) error {
 		return err
 	})
 	if c.Follow && errors.Is(err, context.DeadlineExceeded) {
-		return nil // --timeout: as long as the operator wanted to follow
+		err = nil // --timeout: as long as the operator wanted to follow
+	}
+	if err == nil && seen == 0 {
+		// Silence would read as a hang or a broken pipe.
+		fmt.Fprintln(app.IO.ErrOut, noEvents(c.Cluster, req))
 	}
 	return err
+}
+
+// noEvents says, on stderr, that a logs request found nothing, and what it
+// asked for.
+func noEvents(clusterName string, req logs.Request) string {
+	what := "cluster " + clusterName
+	switch {
+	case req.Service != "":
+		what = "service " + req.Service + " of " + what
+	case req.Node != "":
+		what = "node " + req.Node + " of " + what
+	}
+	msg := "No events of " + what
+	if req.Grep != "" {
+		msg += fmt.Sprintf(" matching %q", req.Grep)
+	}
+	if !req.Since.IsZero() {
+		return msg + " since " + req.Since.UTC().Format(time.RFC3339)
+	}
+	return msg + " in its log group"
 }
