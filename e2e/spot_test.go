@@ -44,8 +44,12 @@ func TestSpotMixedGroup(t *testing.T) {
 	c := newClients(t)
 	ctx := context.Background()
 	must(t, "create-core", "core", "-q")
-	must(t, "add-agents", "-n", "spot", "-t", "m5.large,m5a.large,m6i.large", "--spot", "--on-demand-base", "1", "--on-demand-percent", "25",
+	r := must(t, "add-agents", "-n", "spot", "-t", "m5.large,m5a.large,m6i.large", "--spot", "--on-demand-base", "1", "--on-demand-percent", "25",
 		"-j", "core", "-c", "3", "-q")
+	// Creating it says what is bought.
+	if !strings.Contains(r.stderr, "Creating group stack core-spot (3 x m5.large,m5a.large,m6i.large, spot with on-demand 1 + 25%) in cluster core") {
+		t.Errorf("add-agents of a spot group:\n%s", r)
+	}
 
 	a := groupASG(t, c, "core", "spot")
 	p := a.MixedInstancesPolicy
@@ -124,7 +128,7 @@ func TestSpotMixedGroup(t *testing.T) {
 	}
 
 	// Types and the mix change like any setting: the plan shows old → new.
-	r := must(t, "update-group", "-n", "spot", "-j", "core", "-t", "m5.large,m6i.large", "--on-demand-percent", "50", "--spot-allocation", "capacity-optimized", "--yes")
+	r = must(t, "update-group", "-n", "spot", "-j", "core", "-t", "m5.large,m6i.large", "--on-demand-percent", "50", "--spot-allocation", "capacity-optimized", "--yes")
 	for _, want := range []string{
 		`(?m)^instanceType\s+m5\.large,m5a\.large,m6i\.large → m5\.large,m6i\.large$`,
 		`(?m)^onDemandPercent\s+25 → 50$`,

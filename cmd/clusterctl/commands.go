@@ -154,6 +154,7 @@ func (c *AddAgentsCmd) Run(app *App) error {
 	if err != nil {
 		return flagError(err, &c.Group)
 	}
+	sayEndpoint(app, svc, c.Cluster, c.Group)
 	return writeNodes(app, out, nodes, false, true)
 }
 

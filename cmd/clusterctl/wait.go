@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/clusterctl/clusterctl/internal/cluster"
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
@@ -23,4 +26,19 @@ func nothingInProgress(sts []*stacks.Stack, clusterName, group string) string {
 		what = "group " + group + " of cluster " + clusterName
 	}
 	return fmt.Sprintf("Nothing in progress on %s: %s", what, strings.Join(states, ", "))
+}
+
+// sayEndpoint says, on stderr beside the new group's nodes, where its load
+// balancer answers: the name to point clients (or DNS) at.
+func sayEndpoint(app *App, svc *cluster.Service, clusterName string, g spec.Group) {
+	if !g.Published() {
+		return
+	}
+	st, err := svc.Stacks.Get(app.Context(), names.GroupStack(clusterName, g.Name))
+	if err != nil {
+		return
+	}
+	if dns := st.Outputs[names.OutputLoadBalancerDNSName]; dns != "" {
+		fmt.Fprintf(app.IO.ErrOut, "Endpoint of group %s: %s (ports %s)\n", g.Name, dns, strings.Join(g.Publish, ","))
+	}
 }
