@@ -83,6 +83,8 @@ func (s *Service) prepareNewGroup(ctx context.Context, core *stacks.Stack, g spe
 		dead = existing
 	case err == nil && stacks.Classify(existing.Status) == stacks.FailedDead:
 		return nil, nil, refused("group %q of cluster %q exists but is dead (stack %s, %s)\n%s", g.Name, cluster, name, existing.Status, Advice(existing, RefOf(existing), nil))
+	case err == nil && stacks.Classify(existing.Status) == stacks.InProgress:
+		return nil, nil, refused("group %q already exists in cluster %q (stack %s, status %s): follow the operation in progress with `clusterctl wait %s -n %s`", g.Name, cluster, name, existing.Status, cluster, g.Name)
 	case err == nil:
 		return nil, nil, refused("group %q already exists in cluster %q (stack %s, status %s)", g.Name, cluster, name, existing.Status)
 	case !errors.Is(err, stacks.ErrNotFound):
