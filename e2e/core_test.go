@@ -60,7 +60,7 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		{"--log-driver", []string{"--log-driver", "none"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--dry-run", nil}, // creates nothing: nothing to update
-		{"--cluster", nil},    // the cluster as a flag: TestClusterAsFlagOrArgument
+		{"--cluster", nil}, // the cluster as a flag: TestClusterAsFlagOrArgument
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
