@@ -1,5 +1,6 @@
 # clusterctl: `make demo` runs the lifecycle against a local moto server,
-# `make test` runs everything CI runs.
+# `make moto` starts that local AWS for you to use, `make test` runs
+# everything CI runs.
 
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -7,7 +8,7 @@ COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 SCRIPTS := $(shell git ls-files '*.sh' 2>/dev/null) .ci/run
 
-.PHONY: build agents demo test lint unit e2e golden bench clean
+.PHONY: build agents demo moto test lint unit e2e golden bench clean
 
 # The node agents for linux/amd64 and linux/arm64 (reproducible builds
 # stamped with VERSION, gzip-compressed with their SHA-256), then clusterctl
@@ -20,6 +21,11 @@ agents:
 
 demo: build
 	./scripts/demo.sh
+
+# The demo's and the tests' local AWS, until Ctrl-C: moto with its gaps
+# filled and a default VPC with an internet gateway. MOTO_PORT picks the port.
+moto:
+	./scripts/moto.sh $(MOTO_PORT)
 
 # Everything CI runs: formatting, vet, shell scripts, then every test
 # (templates through cfn-lint, scripts through shellcheck, end to end on moto).

@@ -111,10 +111,10 @@ func TestAutoscaleFlagsFilesPlan(t *testing.T) {
 	if _, err := c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(names.StatusKey), Body: strings.NewReader(string(body))}); err != nil {
 		t.Fatal(err)
 	}
-	r := must(t, "list-groups", "-j", "core")
-	if !regexp.MustCompile(`(?m)^CLUSTER\s.*\sAUTOSCALE$`).MatchString(r.stdout) ||
-		!regexp.MustCompile(`(?m)^core\s+elastic\s.*\s1–4, 1→3 at `+now.Format(time.TimeOnly)+`$`).MatchString(r.stdout) ||
-		!regexp.MustCompile(`(?m)^core\s+fixed\s.*\soff$`).MatchString(r.stdout) {
+	r := must(t, "list-groups", "-j", "core", "-o", "wide")
+	if !regexp.MustCompile(`(?m)^CLUSTER\s.*\sAUTOSCALE\s`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^core\s+elastic\s.*\s1–4, 1→3 at `+now.Format(time.TimeOnly)+`\s`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^core\s+fixed\s.*\soff\s`).MatchString(r.stdout) {
 		t.Errorf("list-groups:\n%s", r.stdout)
 	}
 	type listed struct {

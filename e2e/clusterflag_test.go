@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// Every command that takes a cluster takes it as -j/--join (also
-// --cluster), those that name it as an argument too; and each wrong guess
+// Every command that takes a cluster takes it as -j/--cluster (also
+// --join), those that name it as an argument too; and each wrong guess
 // gets one line saying which flag the word belongs to, exit 2, nothing
 // created.
 func TestClusterAsFlagOrArgument(t *testing.T) {
@@ -43,12 +43,29 @@ func TestClusterAsFlagOrArgument(t *testing.T) {
 		{[]string{"events", "core", "a"}, "the group is given with -n (clusterctl events core -n a)"},
 		{[]string{"remove-group", "a", "-j", "core"}, "the group is given with -n (clusterctl remove-group -n a -j core)"},
 		{[]string{"update-group", "--cluster=core", "a", "-c", "2"}, "the group is given with -n (clusterctl update-group --cluster=core -n a -c 2)"},
-		{[]string{"describe"}, "missing the cluster: clusterctl describe NAME (or -j NAME)"},
+		{[]string{"describe"}, "which cluster? clusterctl describe -j NAME (clusterctl list-clusters lists them)"},
+		{[]string{"logs", "web"}, "which cluster? clusterctl logs -j NAME (clusterctl list-clusters lists them)"},
+		{[]string{"add-agents", "-t", "t3.small"}, "which cluster? clusterctl add-agents -j NAME (clusterctl list-clusters lists them); missing flags too: --name=GROUP"},
 		{[]string{"delete-core", "core", "-j", "other"}, "the cluster is given twice, as core and -j other"},
+		// The suggested command is one that works.
+		{[]string{"logs", "core", "web"}, "the cluster is given with -j (clusterctl logs -j core web)"},
+		{[]string{"logs", "--since", "1h", "core", "web"}, "the cluster is given with -j (clusterctl logs --since 1h -j core web)"},
+		{[]string{"-j", "core", "list-groups"}, "clusterctl: -j goes after the command: clusterctl list-groups -j core\n"},
+		{[]string{"--cluster=core", "list-nodes", "-o", "wide"}, "clusterctl: --cluster goes after the command: clusterctl list-nodes --cluster=core -o wide\n"},
 	} {
 		r := clusterctl(t, tt.args...)
 		if r.code != 2 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tt.want) {
 			t.Errorf("%s: want exit 2 and one line with %q:\n%s", strings.Join(tt.args, " "), tt.want, r)
+		}
+	}
+	// Each suggestion, run as given, is understood (logs reaches AWS).
+	for _, line := range [][]string{
+		{"list-groups", "-j", "core"},
+		{"list-nodes", "--cluster=core", "-o", "wide"},
+		{"logs", "--since", "1h", "-j", "core", "web", "--help"},
+	} {
+		if r := clusterctl(t, line...); r.code != 0 {
+			t.Errorf("suggested %s:\n%s", strings.Join(line, " "), r)
 		}
 	}
 	if names := c.stackNames(t); !sameSet(names, []string{"core", "core-a"}) {

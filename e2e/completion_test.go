@@ -52,6 +52,11 @@ func TestCompletionInBashAndZsh(t *testing.T) {
 			term.expect("core ")
 			term.typeText("-n r3\t")
 			term.expect("r3-agents ")
+			if sh == "zsh" {
+				// zsh lists the choices with what each is.
+				term.typeText("\x15clusterctl list-\t\t")
+				term.expect("-- List the nodes of a cluster")
+			}
 			// Ctrl-U drops the line; the shell then ends.
 			term.typeText("\x15exit\n")
 			term.exit()

@@ -66,7 +66,7 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		{"--backup-keep", []string{"--backup-keep", "20"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--dry-run", nil}, // creates nothing: nothing to update
-		{"--join", nil},    // the cluster as a flag: TestClusterAsFlagOrArgument
+		{"--cluster", nil}, // the cluster as a flag: TestClusterAsFlagOrArgument
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {

@@ -303,7 +303,10 @@ func TestLoadBalancer(t *testing.T) {
 
 	// With --yes it goes: an internal load balancer of another group, so
 	// that the group removed below still has its own.
-	must(t, "add-agents", "-n", "api", "-t", "t3.small", "-j", "core", "--publish", "8080", "--load-balancer", "internal", "-q")
+	r = must(t, "add-agents", "-n", "api", "-t", "t3.small", "-j", "core", "--publish", "8080", "--load-balancer", "internal", "-q")
+	if dns := outputs(describeStack(t, c, "core-api"))["LoadBalancerDnsName"]; dns == "" || !strings.Contains(r.stderr, "Endpoint of group api: "+dns+" (ports 8080)\n") {
+		t.Errorf("add-agents --publish does not say its endpoint %q:\n%s", dns, r)
+	}
 	apiLB := outputs(describeStack(t, c, "core-api"))["LoadBalancerArn"]
 	if got := readGroupLB(t, elb, apiLB); got.scheme != "internal" || !maps.Equal(got.listeners, map[int32]string{8080: "TCP"}) {
 		t.Errorf("internal load balancer %+v", got)

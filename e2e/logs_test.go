@@ -120,6 +120,13 @@ func TestLogs(t *testing.T) {
 			t.Errorf("%v: %s", args, r)
 		}
 	}
+	// Nothing found is said on stderr, with what was asked; stdout stays empty.
+	if r := must(t, "logs", "-j", "core", "db", "--since", "2026-01-02T03:04:05Z", "--until", "2026-01-02T03:05:05Z"); r.stdout != "" || r.stderr != "No events of service db of cluster core since 2026-01-02T03:04:05Z\n" {
+		t.Errorf("logs with no events: %s", r)
+	}
+	if r := must(t, "logs", "-j", "core", "web", "--grep", "nothing-like-this"); r.stdout != "" || r.stderr != "No events of service web of cluster core matching \"nothing-like-this\" in its log group\n" {
+		t.Errorf("logs with no events: %s", r)
+	}
 	if r := clusterctl(t, "logs", "-j", "nosuch"); r.code != 1 || !strings.Contains(r.stderr, `cluster "nosuch" not found`) {
 		t.Errorf("unknown cluster: %s", r)
 	}

@@ -94,7 +94,7 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 		{"--on-demand-base", []string{"--spot", "--on-demand-base", "1"}},
 		{"--on-demand-percent", []string{"--spot", "--on-demand-percent", "30"}},
 		{"--spot-allocation", []string{"--spot", "--spot-allocation", "lowest-price", "-t", "t3a.small"}},
-		{"--join", nil},
+		{"--cluster", nil},
 		{"--count", []string{"-c", "2"}},
 		{"--min", []string{"--min", "1"}},
 		{"--max", []string{"--max", "4"}},
@@ -137,7 +137,7 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			group := fmt.Sprintf("g%d", i)
 			stack := "core-" + group
-			must(t, append([]string{"add-agents", "-n", group, "-t", "t3.small", "-j", "core", "-q"}, tt.args...)...)
+			must(t, overriding([]string{"add-agents", "-n", group, "-t", "t3.small", "-j", "core", "-q"}, tt.args)...)
 			before := deployedStack(t, c, stack)
 			r := clusterctl(t, "update-group", "-n", group, "-j", "core", "-q")
 			if r.code != 0 || !strings.Contains(r.stderr, "No changes") {

@@ -231,7 +231,7 @@ func TestDrainNode(t *testing.T) {
 		want string
 	}{
 		{"bad id", []string{"drain-node", "i-xyz"}, "invalid instance id"},
-		{"bad cluster", []string{"drain-node", agent, "-j", "9core"}, "-j/--join: invalid cluster name"},
+		{"bad cluster", []string{"drain-node", agent, "-j", "9core"}, "-j/--cluster: invalid cluster name"},
 		{"unknown instance", []string{"drain-node", "i-0123456789abcdef0"}, "instance i-0123456789abcdef0 not found"},
 		{"another cluster", []string{"drain-node", agent, "-j", "other"}, `is a node of cluster "core", not of "other"`},
 		{"tags copied", []string{"drain-node", copied}, "is in no Auto Scaling group"},

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ func TestExportLeavesDefaultsOut(t *testing.T) {
 
 // A group whose types are not offered in one of the core's zones is told
 // so once per zone, naming every type, also when apply checks it before
-// and while creating it.
+// and while creating it; and only when it is news.
 func TestZoneNoteOnce(t *testing.T) {
 	resetMoto(t)
 	must(t, "create-core", "core", "-q")
@@ -38,9 +39,33 @@ func TestZoneNoteOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = must(t, "apply", "-f", path, "-q")
-	if n := strings.Count(r.stderr, "us-east-1e"); n != 2 {
-		t.Errorf("apply: %d notes of us-east-1e, want one per group:\n%s", n, r)
+	if n := strings.Count(r.stderr, "us-east-1e"); n != 1 || !strings.Contains(r.stderr, "group d: c5.large is not offered in us-east-1e") {
+		t.Errorf("apply: %d notes of us-east-1e, want one, for the new group d (c is unchanged):\n%s", n, r)
 	}
+	// Said when news only: not again for an update that keeps the types,
+	// nor for a no-op apply of the live cluster, which uploads nothing
+	// either; again when the types change.
+	r = must(t, "update-group", "-n", "c", "-j", "core", "-c", "2", "--yes", "-q")
+	if strings.Contains(r.stderr, "us-east-1e") || strings.Contains(r.stderr, "Uploading") {
+		t.Errorf("update-group -c 2 says again what is no news:\n%s", r)
+	}
+	r = clusterctlShell(t, "clusterctl export core | clusterctl apply -f - -q")
+	if r.code != 0 || strings.Contains(r.stderr, "us-east-1e") || strings.Contains(r.stderr, "Uploading") {
+		t.Errorf("a no-op export | apply:\n%s", r)
+	}
+	r = must(t, "update-group", "-n", "d", "-j", "core", "-t", "c5.xlarge", "--yes", "-q")
+	if n := strings.Count(r.stderr, "us-east-1e"); n != 1 {
+		t.Errorf("update-group -t: %d notes of us-east-1e, want 1:\n%s", n, r)
+	}
+}
+
+// clusterctlShell runs a bash command line with the binary under test first
+// on PATH.
+func clusterctlShell(t *testing.T, line string) result {
+	t.Helper()
+	cmd := exec.Command("bash", "-c", line)
+	cmd.Env = append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv())
+	return runCommand(t, cmd)
 }
 
 // The plan's header goes with its table, so that `--dry-run > plan.txt`

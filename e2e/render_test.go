@@ -98,8 +98,8 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 			{"--tags", nil, []string{"--tags", "team=web"}, map[string]string{"team": "web"}, false},
 			{"--autoscale", nil, []string{"--autoscale", "--min", "2", "--max", "5"}, map[string]string{"DesiredCapacity": "2", "MinSize": "2", "MaxSize": "5"}, false},
 			{"--scale-down-after", []string{"render", "group", "-n", "web", "-t", "c5.large", "--autoscale"}, []string{"--scale-down-after", "3m"}, nil, false},
-			{"--join", nil, []string{"-j", "core"}, map[string]string{"ClusterName": "core", "ContractVersion": "2", "ManagersKey": "join/swarm/managers"}, true},
-			{"--join", nil, []string{"-j", "prod", "--offline"}, map[string]string{"clusterctl:cluster": "prod"}, true},
+			{"--cluster", nil, []string{"-j", "core"}, map[string]string{"ClusterName": "core", "ContractVersion": "2", "ManagersKey": "join/swarm/managers"}, true},
+			{"--cluster", nil, []string{"-j", "prod", "--offline"}, map[string]string{"clusterctl:cluster": "prod"}, true},
 			{"--offline", []string{"render", "group", "-n", "web", "-t", "c5.large", "-j", "core"}, []string{"--offline"}, map[string]string{"ClusterName": "", "BucketName": ""}, true},
 			{"--parameters", nil, []string{"--parameters"}, nil, false},
 			{"--cli-input-json", nil, []string{"--cli-input-json"}, nil, false},
@@ -115,7 +115,7 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 			{"--volume-size", nil, []string{"--volume-size", "50"}, map[string]string{"VolumeSize": "50"}, false},
 			{"--managers", nil, []string{"--managers", "3"}, map[string]string{"Managers": "3"}, false},
 			{"--tags", nil, []string{"--tags", "team=platform"}, map[string]string{"team": "platform"}, false},
-			{"--join", []string{"render", "core"}, []string{"-j", "c9"}, map[string]string{"clusterctl:cluster": "c9"}, false},
+			{"--cluster", []string{"render", "core"}, []string{"-j", "c9"}, map[string]string{"clusterctl:cluster": "c9"}, false},
 			{"--log-retention-days", nil, []string{"--log-retention-days", "7"}, map[string]string{"LogRetentionDays": "7"}, false},
 			{"--log-kms-key", nil, []string{"--log-kms-key", "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}, map[string]string{"LogKmsKey": "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}, false},
 			{"--log-driver", nil, []string{"--log-driver", "none"}, map[string]string{"LogDriver": "none"}, false},
@@ -143,7 +143,7 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 				if c.base != nil {
 					base = c.base
 				}
-				with := slices.Concat(base, c.args)
+				with := overriding(base, c.args)
 				if c.want == nil {
 					if before, after := must(t, base...).stdout, must(t, with...).stdout; before == after {
 						t.Errorf("%s prints the template unchanged", c.flag)
@@ -486,4 +486,26 @@ func readmeBlock(t *testing.T, marker string) string {
 		t.Fatalf("README.md has no fenced block after %q", marker)
 	}
 	return block + "\n"
+}
+
+// overriding is base with args after it, less the flags of base that args
+// give again (with their values): a flag of one value is given once.
+func overriding(base, args []string) []string {
+	again := map[string]bool{}
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			again[a] = true
+		}
+	}
+	var out []string
+	for i := 0; i < len(base); i++ {
+		if again[base[i]] {
+			if i+1 < len(base) && !strings.HasPrefix(base[i+1], "-") {
+				i++
+			}
+			continue
+		}
+		out = append(out, base[i])
+	}
+	return append(out, args...)
 }

@@ -44,8 +44,12 @@ func TestSpotMixedGroup(t *testing.T) {
 	c := newClients(t)
 	ctx := context.Background()
 	must(t, "create-core", "core", "-q")
-	must(t, "add-agents", "-n", "spot", "-t", "m5.large,m5a.large,m6i.large", "--spot", "--on-demand-base", "1", "--on-demand-percent", "25",
+	r := must(t, "add-agents", "-n", "spot", "-t", "m5.large,m5a.large,m6i.large", "--spot", "--on-demand-base", "1", "--on-demand-percent", "25",
 		"-j", "core", "-c", "3", "-q")
+	// Creating it says what is bought.
+	if !strings.Contains(r.stderr, "Creating group stack core-spot (3 x m5.large,m5a.large,m6i.large, spot with on-demand 1 + 25%) in cluster core") {
+		t.Errorf("add-agents of a spot group:\n%s", r)
+	}
 
 	a := groupASG(t, c, "core", "spot")
 	p := a.MixedInstancesPolicy
@@ -69,8 +73,13 @@ func TestSpotMixedGroup(t *testing.T) {
 	if len(groups) != 1 || !sameGroup(groups[0], want) {
 		t.Errorf("list-groups: %+v, want %+v", groups, want)
 	}
-	if r := must(t, "list-groups", "-j", "core"); !regexp.MustCompile(`(?m)^CLUSTER\s+GROUP\s+STATUS\s+TYPE\s+LIFECYCLE\s+DESIRED`).MatchString(r.stdout) ||
+	if r := must(t, "list-groups", "-j", "core", "-o", "wide"); !regexp.MustCompile(`(?m)^CLUSTER\s+GROUP\s+STATUS\s+TYPE\s+LIFECYCLE\s+DESIRED`).MatchString(r.stdout) ||
 		!regexp.MustCompile(`(?m)^core\s+spot\s+CREATE_COMPLETE\s+m5\.large,m5a\.large,m6i\.large\s+spot, on-demand 1 \+ 25%\s+3\s`).MatchString(r.stdout) {
+		t.Errorf("list-groups -o wide table:\n%s", r.stdout)
+	}
+	// The default table of a named cluster: shortened, no CLUSTER column.
+	if r := must(t, "list-groups", "-j", "core"); !regexp.MustCompile(`(?m)^GROUP\s+STATUS\s+TYPE\s+LIFECYCLE\s+DESIRED`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^spot\s+CREATE_COMPLETE\s+m5\.large\+2\s+mixed\s+3\s`).MatchString(r.stdout) {
 		t.Errorf("list-groups table:\n%s", r.stdout)
 	}
 
@@ -111,7 +120,7 @@ func TestSpotMixedGroup(t *testing.T) {
 	if n := len(a.Instances); lifecycles["spot"] != 1 || lifecycles["on-demand"] != n || n == 0 {
 		t.Errorf("lifecycles %v, want 1 spot and the group's %d on demand", lifecycles, n)
 	}
-	if r := must(t, "list-nodes", "-j", "core", "-n", "spot"); !regexp.MustCompile(`(?m)^core\s+spot\s+` + spotID + `\s+m5a\.large\s+spot\s+running`).MatchString(r.stdout) {
+	if r := must(t, "list-nodes", "-j", "core", "-n", "spot"); !regexp.MustCompile(`(?m)^spot\s+` + spotID + `\s+m5a\.large\s+spot\s+running`).MatchString(r.stdout) {
 		t.Errorf("list-nodes table:\n%s", r.stdout)
 	}
 	if _, err := c.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{spotID}}); err != nil {
@@ -119,7 +128,7 @@ func TestSpotMixedGroup(t *testing.T) {
 	}
 
 	// Types and the mix change like any setting: the plan shows old → new.
-	r := must(t, "update-group", "-n", "spot", "-j", "core", "-t", "m5.large,m6i.large", "--on-demand-percent", "50", "--spot-allocation", "capacity-optimized", "--yes")
+	r = must(t, "update-group", "-n", "spot", "-j", "core", "-t", "m5.large,m6i.large", "--on-demand-percent", "50", "--spot-allocation", "capacity-optimized", "--yes")
 	for _, want := range []string{
 		`(?m)^instanceType\s+m5\.large,m5a\.large,m6i\.large → m5\.large,m6i\.large$`,
 		`(?m)^onDemandPercent\s+25 → 50$`,

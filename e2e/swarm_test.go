@@ -277,7 +277,7 @@ func TestInventoryShowsTheSwarm(t *testing.T) {
 			t.Errorf("%s: SWARM %q without a snapshot", id, s)
 		}
 	}
-	if want := "clusterctl: cluster core: the swarm's state is unknown: no status snapshot in " + where + " yet"; !strings.Contains(r.stderr, want) {
+	if want := "Note: cluster core: the swarm's state is unknown: no status snapshot in " + where + " yet"; !strings.Contains(r.stderr, want) {
 		t.Errorf("list-nodes does not say why the swarm is unknown:\n%s", r)
 	}
 	for _, n := range decode[[]listed](t, must(t, "list-nodes", "-j", "core", "-o", "json")) {
@@ -323,7 +323,7 @@ func TestInventoryShowsTheSwarm(t *testing.T) {
 		if row["SWARM"] != want[row["INSTANCE"]] {
 			t.Errorf("%s: SWARM %q, want %q", row["INSTANCE"], row["SWARM"], want[row["INSTANCE"]])
 		}
-		if row["INSTANCE"] == gone.InstanceID && (row["GROUP"] != "web" || row["STATE"] != "-" || row["PRIVATE-IP"] != "172.31.9.9" || row["LAUNCHED"] != "-") {
+		if row["INSTANCE"] == gone.InstanceID && (row["GROUP"] != "web" || row["STATE"] != "-" || row["PRIVATE-IP"] != "172.31.9.9" || row["AGE"] != "-") {
 			t.Errorf("the swarm node without an instance: %v", row)
 		}
 		if strings.HasPrefix(row["INSTANCE"], "i-") && row["INSTANCE"] != gone.InstanceID && row["STATE"] != "running" {
@@ -437,7 +437,7 @@ func TestInventoryShowsTheSwarm(t *testing.T) {
 			t.Errorf("%s: SWARM %q with a stale snapshot", id, s)
 		}
 	}
-	if !strings.Contains(r.stderr, "clusterctl: cluster core: the swarm's status snapshot "+where+" is 10m") || !strings.Contains(r.stderr, "old (stale after 2m)") {
+	if !strings.Contains(r.stderr, "Note: cluster core: the swarm's status snapshot "+where+" is 10m") || !strings.Contains(r.stderr, "old (stale after 2m)") {
 		t.Errorf("list-nodes does not say the snapshot is stale:\n%s", r.stderr)
 	}
 	for _, n := range decode[[]listed](t, must(t, "list-nodes", "-j", "core", "-o", "json")) {

@@ -48,7 +48,7 @@ func TestUnlock(t *testing.T) {
 		t.Errorf("the holder's renewal after unlock = %v, want ErrLost", err)
 	}
 	r = clusterctl(t, "unlock", "core", "--group", "g", "--id", id)
-	if r.code != 1 || !strings.Contains(r.stderr, "holds no lease") {
+	if r.code != 1 || !strings.Contains(r.stderr, "holds no lease: nothing to break\n") {
 		t.Errorf("unlock of a broken lease:\n%s", r)
 	}
 

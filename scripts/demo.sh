@@ -1,57 +1,65 @@
 #!/usr/bin/env bash
-# The whole cluster lifecycle against a local moto server: create a core, add
-# two heterogeneous groups, list, update, shrink and delete. Each command is
-# printed before it runs. The server is stopped on exit, failure or Ctrl-C.
+# The README's headline flows against the local AWS of scripts/moto.sh: create
+# a core, add heterogeneous groups and one behind a load balancer, list,
+# update, then the file workflow (export → edit → apply --dry-run → apply),
+# and tear down. Each command is printed before it runs. The server is
+# stopped on exit, failure or Ctrl-C.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${CLUSTERCTL:-$here/bin/clusterctl}
+# shellcheck source=scripts/moto.sh
+source "$here/scripts/moto.sh"
 
-if ! command -v moto_server >/dev/null 2>&1; then
-	echo "demo: moto_server not found: pip install 'moto[server]'" >&2
-	exit 1
-fi
-
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 log=$(mktemp -t clusterctl-demo-moto.XXXXXX)
-moto_server -H 127.0.0.1 -p "$port" >"$log" 2>&1 &
-moto_pid=$!
+work=$(mktemp -d -t clusterctl-demo.XXXXXX)
+moto_pid=""
 cleanup() {
-	kill "$moto_pid" 2>/dev/null || true
-	wait "$moto_pid" 2>/dev/null || true
-	rm -f "$log"
+	if [ -n "$moto_pid" ]; then
+		kill "$moto_pid" 2>/dev/null || true
+		wait "$moto_pid" 2>/dev/null || true
+	fi
+	rm -rf "$log" "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-for _ in $(seq 1 100); do
-	if python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' "http://127.0.0.1:$port/moto-api/" 2>/dev/null; then
-		break
-	fi
-	sleep 0.1
-done
-
-export AWS_ENDPOINT_URL="http://127.0.0.1:$port" AWS_REGION=us-east-1
-export AWS_ACCESS_KEY_ID=demo AWS_SECRET_ACCESS_KEY=demo
-export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
-unset AWS_PROFILE AWS_SESSION_TOKEN
+start_moto "$(free_port)" "$log"
+cd "$work"
 
 run() {
 	printf '\n\033[1m$ clusterctl %s\033[0m\n' "$*"
 	"$bin" "$@"
 }
+say() {
+	printf '\n\033[2m# %s\033[0m\n' "$*"
+}
 
-echo "moto_server on $AWS_ENDPOINT_URL"
+echo "Local AWS on $AWS_ENDPOINT_URL"
 run create-core core
 run add-agents -n r3-agents -t r3.large -j core -c 3 -m instancetype=r3,role=worker
 run add-agents -n c5-agents -t c5.xlarge -j core
+say "A group behind a load balancer: port 80 on the nodes, as examples/compose.yml publishes it"
+run add-agents -n front -t t3.small -j core -c 2 --publish 80
 run list-groups -j core
+run list-groups -j core -o wide
 run list-nodes -j core
 run update-group -n r3-agents -j core -t r5.large -c 4 --yes
-run list-nodes -j core -o wide
-run remove-group -n c5-agents -j core --yes
+say "On AWS the rolling update replaces the 3 r3.large nodes with r5.large ones, one at a time, and adds a fourth."
+say "moto's Auto Scaling stand-in launches from the old instance type: the list below shows 4 nodes still typed r3.large, where AWS shows r5.large."
+run list-nodes -j core -n r3-agents
+
+say "The file workflow: export the live cluster, edit the file, see the plan, apply it"
+printf '\n\033[1m$ clusterctl export core > core.yaml\033[0m\n'
+"$bin" export core >core.yaml
+cat core.yaml
+say "Edit: a new group batch of 2 c5.large"
+printf '  - name: batch\n    instanceType: c5.large\n    count: 2\n' >>core.yaml
+run apply -f core.yaml --dry-run
+run apply -f core.yaml
 run list-groups -j core
+
+run remove-group -n c5-agents -j core --yes
 run delete-core core --cascade --yes
-run list-nodes
+run list-clusters
 echo
 echo "demo: done"

@@ -13,7 +13,7 @@ import (
 
 // DockerCmd is `clusterctl docker -j CLUSTER -- ARGS...`.
 type DockerCmd struct {
-	Cluster string   `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster whose swarm runs the command (on its leader)."`
+	Cluster string   `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" required:"" help:"Cluster whose swarm runs the command (on its leader)."`
 	Args    []string `arg:"" name:"args" passthrough:"" help:"The docker command and its arguments, after --: -- service ls."`
 }
 
@@ -29,7 +29,7 @@ func (c *DockerCmd) Run(app *App) error {
 		check = app.textOnly("docker")
 	}
 	if check == nil {
-		check = checkCluster(c.Cluster, "-j/--join")
+		check = checkCluster(c.Cluster, "-j/--cluster")
 	}
 	if check == nil {
 		check = remote.CheckDocker(c.Args, app.IO.InTTY)
@@ -85,7 +85,7 @@ func (c *DockerCmd) Run(app *App) error {
 // ShellCmd is `clusterctl shell INSTANCE_ID | -j CLUSTER`.
 type ShellCmd struct {
 	Instance string `arg:"" optional:"" name:"instance-id" help:"EC2 instance id of the node (default with -j: a manager, the leader when known)."`
-	Cluster  string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" help:"Cluster of the node; alone, a shell on one of its managers."`
+	Cluster  string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" help:"Cluster of the node; alone, a shell on one of its managers."`
 }
 
 func (c *ShellCmd) Run(app *App) error {
@@ -100,7 +100,7 @@ func (c *ShellCmd) Run(app *App) error {
 	case c.Cluster == "":
 		return errs.Usage("name the node: clusterctl shell INSTANCE_ID, or clusterctl shell -j CLUSTER for a manager")
 	default:
-		if err := checkCluster(c.Cluster, "-j/--join"); err != nil {
+		if err := checkCluster(c.Cluster, "-j/--cluster"); err != nil {
 			return err
 		}
 	}
@@ -125,12 +125,12 @@ func (c *ShellCmd) Run(app *App) error {
 
 // ServicesCmd is `clusterctl services -j CLUSTER [NAME]`.
 type ServicesCmd struct {
-	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster whose swarm's services to list."`
+	Cluster string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" required:"" help:"Cluster whose swarm's services to list."`
 	Name    string `arg:"" optional:"" help:"Only this service (its swarm name)."`
 }
 
 func (c *ServicesCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkCluster(c.Cluster, "-j/--join"))
+	out, svc, err := app.prepare(checkCluster(c.Cluster, "-j/--cluster"))
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func (c *ServicesCmd) Run(app *App) error {
 		return err
 	}
 	if list.Note != "" {
-		fmt.Fprintf(app.IO.ErrOut, "clusterctl: cluster %s: %s\n", c.Cluster, list.Note)
+		fmt.Fprintf(app.IO.ErrOut, "Note: cluster %s: %s\n", c.Cluster, list.Note)
 	}
 	services := list.Services
 	return out.Write(app.IO.Out, services, func(wide bool) query.Table { return query.ServicesTable(services, wide) })
@@ -158,7 +158,13 @@ func (c *ListClustersCmd) Run(app *App) error {
 		return err
 	}
 	for _, cf := range conflicts {
-		fmt.Fprintf(app.IO.ErrOut, "clusterctl: conflict: %s\n", cf)
+		fmt.Fprintf(app.IO.ErrOut, "Warning: conflict: %s\n", cf)
+	}
+	// No table of nothing: the region looked in, where a person reads
+	// it (scripts get [] from -o json).
+	if len(clusters) == 0 && out.TableForm() {
+		fmt.Fprintf(app.IO.ErrOut, "No clusters in %s\n", svc.Region)
+		return nil
 	}
 	// The alarms in ALARM; unknown ("?") where the core's cannot be read
 	// (a stack being created or deleted).

@@ -31,16 +31,16 @@ import (
 
 // Globals are the flags every command takes.
 type Globals struct {
-	Region      string           `help:"AWS region (default: the standard AWS configuration)." placeholder:"REGION"`
-	Profile     string           `help:"AWS shared-config profile." placeholder:"NAME"`
-	EndpointURL string           `name:"endpoint-url" help:"Send AWS calls to this endpoint (e.g. a local moto server)." placeholder:"URL"`
-	Output      string           `short:"o" default:"table" help:"Output format: table, wide, json or yaml." placeholder:"FORMAT"`
-	Query       string           `help:"jq filter applied to the JSON form of the output." placeholder:"JQ"`
-	NoColor     bool             `name:"no-color" help:"No colour (also NO_COLOR)."`
-	Verbose     bool             `short:"v" help:"Print every AWS call with its duration, and a count at the end."`
-	Quiet       bool             `short:"q" help:"No live progress while waiting."`
-	Timeout     time.Duration    `help:"Stop waiting after this long (CloudFormation carries on); 0 waits as long as it takes." default:"0"`
-	Version     kong.VersionFlag `help:"Print the version and exit."`
+	Region      string           `help:"AWS region (default: the standard AWS configuration)." placeholder:"REGION" group:"global"`
+	Profile     string           `help:"AWS shared-config profile." placeholder:"NAME" group:"global"`
+	EndpointURL string           `name:"endpoint-url" help:"Send AWS calls to this endpoint (e.g. a local moto server)." placeholder:"URL" group:"global"`
+	Output      string           `short:"o" default:"table" help:"Output format: table, wide, json or yaml." placeholder:"FORMAT" predictor:"output" group:"global"`
+	Query       string           `help:"jq filter applied to the JSON form of the output." placeholder:"JQ" group:"global"`
+	NoColor     bool             `name:"no-color" help:"No colour (also NO_COLOR)." group:"global"`
+	Verbose     bool             `short:"v" help:"Print every AWS call with its duration, and a count at the end." group:"global"`
+	Quiet       bool             `short:"q" help:"No live progress while waiting." group:"global"`
+	Timeout     time.Duration    `help:"Stop waiting after this long (CloudFormation carries on); 0 waits as long as it takes." default:"0" group:"global"`
+	Version     kong.VersionFlag `help:"Print the version and exit." group:"global"`
 }
 
 // App is what every command's Run receives: streams, global flags and, on

@@ -8,20 +8,20 @@ import (
 	"github.com/alecthomas/kong"
 )
 
-// Every command that takes a cluster by flag takes it as -j, --join and
-// --cluster alike: a user who guessed either is never told the flag is
-// unknown.
+// Every command that takes a cluster by flag takes it as -j, --cluster and
+// --join alike, and help shows it as -j, --cluster=NAME: a user who guessed
+// either is never told the flag is unknown.
 func TestEveryJoinFlagIsAlsoCluster(t *testing.T) {
 	var walk func(n *kong.Node)
 	seen := 0
 	walk = func(n *kong.Node) {
 		for _, f := range n.Flags {
-			if f.Name != "join" {
+			if f.Name != "cluster" && f.Name != "join" && f.Short != 'j' {
 				continue
 			}
 			seen++
-			if f.Short != 'j' || !slices.Contains(f.Aliases, "cluster") {
-				t.Errorf("%s: --join is not also -j and --cluster", strings.TrimSpace(n.FullPath()))
+			if f.Name != "cluster" || f.Short != 'j' || !slices.Contains(f.Aliases, "join") || f.PlaceHolder != "NAME" {
+				t.Errorf("%s: the cluster flag is not -j, --cluster=NAME (also --join)", strings.TrimSpace(n.FullPath()))
 			}
 		}
 		for _, c := range n.Children {
@@ -30,6 +30,6 @@ func TestEveryJoinFlagIsAlsoCluster(t *testing.T) {
 	}
 	walk(testParser(t).Model.Node)
 	if seen == 0 {
-		t.Fatal("no command has --join: the walk reads nothing")
+		t.Fatal("no command has --cluster: the walk reads nothing")
 	}
 }

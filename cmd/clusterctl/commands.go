@@ -136,14 +136,14 @@ func (c *UpdateCoreCmd) Run(app *App, kctx *kong.Context) error {
 // AddAgentsCmd is `clusterctl add-agents -n GROUP -t TYPE -j CLUSTER`.
 type AddAgentsCmd struct {
 	spec.Group
-	Cluster       string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster (core stack) to join."`
+	Cluster       string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" required:"" help:"Cluster (core stack) to join."`
 	NoRollback    bool   `name:"no-rollback" help:"Keep a failed stack for debugging."`
 	ReplaceFailed bool   `name:"replace-failed" help:"Delete a dead stack of this group (rolled back or failed) and create it again."`
 	DryRun        bool   `name:"dry-run" help:"Show what would be created and uploaded (stack, template size, parameters, tags, node configuration) and change nothing."`
 }
 
 func (c *AddAgentsCmd) Run(app *App) error {
-	out, svc, err := app.prepare(groupInput(c.Cluster, "-j/--join", &c.Group))
+	out, svc, err := app.prepare(groupInput(c.Cluster, "-j/--cluster", &c.Group))
 	if err != nil {
 		return err
 	}
@@ -158,17 +158,18 @@ func (c *AddAgentsCmd) Run(app *App) error {
 	if err != nil {
 		return flagError(err, &c.Group)
 	}
-	return writeNodes(app, out, nodes, false)
+	sayEndpoint(app, svc, c.Cluster, c.Group)
+	return writeNodes(app, out, nodes, false, true)
 }
 
 // ListNodesCmd is `clusterctl list-nodes`.
 type ListNodesCmd struct {
-	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
+	Cluster string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" help:"Cluster (default: every cluster in the region)."`
 	Group   string `short:"n" name:"name" predictor:"node-group" help:"Only this group ('control' for the managers)."`
 }
 
 func (c *ListNodesCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--join", c.Group))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--cluster", c.Group))
 	if err != nil {
 		return err
 	}
@@ -177,15 +178,18 @@ func (c *ListNodesCmd) Run(app *App) error {
 		return err
 	}
 	noteSwarms(app, swarms, "SWARM", query.SwarmStale)
-	return writeNodes(app, out, nodes, true)
+	return writeNodes(app, out, nodes, true, c.Cluster != "")
 }
 
-// writeNodes prints nodes; swarm: with what the swarm says of them.
-func writeNodes(app *App, out *query.Output, nodes []query.Node, swarm bool) error {
+// writeNodes prints nodes; swarm: with what the swarm says of them;
+// oneCluster: of the cluster the command named.
+func writeNodes(app *App, out *query.Output, nodes []query.Node, swarm, oneCluster bool) error {
 	if nodes == nil {
 		nodes = []query.Node{}
 	}
-	return out.Write(app.IO.Out, nodes, func(wide bool) query.Table { return query.NodesTable(nodes, wide, swarm) })
+	return out.Write(app.IO.Out, nodes, func(wide bool) query.Table {
+		return query.NodesTable(nodes, query.Columns{Wide: wide, OneCluster: oneCluster}, swarm)
+	})
 }
 
 // noteSwarms says on stderr, for each cluster listed, why its swarm's
@@ -198,7 +202,7 @@ func noteSwarms(app *App, swarms []query.Swarm, column, stale string) {
 			if w.Stale() {
 				shows = stale
 			}
-			fmt.Fprintf(app.IO.ErrOut, "clusterctl: cluster %s: %s (%s shows %s)\n", w.Cluster, p, column, shows)
+			fmt.Fprintf(app.IO.ErrOut, "Note: cluster %s: %s (%s shows %s)\n", w.Cluster, p, column, shows)
 		}
 	}
 }
@@ -213,11 +217,11 @@ func noteUnread(app *App, unread []query.Unread) {
 
 // ListGroupsCmd is `clusterctl list-groups`.
 type ListGroupsCmd struct {
-	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" help:"Cluster (default: every cluster in the region)."`
+	Cluster string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" help:"Cluster (default: every cluster in the region)."`
 }
 
 func (c *ListGroupsCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--join", ""))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--cluster", ""))
 	if err != nil {
 		return err
 	}
@@ -228,19 +232,21 @@ func (c *ListGroupsCmd) Run(app *App) error {
 	// Stacks that carry a cluster's tags under another name are not its
 	// groups: said apart, so the listing stays what scripts expect.
 	for _, cf := range inv.Conflicts {
-		fmt.Fprintf(app.IO.ErrOut, "clusterctl: conflict: %s\n", cf)
+		fmt.Fprintf(app.IO.ErrOut, "Warning: conflict: %s\n", cf)
 	}
 	noteSwarms(app, inv.Swarms, "READY", "?")
 	noteUnread(app, inv.Unread)
 	groups := inv.Groups
-	return out.Write(app.IO.Out, groups, func(wide bool) query.Table { return query.GroupsTable(groups, wide) })
+	return out.Write(app.IO.Out, groups, func(wide bool) query.Table {
+		return query.GroupsTable(groups, query.Columns{Wide: wide, OneCluster: c.Cluster != ""})
+	})
 }
 
 // UpdateGroupCmd is `clusterctl update-group -n GROUP -j CLUSTER`: the
 // settings given replace the deployed ones, the others stay.
 type UpdateGroupCmd struct {
 	spec.Group
-	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
+	Cluster string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" required:"" help:"Cluster the group belongs to; its current outputs are re-read."`
 	DryRun  bool   `name:"dry-run" help:"Show the plan and change nothing."`
 	Yes     bool   `short:"y" help:"Replace nodes, terminate nodes, or remove or replace the group's load balancer, without asking (needed when not on a terminal)."`
 	// ContinueRollback recovers UPDATE_ROLLBACK_FAILED; it takes no changes.
@@ -249,7 +255,7 @@ type UpdateGroupCmd struct {
 
 func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
 	changes := slices.DeleteFunc(given(kctx, &c.Group), func(p string) bool { return p == "name" })
-	check := checkCluster(c.Cluster, "-j/--join")
+	check := checkCluster(c.Cluster, "-j/--cluster")
 	if check == nil {
 		check = flagError(spec.CheckGroupName(c.Cluster, c.Name), &c.Group)
 	}
@@ -358,13 +364,13 @@ type updateView struct {
 // RemoveGroupCmd is `clusterctl remove-group -n GROUP -j CLUSTER`.
 type RemoveGroupCmd struct {
 	Group        string `short:"n" name:"name" predictor:"group" required:"" help:"Group name."`
-	Cluster      string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster the group belongs to."`
+	Cluster      string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" required:"" help:"Cluster the group belongs to."`
 	Yes          bool   `short:"y" help:"Do not ask for confirmation (needed when not on a terminal)."`
 	RetainFailed bool   `name:"retain-failed" help:"After a failed delete (DELETE_FAILED), delete the stack keeping the resources that could not be deleted."`
 }
 
 func (c *RemoveGroupCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--join", c.Group))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--cluster", c.Group))
 	if err != nil {
 		return err
 	}
@@ -518,6 +524,10 @@ func (c *WaitCmd) Run(app *App) error {
 	}
 	if len(outcomes) == 0 {
 		return err
+	}
+	if line := nothingInProgress(sts, c.Cluster, c.Group); err == nil && line != "" && out.TableForm() {
+		_, werr := fmt.Fprintln(app.IO.Out, line)
+		return werr
 	}
 	// One group: its result. The cluster: the core's (last) with the
 	// groups it waited for, as delete-core reports them.

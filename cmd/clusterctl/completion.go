@@ -16,18 +16,23 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/awsapi"
 	"github.com/clusterctl/clusterctl/internal/awsx"
+	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
 // CompletionCmd is `clusterctl completion bash|zsh|fish`.
 type CompletionCmd struct {
-	Shell string `arg:"" enum:"bash,zsh,fish" help:"The shell: bash, zsh or fish."`
+	Shell string `arg:"" optional:"" predictor:"shell" help:"The shell: bash, zsh or fish."`
 }
 
 func (c *CompletionCmd) Run(kctx *kong.Context, app *App) error {
 	if err := app.textOnly("completion"); err != nil {
 		return err
+	}
+	if !slices.Contains(shells, c.Shell) {
+		return errs.Usage("%s", whichShell(c.Shell, os.Getenv("SHELL")))
 	}
 	// The script calls this very binary back, so it does not depend on PATH.
 	bin, err := os.Executable()
@@ -41,6 +46,25 @@ func (c *CompletionCmd) Run(kctx *kong.Context, app *App) error {
 	return err
 }
 
+// shells are those completion has a script for.
+var shells = []string{"bash", "zsh", "fish"}
+
+// whichShell is the line for a completion asked without its shell: how to
+// load it, for the login shell when it is one of those supported.
+func whichShell(given, loginShell string) string {
+	msg := "which shell? clusterctl completion bash, zsh or fish"
+	if given != "" {
+		msg = fmt.Sprintf("no completion for shell %q: clusterctl completion bash, zsh or fish", given)
+	}
+	switch sh := filepath.Base(loginShell); sh {
+	case "bash", "zsh":
+		msg += fmt.Sprintf(" (for your %s: source <(clusterctl completion %s))", sh, sh)
+	case "fish":
+		msg += " (for your fish: clusterctl completion fish | source)"
+	}
+	return msg
+}
+
 // completionScript registers bin as the completer of name. Each shell hands
 // the command line to bin in COMP_LINE (bash and zsh natively through
 // `complete -C`, fish through a function) and offers what it prints.
@@ -48,11 +72,22 @@ func completionScript(shell, name, bin string) string {
 	q := shellQuote(bin)
 	switch shell {
 	case "zsh":
+		// Native zsh completion, for the descriptions: the binary answers
+		// "word:description" lines when describeEnv is set.
 		return fmt.Sprintf(`# %[1]s completion for zsh: source <(%[1]s completion zsh)
 (( $+functions[compdef] )) || { autoload -U +X compinit && compinit; }
-autoload -U +X bashcompinit && bashcompinit
-complete -o default -C %[2]s %[1]s
-`, name, q)
+_%[1]s() {
+    local -a candidates
+    candidates=("${(@f)$(COMP_LINE="${(j: :)words[1,CURRENT]}" %[3]s=1 %[2]s 2>/dev/null)}")
+    candidates=("${(@)candidates:#}")
+    if (( ${#candidates} )); then
+        _describe -t values %[1]s candidates
+    else
+        _files
+    fi
+}
+compdef _%[1]s %[1]s
+`, name, q, describeEnv)
 	case "fish":
 		return fmt.Sprintf(`# %[1]s completion for fish: %[1]s completion fish | source
 function __%[1]s_complete
@@ -98,15 +133,79 @@ func completeLine(ctx context.Context, parser *kong.Kong, w io.Writer) (bool, er
 		kongcompletion.WithPredictor("cluster", complete.PredictFunc(names.clusters)),
 		kongcompletion.WithPredictor("group", complete.PredictFunc(names.groups(valueFlags(parser.Model.Node), false))),
 		kongcompletion.WithPredictor("node-group", complete.PredictFunc(names.groups(valueFlags(parser.Model.Node), true))),
+		kongcompletion.WithPredictor("shell", complete.PredictSet(shells...)),
+		kongcompletion.WithPredictor("output", complete.PredictSet(query.Formats()...)),
+		kongcompletion.WithPredictor("spot-allocation", complete.PredictSet(spec.SpotAllocations()...)),
 	)
 	if err != nil {
 		return true, fmt.Errorf("completion: %w", err)
 	}
 	withGlobalFlags(cmd, parser.Model.Node.Flags)
 	c := complete.New(parser.Model.Name, cmd)
-	c.Out = w
+	if os.Getenv(describeEnv) == "" {
+		c.Out = w
+		c.Complete()
+		return true, nil
+	}
+	var words strings.Builder
+	c.Out = &words
 	c.Complete()
+	described := descriptions(parser.Model.Node, strings.Fields(line))
+	for _, word := range strings.Fields(words.String()) {
+		entry := strings.ReplaceAll(word, ":", `\:`)
+		if d := described[word]; d != "" {
+			entry += ":" + d
+		}
+		fmt.Fprintln(w, entry)
+	}
 	return true, nil
+}
+
+// describeEnv asks completeLine for "word:description" lines, the form
+// zsh's _describe takes, rather than words alone.
+const describeEnv = "CLUSTERCTL_COMPLETE_DESCRIBE"
+
+// descriptions are the one-line helps of what may be offered after the
+// words of a command line: the subcommands of the command the words name,
+// and its flags and those of the commands above it.
+func descriptions(root *kong.Node, words []string) map[string]string {
+	node := root
+	for _, w := range words[min(1, len(words)):] {
+		for _, c := range node.Children {
+			if c.Name == w || slices.Contains(c.Aliases, w) {
+				node = c
+				break
+			}
+		}
+	}
+	out := map[string]string{}
+	for _, c := range node.Children {
+		out[c.Name] = firstSentence(c.Help)
+	}
+	for n := node; n != nil; n = n.Parent {
+		for _, f := range n.Flags {
+			d := firstSentence(f.Help)
+			for _, name := range append([]string{f.Name}, f.Aliases...) {
+				out["--"+name] = d
+			}
+			if f.Short != 0 {
+				out["-"+string(f.Short)] = d
+			}
+		}
+	}
+	return out
+}
+
+// firstSentence shortens a help text to what fits beside a completion.
+func firstSentence(help string) string {
+	if i := strings.Index(help, ". "); i >= 0 {
+		help = help[:i]
+	}
+	help = strings.TrimSuffix(strings.Join(strings.Fields(help), " "), ".")
+	if r := []rune(help); len(r) > 70 {
+		help = string(r[:69]) + "…"
+	}
+	return help
 }
 
 // withGlobalFlags tells each command's argument predictor about the global
@@ -187,7 +286,7 @@ func (n *nameSource) groups(valueFlags map[string]bool, withControl bool) func(c
 }
 
 // clusterOnLine finds the cluster among a command's words: the value of
-// -j/--join, else the first word that is neither a flag nor a flag's value.
+// -j/--cluster, else the first word that is neither a flag nor a flag's value.
 func clusterOnLine(words []string, valueFlags map[string]bool) string {
 	if c := flagOnLine(words, "--join", "-j"); c != "" {
 		return c

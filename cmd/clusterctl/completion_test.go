@@ -40,8 +40,10 @@ func TestCompleteLine(t *testing.T) {
 		{"clusterctl list-n", []string{"list-nodes"}},
 		{"clusterctl render ", []string{"core", "group", "node-config"}},
 		{"clusterctl completion ", []string{"bash", "fish", "zsh"}},
-		{"clusterctl list-nodes --jo", []string{"--join"}},
+		{"clusterctl list-nodes --cl", []string{"--cluster"}},
 		{"clusterctl list-nodes --ti", []string{"--timeout"}},
+		{"clusterctl list-nodes -o ", []string{"table", "wide", "json", "yaml"}},
+		{"clusterctl add-agents --spot-allocation ", []string{"price-capacity-optimized", "capacity-optimized", "lowest-price"}},
 		{"clusterctl update-group --dry", []string{"--dry-run"}},
 		{"clusterctl help list-g", []string{"list-groups"}},
 		{"clusterctl list-nodes -n ", []string{"control"}},
@@ -91,11 +93,28 @@ func TestClusterOnLine(t *testing.T) {
 func TestCompletionScripts(t *testing.T) {
 	for shell, want := range map[string]string{
 		"bash": "complete -o default -o bashdefault -C '/opt/it'\\''s/clusterctl' clusterctl\n",
-		"zsh":  "bashcompinit\ncomplete -o default -C '/opt/it'\\''s/clusterctl' clusterctl\n",
+		"zsh":  "compdef _clusterctl clusterctl\n",
 		"fish": "complete -f -c clusterctl -a \"(__clusterctl_complete)\"\n",
 	} {
 		if got := completionScript(shell, "clusterctl", "/opt/it's/clusterctl"); !strings.HasSuffix(got, want) {
 			t.Errorf("%s script:\n%s\nwant it to end with:\n%s", shell, got, want)
+		}
+	}
+}
+
+// For zsh each word comes with its description, the form _describe takes.
+func TestCompleteLineDescribed(t *testing.T) {
+	p := testParser(t)
+	t.Setenv(describeEnv, "1")
+	for line, want := range map[string]string{
+		"clusterctl list-n":           "list-nodes:List the nodes of a cluster (all clusters without -j)\n",
+		"clusterctl list-nodes --clu": "--cluster:Cluster (default: every cluster in the region)\n",
+		"clusterctl list-nodes -o w":  "wide\n",
+	} {
+		var out bytes.Buffer
+		t.Setenv("COMP_LINE", line)
+		if _, err := completeLine(context.Background(), p, &out); err != nil || out.String() != want {
+			t.Errorf("%q: %q, %v; want %q", line, out.String(), err, want)
 		}
 	}
 }

@@ -97,11 +97,11 @@ func given(kctx *kong.Context, v any) []string {
 	return out
 }
 
-// ClusterFlag is -j/--join (also --cluster) on the commands that name
+// ClusterFlag is -j/--cluster (also --cluster) on the commands that name
 // their cluster as an argument, so that the form every other command
 // takes works there too.
 type ClusterFlag struct {
-	Join string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" placeholder:"CLUSTER" help:"The cluster, as the argument names it."`
+	Join string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" help:"The cluster, as the argument names it."`
 }
 
 // into settles the cluster of a command whose argument is *arg: the
@@ -116,7 +116,13 @@ func (f ClusterFlag) into(arg *string, command string, required bool) error {
 		return errs.Usage("the cluster is given twice, as %s and -j %s: give it once (clusterctl %s NAME)", *arg, f.Join, command)
 	}
 	if *arg == "" && required {
-		return errs.Usage("missing the cluster: clusterctl %s NAME (or -j NAME)", command)
+		return missingCluster("clusterctl " + command)
 	}
 	return nil
+}
+
+// missingCluster is the one line every command says when no cluster was
+// given, whether it takes the cluster as an argument or by -j only.
+func missingCluster(commandPath string) error {
+	return errs.Usage("which cluster? %s -j NAME (clusterctl list-clusters lists them)", commandPath)
 }

@@ -16,7 +16,7 @@ import (
 // LogsCmd is `clusterctl logs -j CLUSTER [SERVICE]`.
 type LogsCmd struct {
 	Service    string `arg:"" optional:"" help:"Only this swarm service's tasks."`
-	Cluster    string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster whose log group to read."`
+	Cluster    string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" required:"" help:"Cluster whose log group to read."`
 	Node       string `name:"node" placeholder:"INSTANCE_ID" help:"Only this node: its clusterctl programs and its containers."`
 	Since      string `placeholder:"10m|TIME" help:"Only events since then: a duration ago (30s, 10m, 2h) or an RFC 3339 time."`
 	Until      string `placeholder:"10m|TIME" help:"Only events until then: a duration ago or an RFC 3339 time."`
@@ -74,14 +74,16 @@ func parseWhen(flag, s string, now time.Time) (time.Time, error) {
 func (c *LogsCmd) Run(app *App) error {
 	req, check := c.request(time.Now())
 	if check == nil {
-		check = checkNames(c.Cluster, "-j/--join", "")
+		check = checkNames(c.Cluster, "-j/--cluster", "")
 	}
 	out, svc, err := app.prepare(check)
 	if err != nil {
 		return err
 	}
 	table, stamps := out.TableForm(), c.Timestamps || out.Format == "wide"
+	seen := 0
 	err = svc.Logs(app.Context(), c.Cluster, req, func(e logs.Event) error {
+		seen++
 		if !table {
 			return out.WriteEach(app.IO.Out, e)
 		}
@@ -94,7 +96,31 @@ func (c *LogsCmd) Run(app *App) error {
 		return err
 	})
 	if c.Follow && errors.Is(err, context.DeadlineExceeded) {
-		return nil // --timeout: as long as the operator wanted to follow
+		err = nil // --timeout: as long as the operator wanted to follow
+	}
+	if err == nil && seen == 0 {
+		// Silence would read as a hang or a broken pipe.
+		fmt.Fprintln(app.IO.ErrOut, noEvents(c.Cluster, req))
 	}
 	return err
+}
+
+// noEvents says, on stderr, that a logs request found nothing, and what it
+// asked for.
+func noEvents(clusterName string, req logs.Request) string {
+	what := "cluster " + clusterName
+	switch {
+	case req.Service != "":
+		what = "service " + req.Service + " of " + what
+	case req.Node != "":
+		what = "node " + req.Node + " of " + what
+	}
+	msg := "No events of " + what
+	if req.Grep != "" {
+		msg += fmt.Sprintf(" matching %q", req.Grep)
+	}
+	if !req.Since.IsZero() {
+		return msg + " since " + req.Since.UTC().Format(time.RFC3339)
+	}
+	return msg + " in its log group"
 }

@@ -40,14 +40,14 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		}
 	}()
 	var cli CLI
-	parser, err := kong.New(&cli,
+	parser, err := kong.New(&cli, append([]kong.Option{
 		kong.Name("clusterctl"),
 		kong.Description("Run container clusters on AWS with CloudFormation: one core stack, independent agent groups."),
 		kong.Writers(ios.Out, ios.ErrOut),
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Vars{"version": version},
-	)
+	}, helpOptions()...)...)
 	if err != nil {
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %v\n", err)
 		return errs.ExitFailed
@@ -60,15 +60,35 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		}
 		return errs.ExitOK
 	}
+	// A bare clusterctl: what it does and its commands, as help says it.
+	if len(args) == 0 {
+		kctx, err := kong.Trace(parser, nil)
+		if err == nil {
+			err = kctx.PrintUsage(false)
+		}
+		if err != nil {
+			fmt.Fprintf(ios.ErrOut, "clusterctl: %v\n", err)
+			return errs.ExitFailed
+		}
+		return errs.ExitOK
+	}
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
-			fmt.Fprintf(ios.ErrOut, "clusterctl: %s%s\n", oneLine(err.Error()), argumentHint(pe, args))
+			if moved := clusterFlagFirst(pe, args); moved != "" {
+				fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", moved)
+				return errs.ExitUsage
+			}
+			fmt.Fprintf(ios.ErrOut, "clusterctl: %s%s\n", oneLine(parseMessage(pe)), argumentHint(pe, args))
 			return errs.ExitUsage
 		}
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", oneLine(err.Error()))
 		return errs.ExitCode(err)
+	}
+	if msg := repeatedFlag(kctx, args); msg != "" {
+		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", msg)
+		return errs.ExitUsage
 	}
 	app := newApp(ctx, ios, &cli.Globals, args)
 	err = kctx.Run(app)
@@ -104,6 +124,34 @@ func message(err error) string {
 	return e.Error()
 }
 
+// parseMessage is kong's message for a command line it refused, but for a
+// missing -j: the one line every command says then (missingCluster), with
+// the other flags missing after it.
+func parseMessage(pe *kong.ParseError) string {
+	text := pe.Error()
+	list, ok := strings.CutPrefix(text, "missing flags: ")
+	if !ok || pe.Context == nil || pe.Context.Selected() == nil {
+		return text
+	}
+	var others []string
+	found := false
+	for _, f := range strings.Split(list, ", ") {
+		if strings.HasPrefix(f, "-j/--cluster") || strings.HasPrefix(f, "--cluster=") {
+			found = true
+			continue
+		}
+		others = append(others, f)
+	}
+	if !found {
+		return text
+	}
+	msg := missingCluster(pe.Context.Selected().FullPath()).Error()
+	if len(others) > 0 {
+		msg += "; missing flags too: " + strings.Join(others, ", ")
+	}
+	return msg
+}
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // argumentHint says, after kong's "unexpected argument X", which flag X
@@ -137,23 +185,137 @@ func argumentHint(pe *kong.ParseError, args []string) string {
 	switch {
 	case flags["file"]:
 		flag, what = "-f", "the cluster file"
-	case flags["join"] && !clusterArg && !clusterGiven:
+	case flags["cluster"] && !clusterArg && !clusterGiven:
 		flag, what = "-j", "the cluster"
 	case flags["name"]:
 		flag, what = "-n", "the group"
 	default:
 		return ""
 	}
-	fixed := make([]string, 0, len(args)+1)
-	done := false
-	for i, a := range args {
-		// The command's own words come first (FullPath starts with the
-		// program's name); the word is after them.
-		if !done && a == word && i >= len(strings.Fields(cmd.FullPath()))-1 {
-			fixed, done = append(fixed, flag, a), true
+	// The command's own words come first (FullPath starts with the
+	// program's name); the word is after them. A cluster is the first word
+	// typed, the one kong took for the command's argument when it takes
+	// one that may be left out (logs core web: core is the cluster, web
+	// the service).
+	at := slices.Index(args[min(len(strings.Fields(cmd.FullPath()))-1, len(args)):], word)
+	if at >= 0 {
+		at += len(strings.Fields(cmd.FullPath())) - 1
+	}
+	if flag == "-j" && len(cmd.Positional) > 0 && !slices.ContainsFunc(cmd.Positional, func(p *kong.Positional) bool { return p.Required }) {
+		at = firstWord(cmd, args)
+	}
+	if at < 0 {
+		return ""
+	}
+	fixed := slices.Concat(args[:at], []string{flag}, args[at:])
+	return fmt.Sprintf(": %s is given with %s (clusterctl %s)", what, flag, commandLine(fixed))
+}
+
+// firstWord is the index in args of the first word after cmd's own words
+// that is neither a flag nor a flag's value; -1 if none.
+func firstWord(cmd *kong.Node, args []string) int {
+	takesValue := map[string]bool{}
+	for _, group := range cmd.AllFlags(true) {
+		for _, f := range group {
+			if f.Value.IsBool() || f.IsCounter() {
+				continue
+			}
+			takesValue["--"+f.Name] = true
+			for _, a := range f.Aliases {
+				takesValue["--"+a] = true
+			}
+			if f.Short != 0 {
+				takesValue["-"+string(f.Short)] = true
+			}
+		}
+	}
+	for i := len(strings.Fields(cmd.FullPath())) - 1; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--":
+			return -1
+		case strings.HasPrefix(a, "-"):
+			if takesValue[a] {
+				i++
+			}
+		default:
+			return i
+		}
+	}
+	return -1
+}
+
+// clusterFlagFirst says, for a cluster flag typed before the command
+// (clusterctl -j apps list-groups), where it goes; "" for any other error.
+func clusterFlagFirst(pe *kong.ParseError, args []string) string {
+	rest, ok := strings.CutPrefix(pe.Error(), "unknown flag ")
+	if !ok {
+		return ""
+	}
+	flag, _, _ := strings.Cut(rest, ",")
+	name, _, _ := strings.Cut(flag, "=")
+	if name != "-j" && name != "--cluster" && name != "--join" {
+		return ""
+	}
+	at := slices.IndexFunc(args, func(a string) bool { return a == flag || strings.HasPrefix(a, name+"=") || a == name })
+	if at < 0 {
+		return ""
+	}
+	moved := []string{args[at]}
+	if !strings.Contains(args[at], "=") && at+1 < len(args) {
+		moved = append(moved, args[at+1])
+	}
+	rest2 := slices.Concat(args[:at], args[at+len(moved):])
+	// The command: the first word of what is left that names one.
+	for i, a := range rest2 {
+		for _, c := range pe.Context.Model.Children {
+			if c.Name == a {
+				fixed := slices.Concat(rest2[:i+1], moved, rest2[i+1:])
+				return fmt.Sprintf("%s goes after the command: clusterctl %s", name, commandLine(fixed))
+			}
+		}
+	}
+	return ""
+}
+
+// repeatedFlag refuses a flag of one value given twice (-c 2 -c 3): kong
+// would keep the last silently. Flags that take several values (-m, --tags)
+// may repeat.
+func repeatedFlag(kctx *kong.Context, args []string) string {
+	for _, f := range kctx.Flags() {
+		if !f.Set || f.IsSlice() || f.IsMap() || f.IsCounter() {
 			continue
 		}
-		fixed = append(fixed, a)
+		spellings := []string{"--" + f.Name}
+		for _, a := range f.Aliases {
+			spellings = append(spellings, "--"+a)
+		}
+		if f.Short != 0 {
+			spellings = append(spellings, "-"+string(f.Short))
+		}
+		if f.Value.IsBool() {
+			spellings = append(spellings, "--no-"+f.Name)
+		}
+		var given []string
+		for i, a := range args {
+			if a == "--" {
+				break
+			}
+			name, _, hasValue := strings.Cut(a, "=")
+			if !slices.Contains(spellings, name) {
+				continue
+			}
+			if !hasValue && !f.Value.IsBool() && i+1 < len(args) {
+				a += " " + args[i+1]
+			}
+			given = append(given, a)
+		}
+		if len(given) > 1 {
+			flag := "--" + f.Name
+			if f.Short != 0 {
+				flag = "-" + string(f.Short) + "/" + flag
+			}
+			return fmt.Sprintf("%s given %d times (%s): give it once", flag, len(given), strings.Join(given, ", "))
+		}
 	}
-	return fmt.Sprintf(": %s is given with %s (clusterctl %s)", what, flag, commandLine(fixed))
+	return ""
 }

@@ -35,7 +35,10 @@ func TestRun(t *testing.T) {
 		{[]string{"render", "group", "-n", "g", "-t", "m5.large", "-o", "json", "--query", ".Parameters.InstanceType.Type"}, 0, "\"String\"\n", "", true},
 		{[]string{"render", "core", "-o", "xml"}, 2, "", "invalid output format", false},
 		{[]string{"help"}, 0, "Commands:", "", false},
-		{[]string{"help", "update-group"}, 0, "Usage: clusterctl update-group --name=GROUP --join=STRING", "", false},
+		{[]string{}, 0, "Usage: clusterctl <command> [flags]", "", false},
+		{[]string{"completion"}, 2, "", "clusterctl: which shell? clusterctl completion bash, zsh or fish", false},
+		{[]string{"completion", "tcsh"}, 2, "", `clusterctl: no completion for shell "tcsh"`, false},
+		{[]string{"help", "update-group"}, 0, "Usage: clusterctl update-group --name=GROUP --cluster=NAME", "", false},
 		{[]string{"help", "render", "group"}, 0, "Usage: clusterctl render group", "", false},
 		{[]string{"help", "launch"}, 2, "", "clusterctl: unexpected argument launch", false},
 		{[]string{"help", "-o", "json"}, 2, "", "help prints text only", false},
@@ -50,7 +53,7 @@ func TestRun(t *testing.T) {
 		{[]string{"render", "group", "-n", "control", "-t", "t3.small"}, 2, "", `clusterctl: -n/--name: invalid group name "control"`, false},
 		{[]string{"render", "group", "-n", "g", "-t", "t3.small", "--ssh-cidr", "2001:db8::/32"}, 2, "", "clusterctl: --ssh-cidr: invalid CIDR", false},
 		{[]string{"render", "group", "-n", "g", "-t", "t3.small", "-m", "a=1", "-m", "a=2"}, 2, "", `key "a" given twice`, false},
-		{[]string{"render", "group", "-n", "g", "-t", "t3.small", "-j", "9x"}, 2, "", `clusterctl: -j/--join: invalid cluster name "9x"`, false},
+		{[]string{"render", "group", "-n", "g", "-t", "t3.small", "-j", "9x"}, 2, "", `clusterctl: -j/--cluster: invalid cluster name "9x"`, false},
 		{[]string{"render", "group", "-n", "g", "-t", "t3.small", "--min-in-service", "2"}, 2, "", "clusterctl: --min-in-service: invalid rolling update minimum in service 2: must be below max 2", false},
 		{[]string{"render", "core", "--volume-size", "4"}, 2, "", "clusterctl: --volume-size: invalid volume size 4", false},
 		{[]string{"render", "core", "9prod"}, 2, "", `clusterctl: invalid cluster name "9prod"`, false},
@@ -60,6 +63,11 @@ func TestRun(t *testing.T) {
 		{[]string{"update-group", "-n", "g", "-j", "core", "-c", "5", "--max", "3"}, 2, "", "clusterctl: --max: invalid capacity: count 5 is above max 3", false},
 		{[]string{"update-group", "-n", "g", "-j", "core", "--max-batch", "0"}, 2, "", "clusterctl: --max-batch: invalid rolling update batch size 0", false},
 		{[]string{"unlock", "core", "--id", "nope"}, 2, "", "invalid lease id \"nope\"", false},
+		// A flag of one value given twice is refused, not the last taken.
+		{[]string{"render", "group", "-n", "g", "-t", "t3.small", "-c", "2", "-c", "3"}, 2, "", "clusterctl: -c/--count given 2 times (-c 2, -c 3): give it once", false},
+		{[]string{"update-group", "-n", "g", "-j", "core", "--count=2", "--count", "3"}, 2, "", "clusterctl: -c/--count given 2 times (--count=2, --count 3): give it once", false},
+		{[]string{"list-nodes", "-j", "a", "--cluster", "b"}, 2, "", "clusterctl: -j/--cluster given 2 times (-j a, --cluster b): give it once", false},
+		{[]string{"update-group", "-n", "g", "-j", "core", "--spot", "--no-spot"}, 2, "", "clusterctl: --spot given 2 times", false},
 		{[]string{"unlock", "core", "--group", "g_1", "--id", "0123456789ab"}, 2, "", "invalid group name", false},
 	}
 	for _, tt := range tests {

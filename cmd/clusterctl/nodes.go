@@ -11,7 +11,7 @@ import (
 // DrainNodeCmd is `clusterctl drain-node INSTANCE_ID [--undo]`.
 type DrainNodeCmd struct {
 	Instance string `arg:"" name:"instance-id" help:"EC2 instance id of the node (an agent or a manager), e.g. i-0123456789abcdef0."`
-	Cluster  string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" help:"Cluster the instance must be a node of (default: the one its tags name)."`
+	Cluster  string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" help:"Cluster the instance must be a node of (default: the one its tags name)."`
 	Undo     bool   `help:"Make the node active again, so that it takes tasks."`
 }
 
@@ -40,7 +40,7 @@ func (c *DrainNodeCmd) Run(app *App) error {
 // ReplaceNodeCmd is `clusterctl replace-node INSTANCE_ID`.
 type ReplaceNodeCmd struct {
 	Instance string `arg:"" name:"instance-id" help:"EC2 instance id of the node (an agent or a manager), e.g. i-0123456789abcdef0."`
-	Cluster  string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" help:"Cluster the instance must be a node of (default: the one its tags name)."`
+	Cluster  string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" help:"Cluster the instance must be a node of (default: the one its tags name)."`
 	Yes      bool   `short:"y" help:"Replace the only manager without asking (needed when not on a terminal)."`
 }
 
@@ -64,7 +64,7 @@ func nodeInput(instance, clusterName string) error {
 		return err
 	}
 	if clusterName != "" {
-		return checkCluster(clusterName, "-j/--join")
+		return checkCluster(clusterName, "-j/--cluster")
 	}
 	return nil
 }

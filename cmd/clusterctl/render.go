@@ -16,7 +16,7 @@ import (
 type RenderCmd struct {
 	Core       RenderCoreCmd       `cmd:"" help:"Print the core stack create-core would deploy: its template, or its parameters and tags (no AWS access)."`
 	Group      RenderGroupCmd      `cmd:"" help:"Print the group stack add-agents would deploy: its template, or its parameters and tags; -j reads the live core."`
-	NodeConfig RenderNodeConfigCmd `cmd:"" name:"node-config" help:"Print the node configuration script add-agents uploads for a group's agents; -j reads the live core."`
+	NodeConfig RenderNodeConfigCmd `cmd:"" name:"node-config" help:"Print the node configuration (KEY=value lines) add-agents uploads for a group's agents; -j reads the live core."`
 }
 
 // offlineCluster is the cluster a group is rendered for when -j is not
@@ -107,7 +107,7 @@ func (c *RenderCoreCmd) Run(app *App) error {
 // GroupSource says which core a group is rendered against: the live core
 // of -j, or none (offline).
 type GroupSource struct {
-	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" placeholder:"CLUSTER" help:"Render joined to this cluster's live core, reading its outputs (needs AWS access), as add-agents would. Without -j: offline, for cluster core."`
+	Cluster string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" help:"Render joined to this cluster's live core, reading its outputs (needs AWS access), as add-agents would. Without -j: offline, for cluster core."`
 	Offline bool   `name:"offline" help:"Render without AWS access, the core's values left empty, for the cluster -j names."`
 }
 
@@ -123,7 +123,7 @@ func (src GroupSource) render(app *App, g *spec.Group) (*query.Output, *render.R
 	if name == "" {
 		name = offlineCluster
 	}
-	if err := groupInput(name, "-j/--join", g); err != nil {
+	if err := groupInput(name, "-j/--cluster", g); err != nil {
 		return nil, nil, err
 	}
 	if !live {

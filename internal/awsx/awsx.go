@@ -21,6 +21,8 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/smithy-go/middleware"
+
+	"github.com/clusterctl/clusterctl/internal/errs"
 )
 
 // Options are the global flags that shape the AWS configuration.
@@ -79,11 +81,17 @@ func Load(ctx context.Context, o Options) (aws.Config, *Recorder, error) {
 	// one-line errors.
 	loaders = append(loaders, config.WithLogger(sdkLogger(o.Log)))
 	cfg, err := config.LoadDefaultConfig(ctx, loaders...)
+	if pe := (config.SharedConfigProfileNotExistError{}); errors.As(err, &pe) {
+		return aws.Config{}, nil, errs.Usage("AWS profile %q not found in the AWS configuration (aws configure list-profiles lists those there)", pe.Profile)
+	}
 	if err != nil {
 		return aws.Config{}, nil, fmt.Errorf("loading AWS configuration: %w", err)
 	}
 	if cfg.Region == "" {
 		return aws.Config{}, nil, ErrNoRegion
+	}
+	if err := CheckRegion(cfg.Region); err != nil {
+		return aws.Config{}, nil, err
 	}
 	if err := checkCredentials(ctx, cfg); err != nil {
 		return aws.Config{}, nil, err

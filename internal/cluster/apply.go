@@ -324,7 +324,7 @@ func (s *Service) prepareGroup(ctx context.Context, cluster string, sp *StackPla
 		// exists, to nothing: rendering then checks the limits only.
 		var err error
 		if obs != nil {
-			_, err = s.renderChecked(ctx, obs.Core, *sp.group)
+			_, err = s.renderChecked(ctx, obs.Core, *sp.group, nil)
 		} else if b, berr := s.build(ctx); berr != nil {
 			err = berr
 		} else if _, rerr := render.Group(cluster, *sp.group, render.Join{}, b); rerr != nil {

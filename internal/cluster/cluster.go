@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -138,7 +139,11 @@ type Run struct {
 // anything is uploaded or created: subnets the operator named must all
 // offer every type of the group; the core's, taken by default, at least
 // one of them each. The types must share one architecture as EC2 says.
-func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.Group) error {
+//
+// Which zones do not offer a type is said when it is news: for a new
+// group, or when an update changes its types or subnets; not on every
+// update of a group that already lives with it.
+func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.Group, deployed *spec.Group) error {
 	subnets, rule := g.SubnetIDs, preflight.EveryZone
 	if len(subnets) == 0 {
 		subnets, rule = join.SubnetIds, preflight.SomeZone
@@ -150,8 +155,11 @@ func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.G
 	if err != nil {
 		return err
 	}
+	news := deployed == nil || !slices.Equal(deployed.InstanceType, g.InstanceType) || !slices.Equal(deployed.SubnetIDs, g.SubnetIDs)
 	for _, n := range zoneNotes(g.Name, rep.Unoffered) {
-		s.noteOnce(n)
+		if news {
+			s.noteOnce(n)
+		}
 	}
 	if !g.Published() {
 		return nil
@@ -217,16 +225,33 @@ type missingName struct {
 	cluster, group string
 	advice         string // said unless a close name is: " (create it with ...)"
 	closest        string // set by Suggest
+	// region looked in, set by Suggest: a cluster may well live in
+	// another, so the region is said and creating one is advised for
+	// this region by name.
+	region string
 }
 
 func (r *refusal) Error() string {
+	m := r.missing
 	switch {
-	case r.missing == nil:
+	case m == nil:
 		return r.msg
-	case r.missing.closest != "":
-		return r.msg + "; did you mean " + r.missing.closest + "?"
+	case m.region == "" && m.closest != "":
+		return r.msg + "; did you mean " + m.closest + "?"
+	case m.region == "":
+		return r.msg + m.advice
 	}
-	return r.msg + r.missing.advice
+	msg := r.msg
+	if m.group == "" {
+		msg = strings.Replace(msg, " not found", " not found in "+m.region, 1)
+	}
+	switch {
+	case m.closest != "":
+		return msg + "; did you mean " + m.closest + "?"
+	case m.advice != "":
+		return fmt.Sprintf("%s (in another region? give --region; a new cluster here: clusterctl create-core %s --region %s)", msg, m.cluster, m.region)
+	}
+	return msg
 }
 func (r *refusal) Is(target error) bool {
 	return target == ErrRefused || r.cause != nil && errors.Is(r.cause, target)

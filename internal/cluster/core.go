@@ -82,6 +82,8 @@ func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) 
 	}
 	existing, err := s.Stacks.Get(ctx, name)
 	switch {
+	case err == nil && isCoreOf(existing, name) && stacks.Classify(existing.Status) == stacks.InProgress:
+		return nil, nil, refused("cluster %q already exists (stack status %s): follow the operation in progress with `clusterctl wait %s`", name, existing.Status, name)
 	case err == nil && isCoreOf(existing, name):
 		return nil, nil, refused("cluster %q already exists (stack status %s)", name, existing.Status)
 	case err == nil:

@@ -87,12 +87,14 @@ func (s *Service) prepareNewGroup(ctx context.Context, core *stacks.Stack, g spe
 		dead = existing
 	case err == nil && stacks.Classify(existing.Status) == stacks.FailedDead:
 		return nil, nil, refused("group %q of cluster %q exists but is dead (stack %s, %s)\n%s", g.Name, cluster, name, existing.Status, Advice(existing, RefOf(existing), nil))
+	case err == nil && stacks.Classify(existing.Status) == stacks.InProgress:
+		return nil, nil, refused("group %q already exists in cluster %q (stack %s, status %s): follow the operation in progress with `clusterctl wait %s -n %s`", g.Name, cluster, name, existing.Status, cluster, g.Name)
 	case err == nil:
 		return nil, nil, refused("group %q already exists in cluster %q (stack %s, status %s)", g.Name, cluster, name, existing.Status)
 	case !errors.Is(err, stacks.ErrNotFound):
 		return nil, nil, err
 	}
-	r, err := s.renderChecked(ctx, core, g)
+	r, err := s.renderChecked(ctx, core, g, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -134,13 +136,15 @@ func (s *Service) deployGroup(ctx context.Context, in leased, g spec.Group, r *r
 
 // renderChecked renders a group joined to the core's current outputs,
 // after checking its settings against the account (pre-flight): nothing is
-// uploaded or created for a group that cannot launch.
-func (s *Service) renderChecked(ctx context.Context, core *stacks.Stack, g spec.Group) (*render.Rendered, error) {
+// uploaded or created for a group that cannot launch. deployed is the
+// group as it is (nil for a new one): what pre-flight notes of it is said
+// only when news.
+func (s *Service) renderChecked(ctx context.Context, core *stacks.Stack, g spec.Group, deployed *spec.Group) (*render.Rendered, error) {
 	join, err := s.groupJoin(ctx, core, g)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.preflightGroup(ctx, join, g); err != nil {
+	if err := s.preflightGroup(ctx, join, g, deployed); err != nil {
 		return nil, err
 	}
 	b, err := s.build(ctx)
@@ -239,7 +243,7 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 	if err := desired.Complete(o.Cluster); err != nil {
 		return nil, err
 	}
-	r, err := s.renderChecked(ctx, in.core, desired)
+	r, err := s.renderChecked(ctx, in.core, desired, &deployed.Spec)
 	if err != nil {
 		return nil, err
 	}
@@ -481,7 +485,7 @@ func (s *Service) planUpdate(ctx context.Context, core *stacks.Stack, deployed *
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.renderChecked(ctx, core, desired)
+	r, err := s.renderChecked(ctx, core, desired, &deployed.Spec)
 	if err != nil {
 		return nil, err
 	}

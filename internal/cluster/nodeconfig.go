@@ -60,12 +60,22 @@ func UploadArtifacts(ctx context.Context, api ObjectPutter, bucket string, arts 
 }
 
 // uploadArtifacts is UploadArtifacts with the service's S3 client, saying
-// what it does.
+// what it does. A key is its content's hash: one the bucket holds already
+// is that very configuration, neither uploaded nor said again (an update
+// that changes no node's configuration says nothing of it).
 func (s *Service) uploadArtifacts(ctx context.Context, bucket string, r *render.Rendered) error {
+	var news []render.Artifact
 	for _, a := range r.Artifacts {
-		s.printf("Uploading node configuration s3://%s/%s\n", bucket, a.Key)
+		there, err := s.objectExists(ctx, bucket, a.Key)
+		if err != nil {
+			return err
+		}
+		if !there {
+			s.printf("Uploading node configuration s3://%s/%s\n", bucket, a.Key)
+			news = append(news, a)
+		}
 	}
-	return UploadArtifacts(ctx, s.S3, bucket, r.Artifacts)
+	return UploadArtifacts(ctx, s.S3, bucket, news)
 }
 
 // Node configurations are content-addressed and uploaded before the stack

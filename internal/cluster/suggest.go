@@ -39,11 +39,12 @@ func (s *Service) Suggest(ctx context.Context, err error) error {
 	if !errors.As(err, &r) || r.missing == nil || ctx.Err() != nil {
 		return err
 	}
+	m := r.missing
+	m.region = s.Region
 	live, lerr := s.listNames(ctx)
 	if lerr != nil {
 		return err
 	}
-	m := r.missing
 	if m.group == "" {
 		m.closest = Closest(m.cluster, live.Clusters)
 	} else {

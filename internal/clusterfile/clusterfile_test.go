@@ -121,7 +121,7 @@ func TestReadErrors(t *testing.T) {
 		{"secret twice", head + "secrets:\n  - name: db\n    from: ssm:/a\n  - name: db\n    from: ssm:/b\n", `f.yaml:7: secrets[1].name: secret "db" given twice`},
 		{"group twice", group + "  - name: web\n    instanceType: c5.large\n", `f.yaml:7: groups[1].name: group "web" given twice`},
 		{"bad label", group + "    labels:\n      role: \"a b\"\n", `f.yaml:7: groups[0].labels: invalid label value "a b" for key "role": only letters, digits, '.', '_', '-' and '/' are allowed`},
-		{"reserved group name", head + "groups:\n  - name: control\n    instanceType: c5.large\n", `f.yaml:5: groups[0].name: invalid group name "control": reserved for the core's control node`},
+		{"reserved group name", head + "groups:\n  - name: control\n    instanceType: c5.large\n", `f.yaml:5: groups[0].name: invalid group name "control": reserved for the core's managers`},
 		{"core rule", head + "core:\n  sshCidr: 10.0.0.1/8\n", `f.yaml:5: core.sshCidr: invalid CIDR "10.0.0.1/8": host bits set, did you mean 10.0.0.0/8?`},
 		{"rolling update rule", group + "    rollingUpdate:\n      maxBatch: 0\n", "f.yaml:8: groups[0].rollingUpdate.maxBatch: invalid rolling update batch size 0: at least 1"},
 	}

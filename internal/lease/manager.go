@@ -336,13 +336,13 @@ func (m *Manager) Break(ctx context.Context, s Scope, id string) (*Record, error
 	}
 	cur, err := m.read(ctx, s.Key())
 	if errors.Is(err, errNone) {
-		return nil, fmt.Errorf("%s holds no lease: nothing to break: %w", s.Of(m.o.Cluster), ErrNotHeld)
+		return nil, notHeld("%s holds no lease: nothing to break", s.Of(m.o.Cluster))
 	}
 	if err != nil {
 		return nil, err
 	}
 	if cur.ID != id {
-		return nil, fmt.Errorf("the lease on %s is %s, not %s: nothing broken: %w", s.Of(m.o.Cluster), cur.describe(), id, ErrNotHeld)
+		return nil, notHeld("the lease on %s is %s, not %s: nothing broken", s.Of(m.o.Cluster), cur.describe(), id)
 	}
 	if cur.VersionID != "" {
 		// Exactly the version read and the older ones: a lease taken since
@@ -351,7 +351,7 @@ func (m *Manager) Break(ctx context.Context, s Scope, id string) (*Record, error
 	}
 	_, err = m.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(m.bucket), Key: aws.String(s.Key()), IfMatch: aws.String(cur.ETag)})
 	if wire.IsPrecondition(err) {
-		return nil, fmt.Errorf("the lease on %s changed while breaking it: nothing broken: %w", s.Of(m.o.Cluster), ErrNotHeld)
+		return nil, notHeld("the lease on %s changed while breaking it: nothing broken", s.Of(m.o.Cluster))
 	}
 	if err != nil && !wire.IsMissing(err) {
 		return nil, fmt.Errorf("breaking the lease on %s: %w", s.Of(m.o.Cluster), err)
@@ -563,3 +563,14 @@ func (l *Lease) Release(ctx context.Context) error {
 }
 
 func (l *Lease) releaseDetached(ctx context.Context) { _ = l.Release(context.WithoutCancel(ctx)) }
+
+// notHeldError is ErrNotHeld said in full, without the sentinel's own
+// words after it ("nothing to break: no such lease" said one thing twice).
+type notHeldError struct{ msg string }
+
+func (e *notHeldError) Error() string        { return e.msg }
+func (e *notHeldError) Is(target error) bool { return target == ErrNotHeld }
+
+func notHeld(format string, args ...any) error {
+	return &notHeldError{msg: fmt.Sprintf(format, args...)}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/fuzzy"
 	"github.com/clusterctl/clusterctl/internal/render"
 )
 
@@ -142,7 +143,7 @@ func Check(ctx context.Context, ec2api EC2API, ssmapi SSMAPI, req Request) (*Rep
 		if _, ok := types[t]; ok {
 			known = append(known, t)
 		} else {
-			typesBad.add("instance type %s does not exist in this region", t)
+			typesBad.add("instance type %s does not exist in this region%s", t, closestType(ctx, ec2api, t))
 		}
 	}
 	if len(known) == len(req.InstanceTypes) {
@@ -272,7 +273,7 @@ func Architectures(ctx context.Context, api EC2API, types []string) (map[string]
 	for _, t := range types {
 		archs, ok := found[t]
 		if !ok {
-			return nil, errs.Usage("instance type %s does not exist in this region", t)
+			return nil, errs.Usage("instance type %s does not exist in this region%s", t, closestType(ctx, api, t))
 		}
 		out[t] = primary(archs)
 	}
@@ -460,4 +461,28 @@ func checkImage(ctx context.Context, api EC2API, id, given string, types []strin
 		bad.add("%s is %s, which instance type %s cannot run", what, arch, strings.Join(wrong, ", "))
 	}
 	return nil
+}
+
+// closestType is "; did you mean c5.large?" for a type that does not exist
+// (c5.lage), from the types the region offers: one paginated listing, on
+// this failure path only; "" when none is close or the listing fails.
+func closestType(ctx context.Context, api EC2API, typed string) string {
+	p := ec2.NewDescribeInstanceTypeOfferingsPaginator(api, &ec2.DescribeInstanceTypeOfferingsInput{LocationType: ec2types.LocationTypeRegion})
+	best, bestD := "", 3
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return ""
+		}
+		for _, o := range page.InstanceTypeOfferings {
+			t := string(o.InstanceType)
+			if d := fuzzy.Distance(strings.ToLower(typed), t); d < bestD || d == bestD && best != "" && t < best {
+				best, bestD = t, d
+			}
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return "; did you mean " + best + "?"
 }

@@ -132,6 +132,7 @@ func TestCheck(t *testing.T) {
 				}
 			}},
 		{"unknown type", Request{InstanceTypes: []string{"foo9.bar"}, SubnetIDs: []string{a}}, "instance type foo9.bar does not exist in this region", nil},
+		{"a slip of the keyboard", Request{InstanceTypes: []string{"c5.lage"}, SubnetIDs: []string{a}}, "instance type c5.lage does not exist in this region; did you mean c5.large?", nil},
 		{"mixed architectures", Request{InstanceTypes: []string{"m5.large", "m7g.large", "m6i.large"}, SubnetIDs: []string{a}},
 			"instance types must share one architecture: m7g.large is arm64, while m5.large, m6i.large are x86_64", nil},
 		{"missing subnet", Request{InstanceTypes: []string{"m5.large"}, SubnetIDs: []string{a, "subnet-0123456789abcdef0"}, VpcID: defaultVPC},

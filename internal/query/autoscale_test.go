@@ -2,6 +2,7 @@ package query
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,9 +36,14 @@ func TestGroupAutoscale(t *testing.T) {
 			t.Errorf("%s: %q, want %q", groups[i].Group, got, want)
 		}
 	}
-	table := GroupsTable(groups, false)
-	if h := table.Header[len(table.Header)-1]; h != "AUTOSCALE" || table.Rows[0][len(table.Rows[0])-1] != "1–4, 3→2 at 10:04:05" {
+	// The default table has the bounds; -o wide the last change too.
+	table := GroupsTable(groups, Columns{})
+	if h := table.Header[len(table.Header)-1]; h != "AUTOSCALE" || table.Rows[0][len(table.Rows[0])-1] != "1–4" {
 		t.Errorf("table %v %v", table.Header, table.Rows[0])
+	}
+	table = GroupsTable(groups, Columns{Wide: true})
+	if at := slices.Index(table.Header, "AUTOSCALE"); at < 0 || table.Rows[0][at] != "1–4, 3→2 at 10:04:05" {
+		t.Errorf("wide table %v %v", table.Header, table.Rows[0])
 	}
 	b, _ := json.Marshal(groups)
 	var back []map[string]any

@@ -429,20 +429,30 @@ func asgLabels(tags []asgtypes.TagDescription) map[string]string {
 	return out
 }
 
-// GroupsTable is the table form of list-groups.
-func GroupsTable(groups []Group, wide bool) Table {
-	t := Table{Header: []string{"CLUSTER", "GROUP", "STATUS", "TYPE", "LIFECYCLE", "DESIRED", "MIN", "MAX", "RUNNING", "READY", "JOINED", "UPDATED", "AUTOSCALE"}}
-	if wide {
-		t.Header = append(t.Header, "SPOT-ALLOCATION", "STACK", "LABELS", "ENDPOINT", "PORTS")
+// GroupsTable is the table form of list-groups. The default table fits
+// 120 columns (see Columns): the instance types and the spot mix shortened,
+// the last update as an age, autoscaling as its bounds; -o wide has every
+// value in full, with min, max, running, the spot allocation, the stack,
+// the labels and the load balancer.
+func GroupsTable(groups []Group, c Columns) Table {
+	var t Table
+	if c.Wide {
+		t.Header = c.withCluster("GROUP", "STATUS", "TYPE", "LIFECYCLE", "DESIRED", "MIN", "MAX", "RUNNING", "READY", "JOINED", "UPDATED", "AUTOSCALE",
+			"SPOT-ALLOCATION", "STACK", "LABELS", "ENDPOINT", "PORTS")
+	} else {
+		t.Header = c.withCluster("GROUP", "STATUS", "TYPE", "LIFECYCLE", "DESIRED", "READY", "JOINED", "UPDATED", "AUTOSCALE")
 	}
 	for _, g := range groups {
 		joined := "yes"
 		if !g.Joined {
 			joined = "no"
 		}
-		row := []string{g.Cluster, g.Group, g.Status, dash(g.InstanceType), g.Mix(), strconv.Itoa(g.Desired), strconv.Itoa(g.Min), strconv.Itoa(g.Max), strconv.Itoa(g.Running), ReadyText(g.Ready), joined, g.Updated.Format(time.RFC3339), g.AutoscaleText()}
-		if wide {
-			row = append(row, dash(g.SpotAllocation), g.Stack, dash(FormatLabels(g.Labels)), g.LoadBalancer.EndpointText(), g.LoadBalancer.PortsText())
+		var row []string
+		if c.Wide {
+			row = c.rowWithCluster(g.Cluster, g.Group, g.Status, dash(g.InstanceType), g.Mix(), strconv.Itoa(g.Desired), strconv.Itoa(g.Min), strconv.Itoa(g.Max), strconv.Itoa(g.Running), ReadyText(g.Ready), joined, g.Updated.Format(time.RFC3339), g.AutoscaleText(),
+				dash(g.SpotAllocation), g.Stack, dash(FormatLabels(g.Labels)), g.LoadBalancer.EndpointText(), g.LoadBalancer.PortsText())
+		} else {
+			row = c.rowWithCluster(g.Cluster, g.Group, g.Status, dash(shortTypes(g.InstanceType)), g.shortMix(), strconv.Itoa(g.Desired), ReadyText(g.Ready), joined, c.age(&g.Updated), g.shortAutoscale())
 		}
 		t.Rows = append(t.Rows, row)
 	}

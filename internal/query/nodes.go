@@ -177,28 +177,35 @@ func Lifecycle(ec2Lifecycle string) string {
 
 // NodesTable is the table form of list-nodes; swarm adds the SWARM
 // column (what the swarm's status snapshot says of each node, "?" when no
-// snapshot of its cluster was read).
-func NodesTable(nodes []Node, wide, swarm bool) Table {
-	t := Table{Header: []string{"CLUSTER", "GROUP", "INSTANCE", "TYPE", "LIFECYCLE", "STATE"}}
+// snapshot of its cluster was read). The default table fits 120 columns
+// (see Columns); -o wide adds the public IP, the zone, the launch time,
+// the image and the labels.
+func NodesTable(nodes []Node, c Columns, swarm bool) Table {
+	var t Table
+	t.Header = c.withCluster("GROUP", "INSTANCE", "TYPE", "LIFECYCLE", "STATE")
 	if swarm {
 		t.Header = append(t.Header, "SWARM")
 	}
-	t.Header = append(t.Header, "PRIVATE-IP", "PUBLIC-IP", "ZONE", "LAUNCHED")
-	if wide {
-		t.Header = append(t.Header, "IMAGE", "LABELS")
+	t.Header = append(t.Header, "PRIVATE-IP")
+	if c.Wide {
+		t.Header = append(t.Header, "PUBLIC-IP", "ZONE", "LAUNCHED", "IMAGE", "LABELS")
+	} else {
+		t.Header = append(t.Header, "AGE")
 	}
 	for _, n := range nodes {
-		row := []string{n.Cluster, dash(n.Group), dash(n.InstanceID), dash(n.InstanceType), dash(n.Lifecycle), dash(n.State)}
+		row := c.rowWithCluster(n.Cluster, dash(n.Group), dash(n.InstanceID), dash(n.InstanceType), dash(n.Lifecycle), dash(n.State))
 		if swarm {
 			row = append(row, n.Swarm.word())
 		}
-		launched := "-"
-		if n.LaunchTime != nil {
-			launched = n.LaunchTime.Format(time.RFC3339)
-		}
-		row = append(row, dash(n.PrivateIP), dash(n.PublicIP), dash(n.Zone), launched)
-		if wide {
-			row = append(row, dash(n.ImageID), dash(FormatLabels(n.Labels)))
+		row = append(row, dash(n.PrivateIP))
+		if c.Wide {
+			launched := "-"
+			if n.LaunchTime != nil {
+				launched = n.LaunchTime.Format(time.RFC3339)
+			}
+			row = append(row, dash(n.PublicIP), dash(n.Zone), launched, dash(n.ImageID), dash(FormatLabels(n.Labels)))
+		} else {
+			row = append(row, c.age(n.LaunchTime))
 		}
 		t.Rows = append(t.Rows, row)
 	}

@@ -40,13 +40,14 @@ type Output struct {
 	query  *gojq.Code
 }
 
+// Formats are the values -o takes.
+func Formats() []string { return []string{"table", "wide", "json", "yaml"} }
+
 // NewOutput checks the format and compiles the query before any AWS call, so
 // bad input costs nothing.
 func NewOutput(format, query string) (*Output, error) {
 	format = strings.ToLower(format)
-	switch format {
-	case "table", "wide", "json", "yaml":
-	default:
+	if !slices.Contains(Formats(), format) {
 		return nil, fmt.Errorf("invalid output format %q: expected table, wide, json or yaml", format)
 	}
 	o := &Output{Format: format}

@@ -116,7 +116,7 @@ func TestNodeLifecycle(t *testing.T) {
 		t.Errorf("lifecycles %q, %q", nodes[0].Lifecycle, nodes[1].Lifecycle)
 	}
 	var buf bytes.Buffer
-	if err := WriteTable(&buf, NodesTable(nodes, false, false)); err != nil {
+	if err := WriteTable(&buf, NodesTable(nodes, Columns{}, false)); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(buf.String(), "\n")
@@ -274,7 +274,7 @@ func TestListGroups(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := WriteTable(&buf, GroupsTable(groups, true)); err != nil {
+	if err := WriteTable(&buf, GroupsTable(groups, Columns{Wide: true})); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -359,7 +359,7 @@ func TestOutputFormats(t *testing.T) {
 		var buf bytes.Buffer
 		out, err := NewOutput(tt.format, tt.query)
 		if err == nil {
-			err = out.Write(&buf, nodes, func(wide bool) Table { return NodesTable(nodes, wide, true) })
+			err = out.Write(&buf, nodes, func(wide bool) Table { return NodesTable(nodes, Columns{Wide: wide}, true) })
 		}
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n") {

@@ -235,10 +235,10 @@ func TestReady(t *testing.T) {
 			}
 		}
 		var buf bytes.Buffer
-		if err := WriteTable(&buf, GroupsTable(groups, false)); err != nil {
+		if err := WriteTable(&buf, GroupsTable(groups, Columns{})); err != nil {
 			t.Fatal(err)
 		}
-		if header := strings.Fields(strings.SplitN(buf.String(), "\n", 2)[0]); !slices.Equal(header[8:10], []string{"RUNNING", "READY"}) {
+		if header := strings.Fields(strings.SplitN(buf.String(), "\n", 2)[0]); !slices.Equal(header[5:7], []string{"DESIRED", "READY"}) {
 			t.Errorf("header %v", header)
 		}
 		out, _ := NewOutput("json", ".[] | select(.group == \"web\" and .cluster == \"core\") | .ready")
@@ -353,7 +353,7 @@ func TestSwarmColumnAndJSON(t *testing.T) {
 	n := nodeFrom(instance("i-1", "core", "web"))
 	nodes := WithSwarm([]Node{n}, w, "")
 	var buf bytes.Buffer
-	if err := WriteTable(&buf, NodesTable(nodes, false, true)); err != nil {
+	if err := WriteTable(&buf, NodesTable(nodes, Columns{Wide: true}, true)); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(buf.String(), "\n")
@@ -361,8 +361,8 @@ func TestSwarmColumnAndJSON(t *testing.T) {
 		t.Errorf("header %q", lines[0])
 	}
 	for i, want := range []string{
-		"core web i-1 r3.large on-demand running drain 10.0.0.1 - us-east-1a 2026-01-02T03:04:05Z",
-		"core web i-gone t3.small - - down (no instance) 10.0.0.7 - - -",
+		"core web i-1 r3.large on-demand running drain 10.0.0.1 - us-east-1a 2026-01-02T03:04:05Z ami-1 -",
+		"core web i-gone t3.small - - down (no instance) 10.0.0.7 - - - - tier=db",
 	} {
 		if got := strings.Join(strings.Fields(lines[i+1]), " "); got != want {
 			t.Errorf("row %d %q, want %q", i+1, got, want)

@@ -37,10 +37,18 @@ func (a Autoscale) IdleFor() time.Duration {
 // output: "3 x c5.large", or for an autoscaled group "1–4 x c5.large,
 // autoscaled".
 func (g Group) Size() string {
+	size := fmt.Sprintf("%d x %s", g.Desired(), g.InstanceType)
 	if g.Autoscale.Enabled {
-		return fmt.Sprintf("%d–%d x %s, autoscaled", g.MinSize(), g.MaxSize(), g.InstanceType)
+		size = fmt.Sprintf("%d–%d x %s, autoscaled", g.MinSize(), g.MaxSize(), g.InstanceType)
 	}
-	return fmt.Sprintf("%d x %s", g.Desired(), g.InstanceType)
+	// What is bought is said where the group is created: spot is news.
+	switch {
+	case g.Spot && (g.OnDemandBaseCapacity() > 0 || g.OnDemandPercentage() > 0):
+		size += fmt.Sprintf(", spot with on-demand %d + %d%%", g.OnDemandBaseCapacity(), g.OnDemandPercentage())
+	case g.Spot:
+		size += ", spot"
+	}
+	return size
 }
 
 // Duration is a length of time written as Go writes it: 10m, 90s, 1h30m.

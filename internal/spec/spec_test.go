@@ -278,7 +278,10 @@ func TestAutoscaleCount(t *testing.T) {
 	if err := off.Complete("core"); err != nil || *off.Count != 4 || off.Autoscale != (Autoscale{}) {
 		t.Errorf("autoscaling off: %+v, %v", off, err)
 	}
-	if g.Size() != "2–6 x t3.small, autoscaled" || off.Size() != "4 x t3.small" {
+	spot := off
+	base := 1
+	spot.Spot, spot.OnDemandBase = true, &base
+	if g.Size() != "2–6 x t3.small, autoscaled" || off.Size() != "4 x t3.small" || spot.Size() != "4 x t3.small, spot with on-demand 1 + 0%" {
 		t.Errorf("sizes %q, %q", g.Size(), off.Size())
 	}
 	tr := g

@@ -141,7 +141,7 @@ func CheckGroupName(cluster, group string) error {
 		return invalid("name", "invalid group name %q: must start with a letter and contain only letters, digits and hyphens", group)
 	}
 	if group == names.GroupControl {
-		return invalid("name", "invalid group name %q: reserved for the core's control node", group)
+		return invalid("name", "invalid group name %q: reserved for the core's managers", group)
 	}
 	if n := len(names.GroupStack(cluster, group)); n > MaxStackName {
 		return invalid("name", "invalid group name %q: stack name %s would be %d characters, over the %d allowed", group, names.GroupStack(cluster, group), n, MaxStackName)

@@ -133,8 +133,17 @@ func (p *progress) begin(o *op) {
 	defer p.mu.Unlock()
 	v := p.view(o.name)
 	v.pending, v.start, v.status = false, o.start, o.status
+	if !p.tty && o.kind == "wait" && o.status != "" {
+		// Re-attached off a terminal: the events seen before are not
+		// printed again, so say what is being waited for, once.
+		fmt.Fprintln(p.w, p.fields([]string{pad(v.name, p.nameWidth()), fmt.Sprintf("%5s", hms(0)), pad(stackLogical, colLogical), pad(stackType, colType)}, o.status, "", "waiting for it to end"))
+	}
 	p.redraw()
 }
+
+// stackLogical stands, in a progress line, for the stack's own logical id,
+// which is its name: the line's first column says it already.
+const stackLogical = "-"
 
 func (p *progress) add(o *op, evs []Event) {
 	p.mu.Lock()
@@ -187,7 +196,7 @@ func (p *progress) end(o *op, status string) {
 		// Sparse events: the final status came from DescribeStacks alone.
 		fmt.Fprintln(p.w, p.fields([]string{
 			pad(v.name, p.nameWidth()), fmt.Sprintf("%5s", hms(p.clock.Now().Sub(v.start))),
-			pad(v.name, colLogical), pad(stackType, colType),
+			pad(stackLogical, colLogical), pad(stackType, colType),
 		}, status, "", ""))
 	}
 	if status != "" {
@@ -246,8 +255,17 @@ func (p *progress) printLine(v *view, e Event, r *resView) {
 	}
 	fmt.Fprintln(p.w, p.fields([]string{
 		pad(v.name, p.nameWidth()), fmt.Sprintf("%5s", hms(e.Time.Sub(v.base))),
-		pad(e.LogicalID, colLogical), pad(e.ResourceType, colType),
+		pad(logicalOf(e), colLogical), pad(e.ResourceType, colType),
 	}, e.Status, took, e.Reason))
+}
+
+// logicalOf is an event's logical id in a progress line: "-" for the
+// stack's own events, whose logical id repeats the stack's name.
+func logicalOf(e Event) string {
+	if e.IsStack() {
+		return stackLogical
+	}
+	return e.LogicalID
 }
 
 // fields joins a line's columns, the status (painted) and optional

@@ -73,6 +73,9 @@ type Stack struct {
 	// parameters (the AMI behind an image path).
 	Resolved         map[string]string
 	Created, Updated time.Time // Updated = LastUpdatedTime, or Created if never updated
+	// Settled: Wait found the stack already in a final status, with no
+	// operation in progress to wait for.
+	Settled bool
 }
 
 // Class returns Classify(s.Status).

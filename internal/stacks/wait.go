@@ -403,6 +403,7 @@ func (m *Manager) Wait(ctx context.Context, name string) (*Stack, error) {
 	}
 	o.status = st.Status
 	if Classify(st.Status).Final() {
+		st.Settled = true
 		if succeeded(o.kind, st.Status) {
 			return st, nil
 		}
