@@ -1,0 +1,283 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/wire"
+)
+
+// A restore of the live swarm (docs/design.md, "Restoring a backup"),
+// as clusterctl restore asks: the leader alone acts. It demotes every
+// other manager and waits until it is the only member of the swarm's
+// Raft, so that no other manager can keep a quorum of the swarm as it is
+// (a second swarm); then it restores the backup on itself as a restore
+// after the loss of every manager does (its address kept), and says so in
+// names.Restore. The managers it demoted leave and join the restored
+// swarm as managers, through the join material it publishes.
+
+// TokenRotator gives the swarm new join tokens.
+type TokenRotator interface {
+	RotateJoinTokens(ctx context.Context) error
+}
+
+var restoreKey = names.ControlKey(names.Restore)
+
+// restoreRun is the leader's record of the restore it carries out: a
+// handling cut short while the engine was being restored is not repeated.
+const restoreRun = "restore-run"
+
+// handleRestoreRequest restores the swarm from the backup the request
+// names, or refuses, and puts the outcome in the status snapshot. A
+// request older than RequestMaxAge, or of another shape or cluster, is
+// dropped.
+func (m *Manager) handleRestoreRequest(ctx context.Context, file string, n notice, e wire.Event) error {
+	r, err := e.RestoreRequest(m.Cluster)
+	age := m.Clock.Now().Sub(n.Sent)
+	switch {
+	case err != nil:
+		m.Log("ignoring a restore request: %v", err)
+	case age > m.T.RequestMaxAge:
+		m.Log("dropping restore request %s: made %s ago", r.RequestID, age.Round(time.Second))
+	default:
+		m.Log("restore request %s from %s: the backup %s", r.RequestID, r.RequestedBy, r.Backup)
+		if err := m.restore(ctx, r); err != nil {
+			return err
+		}
+		m.watch()
+	}
+	return m.forget(ctx, file, n)
+}
+
+// restore carries the request out; an error is one to try again (the
+// swarm untouched), an outcome is the snapshot's.
+func (m *Manager) restore(ctx context.Context, r wire.RestoreDetail) error {
+	var run string
+	if _, err := m.State.Load(restoreRun, &run); err != nil {
+		return err
+	}
+	if run == r.RequestID {
+		// Cut short while the engine was being restored: whichever swarm
+		// it has now leads; the demoted managers join it.
+		m.finishRestore(ctx, r, wire.RestoreFailed, "the restore was cut short (the agent restarted); the swarm is the one this engine has now", nil)
+		return m.State.Remove(restoreRun)
+	}
+	meta, archive, why, err := m.chooseRestore(ctx, r)
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		m.Log("refusing restore request %s: %s", r.RequestID, why)
+		m.restored = &wire.RestoreStatus{RequestID: r.RequestID, Backup: r.Backup, Outcome: wire.RestoreRefused, Reason: why, Time: m.Clock.Now().UTC()}
+		return nil
+	}
+	nodes, err := m.Engine.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	self, err := m.Engine.Self(ctx)
+	if err != nil {
+		return err
+	}
+	var others []string
+	for _, n := range nodes {
+		if n.Role == "manager" && n.Manager() && n.ID != self.NodeID {
+			if n.Reachability != "reachable" {
+				why := fmt.Sprintf("the manager %s is %s: a restore demotes every other manager first, and one that does not hear it could keep the swarm as it is", n.ID, orQ(n.Reachability))
+				m.Log("refusing restore request %s: %s", r.RequestID, why)
+				m.restored = &wire.RestoreStatus{RequestID: r.RequestID, Backup: r.Backup, Outcome: wire.RestoreRefused, Reason: why, Time: m.Clock.Now().UTC()}
+				return nil
+			}
+			others = append(others, n.ID)
+		}
+	}
+	marker := wire.RestoreMarker{RequestID: r.RequestID, Leader: m.InstanceID, Backup: r.Backup, Demoted: others, Time: m.Clock.Now().UTC()}
+	if err := m.Bucket.Put(ctx, restoreKey, marker.Marshal(), "application/json", nil); err != nil {
+		return err
+	}
+	m.restored = &wire.RestoreStatus{RequestID: r.RequestID, Backup: r.Backup, Outcome: wire.RestoreRestoring, Time: m.Clock.Now().UTC()}
+	if _, err := m.publishStatus(ctx); err != nil {
+		m.Log("publishing the status snapshot failed: %v", err)
+	}
+	if err := m.demoteAll(ctx, others); err != nil {
+		m.finishRestore(ctx, r, wire.RestoreFailed, fmt.Sprintf("demoting the other managers: %v; nothing restored", err), &marker)
+		return nil
+	}
+	if err := m.State.Save(restoreRun, r.RequestID); err != nil {
+		return err
+	}
+	m.Log("the only manager of the swarm: restoring the backup %s (taken %s of swarm %s) on %s", r.Backup, meta.Taken.Format(time.RFC3339), orQ(meta.SwarmID), m.Address)
+	if err := m.Backups.Restore(ctx, archive, m.Address); err != nil {
+		m.finishRestore(ctx, r, wire.RestoreFailed, fmt.Sprintf("restoring the backup: %v", err), &marker)
+		return m.State.Remove(restoreRun)
+	}
+	reason := ""
+	if meta.Cluster != "" && meta.Cluster != m.Cluster {
+		if err := m.Tokens.RotateJoinTokens(ctx); err != nil {
+			// The old cluster's nodes could join with the backup's tokens:
+			// the swarm is not taken as restored until they are rotated.
+			m.finishRestore(ctx, r, wire.RestoreFailed, fmt.Sprintf("restored, but rotating the join tokens of cluster %s's swarm failed: %v", meta.Cluster, err), &marker)
+			return m.State.Remove(restoreRun)
+		}
+		reason = fmt.Sprintf("a backup of cluster %s: the join tokens rotated", meta.Cluster)
+		m.Log("rotated the swarm's join tokens: the backup was of cluster %s", meta.Cluster)
+	}
+	m.republish = true
+	if err := m.PublishJoinMaterial(ctx, true); err != nil {
+		m.Log("publishing the join material failed: %v", err)
+	}
+	m.finishRestore(ctx, r, wire.RestoreRestored, reason, &marker)
+	return m.State.Remove(restoreRun)
+}
+
+// chooseRestore reads the backup the request names, or why it is
+// refused: not in the bucket, or of another cluster than this one or the
+// one the request names.
+func (m *Manager) chooseRestore(ctx context.Context, r wire.RestoreDetail) (wire.BackupMeta, []byte, string, error) {
+	archive, obj, err := m.Bucket.Get(ctx, r.Backup)
+	if errors.Is(err, ErrMissing) {
+		return wire.BackupMeta{}, nil, fmt.Sprintf("no backup %s in the bucket (the newest %d are kept)", r.Backup, m.keep()), nil
+	}
+	if err != nil {
+		return wire.BackupMeta{}, nil, "", err
+	}
+	meta, err := wire.ParseBackupMeta(obj.Metadata)
+	if err != nil {
+		return meta, nil, fmt.Sprintf("the backup %s: %v", r.Backup, err), nil
+	}
+	if meta.Taken.IsZero() {
+		meta.Taken, _ = wire.BackupKeyTime(r.Backup)
+	}
+	of := meta.Cluster
+	if of == "" {
+		of = m.Cluster // a backup of before the metadata said the cluster
+	}
+	switch {
+	case r.FromCluster != "" && of != r.FromCluster:
+		return meta, nil, fmt.Sprintf("the backup %s was taken by the managers of cluster %s, not %s", r.Backup, of, r.FromCluster), nil
+	case r.FromCluster == "" && of != m.Cluster:
+		return meta, nil, fmt.Sprintf("the backup %s was taken by the managers of cluster %s: restoring it needs --from-cluster %s", r.Backup, of, of), nil
+	case of != m.Cluster && m.Tokens == nil:
+		return meta, nil, "the join tokens cannot be rotated here: another cluster's backup is not restored", nil
+	}
+	return meta, archive, "", nil
+}
+
+// demoteAll demotes the managers others and waits until this manager is
+// the only member of the swarm's Raft.
+func (m *Manager) demoteAll(ctx context.Context, others []string) error {
+	for _, id := range others {
+		if err := m.Engine.Demote(ctx, id); err != nil {
+			return fmt.Errorf("node %s: %w", id, err)
+		}
+		m.Log("demoted manager %s for the restore", id)
+	}
+	deadline := m.Clock.Now().Add(m.T.JoinTimeout)
+	for {
+		nodes, err := m.Engine.Nodes(ctx)
+		if err != nil {
+			return err
+		}
+		if raftManagers(nodes) == 1 {
+			return nil
+		}
+		if !m.Clock.Now().Before(deadline) {
+			return fmt.Errorf("still %d managers after %s", raftManagers(nodes), m.T.JoinTimeout)
+		}
+		if err := m.Clock.Sleep(ctx, 2*time.Second); err != nil {
+			return err
+		}
+	}
+}
+
+// finishRestore says how the restore ended: in the snapshot, in the log,
+// and, when managers were demoted, in the marker, which they wait for.
+func (m *Manager) finishRestore(ctx context.Context, r wire.RestoreDetail, outcome, reason string, marker *wire.RestoreMarker) {
+	m.restored = &wire.RestoreStatus{RequestID: r.RequestID, Backup: r.Backup, Outcome: outcome, Reason: reason, Time: m.Clock.Now().UTC()}
+	if reason == "" {
+		m.Log("restore request %s: %s from %s", r.RequestID, outcome, r.Backup)
+	} else {
+		m.Log("restore request %s: %s from %s: %s", r.RequestID, outcome, r.Backup, reason)
+	}
+	if marker == nil {
+		b, _, err := m.Bucket.Get(ctx, restoreKey)
+		if err != nil {
+			return
+		}
+		mk, err := wire.ParseRestoreMarker(b)
+		if err != nil || mk.RequestID != r.RequestID {
+			return
+		}
+		marker = &mk
+	}
+	marker.Done = true
+	if err := m.Bucket.Put(ctx, restoreKey, marker.Marshal(), "application/json", nil); err != nil {
+		m.Log("saying the restore is done failed (the demoted managers wait for it): %v", err)
+	}
+}
+
+// Follower states: the restore this manager followed (or was not
+// concerned by), and the one it left its swarm for.
+const (
+	restoreFollowed = "restore-followed"
+	restoreLeft     = "restore-left"
+)
+
+// followRestore is a follower's part of a restore: a manager the leader
+// demoted waits until the restore is done, leaves, and joins the
+// restored swarm as a manager. True while it is at it (nothing else of
+// the follower's round is done: a swarm being restored has no leader for
+// a while, which is no loss of quorum).
+func (m *Manager) followRestore(ctx context.Context) bool {
+	b, _, err := m.Bucket.Get(ctx, restoreKey)
+	if err != nil {
+		if !errors.Is(err, ErrMissing) {
+			m.Log("reading the restore marker: %v", err)
+		}
+		return false
+	}
+	mk, err := wire.ParseRestoreMarker(b)
+	if err != nil || mk.Leader == m.InstanceID {
+		return false
+	}
+	var followed, left string
+	if _, err := m.State.Load(restoreFollowed, &followed); err != nil || followed == mk.RequestID {
+		return false
+	}
+	if _, err := m.State.Load(restoreLeft, &left); err != nil {
+		return false
+	}
+	if left != mk.RequestID {
+		self, err := m.Engine.Self(ctx)
+		if err != nil {
+			return false
+		}
+		if self.NodeID == "" || !slices.Contains(mk.Demoted, self.NodeID) {
+			_ = m.State.Save(restoreFollowed, mk.RequestID) // not one it demoted
+			return false
+		}
+		if !mk.Done {
+			return true
+		}
+		m.Log("the leader restored the swarm from %s: leaving to join it as a manager", mk.Backup)
+		if err := m.Engine.Leave(ctx); err != nil {
+			m.Log("leaving the swarm for the restored one: %v", err)
+			return true
+		}
+		if err := m.State.Save(restoreLeft, mk.RequestID); err != nil {
+			return true
+		}
+	}
+	if !m.joinManagers(ctx) {
+		return true
+	}
+	if m.State.Save(restoreFollowed, mk.RequestID) == nil {
+		_ = m.State.Remove(restoreLeft)
+	}
+	m.republish = true
+	return true
+}
