@@ -106,28 +106,9 @@ func (s *Service) RequestRestore(ctx context.Context, o RestoreOptions, progress
 	if of == "" {
 		of = o.Cluster
 	}
-	var chosen *wire.BackupInfo
-	for i := len(st.Backups) - 1; i >= 0; i-- {
-		b := st.Backups[i]
-		by := b.Cluster
-		if by == "" {
-			by = o.Cluster
-		}
-		if by != of || !latest && !b.Taken.Equal(at) {
-			continue
-		}
-		chosen = &b
-		break
-	}
-	if chosen == nil {
-		what := "at " + at.Format(time.RFC3339)
-		if latest {
-			what = "at all"
-		}
-		return nil, errs.Usage("cluster %s has no backup of cluster %s taken %s: `clusterctl backups -j %s` lists them", o.Cluster, of, what, o.Cluster)
-	}
-	if chosen.Cluster != "" && chosen.Cluster != o.Cluster && o.FromCluster == "" {
-		return nil, refused("the backup of %s was taken by the managers of cluster %s: restoring it needs --from-cluster %s", chosen.Taken.Format(time.RFC3339), chosen.Cluster, chosen.Cluster)
+	chosen, err := chooseBackup(st.Backups, o, at, latest)
+	if err != nil {
+		return nil, err
 	}
 	r := &RestoreResult{Cluster: o.Cluster,
 		Backup: Backup{Time: chosen.Taken, AgeSeconds: seconds(now.Sub(chosen.Taken)), Size: chosen.Size, SwarmID: chosen.SwarmID,
@@ -137,7 +118,7 @@ func (s *Service) RequestRestore(ctx context.Context, o RestoreOptions, progress
 		r.Lost.Services = append(r.Lost.Services, sv.Name)
 	}
 	progressf(progress, "%s", restorePlan(o, r, st, now))
-	question := fmt.Sprintf("restore the swarm of cluster %s from its backup of %s, undoing every change since", o.Cluster, chosen.Taken.Format(time.RFC3339))
+	question := fmt.Sprintf("restore the swarm of cluster %s from its backup of %s (every change since is undone)", o.Cluster, chosen.Taken.Format(time.RFC3339))
 	if err := s.confirm(ctx, o.Yes, question); err != nil {
 		return nil, err
 	}
@@ -162,6 +143,42 @@ func (s *Service) RequestRestore(ctx context.Context, o RestoreOptions, progress
 		return r, nil
 	}
 	return r, s.waitRestore(ctx, bucket, o.Cluster, r)
+}
+
+// chooseBackup is the backup --from names: the newest of the cluster
+// that took it (o.FromCluster, or o.Cluster) for latest, or the one taken
+// at; refused (exit 2, nothing sent) when there is none, or when it was
+// taken by another cluster than that one.
+func chooseBackup(list []wire.BackupInfo, o RestoreOptions, at time.Time, latest bool) (*wire.BackupInfo, error) {
+	of := o.FromCluster
+	if of == "" {
+		of = o.Cluster
+	}
+	by := func(b wire.BackupInfo) string {
+		if b.Cluster == "" {
+			return o.Cluster // a backup of before the metadata said the cluster
+		}
+		return b.Cluster
+	}
+	for i := len(list) - 1; i >= 0; i-- {
+		b := list[i]
+		switch {
+		case latest && by(b) != of:
+			continue
+		case !latest && !b.Taken.Equal(at):
+			continue
+		case by(b) == of:
+			return &b, nil
+		case o.FromCluster == "":
+			return nil, errs.Usage("the backup of %s was taken by the managers of cluster %s: restoring it needs --from-cluster %s", at.Format(time.RFC3339), by(b), by(b))
+		}
+		return nil, errs.Usage("the backup of %s was taken by the managers of cluster %s, not %s", at.Format(time.RFC3339), by(b), of)
+	}
+	what := "at " + at.Format(time.RFC3339)
+	if latest {
+		what = "at all"
+	}
+	return nil, errs.Usage("cluster %s has no backup of cluster %s taken %s: `clusterctl backups -j %s` lists them", o.Cluster, of, what, o.Cluster)
 }
 
 // waitRestore waits until the status snapshot says how the request
