@@ -17,8 +17,9 @@ import (
 // Raft, so that no other manager can keep a quorum of the swarm as it is
 // (a second swarm); then it restores the backup on itself as a restore
 // after the loss of every manager does (its address kept), and says so in
-// names.Restore. The managers it demoted leave and join the restored
-// swarm as managers, through the join material it publishes.
+// names.Restore. The managers it demoted leave before the restore, and
+// join the restored swarm as managers through the join material it
+// publishes.
 
 // TokenRotator gives the swarm new join tokens.
 type TokenRotator interface {
@@ -115,6 +116,7 @@ func (m *Manager) restore(ctx context.Context, r wire.RestoreDetail) error {
 		m.finishRestore(ctx, r, wire.RestoreFailed, fmt.Sprintf("restoring the backup: %v", err), &marker)
 		return m.State.Remove(restoreRun)
 	}
+	m.demoteRestored(ctx)
 	reason := ""
 	if meta.Cluster != "" && meta.Cluster != m.Cluster {
 		if err := m.Tokens.RotateJoinTokens(ctx); err != nil {
@@ -167,8 +169,10 @@ func (m *Manager) chooseRestore(ctx context.Context, r wire.RestoreDetail) (wire
 	return meta, archive, "", nil
 }
 
-// demoteAll demotes the managers others and waits until this manager is
-// the only member of the swarm's Raft.
+// demoteAll demotes the managers others, waits until this manager is
+// the only member of the swarm's Raft, then until the demoted nodes have
+// left (Down: they leave on their own, followRestore), so that none
+// reconnects to the restored swarm with the identity it has now.
 func (m *Manager) demoteAll(ctx context.Context, others []string) error {
 	for _, id := range others {
 		if err := m.Engine.Demote(ctx, id); err != nil {
@@ -177,19 +181,62 @@ func (m *Manager) demoteAll(ctx context.Context, others []string) error {
 		m.Log("demoted manager %s for the restore", id)
 	}
 	deadline := m.Clock.Now().Add(m.T.JoinTimeout)
+	alone := false
 	for {
 		nodes, err := m.Engine.Nodes(ctx)
 		if err != nil {
 			return err
 		}
-		if raftManagers(nodes) == 1 {
-			return nil
+		if !alone && raftManagers(nodes) == 1 {
+			alone, deadline = true, m.Clock.Now().Add(m.T.JoinTimeout)
 		}
-		if !m.Clock.Now().Before(deadline) {
+		if alone {
+			var staying []string
+			for _, n := range nodes {
+				if slices.Contains(others, n.ID) && n.State != "down" {
+					staying = append(staying, n.ID)
+				}
+			}
+			if len(staying) == 0 {
+				return nil
+			}
+			if !m.Clock.Now().Before(deadline) {
+				// Demoted, they hold no quorum of anything: the restore
+				// goes on, and they are demoted again in the restored
+				// swarm, to leave and join it later.
+				m.Log("the demoted managers %v did not leave within %s: restoring anyway", staying, m.T.JoinTimeout)
+				return nil
+			}
+		} else if !m.Clock.Now().Before(deadline) {
 			return fmt.Errorf("still %d managers after %s", raftManagers(nodes), m.T.JoinTimeout)
 		}
 		if err := m.Clock.Sleep(ctx, 2*time.Second); err != nil {
 			return err
+		}
+	}
+}
+
+// demoteRestored demotes the managers the restored swarm lists besides
+// this one (out of its Raft since the forced new cluster): none is
+// promoted back should its engine reconnect with its old identity; they
+// join again as new nodes, and their old ones are removed as dead.
+func (m *Manager) demoteRestored(ctx context.Context) {
+	self, err := m.Engine.Self(ctx)
+	if err != nil {
+		m.Log("reading the restored node: %v", err)
+		return
+	}
+	nodes, err := m.Engine.Nodes(ctx)
+	if err != nil {
+		m.Log("listing the restored swarm's nodes: %v", err)
+		return
+	}
+	for _, n := range nodes {
+		if n.Role != "manager" || n.ID == self.NodeID {
+			continue
+		}
+		if err := m.Engine.Demote(ctx, n.ID); err != nil {
+			m.Log("demoting node %s of the restored swarm: %v", n.ID, err)
 		}
 	}
 }
@@ -228,8 +275,8 @@ const (
 )
 
 // followRestore is a follower's part of a restore: a manager the leader
-// demoted waits until the restore is done, leaves, and joins the
-// restored swarm as a manager. True while it is at it (nothing else of
+// demoted leaves the swarm once its engine is no longer a manager, and
+// joins the restored swarm as a manager once the restore is done. True while it is at it (nothing else of
 // the follower's round is done: a swarm being restored has no leader for
 // a while, which is no loss of quorum).
 func (m *Manager) followRestore(ctx context.Context) bool {
@@ -260,10 +307,19 @@ func (m *Manager) followRestore(ctx context.Context) bool {
 			_ = m.State.Save(restoreFollowed, mk.RequestID) // not one it demoted
 			return false
 		}
-		if !mk.Done {
-			return true
+		if self.ControlAvailable {
+			if !mk.Done {
+				return true // its demotion is on its way
+			}
+			if _, err := m.Engine.Nodes(ctx); err == nil {
+				// A manager of a swarm with a leader: the restored one
+				// took it in; leaving would take a member from its Raft.
+				m.Log("a manager of the swarm restored from %s", mk.Backup)
+				_ = m.State.Save(restoreFollowed, mk.RequestID)
+				return false
+			}
 		}
-		m.Log("the leader restored the swarm from %s: leaving to join it as a manager", mk.Backup)
+		m.Log("demoted for the restore from %s: leaving the swarm, to join the restored one", mk.Backup)
 		if err := m.Engine.Leave(ctx); err != nil {
 			m.Log("leaving the swarm for the restored one: %v", err)
 			return true
@@ -271,6 +327,9 @@ func (m *Manager) followRestore(ctx context.Context) bool {
 		if err := m.State.Save(restoreLeft, mk.RequestID); err != nil {
 			return true
 		}
+	}
+	if !mk.Done {
+		return true // the restored swarm is not there yet
 	}
 	if !m.joinManagers(ctx) {
 		return true

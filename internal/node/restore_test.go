@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -60,24 +61,39 @@ func restoreBody(t *testing.T, cluster, key, from string, at time.Time) (string,
 }
 
 // The leader demotes the other managers, and only once it is the only
-// manager restores the backup on itself; the demoted managers wait until
-// it is done, then leave and join the restored swarm as managers.
+// manager, and they have left, restores the backup on itself; the demoted
+// managers leave once demoted, and join the restored swarm as managers
+// once it is done.
 func TestRestoreLiveSwarm(t *testing.T) {
 	l, key := restoreLab(t, "core")
 	ctx := context.Background()
 	f2, f3 := l.follower(nodeID("m2"), iM2), l.follower(nodeID("m3"), iM3)
 	f2.Address, f3.Address = "10.0.1.2", "10.0.1.3"
+	followers := []*Manager{f2, f3}
+	// The followers' rounds, while the leader waits: a demotion reaches
+	// the follower's engine, which leaves when told; a node that left is
+	// Down.
+	l.clock.tick = func() {
+		for _, f := range followers {
+			e := f.Engine.(*engine)
+			if id := e.self.NodeID; id != "" && l.e.nodes[id].Role == "worker" {
+				e.self.ControlAvailable = false
+			}
+			self := e.self
+			f.followRestore(ctx)
+			if e.self.LocalState == StateInactive && self.NodeID != "" {
+				l.e.nodes[self.NodeID].State = "down"
+			}
+		}
+	}
 	body, id := restoreBody(t, "core", key, "", start)
 	l.q.put("r1", body, start)
 	l.round()
-	// Ordered by the leader, not done: the followers wait, in the swarm.
-	l.b.set(restoreKey, wire.RestoreMarker{RequestID: id, Leader: iM1, Backup: key, Demoted: []string{nodeID("m2"), nodeID("m3")}}.Marshal())
-	if !f2.followRestore(ctx) || l.c.index("docker swarm leave") >= 0 {
-		t.Fatalf("a follower left before the restore was done: %v", l.c.l)
-	}
-	l.b.Delete(ctx, restoreKey)
 	l.round()
-	l.order("docker node demote "+nodeID("m2"), "docker node demote "+nodeID("m3"), "restore 10.0.1.1", "sqs delete r1")
+	l.order("docker node demote "+nodeID("m2"), "docker node demote "+nodeID("m3"), "docker swarm leave", "restore 10.0.1.1", "sqs delete r1")
+	if l.c.count("docker swarm leave") != 2 || l.c.index("docker swarm join") >= 0 || l.logged("restoring anyway") {
+		t.Fatalf("the demoted managers did not leave before the restore, or joined before it was done: %v", l.c.l)
+	}
 	l.after("restore 10.0.1.1", "s3 put "+names.ManagersKey)
 	if string(l.bk.restored) != "the backup's archive" || l.c.index("docker swarm join-token --rotate") >= 0 {
 		t.Fatalf("restored %q; calls %v", l.bk.restored, l.c.l)
@@ -90,8 +106,9 @@ func TestRestoreLiveSwarm(t *testing.T) {
 	if err != nil || s.Restore == nil || s.Restore.Outcome != wire.RestoreRestored || s.Restore.RequestID != id || s.Restore.Backup != key {
 		t.Fatalf("snapshot's restore %+v, %v", s.Restore, err)
 	}
-	// Done: each demoted manager leaves once and joins as a manager.
-	for _, f := range []*Manager{f2, f3} {
+	// Done: each demoted manager joins as a manager, once.
+	l.clock.tick = nil
+	for _, f := range followers {
 		if !f.followRestore(ctx) {
 			t.Fatal("a demoted manager did not follow the restore")
 		}
@@ -107,6 +124,38 @@ func TestRestoreLiveSwarm(t *testing.T) {
 	if f4.followRestore(ctx) || l.c.count("docker swarm leave") != 2 {
 		t.Fatalf("a manager not demoted left: %v", l.c.l)
 	}
+}
+
+// A demoted manager that is a manager of a swarm with a leader once the
+// restore is done (the restored swarm took it in) does not leave: that
+// would take a member from the restored swarm's Raft. One whose swarm has
+// no leader (it never heard of its demotion) leaves.
+func TestRestoreFollowerAlreadyIn(t *testing.T) {
+	l, key := restoreLab(t, "core")
+	ctx := context.Background()
+	l.b.set(restoreKey, wire.RestoreMarker{RequestID: wire.NewRequestID(), Leader: iM1, Backup: key, Demoted: []string{nodeID("m2")}, Done: true}.Marshal())
+	f2 := l.follower(nodeID("m2"), iM2)
+	if f2.followRestore(ctx) || l.c.index("docker swarm leave") >= 0 || !l.logged("a manager of the swarm restored from") {
+		t.Fatalf("calls %v; logs %v", l.c.l, l.logs)
+	}
+	l, key = restoreLab(t, "core")
+	l.b.set(restoreKey, wire.RestoreMarker{RequestID: wire.NewRequestID(), Leader: iM1, Backup: key, Demoted: []string{nodeID("m2")}, Done: true}.Marshal())
+	f2 = l.follower(nodeID("m2"), iM2)
+	f2.Address = "10.0.1.2"
+	f2.Engine = noLeader{f2.Engine.(*engine)}
+	if err := l.m.PublishJoinMaterial(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if !f2.followRestore(ctx) || l.c.index("docker swarm leave") < 0 || l.c.index("docker swarm join 10.0.1.2") < 0 {
+		t.Fatalf("calls %v; logs %v", l.c.l, l.logs)
+	}
+}
+
+// noLeader is an engine whose swarm has no leader: listing its nodes fails.
+type noLeader struct{ *engine }
+
+func (noLeader) Nodes(context.Context) ([]Node, error) {
+	return nil, errors.New("rpc error: code = Unknown desc = The swarm does not have a leader")
 }
 
 // Refusals leave the swarm as it is and say why in the snapshot; a
