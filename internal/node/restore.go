@@ -169,6 +169,12 @@ func (m *Manager) chooseRestore(ctx context.Context, r wire.RestoreDetail) (wire
 	return meta, archive, "", nil
 }
 
+// restoreWait bounds each wait of the leader before it restores: for the
+// demotions to reach the Raft (seconds), and for the demoted nodes to
+// leave (a follower's round or two); housekeeping does nothing else
+// meanwhile.
+const restoreWait = 2 * time.Minute
+
 // demoteAll demotes the managers others, waits until this manager is
 // the only member of the swarm's Raft, then until the demoted nodes have
 // left (Down: they leave on their own, followRestore), so that none
@@ -180,7 +186,7 @@ func (m *Manager) demoteAll(ctx context.Context, others []string) error {
 		}
 		m.Log("demoted manager %s for the restore", id)
 	}
-	deadline := m.Clock.Now().Add(m.T.JoinTimeout)
+	deadline := m.Clock.Now().Add(restoreWait)
 	alone := false
 	for {
 		nodes, err := m.Engine.Nodes(ctx)
@@ -188,7 +194,7 @@ func (m *Manager) demoteAll(ctx context.Context, others []string) error {
 			return err
 		}
 		if !alone && raftManagers(nodes) == 1 {
-			alone, deadline = true, m.Clock.Now().Add(m.T.JoinTimeout)
+			alone, deadline = true, m.Clock.Now().Add(restoreWait)
 		}
 		if alone {
 			var staying []string
@@ -204,11 +210,11 @@ func (m *Manager) demoteAll(ctx context.Context, others []string) error {
 				// Demoted, they hold no quorum of anything: the restore
 				// goes on, and they are demoted again in the restored
 				// swarm, to leave and join it later.
-				m.Log("the demoted managers %v did not leave within %s: restoring anyway", staying, m.T.JoinTimeout)
+				m.Log("the demoted managers %v did not leave within %s: restoring anyway", staying, restoreWait)
 				return nil
 			}
 		} else if !m.Clock.Now().Before(deadline) {
-			return fmt.Errorf("still %d managers after %s", raftManagers(nodes), m.T.JoinTimeout)
+			return fmt.Errorf("still %d managers after %s", raftManagers(nodes), restoreWait)
 		}
 		if err := m.Clock.Sleep(ctx, 2*time.Second); err != nil {
 			return err

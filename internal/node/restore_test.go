@@ -126,6 +126,31 @@ func TestRestoreLiveSwarm(t *testing.T) {
 	}
 }
 
+// Demoted managers that do not leave (their agents stopped) hold no
+// quorum of anything: the restore goes on after a bounded wait, and the
+// restored swarm's other managers are demoted.
+func TestRestoreDemotedStay(t *testing.T) {
+	l, key := restoreLab(t, "core")
+	body, _ := restoreBody(t, "core", key, "", start)
+	l.q.put("r1", body, start)
+	restored := false
+	l.bk.onRestore = func() {
+		// The restored swarm: the backup's managers, out of its Raft.
+		restored = true
+		l.e.addManager(nodeID("m2"), iM2, "10.0.1.2", false).Reachability = "unreachable"
+	}
+	l.round()
+	l.round()
+	if !restored || !l.logged("did not leave within 2m0s: restoring anyway") || l.clock.now.Sub(start) < restoreWait {
+		t.Fatalf("restored %v at %s; logs %v", restored, l.clock.now, l.logs)
+	}
+	l.after("restore 10.0.1.1", "docker node demote "+nodeID("m2"))
+	s, _ := l.m.Snapshot(context.Background())
+	if s.Restore == nil || s.Restore.Outcome != wire.RestoreRestored {
+		t.Fatalf("snapshot's restore %+v", s.Restore)
+	}
+}
+
 // A demoted manager that is a manager of a swarm with a leader once the
 // restore is done (the restored swarm took it in) does not leave: that
 // would take a member from the restored swarm's Raft. One whose swarm has
