@@ -13,18 +13,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // A live swarm of three managers restored from its newest backup, as
 // clusterctl restore asks: the service created after the backup is gone,
 // the objects of the backup are there with the same ids, the three
-// managers are reachable managers of one swarm again.
+// managers are reachable managers of one swarm again, and the agent runs
+// the backup's service in it.
 func TestLiveSwarmRestored(t *testing.T) {
 	t.Parallel()
 	tc := deployManagers(t, "restore", 3)
+	g := tc.deployGroup(t, "g", 1, spec.Labels{"role": "worker"})
 	fast := []string{"CLUSTERCTL_BACKUP_INTERVAL=20", "CLUSTERCTL_BACKUP_SPACING=5", "CLUSTERCTL_BACKUP_ORDER_WAIT=30", "CLUSTERCTL_IDLE=2"}
 	managers := tc.bootManagers(t, fast...)
+	agent := g.bootAgent(t, 0)
+	g.readyAgent(t, agent)
 	m := managers[0]
 	dockerOn(t, m, "network", "create", "--driver", "overlay", "--attachable", "backend")
 	dockerOn(t, m, "secret", "create", "token", "/etc/hostname")
@@ -85,9 +90,32 @@ func TestLiveSwarmRestored(t *testing.T) {
 			t.Errorf("%s: swarm and manager %q, want %q", n.Spec.Name, got, swarmID+" true")
 		}
 	}
+	// Every manager left the swarm as it was: the leader last, once the
+	// others had; the one that took the backup restored it.
+	restorers := 0
 	for _, n := range managers {
-		if n != leader && !strings.Contains(n.Logs(), "leaving the swarm, to join the restored one") {
-			t.Errorf("%s did not leave for the restored swarm:\n%s", n.Spec.Name, n.Logs())
+		logs := n.Logs()
+		if !strings.Contains(logs, "leaving the swarm, to join the restored one") && !strings.Contains(logs, "the only manager of the swarm: leaving it for manager") {
+			t.Errorf("%s did not leave the swarm as it was:\n%s", n.Spec.Name, logs)
+		}
+		if strings.Contains(logs, "restoring the backup "+newest+" it took") {
+			restorers++
+		}
+		if strings.Contains(logs, "the swarm knows manager") {
+			t.Errorf("%s reaches a manager at another address than its own:\n%s", n.Spec.Name, logs)
 		}
 	}
+	if restorers != 1 {
+		t.Errorf("%d managers restored the backup", restorers)
+	}
+	eventually(t, 3*time.Minute, "the agent Ready in the restored swarm, running the service", func() (bool, string) {
+		id := dockerOn(t, agent, "info", "--format", "{{.Swarm.NodeID}}")
+		out, err := leader.Docker(context.Background(), "node", "inspect", id, "--format", "{{.Status.State}}")
+		tasks, terr := tryServiceTasks(leader, "web")
+		running := 0
+		for _, c := range runningOn(tasks) {
+			running += c
+		}
+		return err == nil && terr == nil && strings.TrimSpace(out) == "ready" && running == 1, fmt.Sprint(id, out, err, terr, running)
+	})
 }

@@ -85,7 +85,14 @@ func (m *Manager) restore(ctx context.Context, r wire.RestoreDetail) error {
 		return err
 	}
 	var others []string
+	restorer := ""
 	for _, n := range nodes {
+		if n.Role == "manager" && n.Manager() && n.ID != self.NodeID && meta.TakenBy != "" && n.Labels[names.EngineLabelInstanceID] == meta.TakenBy {
+			// The swarm of the backup knows its manager at the address of
+			// the manager that took it: that manager restores it, so that
+			// no other node has that address.
+			restorer = meta.TakenBy
+		}
 		if n.Role == "manager" && n.Manager() && n.ID != self.NodeID {
 			if n.Reachability != "reachable" {
 				why := fmt.Sprintf("the manager %s is %s: a restore demotes every other manager first, and one that does not hear it could keep the swarm as it is", n.ID, orQ(n.Reachability))
@@ -96,7 +103,8 @@ func (m *Manager) restore(ctx context.Context, r wire.RestoreDetail) error {
 			others = append(others, n.ID)
 		}
 	}
-	marker := wire.RestoreMarker{RequestID: r.RequestID, Leader: m.InstanceID, Backup: r.Backup, Demoted: others, Time: m.Clock.Now().UTC()}
+	marker := wire.RestoreMarker{RequestID: r.RequestID, Leader: m.InstanceID, Backup: r.Backup, Demoted: others, Restorer: restorer,
+		Rotate: meta.Cluster != "" && meta.Cluster != m.Cluster, Time: m.Clock.Now().UTC()}
 	if err := m.Bucket.Put(ctx, restoreKey, marker.Marshal(), "application/json", nil); err != nil {
 		return err
 	}
@@ -108,6 +116,25 @@ func (m *Manager) restore(ctx context.Context, r wire.RestoreDetail) error {
 		m.finishRestore(ctx, r, wire.RestoreFailed, fmt.Sprintf("demoting the other managers: %v; nothing restored", err), &marker)
 		return nil
 	}
+	if restorer != "" {
+		// The last manager of the swarm as it is leaves it; the restorer
+		// restores, and this manager joins it as the demoted ones do.
+		m.Log("the only manager of the swarm: leaving it for manager %s, which took the backup %s, to restore it", restorer, r.Backup)
+		if err := m.Engine.Leave(ctx); err != nil {
+			m.finishRestore(ctx, r, wire.RestoreFailed, fmt.Sprintf("leaving the swarm for the restorer: %v", err), &marker)
+			return nil
+		}
+		m.demoted = true
+		if err := m.State.Save(restoreLeft, r.RequestID); err != nil {
+			return err
+		}
+		marker.LeaderLeft = true
+		if err := m.Bucket.Put(ctx, restoreKey, marker.Marshal(), "application/json", nil); err != nil {
+			return err
+		}
+		m.restored = nil // the restorer publishes the snapshot from here
+		return nil
+	}
 	if err := m.State.Save(restoreRun, r.RequestID); err != nil {
 		return err
 	}
@@ -116,7 +143,6 @@ func (m *Manager) restore(ctx context.Context, r wire.RestoreDetail) error {
 		m.finishRestore(ctx, r, wire.RestoreFailed, fmt.Sprintf("restoring the backup: %v", err), &marker)
 		return m.State.Remove(restoreRun)
 	}
-	m.demoteRestored(ctx)
 	reason := ""
 	if meta.Cluster != "" && meta.Cluster != m.Cluster {
 		if err := m.Tokens.RotateJoinTokens(ctx); err != nil {
@@ -222,31 +248,6 @@ func (m *Manager) demoteAll(ctx context.Context, others []string) error {
 	}
 }
 
-// demoteRestored demotes the managers the restored swarm lists besides
-// this one (out of its Raft since the forced new cluster): none is
-// promoted back should its engine reconnect with its old identity; they
-// join again as new nodes, and their old ones are removed as dead.
-func (m *Manager) demoteRestored(ctx context.Context) {
-	self, err := m.Engine.Self(ctx)
-	if err != nil {
-		m.Log("reading the restored node: %v", err)
-		return
-	}
-	nodes, err := m.Engine.Nodes(ctx)
-	if err != nil {
-		m.Log("listing the restored swarm's nodes: %v", err)
-		return
-	}
-	for _, n := range nodes {
-		if n.Role != "manager" || n.ID == self.NodeID {
-			continue
-		}
-		if err := m.Engine.Demote(ctx, n.ID); err != nil {
-			m.Log("demoting node %s of the restored swarm: %v", n.ID, err)
-		}
-	}
-}
-
 // finishRestore says how the restore ended: in the snapshot, in the log,
 // and, when managers were demoted, in the marker, which they wait for.
 func (m *Manager) finishRestore(ctx context.Context, r wire.RestoreDetail, outcome, reason string, marker *wire.RestoreMarker) {
@@ -294,7 +295,7 @@ func (m *Manager) followRestore(ctx context.Context) bool {
 		return false
 	}
 	mk, err := wire.ParseRestoreMarker(b)
-	if err != nil || mk.Leader == m.InstanceID {
+	if err != nil || mk.Leader == m.InstanceID && mk.Restorer == "" {
 		return false
 	}
 	var followed, left string
@@ -334,6 +335,12 @@ func (m *Manager) followRestore(ctx context.Context) bool {
 			return true
 		}
 	}
+	if !mk.Done && mk.Restorer == m.InstanceID {
+		if mk.LeaderLeft {
+			m.restoreAsRestorer(ctx, mk)
+		}
+		return true
+	}
 	if !mk.Done {
 		return true // the restored swarm is not there yet
 	}
@@ -345,4 +352,58 @@ func (m *Manager) followRestore(ctx context.Context) bool {
 	}
 	m.republish = true
 	return true
+}
+
+// restoreAsRestorer restores the backup of the marker on this manager,
+// out of the swarm (the leader demoted it, and it left), as the leader
+// would have: the swarm of the backup knows its manager at this one's
+// address. It leads the restored swarm, and says how it ended.
+func (m *Manager) restoreAsRestorer(ctx context.Context, mk wire.RestoreMarker) {
+	r := wire.RestoreDetail{RequestID: mk.RequestID, Backup: mk.Backup}
+	var run string
+	if _, err := m.State.Load(restoreRun, &run); err != nil {
+		return
+	}
+	if run == mk.RequestID {
+		m.finishRestore(ctx, r, wire.RestoreFailed, "the restore was cut short (the agent restarted); the swarm is the one this engine has now", &mk)
+		_ = m.State.Remove(restoreRun)
+		return
+	}
+	archive, _, err := m.Bucket.Get(ctx, mk.Backup)
+	if err != nil {
+		m.finishRestore(ctx, r, wire.RestoreFailed, fmt.Sprintf("reading the backup: %v", err), &mk)
+		return
+	}
+	if err := m.State.Save(restoreRun, mk.RequestID); err != nil {
+		return
+	}
+	m.Log("restoring the backup %s it took, on %s, as the leader asked", mk.Backup, m.Address)
+	if err := m.Backups.Restore(ctx, archive, m.Address); err != nil {
+		m.finishRestore(ctx, r, wire.RestoreFailed, fmt.Sprintf("restoring the backup: %v", err), &mk)
+		_ = m.State.Remove(restoreRun)
+		return
+	}
+	reason := ""
+	if mk.Rotate {
+		if m.Tokens == nil {
+			m.finishRestore(ctx, r, wire.RestoreFailed, "restored, but the join tokens of another cluster's swarm cannot be rotated here", &mk)
+			_ = m.State.Remove(restoreRun)
+			return
+		}
+		if err := m.Tokens.RotateJoinTokens(ctx); err != nil {
+			m.finishRestore(ctx, r, wire.RestoreFailed, fmt.Sprintf("restored, but rotating the join tokens failed: %v", err), &mk)
+			_ = m.State.Remove(restoreRun)
+			return
+		}
+		reason = "another cluster's backup: the join tokens rotated"
+	}
+	m.republish = true
+	if err := m.PublishJoinMaterial(ctx, true); err != nil {
+		m.Log("publishing the join material failed: %v", err)
+	}
+	m.finishRestore(ctx, r, wire.RestoreRestored, reason, &mk)
+	_ = m.State.Remove(restoreRun)
+	if m.State.Save(restoreFollowed, mk.RequestID) == nil {
+		_ = m.State.Remove(restoreLeft)
+	}
 }

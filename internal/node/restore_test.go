@@ -37,17 +37,25 @@ func (l *lab) after(a, b string) {
 	}
 }
 
+// iGone took the backups of the tests: a manager since replaced.
+const iGone = "i-0000000000000f009"
+
 // restoreLab is a leader of three managers with a backup taken 20 minutes
 // before start by cluster of; it returns the backup's key.
 func restoreLab(t *testing.T, of string) (*lab, string) {
+	return restoreLabBy(t, of, iGone)
+}
+
+// restoreLabBy is restoreLab, the backup taken by the manager by.
+func restoreLabBy(t *testing.T, of, by string) (*lab, string) {
 	l := newLab(t)
 	l.m.Tokens = rotator{l.c}
 	l.e.addManager(nodeID("m2"), iM2, "10.0.1.2", false)
 	l.e.addManager(nodeID("m3"), iM3, "10.0.1.3", false)
 	taken := start.Add(-20 * time.Minute)
-	key := names.BackupKey(taken, iM2)
+	key := names.BackupKey(taken, by)
 	l.b.set(key, []byte("the backup's archive"))
-	l.b.meta[key] = wire.BackupMeta{Taken: taken, SwarmID: "swarm1", Managers: 3, TakenBy: iM2, Cluster: of}.Metadata()
+	l.b.meta[key] = wire.BackupMeta{Taken: taken, SwarmID: "swarm1", Managers: 3, TakenBy: by, Cluster: of}.Metadata()
 	return l, key
 }
 
@@ -126,9 +134,71 @@ func TestRestoreLiveSwarm(t *testing.T) {
 	}
 }
 
+// A backup taken by a manager that is still one (a follower: the usual
+// case) is restored by that manager, whose address the backup's swarm
+// knows its manager by: the leader demotes the others, they leave, it
+// leaves too, the taker restores on itself, and the others join it.
+func TestRestoreByItsTaker(t *testing.T) {
+	l, key := restoreLabBy(t, "core", iM2)
+	ctx := context.Background()
+	f2, f3 := l.follower(nodeID("m2"), iM2), l.follower(nodeID("m3"), iM3)
+	f2.Address, f3.Address = "10.0.1.2", "10.0.1.3"
+	followers := []*Manager{f2, f3}
+	l.clock.tick = func() {
+		for _, f := range followers {
+			e := f.Engine.(*engine)
+			if id := e.self.NodeID; id != "" && l.e.nodes[id] != nil && l.e.nodes[id].Role == "worker" {
+				e.self.ControlAvailable = false
+			}
+			self := e.self
+			f.followRestore(ctx)
+			if e.self.LocalState == StateInactive && self.NodeID != "" {
+				l.e.nodes[self.NodeID].State = "down"
+			}
+		}
+	}
+	body, id := restoreBody(t, "core", key, "", start)
+	l.q.put("r1", body, start)
+	l.round()
+	l.round()
+	l.clock.tick = nil
+	if l.c.count("docker swarm leave") != 3 || l.c.index("restore ") >= 0 || l.c.index("sqs delete r1") < 0 || !l.logged("leaving it for manager "+iM2) {
+		t.Fatalf("calls %v; logs %v", l.c.l, l.logs)
+	}
+	// The taker restores, out of the swarm; then the others join it.
+	f2.Engine.(*engine).self = Self{LocalState: StateInactive}
+	l.bk.onRestore = func() {
+		f2.Engine.(*engine).self = Self{NodeID: nodeID("m2"), LocalState: StateActive, ControlAvailable: true}
+		l.e.addManager(nodeID("m2"), iM2, "10.0.1.2", true)
+		// The old leader's node, out of the restored swarm's Raft.
+		l.e.nodes[nodeID("m1")].Reachability, l.e.nodes[nodeID("m1")].Leader = "unreachable", false
+	}
+	if !f2.followRestore(ctx) {
+		t.Fatal("the taker did not restore")
+	}
+	if string(l.bk.restored) != "the backup's archive" || l.c.count("restore 10.0.1.2") != 1 || l.c.index("restore 10.0.1.1") >= 0 {
+		t.Fatalf("restored %q; calls %v", l.bk.restored, l.c.l)
+	}
+	mk, err := wire.ParseRestoreMarker(l.b.objects[restoreKey])
+	if err != nil || !mk.Done || mk.Restorer != iM2 || f2.restored == nil || f2.restored.Outcome != wire.RestoreRestored || f2.restored.RequestID != id {
+		t.Fatalf("marker %+v, %v; outcome %+v", mk, err, f2.restored)
+	}
+	if f2.followRestore(ctx) {
+		t.Fatal("restored twice")
+	}
+	l.m.Engine.(*engine).self = Self{LocalState: StateInactive}
+	for _, f := range []*Manager{l.m, f3} {
+		if !f.followRestore(ctx) {
+			t.Fatal("a manager that left did not join")
+		}
+	}
+	if l.c.count("docker swarm join 10.0.1.1 10.0.1.2:2377") != 1 || l.c.count("docker swarm join 10.0.1.3 10.0.1.2:2377") != 1 {
+		t.Fatalf("calls %v", l.c.l)
+	}
+}
+
 // Demoted managers that do not leave (their agents stopped) hold no
-// quorum of anything: the restore goes on after a bounded wait, and the
-// restored swarm's other managers are demoted.
+// quorum of anything: the restore goes on after a bounded wait.
 func TestRestoreDemotedStay(t *testing.T) {
 	l, key := restoreLab(t, "core")
 	body, _ := restoreBody(t, "core", key, "", start)
@@ -144,7 +214,6 @@ func TestRestoreDemotedStay(t *testing.T) {
 	if !restored || !l.logged("did not leave within 2m0s: restoring anyway") || l.clock.now.Sub(start) < restoreWait {
 		t.Fatalf("restored %v at %s; logs %v", restored, l.clock.now, l.logs)
 	}
-	l.after("restore 10.0.1.1", "docker node demote "+nodeID("m2"))
 	s, _ := l.m.Snapshot(context.Background())
 	if s.Restore == nil || s.Restore.Outcome != wire.RestoreRestored {
 		t.Fatalf("snapshot's restore %+v", s.Restore)

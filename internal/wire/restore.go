@@ -86,12 +86,22 @@ type RestoreStatus struct {
 // (names.Restore): the managers it demoted (Demoted, their node ids
 // then) leave and join the swarm again once Done, whatever the outcome.
 type RestoreMarker struct {
-	RequestID string    `json:"requestId"`
-	Leader    string    `json:"leader"` // its instance
-	Backup    string    `json:"backup"`
-	Demoted   []string  `json:"demoted"`
-	Time      time.Time `json:"time"`
-	Done      bool      `json:"done"`
+	RequestID string   `json:"requestId"`
+	Leader    string   `json:"leader"` // its instance
+	Backup    string   `json:"backup"`
+	Demoted   []string `json:"demoted"`
+	// Restorer is the instance that restores the backup when it is not
+	// the leader: the one that took it, whose address the backup's swarm
+	// knows its manager by; it restores once it has left.
+	Restorer string `json:"restorer,omitempty"`
+	// LeaderLeft: the leader left the swarm as it was (the restorer
+	// restores only then: never beside a swarm that still has a manager).
+	LeaderLeft bool `json:"leaderLeft,omitempty"`
+	// Rotate: the backup is another cluster's (the join tokens are
+	// rotated after the restore).
+	Rotate bool      `json:"rotate,omitempty"`
+	Time   time.Time `json:"time"`
+	Done   bool      `json:"done"`
 }
 
 // Marshal is the marker's JSON.
