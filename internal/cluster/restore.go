@@ -228,6 +228,6 @@ func restorePlan(o RestoreOptions, r *RestoreResult, st *swarmStatus, now time.T
 	if len(r.Lost.Services) > 0 {
 		fmt.Fprintf(&b, "  services now: %s\n", strings.Join(r.Lost.Services, ", "))
 	}
-	b.WriteString("The leader demotes the other managers, restores the backup on itself, and they join it again: the swarm has no other manager for a minute or two, its tasks run on.\n")
+	b.WriteString("The other managers are demoted and leave, the manager that took the backup restores it, and the others join it again: for a minute or so no manager acts, the tasks run on.\n")
 	return b.String()
 }
