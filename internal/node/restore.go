@@ -12,14 +12,15 @@ import (
 )
 
 // A restore of the live swarm (docs/design.md, "Restoring a backup"),
-// as clusterctl restore asks: the leader alone acts. It demotes every
-// other manager and waits until it is the only member of the swarm's
-// Raft, so that no other manager can keep a quorum of the swarm as it is
-// (a second swarm); then it restores the backup on itself as a restore
-// after the loss of every manager does (its address kept), and says so in
-// names.Restore. The managers it demoted leave before the restore, and
-// join the restored swarm as managers through the join material it
-// publishes.
+// as clusterctl restore asks: the leader decides. It demotes every other
+// manager and waits until it is the only member of the swarm's Raft, so
+// that no other manager can keep a quorum of the swarm as it is (a second
+// swarm), and until they have left (followRestore). The backup is
+// restored by the manager that took it when it is one (the backup's swarm
+// knows its manager at that node's address), once the leader has left
+// too; by the leader otherwise. names.Restore says who and how far; the
+// others join the restored swarm as managers through the join material
+// the restorer publishes.
 
 // TokenRotator gives the swarm new join tokens.
 type TokenRotator interface {
