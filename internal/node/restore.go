@@ -306,6 +306,24 @@ func (m *Manager) followRestore(ctx context.Context) bool {
 	if _, err := m.State.Load(restoreLeft, &left); err != nil {
 		return false
 	}
+	if mk.Leader == m.InstanceID && !mk.Done {
+		// The leader that left for the restorer: it says it left (again,
+		// should its agent have restarted in between), or the restorer
+		// would wait for ever.
+		if left != mk.RequestID {
+			self, err := m.Engine.Self(ctx)
+			if err != nil || self.LocalState == StateActive || m.State.Save(restoreLeft, mk.RequestID) != nil {
+				return false
+			}
+		}
+		if !mk.LeaderLeft {
+			mk.LeaderLeft = true
+			if err := m.Bucket.Put(ctx, restoreKey, mk.Marshal(), "application/json", nil); err != nil {
+				m.Log("saying the leader left for the restore: %v", err)
+			}
+		}
+		return true
+	}
 	if left != mk.RequestID {
 		self, err := m.Engine.Self(ctx)
 		if err != nil {

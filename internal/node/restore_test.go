@@ -343,3 +343,21 @@ func TestRestoreCutShort(t *testing.T) {
 		t.Fatalf("calls %v; marker %+v; restore %+v", l.c.l, mk, s.Restore)
 	}
 }
+
+// A leader that left for the restorer, its agent restarted before it
+// said so, says so then: the restorer waits for it.
+func TestRestoreLeaderLeftSaid(t *testing.T) {
+	l, key := restoreLabBy(t, "core", iM2)
+	ctx := context.Background()
+	l.b.set(restoreKey, wire.RestoreMarker{RequestID: wire.NewRequestID(), Leader: iM1, Backup: key, Restorer: iM2, Demoted: []string{nodeID("m2")}}.Marshal())
+	if l.m.followRestore(ctx) {
+		t.Fatal("the leader, still in the swarm, took itself for gone")
+	}
+	l.e.self = Self{LocalState: StateInactive}
+	if !l.m.followRestore(ctx) {
+		t.Fatal("the leader out of the swarm did not follow")
+	}
+	if mk, _ := wire.ParseRestoreMarker(l.b.objects[restoreKey]); !mk.LeaderLeft {
+		t.Fatalf("marker %+v", mk)
+	}
+}
