@@ -184,6 +184,7 @@ func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 			Clock: node.RealClock{}, Log: e.log, Every: t.MetricsEvery},
 		Secrets: secrets,
 		Objects: e.engine,
+		Tokens:  e.engine,
 		Backups: host.Backups{Engine: e.engine, PIDFile: filepath.Join(os.Getenv("CLUSTERCTL_ROOT"), "/var/run/docker.pid")},
 		Recovery: &node.Recovery{
 			Cluster: e.s["CLUSTER_NAME"], InstanceID: i.ID, Address: i.Address, Engine: e.engine,

@@ -32,6 +32,7 @@ type CLI struct {
 	ReplaceNode ReplaceNodeCmd `cmd:"" name:"replace-node" help:"Replace a node: terminate it through its Auto Scaling group, drained first, and wait until its replacement is Ready in the swarm."`
 	Backup      BackupCmd      `cmd:"" help:"Ask a cluster's managers to back the swarm up now (--wait: until it is taken)."`
 	Backups     BackupsCmd     `cmd:"" help:"List the backups of a cluster's swarm: time, age, size, swarm, managers, taken by."`
+	Restore     RestoreCmd     `cmd:"" help:"Restore a cluster's swarm from one of its backups, undoing every change since (plans and asks first; --wait: until the managers say how it ended)."`
 	UpdateGroup UpdateGroupCmd `cmd:"" name:"update-group" help:"Change an agent group through a change set; unspecified values stay."`
 	RemoveGroup RemoveGroupCmd `cmd:"" name:"remove-group" help:"Delete one agent group's stack."`
 	DeleteCore  DeleteCoreCmd  `cmd:"" name:"delete-core" help:"Delete a cluster's core stack (refused while groups exist unless --cascade)."`

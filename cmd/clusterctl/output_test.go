@@ -131,6 +131,9 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 			playLeader(t, moto.URL, "c1")
 		}},
 		// Sent through the queue, not waited for.
+		row{command: "restore", json: []string{"restore", "-j", "c1", "--from", "latest", "--yes"}, query: []string{"restore", "-j", "c1", "--from", "latest", "--yes"}, before: func(t *testing.T) {
+			putBackupSnapshot(t, moto.URL, "c1")
+		}},
 		row{command: "backup", json: []string{"backup", "-j", "c1"}, query: []string{"backup", "-j", "c1"}},
 		// One event in the cluster's log group, as a node would write it.
 		row{command: "logs", json: []string{"logs", "-j", "c1"}, query: []string{"logs", "-j", "c1"}, before: func(t *testing.T) {
@@ -318,6 +321,24 @@ func playLeader(t *testing.T, endpoint, cluster string) {
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
+}
+
+// putBackupSnapshot publishes a status snapshot of cluster listing one
+// backup, as its leader does.
+func putBackupSnapshot(t *testing.T, endpoint, cluster string) {
+	t.Helper()
+	cfg, s3c, _ := motoClients(t, endpoint)
+	res, err := cloudformation.NewFromConfig(cfg).DescribeStackResource(context.Background(), &cloudformation.DescribeStackResourceInput{
+		StackName: aws.String(cluster), LogicalResourceId: aws.String(names.ResourceBucket)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := time.Now().Add(-10 * time.Minute).UTC().Truncate(time.Second)
+	body, _ := json.Marshal(map[string]any{"version": 1, "cluster": cluster, "time": time.Now().UTC(), "nodes": []any{}, "services": []any{},
+		"backups": []any{map[string]any{"key": names.BackupKey(taken, "i-0123456789abcdef0"), "size": 1024, "time": taken, "swarm": "s1", "managers": 1, "takenBy": "i-0123456789abcdef0", "cluster": cluster}}})
+	if _, err := s3c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: res.StackResourceDetail.PhysicalResourceId, Key: aws.String(names.StatusKey), Body: bytes.NewReader(body)}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // putLogEvent writes one event to a stream of a log group, as a node would.

@@ -244,6 +244,10 @@ const (
 	// BackupOrder (under ControlPrefix) is the leader's order to one
 	// follower to take a backup (wire.BackupOrder).
 	BackupOrder = "backup-order"
+	// Restore (under ControlPrefix) is the leader's word on a restore of
+	// the live swarm (wire.RestoreMarker): the managers it demoted leave
+	// and join the restored swarm once it is done.
+	Restore = "restore"
 	// ManagersChanged (under ControlPrefix) is "COUNT SINCE": the swarm's
 	// number of managers and when it last changed (Unix seconds, 0: not
 	// since it was first recorded), kept by the leader; a restore refuses a
@@ -303,6 +307,9 @@ const (
 	RequestNodeAvailability = "NodeAvailabilityRequest"
 	// RequestBackup asks the managers to back the swarm up now.
 	RequestBackup = "BackupRequest"
+	// RequestRestore asks the managers to restore the swarm from one of
+	// its backups.
+	RequestRestore = "RestoreRequest"
 )
 
 // RequestMaxAge bounds a request's age when housekeeping takes it (by the

@@ -377,6 +377,8 @@ func (i *instances) States(_ context.Context, ids []string) (map[string]string, 
 type backups struct {
 	c        *calls
 	restored []byte
+	// onRestore plays the engine's swarm as restored.
+	onRestore func()
 }
 
 func (b *backups) Archive(context.Context) ([]byte, error) {
@@ -386,6 +388,9 @@ func (b *backups) Archive(context.Context) ([]byte, error) {
 func (b *backups) Restore(_ context.Context, a []byte, addr string) error {
 	b.c.add("restore %s", addr)
 	b.restored = a
+	if b.onRestore != nil {
+		b.onRestore()
+	}
 	return nil
 }
 func (b *backups) Resume() {}

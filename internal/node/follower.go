@@ -9,6 +9,9 @@ func (m *Manager) follow(ctx context.Context) {
 	if err := m.followBackupOrder(ctx); err != nil {
 		m.Log("the backup ordered by the leader failed: %v", err)
 	}
+	if m.followRestore(ctx) {
+		return
+	}
 	if m.Recovery == nil {
 		return
 	}

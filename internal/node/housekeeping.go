@@ -79,6 +79,9 @@ type Manager struct {
 	Objects SwarmObjects
 	// Recovery heals a quorum loss (on a manager that does not lead).
 	Recovery *Recovery
+	// Tokens rotates the join tokens after a restore of another
+	// cluster's backup (restore.go).
+	Tokens TokenRotator
 	// BackupKeep is how many backups of the swarm are kept (0:
 	// wire.BackupKeep).
 	BackupKeep int
@@ -105,6 +108,8 @@ type Manager struct {
 	republish bool
 	// demoted: this manager demoted itself in this round.
 	demoted bool
+	// restored: the last restore request acted on, for the snapshot.
+	restored *wire.RestoreStatus
 
 	// The autoscaler's memory, its last decisions (loaded from the last
 	// snapshot once), the unplaceable tasks and the instance types read.

@@ -90,6 +90,8 @@ func (m *Manager) handleNotice(ctx context.Context, file string) error {
 		return m.handleSecretsRequest(ctx, file, n, e)
 	case names.RequestBackup:
 		return m.handleBackupRequest(ctx, file, n, e)
+	case names.RequestRestore:
+		return m.handleRestoreRequest(ctx, file, n, e)
 	}
 	return m.handleTermination(ctx, file, n, e)
 }

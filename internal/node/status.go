@@ -109,7 +109,7 @@ func (m *Manager) Snapshot(ctx context.Context) (wire.Snapshot, error) {
 		// The snapshot still goes out; a problem is said when EC2 answers.
 		m.Log("the snapshot says no identity problem: %v", err)
 	}
-	s.Backups = m.backupList
+	s.Backups, s.Restore = m.backupList, m.restored
 	for _, n := range nodes {
 		addr := n.Addr
 		if (addr == "" || addr == "0.0.0.0") && n.Manager() {

@@ -60,6 +60,9 @@ type Snapshot struct {
 	// what they say of themselves (the bucket lets only the managers read
 	// them); absent before the first.
 	Backups []BackupInfo `json:"backups,omitempty"`
+	// Restore is the last restore request the leader acted on, and how
+	// it ended; absent before the first.
+	Restore *RestoreStatus `json:"restore,omitempty"`
 }
 
 // MaxDecisions is how many of the autoscaler's decisions the snapshot

@@ -368,3 +368,13 @@ func (e *Engine) RootDir(ctx context.Context) (string, error) {
 	}
 	return self.RootDir, nil
 }
+
+// RotateJoinTokens gives the swarm new worker and manager join tokens: the
+// old ones let nobody in any more.
+func (e *Engine) RotateJoinTokens(ctx context.Context) error {
+	s, err := e.c.SwarmInspect(ctx)
+	if err != nil {
+		return err
+	}
+	return e.c.SwarmUpdate(ctx, s.Version, s.Spec, swarm.UpdateFlags{RotateWorkerToken: true, RotateManagerToken: true})
+}
