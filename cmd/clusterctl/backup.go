@@ -10,12 +10,12 @@ import (
 
 // BackupCmd is `clusterctl backup -j CLUSTER [--wait]`.
 type BackupCmd struct {
-	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster whose swarm to back up."`
+	Cluster string `short:"j" name:"cluster" aliases:"join" placeholder:"NAME" predictor:"cluster" required:"" help:"Cluster whose swarm to back up."`
 	Wait    bool   `help:"Wait until the backup is taken (the status snapshot shows it)."`
 }
 
 func (c *BackupCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--join", ""))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--cluster", ""))
 	if err != nil {
 		return err
 	}
@@ -32,11 +32,11 @@ func (c *BackupCmd) Run(app *App) error {
 
 // BackupsCmd is `clusterctl backups -j CLUSTER`.
 type BackupsCmd struct {
-	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster whose backups to list."`
+	Cluster string `short:"j" name:"cluster" aliases:"join" placeholder:"NAME" predictor:"cluster" required:"" help:"Cluster whose backups to list."`
 }
 
 func (c *BackupsCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--join", ""))
+	out, svc, err := app.prepare(checkNames(c.Cluster, "-j/--cluster", ""))
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (c *BackupsCmd) Run(app *App) error {
 
 // RestoreCmd is `clusterctl restore -j CLUSTER --from TIME|latest`.
 type RestoreCmd struct {
-	Cluster     string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster whose swarm to restore."`
+	Cluster     string `short:"j" name:"cluster" aliases:"join" placeholder:"NAME" predictor:"cluster" required:"" help:"Cluster whose swarm to restore."`
 	From        string `required:"" help:"The backup: its time as backups lists it (2006-01-02T15:04:05Z), or latest."`
 	FromCluster string `name:"from-cluster" help:"The cluster whose managers took the backup, when it is not this one (its swarm's join tokens are rotated after the restore)."`
 	Yes         bool   `short:"y" help:"Restore without asking (needed when not on a terminal)."`
@@ -60,7 +60,7 @@ type RestoreCmd struct {
 }
 
 func (c *RestoreCmd) Run(app *App) error {
-	check := checkNames(c.Cluster, "-j/--join", "")
+	check := checkNames(c.Cluster, "-j/--cluster", "")
 	if check == nil && c.FromCluster != "" {
 		check = checkCluster(c.FromCluster, "--from-cluster")
 	}

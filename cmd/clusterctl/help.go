@@ -43,6 +43,12 @@ var examples = map[string][]string{
 	"shell":              {"clusterctl shell -j core                   # needs real AWS"},
 	"services":           {"clusterctl services -j core                 # needs real AWS"},
 	"list-clusters":      {"clusterctl list-clusters"},
+	"backup":             {"clusterctl backup -j core                  # a backup now, through the core's queue"},
+	"backups":            {"clusterctl backups -j core                 # needs real AWS: a running swarm (exit 1)"},
+	"restore":            {"clusterctl restore -j core --from latest --yes   # needs real AWS: a running swarm (exit 1)"},
+	"secrets":            {"clusterctl secrets -j core", "clusterctl secrets add -j core api_token --from ssm:/prod/api/token --yes"},
+	"secrets add":        {"clusterctl secrets add -j core api_token --from ssm:/prod/api/token --yes"},
+	"secrets remove":     {"clusterctl secrets remove -j core api_token --yes"},
 }
 
 // helpOptions are the kong options of clusterctl's help: a command's own

@@ -21,11 +21,11 @@ type SecretsCmd struct {
 
 // SecretsListCmd is `clusterctl secrets -j CLUSTER`.
 type SecretsListCmd struct {
-	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster whose secrets to list."`
+	Cluster string `short:"j" name:"cluster" aliases:"join" placeholder:"NAME" predictor:"cluster" required:"" help:"Cluster whose secrets to list."`
 }
 
 func (c *SecretsListCmd) Run(app *App) error {
-	out, svc, err := app.prepare(checkCluster(c.Cluster, "-j/--join"))
+	out, svc, err := app.prepare(checkCluster(c.Cluster, "-j/--cluster"))
 	if err != nil {
 		return err
 	}
@@ -42,14 +42,14 @@ func (c *SecretsListCmd) Run(app *App) error {
 // secretsChange is what add and remove share: an update of the core
 // whose only change is its secrets.
 type secretsChange struct {
-	Cluster string `short:"j" name:"join" aliases:"cluster" predictor:"cluster" required:"" help:"Cluster (core stack) whose secrets to change."`
+	Cluster string `short:"j" name:"cluster" aliases:"join" placeholder:"NAME" predictor:"cluster" required:"" help:"Cluster (core stack) whose secrets to change."`
 	DryRun  bool   `name:"dry-run" help:"Show the plan and change nothing."`
 	Yes     bool   `short:"y" help:"Apply the plan without asking (needed when not on a terminal)."`
 }
 
 func (c secretsChange) run(app *App, check error, change func(spec.Secrets) (spec.Secrets, error)) error {
 	if check == nil {
-		check = checkCluster(c.Cluster, "-j/--join")
+		check = checkCluster(c.Cluster, "-j/--cluster")
 	}
 	out, svc, err := app.prepare(check)
 	if err != nil {
