@@ -46,7 +46,8 @@ var examples = map[string][]string{
 	"backup":             {"clusterctl backup -j core                  # a backup now, through the core's queue"},
 	"backups":            {"clusterctl backups -j core                 # needs real AWS: a running swarm (exit 1)"},
 	"restore":            {"clusterctl restore -j core --from latest --yes   # needs real AWS: a running swarm (exit 1)"},
-	"secrets":            {"clusterctl secrets -j core", "clusterctl secrets add -j core api_token --from ssm:/prod/api/token --yes"},
+	"secrets":            {"clusterctl secrets -j core"},
+	"secrets list":       {"clusterctl secrets -j core"},
 	"secrets add":        {"clusterctl secrets add -j core api_token --from ssm:/prod/api/token --yes"},
 	"secrets remove":     {"clusterctl secrets remove -j core api_token --yes"},
 }
