@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/clusterctl/clusterctl/internal/cfnfake"
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
@@ -12,19 +13,14 @@ import (
 // that follows that run, rather than only its status.
 func TestAlreadyExistsInProgressSaysWait(t *testing.T) {
 	e := fakeService(t)
-	e.fake.Seed(cfnfake.Seed{Name: "busy", Status: "CREATE_IN_PROGRESS"})
-	_, err := e.s.CreateCore(t.Context(), "busy", testCore, CreateOptions{})
-	if err == nil || !strings.Contains(err.Error(), "cluster \"busy\" already exists (stack status CREATE_IN_PROGRESS): follow the operation in progress with `clusterctl wait busy`") {
-		t.Errorf("create-core of a core being created: %v", err)
-	}
-
 	e.seed(t)
-	e.fake.Seed(cfnfake.Seed{Name: "core-g", Status: "UPDATE_IN_PROGRESS"})
+	e.fake.Seed(cfnfake.Seed{Name: "core-g", Status: "UPDATE_IN_PROGRESS",
+		Tags: map[string]string{names.TagCluster: "core", names.TagRole: names.RoleAgents, names.TagGroup: "g"}})
 	g := spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"t3.small"}}
 	if err := g.Complete("core"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.s.AddAgents(t.Context(), "core", g, CreateOptions{})
+	_, err := e.s.AddAgents(t.Context(), "core", g, CreateOptions{})
 	if err == nil || !strings.Contains(err.Error(), "follow the operation in progress with `clusterctl wait core -n g`") {
 		t.Errorf("add-agents of a group being updated: %v", err)
 	}
