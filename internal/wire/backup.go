@@ -183,19 +183,8 @@ func NewBackupRequest(id string, at time.Time, caller, region, cluster string) (
 // it is of another shape, source or cluster (housekeeping drops it).
 func (e Event) BackupRequest(cluster string) (BackupDetail, error) {
 	var d BackupDetail
-	if e.DetailType != names.RequestBackup || e.Source != names.RequestSource {
-		return d, fmt.Errorf("not a backup request")
-	}
-	if err := json.Unmarshal(e.Detail, &d); err != nil {
-		return d, fmt.Errorf("a backup request of another shape: %s", oneLine(err.Error()))
-	}
-	if d.Cluster != cluster {
-		return d, fmt.Errorf("a backup request for cluster %q, not %q", d.Cluster, cluster)
-	}
-	if !ValidRequestID(d.RequestID) {
-		return d, fmt.Errorf("a backup request of id %q", d.RequestID)
-	}
-	return d, nil
+	err := e.readRequest(names.RequestBackup, "backup", cluster, &d)
+	return d, err
 }
 
 // BackupInfo is a backup as the status snapshot lists it.
@@ -203,4 +192,29 @@ type BackupInfo struct {
 	Key  string `json:"key"`
 	Size int64  `json:"size"`
 	BackupMeta
+}
+
+// readRequest reads e into detail d as a request of kind (what, in
+// errors) for cluster: an error when it is of another kind, source, shape
+// or cluster, or its id is not one clusterctl makes (housekeeping drops
+// it). Every request's detail carries its id and cluster.
+func (e Event) readRequest(kind, what, cluster string, d any) error {
+	if e.DetailType != kind || e.Source != names.RequestSource {
+		return fmt.Errorf("not a %s request", what)
+	}
+	if err := json.Unmarshal(e.Detail, d); err != nil {
+		return fmt.Errorf("a %s request of another shape: %s", what, oneLine(err.Error()))
+	}
+	var h struct {
+		RequestID string `json:"request-id"`
+		Cluster   string `json:"cluster"`
+	}
+	_ = json.Unmarshal(e.Detail, &h) // it decoded into d already
+	if h.Cluster != cluster {
+		return fmt.Errorf("a %s request for cluster %q, not %q", what, h.Cluster, cluster)
+	}
+	if !ValidRequestID(h.RequestID) {
+		return fmt.Errorf("a %s request of id %q", what, h.RequestID)
+	}
+	return nil
 }

@@ -46,17 +46,8 @@ func NewRestoreRequest(d RestoreDetail, at time.Time, caller, region string) (st
 // when it is of another shape, source or cluster, or names no backup.
 func (e Event) RestoreRequest(cluster string) (RestoreDetail, error) {
 	var d RestoreDetail
-	if e.DetailType != names.RequestRestore || e.Source != names.RequestSource {
-		return d, fmt.Errorf("not a restore request")
-	}
-	if err := json.Unmarshal(e.Detail, &d); err != nil {
-		return d, fmt.Errorf("a restore request of another shape: %s", oneLine(err.Error()))
-	}
-	if d.Cluster != cluster {
-		return d, fmt.Errorf("a restore request for cluster %q, not %q", d.Cluster, cluster)
-	}
-	if !ValidRequestID(d.RequestID) {
-		return d, fmt.Errorf("a restore request of id %q", d.RequestID)
+	if err := e.readRequest(names.RequestRestore, "restore", cluster, &d); err != nil {
+		return d, err
 	}
 	if _, ok := BackupKeyTime(d.Backup); !ok {
 		return d, fmt.Errorf("a restore request of backup %q", oneLine(d.Backup))

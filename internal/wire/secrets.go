@@ -63,17 +63,6 @@ func NewSecretsSyncRequest(id string, at time.Time, caller, region, cluster stri
 // it is of another shape, source or cluster.
 func (e Event) SecretsSyncRequest(cluster string) (SecretsSyncDetail, error) {
 	var d SecretsSyncDetail
-	if e.DetailType != names.RequestSecretsSync || e.Source != names.RequestSource {
-		return d, fmt.Errorf("not a secrets sync request")
-	}
-	if err := json.Unmarshal(e.Detail, &d); err != nil {
-		return d, fmt.Errorf("a secrets sync request of another shape: %s", oneLine(err.Error()))
-	}
-	if d.Cluster != cluster {
-		return d, fmt.Errorf("a secrets sync request for cluster %q, not %q", d.Cluster, cluster)
-	}
-	if !ValidRequestID(d.RequestID) {
-		return d, fmt.Errorf("invalid request id %q", d.RequestID)
-	}
-	return d, nil
+	err := e.readRequest(names.RequestSecretsSync, "secrets sync", cluster, &d)
+	return d, err
 }
