@@ -56,7 +56,7 @@ type App struct {
 	Args []string
 
 	out *query.Output
-	svc *cluster.Service
+	svc *cluster.Clients
 	// alarms reads the core's alarms (describe, list-clusters).
 	alarms alarms.Reader
 	rec    *awsx.Recorder
@@ -141,7 +141,7 @@ func (a *App) textOnly(command string) error {
 // prepare checks what needs no AWS — the output flags, then the command's
 // own input (check) — and only then loads the AWS clients, so bad input
 // costs nothing and creates nothing.
-func (a *App) prepare(check error) (*query.Output, *cluster.Service, error) {
+func (a *App) prepare(check error) (*query.Output, *cluster.Clients, error) {
 	out, err := a.Output()
 	if err != nil {
 		return nil, nil, err
@@ -157,7 +157,7 @@ func (a *App) prepare(check error) (*query.Output, *cluster.Service, error) {
 }
 
 // Service loads the AWS configuration and builds the clients once.
-func (a *App) Service() (*cluster.Service, error) {
+func (a *App) Service() (*cluster.Clients, error) {
 	if a.svc != nil {
 		return a.svc, nil
 	}
@@ -185,7 +185,7 @@ func (a *App) Service() (*cluster.Service, error) {
 	ssmc := awsapi.NewSSM(cfg)
 	a.sessions, a.ssmEndpoint = ssmc, ssmEndpoint(a.ctx, cfg)
 	a.alarms = alarms.Reader{Stacks: cfn, CloudWatch: alarms.NewCloudWatch(cfg, awsx.CustomEndpoint(cfg))}
-	a.svc = &cluster.Service{
+	a.svc = &cluster.Clients{
 		Stacks:  mgr,
 		CFN:     cfn,
 		EC2:     awsapi.NewEC2(cfg),

@@ -76,13 +76,13 @@ func (c *CreateCoreCmd) Run(app *App) error {
 		return err
 	}
 	if c.DryRun {
-		d, err := svc.PlanCore(app.Context(), c.Name, c.Core)
+		d, err := cluster.NewCore(svc).PlanCore(app.Context(), c.Name, c.Core)
 		if err != nil {
 			return flagError(err, &c.Core)
 		}
 		return writeDryRun(app, out, d)
 	}
-	st, err := svc.CreateCore(app.Context(), c.Name, c.Core, cluster.CreateOptions{NoRollback: c.NoRollback})
+	st, err := cluster.NewCore(svc).CreateCore(app.Context(), c.Name, c.Core, cluster.CreateOptions{NoRollback: c.NoRollback})
 	if err != nil {
 		return flagError(err, &c.Core)
 	}
@@ -129,7 +129,7 @@ func (c *UpdateCoreCmd) Run(app *App, kctx *kong.Context) error {
 	ask := !c.Yes && !c.DryRun && app.IO.InTTY
 	return runUpdate(app, out, c.Name, ask, c.DryRun, func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error) {
 		opts.OnPlan = onPlan
-		res, err := svc.UpdateCore(app.Context(), opts)
+		res, err := cluster.NewCore(svc).UpdateCore(app.Context(), opts)
 		return res, flagError(err, &c.Core)
 	})
 }
@@ -149,13 +149,13 @@ func (c *AddAgentsCmd) Run(app *App) error {
 		return err
 	}
 	if c.DryRun {
-		d, err := svc.PlanAgents(app.Context(), c.Cluster, c.Group, cluster.CreateOptions{NoRollback: c.NoRollback, ReplaceFailed: c.ReplaceFailed})
+		d, err := cluster.NewGroups(svc).PlanAgents(app.Context(), c.Cluster, c.Group, cluster.CreateOptions{NoRollback: c.NoRollback, ReplaceFailed: c.ReplaceFailed})
 		if err != nil {
 			return flagError(err, &c.Group)
 		}
 		return writeDryRun(app, out, d)
 	}
-	nodes, err := svc.AddAgents(app.Context(), c.Cluster, c.Group, cluster.CreateOptions{NoRollback: c.NoRollback, ReplaceFailed: c.ReplaceFailed})
+	nodes, err := cluster.NewGroups(svc).AddAgents(app.Context(), c.Cluster, c.Group, cluster.CreateOptions{NoRollback: c.NoRollback, ReplaceFailed: c.ReplaceFailed})
 	if err != nil {
 		return flagError(err, &c.Group)
 	}
@@ -174,7 +174,7 @@ func (c *ListNodesCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	nodes, swarms, err := svc.ListNodes(app.Context(), c.Cluster, c.Group)
+	nodes, swarms, err := cluster.NewInspector(svc).ListNodes(app.Context(), c.Cluster, c.Group)
 	if err != nil {
 		return err
 	}
@@ -226,7 +226,7 @@ func (c *ListGroupsCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	inv, err := svc.ListGroups(app.Context(), c.Cluster)
+	inv, err := cluster.NewInspector(svc).ListGroups(app.Context(), c.Cluster)
 	if err != nil {
 		return err
 	}
@@ -287,16 +287,16 @@ func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
 	ask := !c.Yes && !c.DryRun && app.IO.InTTY
 	return runUpdate(app, out, names.GroupStack(c.Cluster, c.Name), ask, c.DryRun, func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error) {
 		opts.OnPlan = onPlan
-		res, err := svc.UpdateGroup(app.Context(), opts)
+		res, err := cluster.NewGroups(svc).UpdateGroup(app.Context(), opts)
 		return res, flagError(err, &c.Group)
 	})
 }
 
 // continueRollback continues the failed update rollback of a core (group
 // "") or a group and prints how it ended.
-func continueRollback(app *App, out *query.Output, svc *cluster.Service, clusterName, group string) error {
+func continueRollback(app *App, out *query.Output, svc *cluster.Clients, clusterName, group string) error {
 	start := time.Now()
-	st, err := svc.ContinueRollback(app.Context(), clusterName, group)
+	st, err := cluster.NewGroups(svc).ContinueRollback(app.Context(), clusterName, group)
 	if err != nil {
 		return err
 	}
@@ -375,7 +375,7 @@ func (c *RemoveGroupCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	done, err := svc.RemoveGroup(app.Context(), cluster.RemoveOptions{Cluster: c.Cluster, Group: c.Group, Yes: c.Yes, RetainFailed: c.RetainFailed})
+	done, err := cluster.NewGroups(svc).RemoveGroup(app.Context(), cluster.RemoveOptions{Cluster: c.Cluster, Group: c.Group, Yes: c.Yes, RetainFailed: c.RetainFailed})
 	if err != nil {
 		return err
 	}
@@ -404,7 +404,7 @@ func (c *DeleteCoreCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	done, err := svc.DeleteCore(app.Context(), cluster.DeleteCoreOptions{Name: c.Name, Cascade: c.Cascade, Yes: c.Yes, RetainFailed: c.RetainFailed})
+	done, err := cluster.NewCore(svc).DeleteCore(app.Context(), cluster.DeleteCoreOptions{Name: c.Name, Cascade: c.Cascade, Yes: c.Yes, RetainFailed: c.RetainFailed})
 	if err != nil {
 		return err
 	}
@@ -440,7 +440,7 @@ func (c *DescribeCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	d, err := svc.Describe(app.Context(), c.Cluster)
+	d, err := cluster.NewInspector(svc).Describe(app.Context(), c.Cluster)
 	if err != nil {
 		return err
 	}
@@ -481,14 +481,14 @@ func (c *EventsCmd) Run(app *App) error {
 	if out.TableForm() {
 		// One line per event as it comes, so --follow shows progress.
 		color := app.IO.Color && app.IO.OutTTY
-		return svc.Events(app.Context(), c.Cluster, c.Group, c.Follow, func(evs []stacks.Event) {
+		return cluster.NewInspector(svc).Events(app.Context(), c.Cluster, c.Group, c.Follow, func(evs []stacks.Event) {
 			for _, e := range evs {
 				fmt.Fprintln(app.IO.Out, query.EventLine(e, color))
 			}
 		})
 	}
 	var all []stacks.Event
-	err = svc.Events(app.Context(), c.Cluster, c.Group, c.Follow, func(evs []stacks.Event) { all = append(all, evs...) })
+	err = cluster.NewInspector(svc).Events(app.Context(), c.Cluster, c.Group, c.Follow, func(evs []stacks.Event) { all = append(all, evs...) })
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
@@ -516,7 +516,7 @@ func (c *WaitCmd) Run(app *App) error {
 		return err
 	}
 	start := time.Now()
-	sts, err := svc.Wait(app.Context(), c.Cluster, c.Group)
+	sts, err := cluster.NewInspector(svc).Wait(app.Context(), c.Cluster, c.Group)
 	var outcomes []stacks.Outcome
 	for _, st := range sts {
 		if st != nil {

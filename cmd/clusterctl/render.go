@@ -138,7 +138,7 @@ func (src GroupSource) render(app *App, g *spec.Group) (*query.Output, *render.R
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := svc.RenderGroup(app.Context(), name, *g)
+	r, err := cluster.NewGroups(svc).RenderGroup(app.Context(), name, *g)
 	return out, r, flagError(err, g)
 }
 

@@ -30,7 +30,7 @@ func nothingInProgress(sts []*stacks.Stack, clusterName, group string) string {
 
 // sayEndpoint says, on stderr beside the new group's nodes, where its load
 // balancer answers: the name to point clients (or DNS) at.
-func sayEndpoint(app *App, svc *cluster.Service, clusterName string, g spec.Group) {
+func sayEndpoint(app *App, svc *cluster.Clients, clusterName string, g spec.Group) {
 	if !g.Published() {
 		return
 	}

@@ -27,7 +27,7 @@ type motoWorld struct {
 	offered []string
 }
 
-func newMotoWorld(t *testing.T, s *Service) motoWorld {
+func newMotoWorld(t *testing.T, s *Clients) motoWorld {
 	t.Helper()
 	ctx := t.Context()
 	ec2c := s.EC2.(*ec2.Client)
@@ -60,10 +60,10 @@ func newMotoWorld(t *testing.T, s *Service) motoWorld {
 
 // roundTrip exports cluster name, writes the file in format, reads it
 // back and applies it (dry run): nothing may change.
-func roundTrip(t *testing.T, s *Service, name, format string) {
+func roundTrip(t *testing.T, s *Clients, name, format string) {
 	t.Helper()
 	ctx := t.Context()
-	c, err := s.Export(ctx, name)
+	c, err := NewObserver(s).Export(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func roundTrip(t *testing.T, s *Service, name, format string) {
 	if err != nil {
 		t.Fatalf("the exported file does not read back: %v\n%s", err, b)
 	}
-	p, err := s.Apply(ctx, ApplyOptions{Spec: back, DryRun: true})
+	p, err := NewApplier(s).Apply(ctx, ApplyOptions{Spec: back, DryRun: true})
 	if err != nil {
 		t.Fatalf("apply of the exported file: %v\n%s", err, b)
 	}
@@ -180,12 +180,12 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 
 	for i, c := range coreCases {
 		name := fmt.Sprintf("c%d", i)
-		if _, err := s.CreateCore(ctx, name, c.core, CreateOptions{}); err != nil {
+		if _, err := NewCore(s).CreateCore(ctx, name, c.core, CreateOptions{}); err != nil {
 			t.Fatalf("core %s: %v", c.setting, err)
 		}
 		t.Run("core "+c.setting, func(t *testing.T) { roundTrip(t, s, name, "yaml") })
 	}
-	if _, err := s.CreateCore(ctx, "rt", spec.Core{}, CreateOptions{}); err != nil {
+	if _, err := NewCore(s).CreateCore(ctx, "rt", spec.Core{}, CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for i, c := range groupCases {
@@ -194,7 +194,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		if len(g.InstanceType) == 0 {
 			g.InstanceType = spec.InstanceTypes{"t3.small"}
 		}
-		if _, err := s.AddAgents(ctx, "rt", g, CreateOptions{}); err != nil {
+		if _, err := NewGroups(s).AddAgents(ctx, "rt", g, CreateOptions{}); err != nil {
 			t.Fatalf("group %s: %v", c.setting, err)
 		}
 	}
@@ -235,7 +235,7 @@ groups:
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.Apply(ctx, ApplyOptions{Spec: want, File: "prod.yaml"})
+	p, err := NewApplier(s).Apply(ctx, ApplyOptions{Spec: want, File: "prod.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ groups:
 		t.Errorf("results %v", got)
 	}
 
-	got, err := s.Export(ctx, "prod")
+	got, err := NewObserver(s).Export(ctx, "prod")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,14 +267,14 @@ groups:
 	edited := want
 	edited.Groups = []spec.Group{want.Groups[0], {Name: "cache", InstanceType: spec.InstanceTypes{"r5.large"}}}
 	edited.Groups[0].Count, edited.Groups[0].Max = intp(3), nil
-	p, err = s.Apply(ctx, ApplyOptions{Spec: edited, Prune: true, Yes: true})
+	p, err = NewApplier(s).Apply(ctx, ApplyOptions{Spec: edited, Prune: true, Yes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := actions(p); !slices.Equal(got, []string{"prod unchanged", "prod-web update", "prod-cache create", "prod-db delete"}) {
 		t.Errorf("edit: %v", got)
 	}
-	obs, err := s.Observe(ctx, "prod")
+	obs, err := NewObserver(s).Observe(ctx, "prod")
 	if err != nil {
 		t.Fatal(err)
 	}
