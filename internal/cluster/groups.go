@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
@@ -446,15 +445,7 @@ func (s *Groups) RenderGroup(ctx context.Context, cluster string, g spec.Group) 
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.artifacts.build(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r, err := render.Group(core.Name, g, join, b)
-	if err != nil {
-		return nil, errs.AsUsage(err)
-	}
-	return r, nil
+	return s.plans.renderGroup(ctx, core, g, join)
 }
 
 // PlanAgents is add-agents --dry-run: every check add-agents makes before

@@ -433,6 +433,11 @@ func (s *Plans) renderChecked(ctx context.Context, core *stacks.Stack, g spec.Gr
 	if err := s.preflightGroup(ctx, join, g, deployed); err != nil {
 		return nil, err
 	}
+	return s.renderGroup(ctx, core, g, join)
+}
+
+// renderGroup renders a group joined to its core, for this clusterctl.
+func (s *Plans) renderGroup(ctx context.Context, core *stacks.Stack, g spec.Group, join render.Join) (*render.Rendered, error) {
 	b, err := s.artifacts.build(ctx)
 	if err != nil {
 		return nil, err
