@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
 
-	"github.com/clusterctl/clusterctl/internal/alarms"
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
@@ -423,138 +419,6 @@ func (c *DeleteCoreCmd) Run(app *App) error {
 	}
 	line += ")"
 	return writeResult(app, out, d, line)
-}
-
-// DescribeCmd is `clusterctl describe CLUSTER`.
-type DescribeCmd struct {
-	Cluster string `arg:"" optional:"" predictor:"cluster" help:"Cluster name."`
-	ClusterFlag
-}
-
-func (c *DescribeCmd) Run(app *App) error {
-	check := c.ClusterFlag.into(&c.Cluster, "describe", true)
-	if check == nil {
-		check = checkNames(c.Cluster, "", "")
-	}
-	out, svc, err := app.prepare(check)
-	if err != nil {
-		return err
-	}
-	d, err := cluster.NewInspector(svc).Describe(app.Context(), c.Cluster)
-	if err != nil {
-		return err
-	}
-	noteUnread(app, d.Unread)
-	// Alarms that cannot be read (no cloudwatch:DescribeAlarms for the
-	// operator) leave the rest of the description standing: null, and why.
-	if d.Alarms, err = app.alarms.Read(app.Context(), d.Stack); err != nil {
-		fmt.Fprintf(app.IO.ErrOut, "clusterctl: %v\n", err)
-	}
-	if out.Format == "table" || out.Format == "wide" {
-		if app.Globals.Query == "" {
-			if err := cluster.WriteDescription(app.IO.Out, d); err != nil {
-				return err
-			}
-			return alarms.Write(app.IO.Out, d.Alarms, time.Now())
-		}
-	}
-	return out.Write(app.IO.Out, d, nil)
-}
-
-// EventsCmd is `clusterctl events CLUSTER [-n GROUP] [--follow]`.
-type EventsCmd struct {
-	Cluster string `arg:"" optional:"" predictor:"cluster" help:"Cluster name."`
-	ClusterFlag
-	Group  string `short:"n" name:"name" predictor:"group" help:"A group of the cluster (default: the core stack)."`
-	Follow bool   `short:"f" help:"Keep printing new events until the operation in progress ends."`
-}
-
-func (c *EventsCmd) Run(app *App) error {
-	check := c.ClusterFlag.into(&c.Cluster, "events", true)
-	if check == nil {
-		check = checkNames(c.Cluster, "", c.Group)
-	}
-	out, svc, err := app.prepare(check)
-	if err != nil {
-		return err
-	}
-	if out.TableForm() {
-		// One line per event as it comes, so --follow shows progress.
-		color := app.IO.Color && app.IO.OutTTY
-		return cluster.NewInspector(svc).Events(app.Context(), c.Cluster, c.Group, c.Follow, func(evs []stacks.Event) {
-			for _, e := range evs {
-				fmt.Fprintln(app.IO.Out, query.EventLine(e, color))
-			}
-		})
-	}
-	var all []stacks.Event
-	err = cluster.NewInspector(svc).Events(app.Context(), c.Cluster, c.Group, c.Follow, func(evs []stacks.Event) { all = append(all, evs...) })
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	// A follow stopped by Ctrl-C or --timeout still prints what it saw.
-	if werr := out.Write(app.IO.Out, query.EventsFrom(all), nil); werr != nil {
-		return werr
-	}
-	return err
-}
-
-// WaitCmd is `clusterctl wait CLUSTER [-n GROUP]`.
-type WaitCmd struct {
-	Cluster string `arg:"" optional:"" predictor:"cluster" help:"Cluster name."`
-	ClusterFlag
-	Group string `short:"n" name:"name" predictor:"group" help:"A group of the cluster (default: the core stack)."`
-}
-
-func (c *WaitCmd) Run(app *App) error {
-	check := c.ClusterFlag.into(&c.Cluster, "wait", true)
-	if check == nil {
-		check = checkNames(c.Cluster, "", c.Group)
-	}
-	out, svc, err := app.prepare(check)
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	sts, err := cluster.NewInspector(svc).Wait(app.Context(), c.Cluster, c.Group)
-	var outcomes []stacks.Outcome
-	for _, st := range sts {
-		if st != nil {
-			outcomes = append(outcomes, stacks.Outcome{Stack: st.Name, Status: st.Status, Duration: time.Since(start)})
-		}
-	}
-	if len(outcomes) == 0 {
-		return err
-	}
-	if line := nothingInProgress(sts, c.Cluster, c.Group); err == nil && line != "" && out.TableForm() {
-		_, werr := fmt.Fprintln(app.IO.Out, line)
-		return werr
-	}
-	// One group: its result. The cluster: the core's (last) with the
-	// groups it waited for, as delete-core reports them.
-	var v any
-	var lines []string
-	if c.Group != "" {
-		r := query.ResultFrom(outcomes[0])
-		v, lines = r, []string{r.String()}
-	} else {
-		d := query.DeletionFrom(outcomes[len(outcomes)-1], outcomes[:len(outcomes)-1])
-		for _, g := range d.Groups {
-			lines = append(lines, g.String())
-		}
-		v, lines = d, append(lines, d.Result.String())
-	}
-	if err != nil {
-		// A failed outcome is still an outcome: scripts get the object,
-		// the error says why and the exit code is 1.
-		if !out.TableForm() {
-			if werr := out.Write(app.IO.Out, v, nil); werr != nil {
-				return werr
-			}
-		}
-		return err
-	}
-	return writeResult(app, out, v, strings.Join(lines, "\n"))
 }
 
 // writeResult prints how a stack operation ended: the object under -o
