@@ -63,7 +63,7 @@ func (c *Clients) run() *shared {
 			say.Stacks = c.Stacks
 		}
 		c.shared = &shared{say: say}
-		c.shared.leases = &Leases{find: newFinder(c), say: say, STS: c.STS, S3: c.S3, Run: c.Run, callerARN: new(string)}
+		c.shared.leases = &Leases{find: newFinder(c), say: say, STS: c.STS, S3: c.S3, Run: c.Run, callerARN: &callerOnce{}}
 	}
 	return c.shared
 }

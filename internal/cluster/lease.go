@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
@@ -33,7 +34,7 @@ type Leases struct {
 	STS       lease.STSAPI
 	S3        S3API
 	Run       Run
-	callerARN *string // from STS, once per run
+	callerARN *callerOnce // from STS, once per run
 }
 
 // withLease runs fn holding the lease on scope of cluster. fn is given the
@@ -82,17 +83,26 @@ func (s *Leases) leasesIn(ctx context.Context, cluster, bucket string) (*lease.M
 	}), nil
 }
 
-// caller is the AWS principal this run acts as, asked of STS once.
+// caller is the AWS principal this run acts as, asked of STS once (the
+// groups apply changes at once ask together).
 func (s *Leases) caller(ctx context.Context) (string, error) {
-	if s.STS == nil || *s.callerARN != "" {
-		return *s.callerARN, nil
+	s.callerARN.mu.Lock()
+	defer s.callerARN.mu.Unlock()
+	if s.STS == nil || s.callerARN.arn != "" {
+		return s.callerARN.arn, nil
 	}
 	arn, err := lease.CallerARN(ctx, s.STS)
 	if err != nil {
 		return "", err
 	}
-	*s.callerARN = arn
+	s.callerARN.arn = arn
 	return arn, nil
+}
+
+// callerOnce is who a run acts as, once known.
+type callerOnce struct {
+	mu  sync.Mutex
+	arn string
 }
 
 // isNoBucket recognises an S3 error about a bucket that does not exist.
