@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/clusterctl/clusterctl/internal/clusterfile"
 	"github.com/clusterctl/clusterctl/internal/spec"
@@ -178,15 +179,28 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		}
 	}
 
+	// The clusters, then the groups, are created DefaultParallel at a time
+	// (as apply creates groups): most of a create is waiting on its stack.
+	var creates errgroup.Group
+	creates.SetLimit(DefaultParallel)
+	core, groups := NewCore(s), NewGroups(s)
 	for i, c := range coreCases {
-		name := fmt.Sprintf("c%d", i)
-		if _, err := NewCore(s).CreateCore(ctx, name, c.core, CreateOptions{}); err != nil {
-			t.Fatalf("core %s: %v", c.setting, err)
-		}
-		t.Run("core "+c.setting, func(t *testing.T) { roundTrip(t, s, name, "yaml") })
+		creates.Go(func() error {
+			if _, err := core.CreateCore(ctx, fmt.Sprintf("c%d", i), c.core, CreateOptions{}); err != nil {
+				return fmt.Errorf("core %s: %w", c.setting, err)
+			}
+			return nil
+		})
 	}
-	if _, err := NewCore(s).CreateCore(ctx, "rt", spec.Core{}, CreateOptions{}); err != nil {
+	creates.Go(func() error {
+		_, err := core.CreateCore(ctx, "rt", spec.Core{}, CreateOptions{})
+		return err
+	})
+	if err := creates.Wait(); err != nil {
 		t.Fatal(err)
+	}
+	for i, c := range coreCases {
+		t.Run("core "+c.setting, func(t *testing.T) { roundTrip(t, s, fmt.Sprintf("c%d", i), "yaml") })
 	}
 	for i, c := range groupCases {
 		g := c.group
@@ -194,9 +208,15 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		if len(g.InstanceType) == 0 {
 			g.InstanceType = spec.InstanceTypes{"t3.small"}
 		}
-		if _, err := NewGroups(s).AddAgents(ctx, "rt", g, CreateOptions{}); err != nil {
-			t.Fatalf("group %s: %v", c.setting, err)
-		}
+		creates.Go(func() error {
+			if _, err := groups.AddAgents(ctx, "rt", g, CreateOptions{}); err != nil {
+				return fmt.Errorf("group %s: %w", c.setting, err)
+			}
+			return nil
+		})
+	}
+	if err := creates.Wait(); err != nil {
+		t.Fatal(err)
 	}
 	for _, format := range []string{"yaml", "json"} {
 		t.Run("groups as "+format, func(t *testing.T) { roundTrip(t, s, "rt", format) })
