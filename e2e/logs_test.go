@@ -108,6 +108,22 @@ func TestLogs(t *testing.T) {
 		t.Errorf("--query .message:\n%s", r.stdout)
 	}
 
+	// Streams under the role of the node that wrote them (an older
+	// node's have none, above) are read alike; a message's control
+	// characters reach the terminal escaped, and -o json keeps them.
+	const c = "i-0cccccccccccccccc"
+	putEvents(t, cw, group, "managers/node/"+c, now, "a decision of the leader")
+	putEvents(t, cw, group, "agents/container/evil@"+c, now.Add(time.Second), "\x1b]0;owned\x07\x1b[2Jred\rclusterctl@"+c+" | forged\n")
+	r = must(t, "logs", "-j", "core", "--node", c)
+	want = "clusterctl@" + c + " | a decision of the leader\n" + "evil@" + c + ` | \x1b]0;owned\x07\x1b[2Jred\x0dclusterctl@` + c + " | forged\n"
+	if r.stdout != want {
+		t.Errorf("--node %s:\n%q\nwant:\n%q", c, r.stdout, want)
+	}
+	r = must(t, "logs", "-j", "core", "--node", c, "--tail", "1", "-o", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &ev); err != nil || ev["message"] != "\x1b]0;owned\x07\x1b[2Jred\rclusterctl@"+c+" | forged" || ev["role"] != "agents" {
+		t.Errorf("--node %s --tail 1 -o json: %s (%v)", c, r.stdout, err)
+	}
+
 	// Bad input: exit 2, no AWS call needed.
 	for _, args := range [][]string{
 		{"logs", "-j", "core", "--since", "yesterday"},
