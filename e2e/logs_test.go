@@ -288,6 +288,7 @@ func stripLogs(t *testing.T, c clients, stack string) {
 	res := doc["Resources"].(map[string]any)
 	delete(res, "LogGroup")
 	delete(res, "LogsPolicy")
+	delete(res, "AgentLogsPolicy")
 	res["ManagerGroup"].(map[string]any)["DependsOn"] = []any{"LifecycleRule", "LifecycleQueuePolicy"}
 	delete(doc["Outputs"].(map[string]any), "LogGroupName")
 	delete(doc["Outputs"].(map[string]any), "LogDriver")
