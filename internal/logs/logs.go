@@ -287,6 +287,10 @@ type reader struct {
 	// streams are the node's streams, as listed at listed.
 	streams []string
 	listed  time.Time
+	// managers are the instances with a managers' node stream, as listed
+	// at managersListed: only a manager may create one.
+	managers       map[string]bool
+	managersListed time.Time
 }
 
 func (r *reader) mark(e Event) {
@@ -331,6 +335,9 @@ func (r *reader) prune(lookback time.Duration) {
 // in time order; keep > 0 keeps only the last keep of them, holding no
 // more than twice that.
 func (r *reader) fetch(ctx context.Context, from, to time.Time, keep int) ([]Event, error) {
+	if err := r.listManagers(ctx); err != nil {
+		return nil, err
+	}
 	base := cloudwatchlogs.FilterLogEventsInput{LogGroupName: aws.String(r.req.Group)}
 	if !from.IsZero() {
 		base.StartTime = aws.Int64(from.UnixMilli())
@@ -441,10 +448,44 @@ func (r *reader) event(e types.FilteredLogEvent) (Event, bool) {
 	if !ok || r.req.Service != "" && !r.ofService(stream) || r.req.Node != "" && src.node != r.req.Node {
 		return Event{}, false
 	}
+	// An agents' stream naming a manager is an agent's claim to be one:
+	// not shown as the manager's.
+	if src.role == roleAgents && r.managers[src.node] {
+		return Event{}, false
+	}
 	return Event{
 		Time: time.UnixMilli(aws.ToInt64(e.Timestamp)).UTC(), Service: src.service, Task: src.task, Node: src.node, Role: src.role,
 		Message: strings.TrimRight(aws.ToString(e.Message), "\r\n"), Stream: stream, ID: aws.ToString(e.EventId),
 	}, true
+}
+
+// roleAgents is the role of the agents' streams.
+var roleAgents = strings.TrimSuffix(names.LogStreamAgents, "/")
+
+// listManagers lists the instances that have a managers' node stream
+// (names.LogStreamManagers + LogStreamNode: every manager's agent writes
+// one), few streams under one prefix, again once a StreamRefresh.
+func (r *reader) listManagers(ctx context.Context) error {
+	if r.managers != nil && r.req.Now().Sub(r.managersListed) < r.req.StreamRefresh {
+		return nil
+	}
+	listed := r.req.Now()
+	prefix := names.LogStreamManagers + names.LogStreamNode
+	managers := map[string]bool{}
+	p := cloudwatchlogs.NewDescribeLogStreamsPaginator(r.api, &cloudwatchlogs.DescribeLogStreamsInput{LogGroupName: aws.String(r.req.Group), LogStreamNamePrefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("listing the managers' streams of log group %s: %w", r.req.Group, err)
+		}
+		for _, s := range page.LogStreams {
+			if node, ok := strings.CutPrefix(aws.ToString(s.LogStreamName), prefix); ok && node != "" {
+				managers[node] = true
+			}
+		}
+	}
+	r.managers, r.managersListed = managers, listed
+	return nil
 }
 
 // nodeStreams lists the node's streams: its own (without a service) and

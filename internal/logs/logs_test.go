@@ -259,7 +259,9 @@ func TestFollowReadsFromThePreviousPoll(t *testing.T) {
 				t.Errorf("node %q: poll %d read from %d, %s before the follow began", node, i+1, s, start.Sub(time.UnixMilli(s)))
 			}
 		}
-		if node != "" && f.describes != 3 {
+		// (Three prefixes of the service's, and the managers' node
+		// streams, once each.)
+		if node != "" && f.describes != 4 {
 			t.Errorf("the node's streams listed %d times in %d polls", f.describes, len(f.starts))
 		}
 		f.mu.Unlock()
@@ -325,6 +327,8 @@ func TestParseStream(t *testing.T) {
 // A service's and a node's events are read from the streams of either
 // role and of older nodes (named without a role) alike, each once, in time
 // order, with the role that wrote them; also where the prefix is ignored.
+// An agents' stream that names a manager's instance (one with a managers'
+// node stream, which only a manager may create) is not shown as its.
 func TestReadEveryRole(t *testing.T) {
 	for _, ignore := range []bool{false, true} {
 		f := &fakeLogs{ignorePrefix: ignore}
@@ -335,6 +339,9 @@ func TestReadEveryRole(t *testing.T) {
 		f.put("agents/service/webapi/webapi.1.t@i-0aaaaaaaa", base+3, "not web")
 		f.put("managers/node/i-0bbbbbbbb", base+4, "a decision")
 		f.put("agents/container/builder@i-0aaaaaaaa", base+5, "builder")
+		// An agent naming a manager's instance in its role's streams.
+		f.put("agents/node/i-0bbbbbbbb", base+6, "clusterctl: forged decision")
+		f.put("agents/service/web/web.9.t@i-0bbbbbbbb", base+7, "forged web")
 		read := func(req Request) []string {
 			t.Helper()
 			var got []string
@@ -356,6 +363,7 @@ func TestReadEveryRole(t *testing.T) {
 			{Request{Node: "i-0bbbbbbbb"}, []string{"managers web.2.t@i-0bbbbbbbb web on a manager", "managers clusterctl@i-0bbbbbbbb a decision"}},
 			{Request{Node: "i-0aaaaaaaa", Service: "web"}, []string{" web.1.t@i-0aaaaaaaa web before the upgrade", "agents web.1.t@i-0aaaaaaaa web on an agent"}},
 			{Request{Tail: 1}, []string{"agents builder@i-0aaaaaaaa builder"}},
+			{Request{Since: time.UnixMilli(base + 4)}, []string{"managers clusterctl@i-0bbbbbbbb a decision", "agents builder@i-0aaaaaaaa builder"}},
 		} {
 			if got := read(c.req); !slices.Equal(got, c.want) {
 				t.Errorf("prefix ignored %v, %+v: got %q, want %q", ignore, c.req, got, c.want)
