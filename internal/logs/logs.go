@@ -450,7 +450,7 @@ func (r *reader) event(e types.FilteredLogEvent) (Event, bool) {
 	}
 	// An agents' stream naming a manager is an agent's claim to be one:
 	// not shown as the manager's.
-	if src.role == roleAgents && r.managers[src.node] {
+	if src.role+"/" == names.LogStreamAgents && r.managers[src.node] {
 		return Event{}, false
 	}
 	return Event{
@@ -458,9 +458,6 @@ func (r *reader) event(e types.FilteredLogEvent) (Event, bool) {
 		Message: strings.TrimRight(aws.ToString(e.Message), "\r\n"), Stream: stream, ID: aws.ToString(e.EventId),
 	}, true
 }
-
-// roleAgents is the role of the agents' streams.
-var roleAgents = strings.TrimSuffix(names.LogStreamAgents, "/")
 
 // listManagers lists the instances that have a managers' node stream
 // (names.LogStreamManagers + LogStreamNode: every manager's agent writes
