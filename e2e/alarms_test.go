@@ -12,6 +12,8 @@ import (
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
+
+	"github.com/clusterctl/clusterctl/internal/names"
 )
 
 // cloudWatch is a CloudWatch client of moto (which speaks the query
@@ -80,7 +82,13 @@ func TestAlarmsAndNotification(t *testing.T) {
 			t.Errorf("alarm %s unexpected", aws.ToString(a.AlarmName))
 			continue
 		}
-		if aws.ToString(a.Namespace) != "clusterctl" || aws.ToString(a.MetricName) != w.metric || string(a.Statistic) != w.stat ||
+		// The swarm's figures in the namespace only the managers write;
+		// the nodes' own disk figure in the one the agents write too.
+		ns := names.SwarmMetricNamespace("core")
+		if w.metric == names.MetricDiskUsed {
+			ns = names.NodeMetricNamespace("core")
+		}
+		if aws.ToString(a.Namespace) != ns || aws.ToString(a.MetricName) != w.metric || string(a.Statistic) != w.stat ||
 			aws.ToString(a.TreatMissingData) != w.missing || aws.ToFloat64(a.Threshold) != w.threshold ||
 			aws.ToInt32(a.EvaluationPeriods) != w.periods || aws.ToInt32(a.DatapointsToAlarm) != w.periods || a.ComparisonOperator != w.op ||
 			len(a.Dimensions) != 1 || aws.ToString(a.Dimensions[0].Name) != "Cluster" || aws.ToString(a.Dimensions[0].Value) != "core" {

@@ -58,11 +58,11 @@ func (l *nodeLog) logf(format string, args ...any) {
 	}
 }
 
-// shipTo ships the lines from now on to the node's stream,
-// names.LogStreamNode + instance id, of group.
-func (l *nodeLog) shipTo(api awsn.LogsAPI, group, instanceID string) {
+// shipTo ships the lines from now on to the node's stream of group:
+// its role's prefix, names.LogStreamNode and its instance id.
+func (l *nodeLog) shipTo(api awsn.LogsAPI, group, instanceID string, manager bool) {
 	ctx, cancel := context.WithCancel(context.Background())
-	l.ship, l.stop, l.done = awsn.NewShipper(api, group, names.LogStreamNode+instanceID), cancel, make(chan struct{})
+	l.ship, l.stop, l.done = awsn.NewShipper(api, group, names.LogStreamPrefix(manager)+names.LogStreamNode+instanceID), cancel, make(chan struct{})
 	go func() {
 		defer close(l.done)
 		l.ship.Run(ctx, 3*time.Second)
@@ -126,7 +126,7 @@ func (c *cli) env(ctx context.Context, nl *nodeLog, keys ...string) (*env, error
 	if err != nil {
 		return nil, fmt.Errorf("the AWS configuration: %w", err)
 	}
-	// The node's lines go to its stream node/<instance-id> of the
+	// The node's lines go to its stream <role>/node/<instance-id> of the
 	// cluster's log group. A manager's core always has the group, whatever
 	// its containers' driver (its settings do not repeat the name: user
 	// data is small); an agent of an older core, whose settings name no
@@ -135,11 +135,11 @@ func (c *cli) env(ctx context.Context, nl *nodeLog, keys ...string) (*env, error
 	if err != nil {
 		return nil, err
 	}
-	if group == "" && s["NODE_GROUP"] == names.GroupControl {
+	if group == "" && s.manager() {
 		group = names.LogGroup(s["CLUSTER_NAME"])
 	}
 	if group != "" && s.need("INSTANCE_ID") == nil {
-		nl.shipTo(awsn.NewLogs(cfg), group, s["INSTANCE_ID"])
+		nl.shipTo(awsn.NewLogs(cfg), group, s["INSTANCE_ID"], s.manager())
 	}
 	e, err := dockerx.New()
 	if err != nil {
@@ -180,7 +180,7 @@ func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 		Scaling:   awsn.Scaling{API: scaling},
 		Instances: awsn.Instances{API: ec2},
 		Groups:    awsn.Groups{AutoScaling: scaling, EC2: ec2, Stacks: awsn.NewCloudFormation(e.cfg)},
-		Metrics: &node.SwarmMetrics{Cluster: e.s["CLUSTER_NAME"], Sink: awsn.Metrics{API: awsn.NewCloudWatch(e.cfg)},
+		Metrics: &node.SwarmMetrics{Cluster: e.s["CLUSTER_NAME"], Sink: awsn.Metrics{API: awsn.NewCloudWatch(e.cfg), Namespace: names.SwarmMetricNamespace(e.s["CLUSTER_NAME"])},
 			Clock: node.RealClock{}, Log: e.log, Every: t.MetricsEvery},
 		Secrets: secrets,
 		Objects: e.engine,
@@ -308,7 +308,7 @@ func (e *env) nodeMetrics(ctx context.Context, instanceID string, every time.Dur
 		group = names.GroupControl
 	}
 	n := &node.NodeMetrics{Cluster: e.s["CLUSTER_NAME"], Group: group, InstanceID: instanceID, DataRoot: e.engine.RootDir,
-		Host: host.Stats{}, Sink: awsn.Metrics{API: awsn.NewCloudWatch(e.cfg)}, Clock: node.RealClock{}, Log: e.log, Every: every}
+		Host: host.Stats{}, Sink: awsn.Metrics{API: awsn.NewCloudWatch(e.cfg), Namespace: names.NodeMetricNamespace(e.s["CLUSTER_NAME"])}, Clock: node.RealClock{}, Log: e.log, Every: every}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -75,8 +75,12 @@ func (s settings) engineLogs(instanceID, endpoint string) (*node.EngineLogs, err
 	if !logsEndpoint.MatchString(endpoint) {
 		endpoint = ""
 	}
-	return &node.EngineLogs{Group: group, Region: s["AWS_REGION"], InstanceID: instanceID, Endpoint: endpoint}, nil
+	return &node.EngineLogs{Group: group, Region: s["AWS_REGION"], InstanceID: instanceID, Endpoint: endpoint, Manager: s.manager()}, nil
 }
+
+// manager says the settings are a manager's (its group is the control
+// group).
+func (s settings) manager() bool { return s["NODE_GROUP"] == names.GroupControl }
 
 func readSettings(path string) (settings, error) {
 	f, err := os.Open(path)

@@ -129,12 +129,25 @@ func LogGroup(cluster string) string { return "/clusterctl/" + cluster }
 // to service/<service>/<task>@<instance-id>, so that a service's tasks are
 // found by prefix and each line says where it ran, as docker service logs
 // does; any other container to container/<name>@<instance-id>; the node's
-// own programs (housekeeping, agent) to node/<instance-id>.
+// own programs (housekeeping, agent) to node/<instance-id>. Each name
+// starts with its node's role (LogStreamPrefix): each role's policy lets
+// it write its own streams only. Streams of older nodes have no role.
 const (
 	LogStreamService   = "service/"
 	LogStreamContainer = "container/"
 	LogStreamNode      = "node/"
+	LogStreamManagers  = "managers/"
+	LogStreamAgents    = "agents/"
 )
+
+// LogStreamPrefix is where the streams of a manager's (or an agent's)
+// containers and programs start.
+func LogStreamPrefix(manager bool) string {
+	if manager {
+		return LogStreamManagers
+	}
+	return LogStreamAgents
+}
 
 // Outputs of the core stack. The join contract is public: a group stack
 // receives these as parameters of the same names.

@@ -333,6 +333,10 @@ func EngineLabels(group string, labels map[string]string, i Instance) []string {
 // cluster's log group, with the awslogs driver.
 type EngineLogs struct {
 	Group, Region, InstanceID string
+	// Manager says the node is a manager: its streams start with the
+	// managers' prefix, an agent's with the agents' (each role may write
+	// its own only).
+	Manager bool
 	// Endpoint is the CloudWatch Logs endpoint; "" for AWS's (tests set
 	// one).
 	Endpoint string
@@ -340,15 +344,16 @@ type EngineLogs struct {
 
 // DaemonJSON is the engine's configuration: labels, and with logs the
 // awslogs driver.
-// A swarm task logs to stream service/<service>/<task>@<instance>, any
-// other container to container/<name>@<instance>; non-blocking with a
-// bounded buffer, so that a CloudWatch outage never blocks a container.
+// A swarm task logs to stream <role>/service/<service>/<task>@<instance>,
+// any other container to <role>/container/<name>@<instance> (role: the
+// node's, names.LogStreamPrefix); non-blocking with a bounded buffer, so
+// that a CloudWatch outage never blocks a container.
 func DaemonJSON(labels []string, logs *EngineLogs) []byte {
 	conf := map[string]any{"labels": labels}
 	if logs != nil {
 		opts := map[string]string{
 			"awslogs-group": logs.Group, "awslogs-region": logs.Region, "mode": "non-blocking", "max-buffer-size": "4m",
-			"tag": `{{with index .ContainerLabels "com.docker.swarm.service.name"}}` + names.LogStreamService + "{{.}}{{else}}" +
+			"tag": names.LogStreamPrefix(logs.Manager) + `{{with index .ContainerLabels "com.docker.swarm.service.name"}}` + names.LogStreamService + "{{.}}{{else}}" +
 				strings.TrimSuffix(names.LogStreamContainer, "/") + "{{end}}/{{.Name}}@" + logs.InstanceID,
 		}
 		if logs.Endpoint != "" {

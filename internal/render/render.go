@@ -68,6 +68,11 @@ type coreData struct {
 	UserData                          string
 	Tags                              []label // the operator's, sorted by key
 	Secrets                           secretsData
+
+	// What each role may write: the managers' metrics namespace and the
+	// nodes' (names.SwarmMetricNamespace, NodeMetricNamespace), and the
+	// prefixes of the log streams of each role (names.LogStreamPrefix).
+	SwarmMetrics, NodeMetrics, ManagerStreams, AgentStreams string
 }
 
 // groupData is what workergroup.json.tmpl and the agents' loader
@@ -160,7 +165,9 @@ func renderCore(cluster string, core spec.Core, b Build) (*Rendered, error) {
 		return nil, err
 	}
 	data := coreData{N: names.Template(), Cluster: cluster, Version: version, ContractVersion: ContractVersion,
-		HookName: names.LifecycleHook(cluster), Metadata: meta, Tags: tagList(core.Tags), LogGroup: names.LogGroup(cluster)}
+		HookName: names.LifecycleHook(cluster), Metadata: meta, Tags: tagList(core.Tags), LogGroup: names.LogGroup(cluster),
+		SwarmMetrics: names.SwarmMetricNamespace(cluster), NodeMetrics: names.NodeMetricNamespace(cluster),
+		ManagerStreams: names.LogStreamPrefix(true), AgentStreams: names.LogStreamPrefix(false)}
 	data.UserData, err = controlUserData()
 	if err != nil {
 		return nil, err
