@@ -288,11 +288,13 @@ func (s *Service) deleteCore(ctx context.Context, o DeleteCoreOptions, l *lease.
 	if l != nil {
 		// Everything but the lease, which keeps group commands out until
 		// the core is DELETE_IN_PROGRESS and is released right after, and
-		// what only the managers may delete while the stack's bucket
-		// policy stands: deleteSurvivingBucket deletes it once the stack,
-		// and its policy with it, is gone.
+		// what only the managers (and, for commands/, the operators) may
+		// delete while the stack's bucket policy stands:
+		// deleteSurvivingBucket deletes it once the stack, and its policy
+		// with it, is gone.
+		guarded := append(names.ManagerWrittenPrefixes(), names.CommandPrefix+"/")
 		keep := func(key, version string) bool {
-			return l.Owns(key, version) || slices.ContainsFunc(names.ManagerWrittenPrefixes(), func(p string) bool { return strings.HasPrefix(key, p) })
+			return l.Owns(key, version) || slices.ContainsFunc(guarded, func(p string) bool { return strings.HasPrefix(key, p) })
 		}
 		n, _, err := s.deleteVersions(ctx, bucket, "", keep)
 		if err != nil {
