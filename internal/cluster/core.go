@@ -80,6 +80,9 @@ func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) 
 	if err := core.Complete(); err != nil {
 		return nil, nil, err
 	}
+	if err := s.resolveOperators(ctx, &core, nil); err != nil {
+		return nil, nil, err
+	}
 	existing, err := s.Stacks.Get(ctx, name)
 	switch {
 	case err == nil && isCoreOf(existing, name) && stacks.Classify(existing.Status) == stacks.InProgress:
