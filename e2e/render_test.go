@@ -123,6 +123,7 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 			{"--notify", nil, []string{"--notify", "ops@example.com"}, map[string]string{"NotifyEmail": "ops@example.com", "NotifyTopicArn": ""}, false},
 			{"--notify", nil, []string{"--notify", "arn:aws:sns:us-east-1:123456789012:pager"}, map[string]string{"NotifyTopicArn": "arn:aws:sns:us-east-1:123456789012:pager", "NotifyEmail": ""}, false},
 			{"--backup-keep", nil, []string{"--backup-keep", "20"}, map[string]string{"BackupKeep": "20"}, false},
+			{"--operators", nil, []string{"--operators", "arn:aws:iam::123456789012:role/Admin"}, map[string]string{"Operators": "arn:aws:iam::123456789012:role/Admin"}, false},
 			{"--parameters", nil, []string{"--parameters"}, nil, false},
 			{"--cli-input-json", nil, []string{"--cli-input-json"}, nil, false},
 		}},

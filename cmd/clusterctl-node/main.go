@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -319,32 +318,4 @@ func (e *env) nodeMetrics(ctx context.Context, instanceID string, every time.Dur
 		cancel()
 		<-done
 	}
-}
-
-type getCmd struct {
-	Key  string `arg:"" help:"The object's key, under commands/."`
-	File string `arg:"" help:"Where to write it."`
-}
-
-// Run fetches what clusterctl docker put in the bucket for a command (its
-// standard input, when too large to send inline) with the instance role,
-// as the node's other reads: no AWS CLI on the node. Only the commands/
-// prefix: nothing else is a command's to read.
-func (g getCmd) Run(ctx context.Context, c *cli) error {
-	if !strings.HasPrefix(g.Key, names.CommandPrefix+"/") || strings.Contains(g.Key, "..") {
-		return fmt.Errorf("refusing key %.100q: not under %s/", g.Key, names.CommandPrefix)
-	}
-	s, err := c.settings("AWS_REGION", "BUCKET_NAME")
-	if err != nil {
-		return err
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(s["AWS_REGION"]))
-	if err != nil {
-		return fmt.Errorf("the AWS configuration: %w", err)
-	}
-	body, _, err := awsn.Bucket{API: (&env{cfg: cfg}).s3(), Name: s["BUCKET_NAME"]}.Get(ctx, g.Key)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(g.File, body, 0o600)
 }

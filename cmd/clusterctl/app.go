@@ -195,6 +195,7 @@ func (a *App) Service() (*cluster.Service, error) {
 		ACM:     awsapi.NewACM(cfg),
 		ELB:     awsapi.NewELB(cfg),
 		STS:     awsapi.NewSTS(cfg),
+		IAM:     awsapi.NewIAM(cfg),
 		SQS:     awsapi.NewSQS(cfg),
 		CWLogs:  awsapi.NewCloudWatchLogs(cfg),
 		Region:  cfg.Region,

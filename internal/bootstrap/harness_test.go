@@ -190,6 +190,10 @@ func deployManagers(t *testing.T, name string, n int) *testCluster {
 func deployCoreSpec(t *testing.T, name string, core spec.Core) *testCluster {
 	t.Helper()
 	core.InstanceType, core.VpcID, core.SubnetIDs = "t3.medium", vpcID, []string{subnetID}
+	if core.Operators == nil {
+		// As create-core makes them: the creator, moto's IAM user.
+		core.Operators = []string{"arn:aws:iam::123456789012:user/moto"}
+	}
 	n := core.ManagerCount()
 	r, err := render.Core(name, core, testBuild(t))
 	if err != nil {

@@ -123,6 +123,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"notify", spec.Core{Notify: "ops@example.com"}},
 		{"notify", spec.Core{Notify: "arn:aws:sns:us-east-1:123456789012:pager"}},
 		{"backupKeep", spec.Core{BackupKeep: intp(20)}},
+		{"operators", spec.Core{Operators: []string{"arn:aws:iam::123456789012:role/ops/Admin", "arn:aws:iam::123456789012:user/alice"}}},
 	}
 	groupCases := []struct {
 		setting string
@@ -255,6 +256,7 @@ groups:
 		t.Errorf("the core's network: %s %v, want the default VPC %s %v", got.Core.VpcID, got.Core.SubnetIDs, w.vpc, w.subnets)
 	}
 	want.Core.VpcID, want.Core.SubnetIDs = got.Core.VpcID, got.Core.SubnetIDs // the defaults the core was created with
+	want.Core.Operators = []string{motoCaller}                                // the principal that created it
 	// Groups are exported by name.
 	byName := func(a, b spec.Group) int { return strings.Compare(a.Name, b.Name) }
 	wantSorted := want

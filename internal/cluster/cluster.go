@@ -105,6 +105,7 @@ type Service struct {
 	ACM     preflight.ACMAPI
 	ELB     query.ELBAPI
 	STS     lease.STSAPI // who the run acts as, for its leases; nil: not recorded
+	IAM     IAMAPI       // the caller's role, for the operators
 	SQS     SQSAPI       // requests to the managers
 	CWLogs  LogsAPI      // the cluster's log group
 	Region  string       // of the clients, for the requests' envelope

@@ -80,6 +80,9 @@ func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) 
 	if err := core.Complete(); err != nil {
 		return nil, nil, err
 	}
+	if err := s.resolveOperators(ctx, &core, nil); err != nil {
+		return nil, nil, err
+	}
 	existing, err := s.Stacks.Get(ctx, name)
 	switch {
 	case err == nil && isCoreOf(existing, name) && stacks.Classify(existing.Status) == stacks.InProgress:
@@ -288,11 +291,13 @@ func (s *Service) deleteCore(ctx context.Context, o DeleteCoreOptions, l *lease.
 	if l != nil {
 		// Everything but the lease, which keeps group commands out until
 		// the core is DELETE_IN_PROGRESS and is released right after, and
-		// what only the managers may delete while the stack's bucket
-		// policy stands: deleteSurvivingBucket deletes it once the stack,
-		// and its policy with it, is gone.
+		// what only the managers (and, for commands/, the operators) may
+		// delete while the stack's bucket policy stands:
+		// deleteSurvivingBucket deletes it once the stack, and its policy
+		// with it, is gone.
+		guarded := append(names.ManagerWrittenPrefixes(), names.CommandPrefix+"/")
 		keep := func(key, version string) bool {
-			return l.Owns(key, version) || slices.ContainsFunc(names.ManagerWrittenPrefixes(), func(p string) bool { return strings.HasPrefix(key, p) })
+			return l.Owns(key, version) || slices.ContainsFunc(guarded, func(p string) bool { return strings.HasPrefix(key, p) })
 		}
 		n, _, err := s.deleteVersions(ctx, bucket, "", keep)
 		if err != nil {

@@ -146,6 +146,10 @@ func (s *Service) planCoreUpdate(ctx context.Context, deployed *ObservedCore, de
 	if err := desired.Complete(); err != nil {
 		return nil, err
 	}
+	// A core deployed before operators gets the caller as its operator.
+	if err := s.resolveOperators(ctx, &desired, deployed.Spec.Operators); err != nil {
+		return nil, err
+	}
 	if err := checkCoreChange(deployed, desired); err != nil {
 		return nil, err
 	}

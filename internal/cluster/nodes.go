@@ -172,8 +172,11 @@ func (s *Service) findNode(ctx context.Context, instance, cluster string) (*clus
 }
 
 // queueOf is the URL of the core's queue, which the managers' housekeeping
-// reads.
+// reads, once the caller is known to be one of the core's operators.
 func (s *Service) queueOf(ctx context.Context, core *stacks.Stack) (string, error) {
+	if err := s.checkOperator(ctx, core); err != nil {
+		return "", err
+	}
 	r, err := s.Stacks.Resource(ctx, core.Name, names.ResourceLifecycleQueue)
 	if errors.Is(err, stacks.ErrNoResource) || err == nil && r.PhysicalID == "" {
 		return "", refused("the core of cluster %q has no queue for its managers (%s): update it with this clusterctl first (clusterctl update-core %s)",

@@ -144,6 +144,7 @@ func TestOrchestrationOnMoto(t *testing.T) {
 	wantCore := core
 	wantCore.Default()
 	wantCore.VpcID, wantCore.SubnetIDs = obs.Spec.Core.VpcID, obs.Spec.Core.SubnetIDs
+	wantCore.Operators = []string{motoCaller} // the default: the principal that created it
 	if !reflect.DeepEqual(obs.Spec.Core, wantCore) || !strings.HasPrefix(wantCore.VpcID, "vpc-") || len(wantCore.SubnetIDs) == 0 {
 		t.Errorf("observed core %+v, want %+v with the default VPC", obs.Spec.Core, wantCore)
 	}

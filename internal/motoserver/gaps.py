@@ -112,7 +112,22 @@ def _cloudwatch(m):
     m.CloudFormationAlarm = CloudFormationAlarm
 
 
-_FIXES = {"moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling, "moto.cloudwatch.models": _cloudwatch}
+def _s3(m):
+    # A bucket's VersioningConfiguration: moto's CloudFormation leaves the
+    # bucket unversioned, and PutObject answers no version id.
+    create = m.FakeBucket.create_from_cloudformation_json.__func__
+
+    def create_versioned(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs):
+        bucket = create(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs)
+        status = cloudformation_json.get("Properties", {}).get("VersioningConfiguration", {}).get("Status")
+        if status:
+            bucket.versioning_status = status
+        return bucket
+
+    m.FakeBucket.create_from_cloudformation_json = classmethod(create_versioned)
+
+
+_FIXES = {"moto.s3.models": _s3, "moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling, "moto.cloudwatch.models": _cloudwatch}
 
 
 class _Fixer(importlib.abc.MetaPathFinder):

@@ -107,6 +107,10 @@ const (
 	ParamLogDriver        = "LogDriver"
 	// ParamBackupKeep is how many backups of the swarm the managers keep.
 	ParamBackupKeep = "BackupKeep"
+	// ParamOperators lists the operators, comma-separated: the IAM roles
+	// and users that may send requests to the managers' queue and use
+	// the bucket's commands/ (a core without it predates operators).
+	ParamOperators = "Operators"
 	// ParamNodeAgentAmd64 and ParamNodeAgentArm64 pin the node agent:
 	// the SHA-256 (hex) of the linux/amd64 and linux/arm64 binaries that
 	// the nodes' loader fetches (AgentKey) and checks before running.
@@ -409,7 +413,7 @@ type Set struct {
 	ParamMaxBatchSize, ParamMinInstancesInService, ParamManagers                                      string
 	ParamOnDemandBaseCapacity, ParamOnDemandPercentage, ParamSpotAllocationStrategy                   string
 	ParamLogRetentionDays, ParamLogKMSKey, ParamLogDriver                                             string
-	ParamBackupKeep                                                                                   string
+	ParamBackupKeep, ParamOperators                                                                   string
 	ParamNodeAgentAmd64, ParamNodeAgentArm64, AgentPrefix                                             string
 	OutputLogGroupName, OutputLogDriver, ResourceLogGroup, LogDriverAWSLogs, LogDriverNone            string
 
@@ -451,6 +455,7 @@ func Template() Set {
 		ParamOnDemandBaseCapacity: ParamOnDemandBaseCapacity, ParamOnDemandPercentage: ParamOnDemandPercentage,
 		ParamSpotAllocationStrategy: ParamSpotAllocationStrategy,
 		ParamLogRetentionDays:       ParamLogRetentionDays, ParamLogKMSKey: ParamLogKMSKey, ParamLogDriver: ParamLogDriver, ParamBackupKeep: ParamBackupKeep,
+		ParamOperators:      ParamOperators,
 		ParamNodeAgentAmd64: ParamNodeAgentAmd64, ParamNodeAgentArm64: ParamNodeAgentArm64, AgentPrefix: AgentPrefix,
 		OutputLogGroupName: OutputLogGroupName, OutputLogDriver: OutputLogDriver, ResourceLogGroup: ResourceLogGroup,
 		LogDriverAWSLogs: LogDriverAWSLogs, LogDriverNone: LogDriverNone,

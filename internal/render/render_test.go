@@ -73,11 +73,23 @@ func intp(n int) *int { return &n }
 // variants are the rendered forms covered by golden files, lint and the
 // structural checks.
 func variants() []variant {
+	vs := coreAndGroupVariants()
+	for _, v := range vs {
+		if v.core != nil && v.core.Operators == nil {
+			// As create-core resolves them: the creator's role.
+			v.core.Operators = []string{operatorRole}
+		}
+	}
+	return vs
+}
+
+func coreAndGroupVariants() []variant {
 	return []variant{
 		{name: "core-default", cluster: "prod", core: &spec.Core{
 			InstanceType: "t3.medium", VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds,
 		}},
 		{name: "core-ssh-key-ami", cluster: "prod", core: &spec.Core{
+			Operators:    []string{operatorRole, operatorUser, "arn:aws:iam::" + testAccount + ":role/aws-reserved/sso.amazonaws.com/eu-west-1/AWSReservedSSO_Admin_0123456789abcdef"},
 			InstanceType: "m5.large", ImageID: "ami-0abcdef1234567890", KeyName: "ops", SSHCIDR: "203.0.113.0/24",
 			VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds, VolumeSize: intp(50), Managers: intp(3),
 			LogRetentionDays: intp(90), LogKMSKey: "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab", LogDriver: names.LogDriverNone,

@@ -132,6 +132,10 @@ type Core struct {
 	Notify string `json:"notify,omitempty" yaml:"notify,omitempty" name:"notify" placeholder:"EMAIL|SNS_ARN" help:"Where the alarms send ALARM and OK: an e-mail address (subscribed to an encrypted topic of the core; the recipient confirms) or an existing SNS topic's ARN (default: nowhere; --notify \"\" on update-core stops notifying)." file:"Where the alarms send ALARM and OK: an e-mail address (subscribed to an encrypted topic of the core; the recipient confirms) or an existing SNS topic's ARN." unset:"none"`
 	// BackupKeep is how many backups of the swarm the managers keep.
 	BackupKeep *int `json:"backupKeep,omitempty" yaml:"backupKeep,omitempty" name:"backup-keep" placeholder:"N" help:"Backups of the swarm the managers keep in the cluster bucket, the newest (1 to 100, default 8)." cfn:"BackupKeep"`
+	// Operators may act on the swarm: send requests to the managers'
+	// queue, use commands/ in the bucket (docker, shell). Unset, they
+	// are the deployed core's, or the principal that creates the core.
+	Operators []string `json:"operators,omitempty" yaml:"operators,omitempty" name:"operators" placeholder:"ARN,..." help:"IAM roles and users (ARNs, comma-separated) that may act on the swarm: requests to the managers, docker, shell (default: the role or user creating the core; on update-core the list replaces the previous one)." file:"IAM roles and users (ARNs) that may act on the swarm: requests to the managers, docker, shell (default: the deployed core's, else the role or user creating it)." cfn:"Operators" unset:"none"`
 }
 
 // Group is one agent group: an Auto Scaling group of one instance type,
@@ -473,6 +477,7 @@ func (c Core) Update(changes Core, given []string) Core {
 	out.SubnetIDs = slices.Clone(c.SubnetIDs)
 	out.Tags = cloneTags(c.Tags)
 	out.Secrets = slices.Clone(c.Secrets)
+	out.Operators = slices.Clone(c.Operators)
 	overlay(&out, &changes, given)
 	return out
 }

@@ -476,7 +476,7 @@ func TestParametersAreNamed(t *testing.T) {
 		names.ParamSubnetIDs, names.ParamDesiredCapacity, names.ParamMinSize, names.ParamMaxSize, names.ParamManagers,
 		names.ParamOnDemandBaseCapacity, names.ParamOnDemandPercentage, names.ParamSpotAllocationStrategy,
 		names.ParamLoadBalancerScheme, names.ParamCertificateArn, names.ParamDeregistrationDelay, names.ParamAccessLogsBucket,
-		names.ParamLogRetentionDays, names.ParamLogKMSKey, names.ParamLogDriver, names.ParamAlarms, names.ParamBackupKeep}
+		names.ParamLogRetentionDays, names.ParamLogKMSKey, names.ParamLogDriver, names.ParamAlarms, names.ParamBackupKeep, names.ParamOperators}
 	for _, v := range []any{Core{}, Group{}} {
 		for _, f := range Fields(v) {
 			if p := f.Param(); p != "" && p != "-" && !slices.Contains(known, p) {

@@ -186,6 +186,7 @@ func (c Core) rules() []rule {
 		one("secrets", checkSecrets("secrets", c.Secrets)),
 		one("alarms", checkAlarms("alarms", c.AlarmsSetting())),
 		{[]string{"notify", "alarms"}, checkNotify("notify", c.Notify, c.AlarmsSetting())},
+		one("operators", checkOperators("operators", c.Operators)),
 	}
 }
 
