@@ -384,3 +384,26 @@ func TestRestoreLeaderLeftSaid(t *testing.T) {
 		t.Fatalf("marker %+v", mk)
 	}
 }
+
+// The manager that took another cluster's backup restores it and rotates
+// the CA and the join tokens too, before it publishes the join material;
+// a CA it cannot rotate fails the restore.
+func TestRestorerRotatesCA(t *testing.T) {
+	for _, caFails := range []bool{false, true} {
+		l, key := restoreLab(t, "prod")
+		l.m.Tokens = rotator{c: l.c, caFails: caFails}
+		mk := wire.RestoreMarker{RequestID: wire.NewRequestID(), Leader: iM2, Backup: key, Restorer: iM1, Rotate: true, Time: start}
+		l.m.restoreAsRestorer(context.Background(), mk)
+		if caFails {
+			if l.m.restored == nil || l.m.restored.Outcome != wire.RestoreFailed || !strings.Contains(l.m.restored.Reason, "rotating the CA and join tokens failed") ||
+				l.c.index("docker swarm join-token --rotate") >= 0 {
+				t.Fatalf("outcome %+v; calls %v", l.m.restored, l.c.l)
+			}
+			continue
+		}
+		l.order("restore 10.0.1.1", "docker swarm ca --rotate", "docker swarm join-token --rotate", "s3 put "+names.ManagersKey)
+		if l.m.restored == nil || l.m.restored.Outcome != wire.RestoreRestored || !strings.Contains(l.m.restored.Reason, "the CA and the join tokens rotated") {
+			t.Fatalf("outcome %+v", l.m.restored)
+		}
+	}
+}
