@@ -55,12 +55,14 @@ func TestAgentIdentity(t *testing.T) {
 // it in the status snapshot and drains it; the real node of the instance
 // is believed and gets the node labels of its group. So when the real
 // node is drained, its services (one constrained on a node label, one
-// not), with their secret, go nowhere rather than to the impostor.
+// not), with their secret, go nowhere rather than to the impostor; and
+// once unproven for the bound, the impostor is removed from the swarm.
 func TestImpostorNotBelieved(t *testing.T) {
 	t.Parallel()
 	tc := deployCore(t, "impostor")
 	g := tc.deployGroup(t, "g", 2, nil)
-	control := tc.bootControl(t)
+	const grace = 150 * time.Second // unproven this long, a node is removed
+	control := tc.bootControl(t, fmt.Sprintf("CLUSTERCTL_UNPROVEN_GRACE=%d", int(grace.Seconds())))
 	victim := g.bootAgent(t, 0)
 	g.readyAgent(t, victim)
 	liar := g.instances[1]
@@ -156,5 +158,35 @@ func TestImpostorNotBelieved(t *testing.T) {
 	}
 	if out := dockerOn(t, impostor, "ps", "-aq", "--filter", "label=com.docker.swarm.service.name"); out != "" {
 		t.Errorf("the impostor ran service containers: %q", out)
+	}
+
+	// Still unproven after the bound, it is removed from the swarm. (The
+	// unconstrained service goes first: the impostor's agent joins again
+	// with the worker token, and until the leader's next round drains the
+	// newcomer, only a node label keeps a service off it.)
+	dockerOn(t, control, "service", "rm", "free")
+	eventually(t, grace+time.Minute, "the impostor removed", func() (bool, string) {
+		nodes, err := trySwarmNodes(control)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, n := range nodes {
+			if n.ID == impostorID {
+				return false, fmt.Sprintf("%+v", n)
+			}
+		}
+		return true, ""
+	})
+	if logs := control.Logs(); !strings.Contains(logs, fmt.Sprintf("removed node %s from the swarm, unproven for %s: %s", impostorID, grace, want)) {
+		t.Errorf("the leader does not log the removal:\n%s", logs)
+	}
+	time.Sleep(30 * time.Second) // the impostor's agent may join again meanwhile
+	nodes := swarmNodes(t, control)
+	for _, tk := range serviceTasks(t, control, "placed") {
+		for _, n := range nodes {
+			if n.ID == tk.NodeID && n.Status.Addr == liar.ip {
+				t.Errorf("a task of placed on the impostor's new node: %+v", tk)
+			}
+		}
 	}
 }
