@@ -90,8 +90,8 @@ func (m *Manager) guardNodes(ctx context.Context) error {
 }
 
 // proven clears what the leader recorded of n while it was unproven, and
-// makes it active (or paused) again when the leader drained it and it is
-// still drained.
+// makes a worker active (or paused) again when the leader drained it and
+// it is still drained.
 func (m *Manager) proven(ctx context.Context, n Node, instance string) error {
 	was, drained := n.NodeLabels[names.NodeLabelDrainedUnproven]
 	_, noted := n.NodeLabels[names.NodeLabelUnprovenSince]
@@ -99,7 +99,10 @@ func (m *Manager) proven(ctx context.Context, n Node, instance string) error {
 		return nil
 	}
 	delete(m.unprovenNoted, n.ID)
-	if drained && n.Availability == wire.AvailabilityDrain && (was == wire.AvailabilityActive || was == "pause") {
+	// A manager stays drained: managers run no workloads, and drain
+	// themselves once Reachable (a new one may be unproven for a moment
+	// before that).
+	if drained && n.Role != "manager" && n.Availability == wire.AvailabilityDrain && (was == wire.AvailabilityActive || was == "pause") {
 		if err := m.Engine.SetAvailability(ctx, n.ID, was); err != nil {
 			return err
 		}

@@ -273,3 +273,24 @@ func TestQuorumWithout(t *testing.T) {
 		}
 	}
 }
+
+// A new manager unproven for a moment, drained by the leader, stays
+// drained once proven: managers run no workloads.
+func TestProvenManagerStaysDrained(t *testing.T) {
+	l := newLab(t)
+	n := l.e.addManager(nodeID("m2"), iM2, "10.0.1.2", false)
+	n.Availability = wire.AvailabilityActive
+	l.ec2.states[iM2] = "terminated"
+	l.ec2.ips = map[string]string{iM1: "10.0.1.1"}
+	l.round()
+	if n.Availability != wire.AvailabilityDrain || n.NodeLabels[names.NodeLabelDrainedUnproven] != "active" {
+		t.Fatalf("not drained: %s %v", n.Availability, n.NodeLabels)
+	}
+	delete(l.ec2.states, iM2)
+	l.ec2.ips[iM2] = "10.0.1.2"
+	l.clock.now = l.clock.now.Add(time.Minute)
+	l.round()
+	if n.Availability != wire.AvailabilityDrain || n.NodeLabels[names.NodeLabelDrainedUnproven] != "" || !l.logged("node "+n.ID+" is proven to be instance "+iM2) {
+		t.Fatalf("%s %v; logs %q", n.Availability, n.NodeLabels, l.logs)
+	}
+}
