@@ -178,6 +178,7 @@ func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 		Queue:     awsn.Queue{API: awsn.NewSQS(e.cfg), URL: e.s["LIFECYCLE_QUEUE_URL"]},
 		Scaling:   awsn.Scaling{API: scaling},
 		Instances: awsn.Instances{API: ec2},
+		Facts:     awsn.Instances{API: ec2},
 		Groups:    awsn.Groups{AutoScaling: scaling, EC2: ec2, Stacks: awsn.NewCloudFormation(e.cfg)},
 		Metrics: &node.SwarmMetrics{Cluster: e.s["CLUSTER_NAME"], Sink: awsn.Metrics{API: awsn.NewCloudWatch(e.cfg), Namespace: names.SwarmMetricNamespace(e.s["CLUSTER_NAME"])},
 			Clock: node.RealClock{}, Log: e.log, Every: t.MetricsEvery},

@@ -157,6 +157,7 @@ func managerTimings() node.Timings {
 		{"CLUSTERCTL_AUTOSCALE_INTERVAL", &t.AutoscaleEvery}, {"CLUSTERCTL_SCALE_OUT_JOIN_WAIT", &t.JoinWait},
 		{"CLUSTERCTL_REQUEST_MAX_AGE", &t.RequestMaxAge}, {"CLUSTERCTL_SECRETS_INTERVAL", &t.SecretsEvery},
 		{"CLUSTERCTL_METRICS_INTERVAL", &t.MetricsEvery},
+		{"CLUSTERCTL_UNPROVEN_GRACE", &t.UnprovenGrace}, {"CLUSTERCTL_LABELS_INTERVAL", &t.LabelsEvery},
 	} {
 		*f.to = seconds(f.env, *f.to)
 	}

@@ -424,6 +424,7 @@ type swarmNode struct {
 	ID   string
 	Spec struct {
 		Role, Availability string
+		Labels             map[string]string // node labels: only managers set them
 	}
 	Status struct {
 		State, Addr string

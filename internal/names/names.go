@@ -395,6 +395,25 @@ const (
 	EngineLabelReserved = "clusterctl."
 )
 
+// Node labels (the swarm's node.labels, which only managers may write)
+// that the leader sets on a node it proves to be its instance: the same
+// keys as the engine labels above, and the group's own labels, from what
+// Auto Scaling and EC2 say of the instance, never from the node. Placement
+// constraints name these: node.labels.clusterctl.group==r3-agents.
+const (
+	// NodeLabelKeys lists, comma-separated and sorted, the keys of the
+	// group's own labels the leader set, so that it removes a key the
+	// group no longer declares and no label an operator set.
+	NodeLabelKeys = "clusterctl.labels"
+	// NodeLabelUnprovenSince is when the leader first found the node
+	// unproven (RFC 3339): it is removed from the swarm after a bound.
+	NodeLabelUnprovenSince = "clusterctl.unproven-since"
+	// NodeLabelDrainedUnproven is the availability the node had when the
+	// leader drained it for being unproven: it gets it back once proven.
+	// A node without it was drained by someone else, and stays so.
+	NodeLabelDrainedUnproven = "clusterctl.drained-unproven"
+)
+
 // MetadataKey is the key under the template's Metadata where clusterctl
 // records what a group or core was asked to be (see internal/render).
 const MetadataKey = "clusterctl"

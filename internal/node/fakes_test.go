@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 	"sort"
@@ -159,6 +160,26 @@ func (e *engine) SetAvailability(_ context.Context, id, a string) error {
 		return nil
 	}
 	return ErrNoNode
+}
+func (e *engine) SetNodeLabels(_ context.Context, id string, set map[string]string, remove []string) error {
+	n, ok := e.nodes[id]
+	if !ok {
+		return ErrNoNode
+	}
+	if n.NodeLabels == nil {
+		n.NodeLabels = map[string]string{}
+	}
+	var args []string
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		n.NodeLabels[k] = set[k]
+		args = append(args, "--label-add "+k+"="+set[k])
+	}
+	for _, k := range remove {
+		delete(n.NodeLabels, k)
+		args = append(args, "--label-rm "+k)
+	}
+	e.c.add("docker node update %s %s", strings.Join(args, " "), id)
+	return nil
 }
 func (e *engine) Demote(_ context.Context, id string) error {
 	e.c.add("docker node demote %s", id)
@@ -341,6 +362,19 @@ type instances struct {
 	states map[string]string
 	ips    map[string]string
 	e      *engine
+	// facts: what EC2 says the instances are.
+	facts map[string]InstanceFacts
+}
+
+func (i *instances) Describe(_ context.Context, ids []string) (map[string]InstanceFacts, error) {
+	i.c.add("ec2 describe facts %s", strings.Join(ids, ","))
+	out := map[string]InstanceFacts{}
+	for _, id := range ids {
+		if f, ok := i.facts[id]; ok {
+			out[id] = f
+		}
+	}
+	return out, nil
 }
 
 func (i *instances) PrivateIPs(_ context.Context, ids []string) (map[string]string, error) {
