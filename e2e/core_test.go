@@ -64,6 +64,7 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		{"--notify", []string{"--notify", "ops@example.com"}},
 		{"--notify", []string{"--notify", "arn:aws:sns:us-east-1:123456789012:pager"}},
 		{"--backup-keep", []string{"--backup-keep", "20"}},
+		{"--public-ips", []string{"--public-ips"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--dry-run", nil}, // creates nothing: nothing to update
 		{"--cluster", nil}, // the cluster as a flag: TestClusterAsFlagOrArgument

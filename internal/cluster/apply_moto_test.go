@@ -123,6 +123,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"notify", spec.Core{Notify: "ops@example.com"}},
 		{"notify", spec.Core{Notify: "arn:aws:sns:us-east-1:123456789012:pager"}},
 		{"backupKeep", spec.Core{BackupKeep: intp(20)}},
+		{"publicIps", spec.Core{PublicIPs: true}},
 	}
 	groupCases := []struct {
 		setting string
@@ -158,6 +159,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"accessLogs", spec.Group{Publish: spec.Ports{"80"}, AccessLogs: "rt-lb-logs"}},
 		{"tags", spec.Group{Tags: spec.Tags{"team": "web", "owner": "Jane Doe"}, Labels: spec.Labels{"role": "web"}}},
 		{"autoscale.enabled", spec.Group{Min: intp(1), Max: intp(4), Autoscale: spec.Autoscale{Enabled: true}}},
+		{"publicIps", spec.Group{PublicIPs: true}},
 		{"autoscale.scaleDownAfter", spec.Group{Max: intp(3), Autoscale: spec.Autoscale{Enabled: true, ScaleDownAfter: spec.Duration(90 * time.Second)}}},
 	}
 	covered := map[string]bool{}
@@ -178,14 +180,17 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		}
 	}
 
+	// The VPC is public (for the load balancers): every node needs a
+	// public IP there.
 	for i, c := range coreCases {
 		name := fmt.Sprintf("c%d", i)
+		c.core.PublicIPs = true
 		if _, err := s.CreateCore(ctx, name, c.core, CreateOptions{}); err != nil {
 			t.Fatalf("core %s: %v", c.setting, err)
 		}
 		t.Run("core "+c.setting, func(t *testing.T) { roundTrip(t, s, name, "yaml") })
 	}
-	if _, err := s.CreateCore(ctx, "rt", spec.Core{}, CreateOptions{}); err != nil {
+	if _, err := s.CreateCore(ctx, "rt", spec.Core{PublicIPs: true}, CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for i, c := range groupCases {
@@ -194,6 +199,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		if len(g.InstanceType) == 0 {
 			g.InstanceType = spec.InstanceTypes{"t3.small"}
 		}
+		g.PublicIPs = true
 		if _, err := s.AddAgents(ctx, "rt", g, CreateOptions{}); err != nil {
 			t.Fatalf("group %s: %v", c.setting, err)
 		}

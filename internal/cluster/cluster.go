@@ -155,6 +155,9 @@ func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.G
 	if err != nil {
 		return err
 	}
+	if err := s.checkPublicIPs(ctx, "group "+g.Name+"'s nodes", join.VpcId, subnets, g.PublicIPs); err != nil {
+		return err
+	}
 	news := deployed == nil || !slices.Equal(deployed.InstanceType, g.InstanceType) || !slices.Equal(deployed.SubnetIDs, g.SubnetIDs)
 	for _, n := range zoneNotes(g.Name, rep.Unoffered) {
 		if news {

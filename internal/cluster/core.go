@@ -127,7 +127,7 @@ func (s *Service) preflightCore(ctx context.Context, core spec.Core, vpc string,
 			return errs.Usage("pre-flight: instance type %s is not offered in %s, the zone of subnet %s where the control node runs: pass --subnet-ids starting with a subnet of another zone", core.InstanceType, g.Zone, subnets[0])
 		}
 	}
-	return nil
+	return s.checkPublicIPs(ctx, "the managers", vpc, subnets, core.PublicIPs)
 }
 
 // DeleteCoreOptions are the delete-core flags.

@@ -112,7 +112,32 @@ def _cloudwatch(m):
     m.CloudFormationAlarm = CloudFormationAlarm
 
 
-_FIXES = {"moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling, "moto.cloudwatch.models": _cloudwatch}
+def _ec2_instances(m):
+    # A launch template's network interface: EC2 launches from it with the
+    # interface's security groups and its AssociatePublicIpAddress; moto
+    # reads only SecurityGroupIds, so an instance got no security group
+    # and a public IP whenever its subnet maps one on launch. The primary
+    # interface's groups and public IP choice now apply, as in EC2.
+    run = m.InstanceBackend.run_instances
+
+    def run_instances(self, image_id, count, user_data, security_group_names, **kwargs):
+        if kwargs.get("launch_template") and not kwargs.get("nics"):
+            data = self._get_template_from_args(kwargs["launch_template"]).data
+            for nic in data.get("NetworkInterfaces") or []:
+                if str(nic.get("DeviceIndex", "")) != "0":
+                    continue
+                if not kwargs.get("security_group_ids") and nic.get("Groups"):
+                    kwargs["security_group_ids"] = list(nic["Groups"])
+                public = nic.get("AssociatePublicIpAddress")
+                if public is not None:
+                    kwargs["associate_public_ip"] = str(public).lower() == "true"
+        return run(self, image_id, count, user_data, security_group_names, **kwargs)
+
+    m.InstanceBackend.run_instances = run_instances
+
+
+_FIXES = {"moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling, "moto.cloudwatch.models": _cloudwatch,
+          "moto.ec2.models.instances": _ec2_instances}
 
 
 class _Fixer(importlib.abc.MetaPathFinder):

@@ -153,6 +153,13 @@ func variants() []variant {
 			Name: "tagged", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"},
 			Tags: spec.Tags{"cost-center": "4711", "team": "payments"},
 		}},
+		// Public IPs, asked for: nodes in public subnets.
+		{name: "core-public-ips", cluster: "prod", core: &spec.Core{
+			InstanceType: "t3.medium", VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds, PublicIPs: true,
+		}},
+		{name: "group-public-ips", cluster: "prod", join: testJoin, group: &spec.Group{
+			Name: "edge", InstanceType: spec.InstanceTypes{"t3.small"}, PublicIPs: true, SSHCIDR: "203.0.113.0/24",
+		}},
 		// The alarms: off, notifying an e-mail address (a topic of the
 		// core), notifying an existing topic.
 		{name: "core-alarms-off", cluster: "prod", core: &spec.Core{
