@@ -13,6 +13,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/clusterctl/clusterctl/internal/clusterfile"
+	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
@@ -98,6 +99,14 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 	w := newMotoWorld(t, s)
 	publicVPC(t, s, w.vpc)
 	cert := issuedCertificate(t, s)
+	// A network for the core that joins one (create-network's stack).
+	rn, err := render.Network(spec.Network{Name: "rtnet", Zones: intp(2)}, render.Build{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stacks.Create(ctx, specFrom(rn, false)); err != nil {
+		t.Fatal(err)
+	}
 	coreCases := []struct {
 		setting string
 		core    spec.Core
@@ -124,6 +133,8 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"notify", spec.Core{Notify: "arn:aws:sns:us-east-1:123456789012:pager"}},
 		{"backupKeep", spec.Core{BackupKeep: intp(20)}},
 		{"publicIps", spec.Core{PublicIPs: true}},
+		{"network", spec.Core{Network: "rtnet"}},
+		{"publicSubnetIds", spec.Core{PublicSubnetIDs: w.offered[:1]}},
 	}
 	groupCases := []struct {
 		setting string

@@ -172,7 +172,7 @@ func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.G
 		cert = g.Certificate
 	}
 	return preflight.CheckLoadBalancer(ctx, s.EC2, s.ACM, preflight.LoadBalancerRequest{
-		Scheme: g.Scheme(), Certificate: cert, SubnetIDs: subnets, SubnetZones: rep.SubnetZones, VpcID: join.VpcId,
+		Scheme: g.Scheme(), Certificate: cert, SubnetIDs: render.LoadBalancerSubnets(g, join), SubnetZones: rep.SubnetZones, VpcID: join.VpcId,
 	})
 }
 

@@ -91,6 +91,9 @@ func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) 
 	case !errors.Is(err, stacks.ErrNotFound):
 		return nil, nil, err
 	}
+	if err := s.joinNetwork(ctx, &core); err != nil {
+		return nil, nil, err
+	}
 	vpc, subnets, err := s.resolveNetwork(ctx, core.VpcID, core.SubnetIDs)
 	if err != nil {
 		return nil, nil, err

@@ -53,6 +53,10 @@ const (
 	ParamPublicSubnetIDs   = "PublicSubnetIds"
 	OutputCoreNetwork      = "Network"
 	OutputCorePublicSubnet = "PublicSubnetIds"
+	// ParamLoadBalancerSubnetIDs is a group's parameter of its load
+	// balancer's subnets: the core's public subnets for an internet-facing
+	// one when the core has them, the group's own otherwise.
+	ParamLoadBalancerSubnetIDs = "LoadBalancerSubnetIds"
 )
 
 // NAT modes of a network: one NAT gateway for all zones, one per zone, or
@@ -71,6 +75,7 @@ type NetworkNames struct {
 	OutputPublicSubnetIDs, OutputPrivateSubnetIDs, OutputZones, OutputNat         string
 	ParamNetwork, ParamPublicSubnetIDs, OutputCoreNetwork, OutputCorePublicSubnet string
 	NatSingle, NatPerZone, NatNone                                                string
+	ParamLoadBalancerSubnetIDs                                                    string
 }
 
 func networkNames() NetworkNames {
@@ -83,5 +88,6 @@ func networkNames() NetworkNames {
 		ParamNetwork: ParamNetwork, ParamPublicSubnetIDs: ParamPublicSubnetIDs,
 		OutputCoreNetwork: OutputCoreNetwork, OutputCorePublicSubnet: OutputCorePublicSubnet,
 		NatSingle: NatSingle, NatPerZone: NatPerZone, NatNone: NatNone,
+		ParamLoadBalancerSubnetIDs: ParamLoadBalancerSubnetIDs,
 	}
 }
