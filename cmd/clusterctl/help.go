@@ -13,8 +13,8 @@ import (
 // README.md, which the end-to-end tests run in order against a local AWS,
 // so an example in help is one that works (TestHelpExamplesAreReadmeExamples).
 var examples = map[string][]string{
-	"":                   {"clusterctl create-core core", "clusterctl add-agents -n r3-agents -t r3.large -j core -c 3 -m role=worker", "clusterctl list-nodes -j core", "clusterctl help update-group"},
-	"create-core":        {"clusterctl create-core core", "clusterctl create-core ha --managers 3", "clusterctl create-core qa --ssh-cidr 203.0.113.0/24 --dry-run    # the plan only"},
+	"":                   {"clusterctl create-network core                # a VPC of its own: nodes private, load balancers public", "clusterctl create-core core --network core", "clusterctl add-agents -n r3-agents -t r3.large -j core -c 3 -m role=worker", "clusterctl list-nodes -j core", "clusterctl help update-group"},
+	"create-core":        {"clusterctl create-core core --network core", "clusterctl create-core ha --managers 3", "clusterctl create-core qa --ssh-cidr 203.0.113.0/24 --dry-run    # the plan only"},
 	"update-core":        {"clusterctl update-core ha --instance-type m6i.large --dry-run", "clusterctl update-core ha --managers 5 --yes"},
 	"add-agents":         {"clusterctl add-agents -n r3-agents -t r3.large -j core -c 3 -m role=worker", "clusterctl add-agents -n spot -t m5.large,m5a.large,m6i.large --spot --on-demand-base 1 -j core -c 3", "clusterctl add-agents -n gpu -t g5.xlarge -j core -c 2 --dry-run    # the plan only"},
 	"list-nodes":         {"clusterctl list-nodes -j core", "clusterctl list-nodes -j core -n control  # the managers, each with its manager status", "clusterctl list-nodes -j core -o wide     # adds cluster, public IP, zone, launch time, image and labels"},
