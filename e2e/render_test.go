@@ -125,6 +125,8 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 			{"--notify", nil, []string{"--notify", "arn:aws:sns:us-east-1:123456789012:pager"}, map[string]string{"NotifyTopicArn": "arn:aws:sns:us-east-1:123456789012:pager", "NotifyEmail": ""}, false},
 			{"--backup-keep", nil, []string{"--backup-keep", "20"}, map[string]string{"BackupKeep": "20"}, false},
 			{"--public-ips", nil, []string{"--public-ips"}, map[string]string{"PublicIps": "true"}, false},
+			{"--network", nil, []string{"--network", "prod"}, map[string]string{"Network": "prod", "clusterctl:network": "prod"}, false},
+			{"--public-subnet-ids", nil, []string{"--public-subnet-ids", "subnet-0123456789abcdef2"}, map[string]string{"PublicSubnetIds": "subnet-0123456789abcdef2"}, false},
 			{"--parameters", nil, []string{"--parameters"}, nil, false},
 			{"--cli-input-json", nil, []string{"--cli-input-json"}, nil, false},
 		}},
