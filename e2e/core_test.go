@@ -44,6 +44,7 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 	if _, err := c.ec2.CreateKeyPair(ctx, &ec2.CreateKeyPairInput{KeyName: aws.String("ops")}); err != nil {
 		t.Fatal(err)
 	}
+	must(t, "create-network", "kn", "--zones", "1", "-q") // for --network
 	tests := []struct {
 		flag string // the create-core flag the case covers
 		args []string
@@ -68,6 +69,9 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		{"--notify", []string{"--notify", "arn:aws:sns:us-east-1:123456789012:pager"}},
 		{"--backup-keep", []string{"--backup-keep", "20"}},
 		{"--operators", []string{"--operators", "arn:aws:iam::123456789012:role/ops/Admin,arn:aws:iam::123456789012:user/moto"}},
+		{"--public-ips", []string{"--public-ips"}},
+		{"--network", []string{"--network", "kn"}},
+		{"--public-subnet-ids", []string{"--public-subnet-ids", aws.ToString(subnets.Subnets[1].SubnetId)}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--dry-run", nil}, // creates nothing: nothing to update
 		{"--cluster", nil}, // the cluster as a flag: TestClusterAsFlagOrArgument

@@ -81,6 +81,7 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 	}
 	rows := []row{
 		{command: "create-core", json: []string{"create-core", "c1"}, query: []string{"create-core", "c2"}},
+		{command: "create-network", json: []string{"create-network", "n1", "--zones", "1"}, query: []string{"create-network", "n2", "--zones", "1"}},
 		{command: "add-agents", json: []string{"add-agents", "-n", "g1", "-t", "t3.small", "-j", "c1"}, query: []string{"add-agents", "-n", "g2", "-t", "t3.small", "-j", "c1"}},
 		{command: "update-group", json: []string{"update-group", "-n", "g1", "-j", "c1", "-c", "2"}, query: []string{"update-group", "-n", "g1", "-j", "c1", "-c", "3"}},
 		{command: "update-core", json: []string{"update-core", "c1", "--ssh-cidr", "203.0.113.0/24", "--yes"}, query: []string{"update-core", "c1", "--managers", "3", "--yes"}},
@@ -98,6 +99,7 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		{"render core", []string{"render", "core", "c9"}, false},
 		{"render group", []string{"render", "group", "-n", "g9", "-t", "m7g.large"}, false},
 		{"render node-config", []string{"render", "node-config", "-n", "g9", "-t", "m7g.large", "-j", "c1"}, false},
+		{"render network", []string{"render", "network", "n9"}, false},
 		{"version", []string{"version"}, false},
 		// The first apply creates the cluster, the second finds no changes.
 		{"apply", []string{"apply", "-f", clusterFile}, false},
@@ -151,6 +153,7 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		row{command: "secrets remove", json: []string{"secrets", "remove", "-j", "c1", "db", "--yes"}, query: []string{"secrets", "remove", "-j", "c1", "db2", "--yes"}},
 		row{command: "remove-group", json: []string{"remove-group", "-n", "g1", "-j", "c1", "--yes"}, query: []string{"remove-group", "-n", "g2", "-j", "c1", "--yes"}},
 		row{command: "delete-core", json: []string{"delete-core", "c1", "--yes"}, query: []string{"delete-core", "c2", "--yes"}},
+		row{command: "delete-network", json: []string{"delete-network", "n1", "--yes"}, query: []string{"delete-network", "n2", "--yes"}},
 	)
 
 	var covered []string

@@ -13,6 +13,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/clusterctl/clusterctl/internal/clusterfile"
+	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
@@ -98,6 +99,14 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 	w := newMotoWorld(t, s)
 	publicVPC(t, s, w.vpc)
 	cert := issuedCertificate(t, s)
+	// A network for the core that joins one (create-network's stack).
+	rn, err := render.Network(spec.Network{Name: "rtnet", Zones: intp(2)}, render.Build{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stacks.Create(ctx, specFrom(rn, false)); err != nil {
+		t.Fatal(err)
+	}
 	coreCases := []struct {
 		setting string
 		core    spec.Core
@@ -124,6 +133,9 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"notify", spec.Core{Notify: "arn:aws:sns:us-east-1:123456789012:pager"}},
 		{"backupKeep", spec.Core{BackupKeep: intp(20)}},
 		{"operators", spec.Core{Operators: []string{"arn:aws:iam::123456789012:role/ops/Admin", "arn:aws:iam::123456789012:user/alice"}}},
+		{"publicIps", spec.Core{PublicIPs: true}},
+		{"network", spec.Core{Network: "rtnet"}},
+		{"publicSubnetIds", spec.Core{PublicSubnetIDs: w.offered[:1]}},
 	}
 	groupCases := []struct {
 		setting string
@@ -159,6 +171,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"accessLogs", spec.Group{Publish: spec.Ports{"80"}, AccessLogs: "rt-lb-logs"}},
 		{"tags", spec.Group{Tags: spec.Tags{"team": "web", "owner": "Jane Doe"}, Labels: spec.Labels{"role": "web"}}},
 		{"autoscale.enabled", spec.Group{Min: intp(1), Max: intp(4), Autoscale: spec.Autoscale{Enabled: true}}},
+		{"publicIps", spec.Group{PublicIPs: true}},
 		{"autoscale.scaleDownAfter", spec.Group{Max: intp(3), Autoscale: spec.Autoscale{Enabled: true, ScaleDownAfter: spec.Duration(90 * time.Second)}}},
 	}
 	covered := map[string]bool{}
@@ -179,14 +192,17 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		}
 	}
 
+	// The VPC is public (for the load balancers): every node needs a
+	// public IP there.
 	for i, c := range coreCases {
 		name := fmt.Sprintf("c%d", i)
+		c.core.PublicIPs = true
 		if _, err := s.CreateCore(ctx, name, c.core, CreateOptions{}); err != nil {
 			t.Fatalf("core %s: %v", c.setting, err)
 		}
 		t.Run("core "+c.setting, func(t *testing.T) { roundTrip(t, s, name, "yaml") })
 	}
-	if _, err := s.CreateCore(ctx, "rt", spec.Core{}, CreateOptions{}); err != nil {
+	if _, err := s.CreateCore(ctx, "rt", spec.Core{PublicIPs: true}, CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for i, c := range groupCases {
@@ -195,6 +211,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		if len(g.InstanceType) == 0 {
 			g.InstanceType = spec.InstanceTypes{"t3.small"}
 		}
+		g.PublicIPs = true
 		if _, err := s.AddAgents(ctx, "rt", g, CreateOptions{}); err != nil {
 			t.Fatalf("group %s: %v", c.setting, err)
 		}

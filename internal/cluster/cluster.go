@@ -156,6 +156,9 @@ func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.G
 	if err != nil {
 		return err
 	}
+	if err := s.checkPublicIPs(ctx, "group "+g.Name+"'s nodes", join.VpcId, subnets, g.PublicIPs); err != nil {
+		return err
+	}
 	news := deployed == nil || !slices.Equal(deployed.InstanceType, g.InstanceType) || !slices.Equal(deployed.SubnetIDs, g.SubnetIDs)
 	for _, n := range zoneNotes(g.Name, rep.Unoffered) {
 		if news {
@@ -170,7 +173,7 @@ func (s *Service) preflightGroup(ctx context.Context, join render.Join, g spec.G
 		cert = g.Certificate
 	}
 	return preflight.CheckLoadBalancer(ctx, s.EC2, s.ACM, preflight.LoadBalancerRequest{
-		Scheme: g.Scheme(), Certificate: cert, SubnetIDs: subnets, SubnetZones: rep.SubnetZones, VpcID: join.VpcId,
+		Scheme: g.Scheme(), Certificate: cert, SubnetIDs: render.LoadBalancerSubnets(g, join), SubnetZones: rep.SubnetZones, VpcID: join.VpcId,
 	})
 }
 

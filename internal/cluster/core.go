@@ -94,6 +94,9 @@ func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) 
 	case !errors.Is(err, stacks.ErrNotFound):
 		return nil, nil, err
 	}
+	if err := s.joinNetwork(ctx, &core); err != nil {
+		return nil, nil, err
+	}
 	vpc, subnets, err := s.resolveNetwork(ctx, core.VpcID, core.SubnetIDs)
 	if err != nil {
 		return nil, nil, err
@@ -130,7 +133,7 @@ func (s *Service) preflightCore(ctx context.Context, core spec.Core, vpc string,
 			return errs.Usage("pre-flight: instance type %s is not offered in %s, the zone of subnet %s where the control node runs: pass --subnet-ids starting with a subnet of another zone", core.InstanceType, g.Zone, subnets[0])
 		}
 	}
-	return nil
+	return s.checkPublicIPs(ctx, "the managers", vpc, subnets, core.PublicIPs)
 }
 
 // DeleteCoreOptions are the delete-core flags.

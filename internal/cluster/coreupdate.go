@@ -153,6 +153,9 @@ func (s *Service) planCoreUpdate(ctx context.Context, deployed *ObservedCore, de
 	if err := checkCoreChange(deployed, desired); err != nil {
 		return nil, err
 	}
+	if err := s.checkPublicIPs(ctx, "the managers", desired.VpcID, desired.SubnetIDs, desired.PublicIPs); err != nil {
+		return nil, err
+	}
 	b, err := s.build(ctx)
 	if err != nil {
 		return nil, err

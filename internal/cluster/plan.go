@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -165,7 +166,20 @@ func orNone(v string) string {
 // sameValue compares parameter values; lists in either form SplitList
 // reads are equal when their items are.
 func sameValue(a, b string) bool {
-	return a == b || slices.Equal(spec.SplitList(a), spec.SplitList(b)) && len(spec.SplitList(a)) > 0
+	if a == b {
+		return true
+	}
+	la, lb := spec.SplitList(a), spec.SplitList(b)
+	if len(la) == 0 && len(lb) == 0 {
+		// An empty list parameter reads back as "" or as [''] (moto's form).
+		return emptyList(a) && emptyList(b)
+	}
+	return slices.Equal(la, lb)
+}
+
+func emptyList(s string) bool {
+	s = strings.TrimSpace(s)
+	return s == "" || strings.HasPrefix(s, "[")
 }
 
 func changes(cs []spec.Change, paths ...string) bool {

@@ -456,6 +456,7 @@ type Set struct {
 	TagAutoscale, TagInstanceTypes, LeasePrefix string
 
 	Metrics MetricNames
+	Net     NetworkNames
 }
 
 // Template returns every name for the templates' data.
@@ -501,5 +502,6 @@ func Template() Set {
 
 		TagAutoscale: TagAutoscale, TagInstanceTypes: TagInstanceTypes, LeasePrefix: LeasePrefix,
 		Metrics: Metrics(),
+		Net:     networkNames(),
 	}
 }

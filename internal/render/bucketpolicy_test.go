@@ -136,7 +136,7 @@ func anyMatch(patterns []string, s string) bool {
 // evaluatedKeys are the condition keys the evaluator knows; a request
 // may lack some (a service principal has no aws:PrincipalArn, a user no
 // aws:SourceArn).
-var evaluatedKeys = map[string]bool{"aws:PrincipalArn": true, "aws:SecureTransport": true, "aws:SourceArn": true}
+var evaluatedKeys = map[string]bool{"aws:PrincipalArn": true, "aws:SecureTransport": true, "aws:SourceArn": true, "cloudwatch:namespace": true}
 
 // conditionHolds evaluates a condition block: every operator holds, each
 // when the context's value matches one of its values (all keys single

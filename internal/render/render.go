@@ -198,6 +198,10 @@ func renderCore(cluster string, core spec.Core, b Build) (*Rendered, error) {
 		}, core.Tags),
 		Capabilities: []string{"CAPABILITY_IAM"},
 	}
+	if core.Network != "" {
+		// How delete-network finds the cores that use a network.
+		r.Tags[names.TagNetwork] = core.Network
+	}
 	if err := check(r); err != nil {
 		return nil, err
 	}
@@ -297,7 +301,7 @@ func renderGroup(cluster string, g spec.Group, join Join, b Build) (*Rendered, e
 			delete(params, k)
 		}
 	}
-	loadBalancerParameters(params, g, data.loadBalancerData)
+	loadBalancerParameters(params, g, data.loadBalancerData, LoadBalancerSubnets(g, join))
 	params[names.ParamSubnetIDs] = strings.Join(subnets, ",")
 	params[names.ParamImageParameter] = imageParam
 	params[names.ParamImageID] = imageID
@@ -367,6 +371,7 @@ func parse(pattern string) (*template.Template, error) {
 		"ref":   subRef,
 		"upper": strings.ToUpper,
 		"list":  func(v ...any) []any { return v },
+		"add":   func(a, b int) int { return a + b },
 	}).ParseFS(templates.FS, pattern, "node/*.tmpl")
 	if err != nil {
 		return nil, fmt.Errorf("parsing templates %s: %w", pattern, err)

@@ -37,6 +37,13 @@ var testJoin = Join{
 
 const testVersion = "1.2.3"
 
+// joinWithPublicSubnets is testJoin of a core on a network.
+func joinWithPublicSubnets() Join {
+	j := testJoin
+	j.PublicSubnetIds = []string{"subnet-0000000000000000c", "subnet-0000000000000000d"}
+	return j
+}
+
 // testAgents are the node agents' hashes every test render pins.
 var testAgents = map[string]string{"amd64": strings.Repeat("a", 64), "arm64": strings.Repeat("b", 64)}
 
@@ -164,6 +171,24 @@ func coreAndGroupVariants() []variant {
 		{name: "group-tags", cluster: "prod", join: testJoin, group: &spec.Group{
 			Name: "tagged", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"},
 			Tags: spec.Tags{"cost-center": "4711", "team": "payments"},
+		}},
+		// A core joined to a network: its private subnets for the nodes,
+		// its public ones for internet-facing load balancers.
+		{name: "core-network", cluster: "prod", core: &spec.Core{
+			InstanceType: "t3.medium", Network: "prod", VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds,
+			PublicSubnetIDs: []string{"subnet-0000000000000000c", "subnet-0000000000000000d"},
+		}},
+		// A group of a core on a network: its internet-facing load
+		// balancer in the network's public subnets.
+		{name: "group-lb-network", cluster: "prod", join: joinWithPublicSubnets(), group: &spec.Group{
+			Name: "web", InstanceType: spec.InstanceTypes{"t3.small"}, Publish: spec.Ports{"80", "443"},
+		}},
+		// Public IPs, asked for: nodes in public subnets.
+		{name: "core-public-ips", cluster: "prod", core: &spec.Core{
+			InstanceType: "t3.medium", VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds, PublicIPs: true,
+		}},
+		{name: "group-public-ips", cluster: "prod", join: testJoin, group: &spec.Group{
+			Name: "edge", InstanceType: spec.InstanceTypes{"t3.small"}, PublicIPs: true, SSHCIDR: "203.0.113.0/24",
 		}},
 		// The alarms: off, notifying an e-mail address (a topic of the
 		// core), notifying an existing topic.
@@ -498,7 +523,7 @@ func TestJoinFromOutputsRefusesTamperedValues(t *testing.T) {
 func TestParametersMatchTemplate(t *testing.T) {
 	// Parameters that may legitimately be empty when deployed.
 	optional := map[string]bool{"ImageId": true, "KeyName": true, "SshCidr": true, "AccessLogsBucket": true, "LogKmsKey": true,
-		"NotifyEmail": true, "NotifyTopicArn": true}
+		"NotifyEmail": true, "NotifyTopicArn": true, "Network": true, "PublicSubnetIds": true}
 	for _, v := range variants() {
 		r, err := v.render()
 		if err != nil {
@@ -664,6 +689,9 @@ func TestCoreContent(t *testing.T) {
 			}
 			want := map[string]string{names.TagCluster: v.cluster, names.TagRole: names.RoleCore, names.TagGroup: names.GroupControl, names.TagVersion: testVersion}
 			maps.Copy(want, v.core.Tags)
+			if v.core.Network != "" {
+				want[names.TagNetwork] = v.core.Network // the network's users are found by it
+			}
 			if !maps.Equal(r.Tags, want) {
 				t.Errorf("stack tags %v, want %v", r.Tags, want)
 			}

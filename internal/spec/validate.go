@@ -176,6 +176,8 @@ func (c Core) rules() []rule {
 		{[]string{"sshCidr", "allowSshFromAnywhere"}, checkSSHAnywhere("sshCidr", c.SSHCIDR, c.AllowSSHFromAnywhere)},
 		one("vpcId", checkVpc("vpcId", c.VpcID)),
 		one("subnetIds", checkSubnets("subnetIds", c.SubnetIDs)),
+		one("network", checkNetworkRef("network", c.Network)),
+		one("publicSubnetIds", checkSubnets("publicSubnetIds", c.PublicSubnetIDs)),
 		one("volumeSize", checkVolume("volumeSize", c.Volume())),
 		one("managers", checkManagers("managers", c.ManagerCount())),
 		one("tags", checkTags("tags", c.Tags, 0)),
