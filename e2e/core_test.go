@@ -18,6 +18,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 )
 
 // A core created with any create-core flag and then updated with no flag
@@ -39,6 +40,9 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		t.Fatalf("moto's default subnets: %v", err)
 	}
 	if _, err := c.ec2.CreateKeyPair(ctx, &ec2.CreateKeyPairInput{KeyName: aws.String("ops")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sns.NewFromConfig(motoConfig(t)).CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("pager")}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

@@ -450,11 +450,17 @@ func (c *DescribeCmd) Run(app *App) error {
 	if d.Alarms, err = app.alarms.Read(app.Context(), d.Stack); err != nil {
 		fmt.Fprintf(app.IO.ErrOut, "clusterctl: %v\n", err)
 	}
+	if email := d.Parameters[names.ParamNotifyEmail]; email != "" {
+		if d.Notification, err = app.alarms.Subscription(app.Context(), d.Stack, email); err != nil {
+			fmt.Fprintf(app.IO.ErrOut, "clusterctl: %v\n", err)
+		}
+	}
 	if out.Format == "table" || out.Format == "wide" {
 		if app.Globals.Query == "" {
 			if err := cluster.WriteDescription(app.IO.Out, d); err != nil {
 				return err
 			}
+			alarms.WriteNotification(app.IO.Out, d.Notification)
 			return alarms.Write(app.IO.Out, d.Alarms, time.Now())
 		}
 	}
