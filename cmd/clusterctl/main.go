@@ -76,6 +76,10 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
+			if hint := commandSynonym(pe); hint != "" {
+				fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", hint)
+				return errs.ExitUsage
+			}
 			if moved := clusterFlagFirst(pe, args); moved != "" {
 				fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", moved)
 				return errs.ExitUsage
