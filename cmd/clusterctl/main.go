@@ -47,6 +47,7 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Vars{"version": version},
+		durationFlags(),
 	}, helpOptions()...)...)
 	if err != nil {
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %v\n", err)

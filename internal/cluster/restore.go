@@ -66,7 +66,7 @@ func ParseRestoreFrom(s string) (time.Time, bool, error) {
 			return t.UTC(), false, nil
 		}
 	}
-	return time.Time{}, false, fmt.Errorf("--from %q: want latest, or a backup's time as `clusterctl backups` lists it (2006-01-02T15:04:05Z)", s)
+	return time.Time{}, false, fmt.Errorf("--from %q: want latest, or a backup's time as `clusterctl backups` lists it (e.g. 2026-11-28T09:30:00Z)", s)
 }
 
 // RequestRestore asks the managers of cluster to restore its swarm from
