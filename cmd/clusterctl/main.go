@@ -119,6 +119,12 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 // what state a command left and how to resume, are kept.
 func message(err error) string {
 	text := errs.Message(err)
+	if line, ok := awsx.NotAWS(err); ok {
+		if _, rest, found := strings.Cut(text, "\n"); found {
+			return line + "\n" + rest
+		}
+		return line
+	}
 	e, ok := awsx.Unreachable(err)
 	if !ok {
 		return text
