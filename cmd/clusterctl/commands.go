@@ -445,16 +445,7 @@ func (c *DescribeCmd) Run(app *App) error {
 		return err
 	}
 	noteUnread(app, d.Unread)
-	// Alarms that cannot be read (no cloudwatch:DescribeAlarms for the
-	// operator) leave the rest of the description standing: null, and why.
-	if d.Alarms, err = app.alarms.Read(app.Context(), d.Stack); err != nil {
-		fmt.Fprintf(app.IO.ErrOut, "clusterctl: %v\n", err)
-	}
-	if email := d.Parameters[names.ParamNotifyEmail]; email != "" {
-		if d.Notification, err = app.alarms.Subscription(app.Context(), d.Stack, email); err != nil {
-			fmt.Fprintf(app.IO.ErrOut, "clusterctl: %v\n", err)
-		}
-	}
+	describeAlarms(app, d)
 	if out.Format == "table" || out.Format == "wide" {
 		if app.Globals.Query == "" {
 			if err := cluster.WriteDescription(app.IO.Out, d); err != nil {

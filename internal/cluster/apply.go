@@ -134,15 +134,10 @@ func (s *Service) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, erro
 		s.discardAll(ctx, p)
 		return p, nil
 	}
-	// Refused off a terminal without --yes only now, after the plan was
-	// shown: the operator sees what --yes would do.
-	if len(deletes) > 0 && !o.Yes && !s.IO.InTTY {
+	// Only now, after the plan was shown: what --yes would do is seen.
+	if err := s.refuseUnasked(o.Yes, deletes, lbRemovals(p, obs)); err != nil {
 		s.discardAll(ctx, p)
-		return p, errs.Usage("refusing to delete %s (%s) without confirmation: pass --yes when not on a terminal", query.Plural(len(deletes), "group stack"), strings.Join(deletes, ", "))
-	}
-	if lbChanges := lbRemovals(p, obs); len(lbChanges) > 0 && !o.Yes && !s.IO.InTTY {
-		s.discardAll(ctx, p)
-		return p, errs.Usage("refusing to %s without confirmation: pass --yes when not on a terminal", strings.Join(lbChanges, "; "))
+		return p, err
 	}
 	var asks []string
 	if len(deletes) > 0 {
