@@ -18,6 +18,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/spec"
@@ -45,6 +46,9 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(t, "create-network", "kn", "--zones", "1", "-q") // for --network
+	if _, err := sns.NewFromConfig(motoConfig(t)).CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("pager")}); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		flag string // the create-core flag the case covers
 		args []string

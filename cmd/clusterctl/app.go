@@ -22,6 +22,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
+	"github.com/clusterctl/clusterctl/internal/preflight"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/remote"
 	"github.com/clusterctl/clusterctl/internal/render"
@@ -184,7 +185,8 @@ func (a *App) Service() (*cluster.Service, error) {
 	a.s3 = awsapi.NewS3(cfg, func(o *s3.Options) { o.UsePathStyle = awsx.CustomEndpoint(cfg) })
 	ssmc := awsapi.NewSSM(cfg)
 	a.sessions, a.ssmEndpoint = ssmc, ssmEndpoint(a.ctx, cfg)
-	a.alarms = alarms.Reader{Stacks: cfn, CloudWatch: alarms.NewCloudWatch(cfg, awsx.CustomEndpoint(cfg))}
+	snsc := awsapi.NewSNS(cfg)
+	a.alarms = alarms.Reader{Stacks: cfn, CloudWatch: alarms.NewCloudWatch(cfg, awsx.CustomEndpoint(cfg)), SNS: snsc}
 	a.svc = &cluster.Service{
 		Stacks:  mgr,
 		CFN:     cfn,
@@ -198,6 +200,7 @@ func (a *App) Service() (*cluster.Service, error) {
 		IAM:     awsapi.NewIAM(cfg),
 		SQS:     awsapi.NewSQS(cfg),
 		CWLogs:  awsapi.NewCloudWatchLogs(cfg),
+		Sources: preflight.Sources{SNS: snsc, SecretsManager: awsapi.NewSecretsManager(cfg), SSM: ssmc, Region: cfg.Region},
 		Region:  cfg.Region,
 		IO:      a.IO,
 		Version: a.Version,

@@ -69,7 +69,7 @@ func parseWhen(flag, s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
-	return time.Time{}, errs.Usage("invalid %s %q: expected a duration ago (30s, 10m, 2h) or an RFC 3339 time (2006-01-02T15:04:05Z)", flag, s)
+	return time.Time{}, errs.Usage("invalid %s %q: expected a duration ago (30s, 10m, 2h) or an RFC 3339 time (e.g. 2026-11-28T09:30:00Z)", flag, s)
 }
 
 func (c *LogsCmd) Run(app *App) error {

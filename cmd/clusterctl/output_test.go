@@ -20,6 +20,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/clusterctl/clusterctl/internal/iostreams"
 	"github.com/clusterctl/clusterctl/internal/lease"
@@ -148,7 +150,8 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 				putLease(t, moto.URL, "c1", "gu2", "bbbbbbbbbbbb")
 			}},
 		// Secrets: declared (an update of the core), listed, removed.
-		row{command: "secrets add", json: []string{"secrets", "add", "-j", "c1", "db", "--from", "ssm:/c1/db", "--yes"}, query: []string{"secrets", "add", "-j", "c1", "db2", "--from", "ssm:/c1/db2", "--yes"}},
+		row{command: "secrets add", json: []string{"secrets", "add", "-j", "c1", "db", "--from", "ssm:/c1/db", "--yes"}, query: []string{"secrets", "add", "-j", "c1", "db2", "--from", "ssm:/c1/db2", "--yes"},
+			before: func(t *testing.T) { putParameters(t, moto.URL, "/c1/db", "/c1/db2") }},
 		row{command: "secrets list", json: []string{"secrets", "-j", "c1"}, query: []string{"secrets", "-j", "c1"}},
 		row{command: "secrets remove", json: []string{"secrets", "remove", "-j", "c1", "db", "--yes"}, query: []string{"secrets", "remove", "-j", "c1", "db2", "--yes"}},
 		row{command: "remove-group", json: []string{"remove-group", "-n", "g1", "-j", "c1", "--yes"}, query: []string{"remove-group", "-n", "g2", "-j", "c1", "--yes"}},
@@ -218,6 +221,18 @@ func putLease(t *testing.T, endpoint, cluster, group, id string) {
 		Bucket: res.StackResourceDetail.PhysicalResourceId, Key: aws.String(lease.Group(group).Key()), Body: bytes.NewReader(rec)})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// putParameters creates the parameters secrets are declared from.
+func putParameters(t *testing.T, endpoint string, names ...string) {
+	t.Helper()
+	cfg, _, _ := motoClients(t, endpoint)
+	for _, n := range names {
+		if _, err := ssm.NewFromConfig(cfg).PutParameter(context.Background(), &ssm.PutParameterInput{
+			Name: aws.String(n), Value: aws.String("v"), Type: ssmtypes.ParameterTypeSecureString}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -11,6 +11,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/clusterctl/clusterctl/internal/clusterfile"
 	"github.com/clusterctl/clusterctl/internal/render"
@@ -107,6 +111,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 	if _, err := s.Stacks.Create(ctx, specFrom(rn, false)); err != nil {
 		t.Fatal(err)
 	}
+	dbSecret := secretSources(t, s, "prod/db", "/prod/api/token", "pager")
 	coreCases := []struct {
 		setting string
 		core    spec.Core
@@ -125,7 +130,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"logKmsKey", spec.Core{LogKMSKey: "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}},
 		{"logDriver", spec.Core{LogDriver: "none"}},
 		{"secrets", spec.Core{Secrets: spec.Secrets{
-			{Name: "db_password", From: "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbC123", Key: "password"},
+			{Name: "db_password", From: dbSecret, Key: "password"},
 			{Name: "api_token", From: "ssm:/prod/api/token"},
 		}}},
 		{"alarms", spec.Core{Alarms: "off"}},
@@ -306,4 +311,22 @@ groups:
 		t.Errorf("after the edit: groups %v, web %+v", groups, obs.Groups["web"])
 	}
 	roundTrip(t, s, "prod", "yaml")
+}
+
+// secretSources creates on moto what a core's settings may point at: a
+// secret (its ARN returned), a parameter and an SNS topic.
+func secretSources(t *testing.T, s *Service, secret, parameter, topic string) string {
+	t.Helper()
+	ctx := t.Context()
+	out, err := s.Sources.SecretsManager.(*secretsmanager.Client).CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String(secret), SecretString: aws.String(`{"password":"p"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Sources.SSM.(*ssm.Client).PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String(parameter), Value: aws.String("v"), Type: ssmtypes.ParameterTypeSecureString}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Sources.SNS.(*sns.Client).CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(topic)}); err != nil {
+		t.Fatal(err)
+	}
+	return aws.ToString(out.ARN)
 }

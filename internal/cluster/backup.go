@@ -128,8 +128,9 @@ func (s *Service) RequestBackup(ctx context.Context, cluster string, wait bool, 
 		return nil, err
 	}
 	r := &BackupResult{Cluster: cluster, RequestID: id}
-	progressf(progress, "Asked the managers of cluster %s for a backup (request %s)\n", cluster, id)
 	if wait {
+		// Without --wait, the command's result line says it (once).
+		progressf(progress, "Asked the managers of cluster %s for a backup (request %s)\n", cluster, id)
 		hint := fmt.Sprintf("the request stands: the managers act on it if they take it within %s of sending; `clusterctl backups -j %s` lists the backups", names.RequestMaxAge, cluster)
 		deadline := sent.Add(names.RequestMaxAge + time.Minute)
 		tick := time.NewTicker(pollStatus)

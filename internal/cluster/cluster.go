@@ -123,6 +123,9 @@ type Service struct {
 	// Now is the clock a swarm status snapshot's age is measured by; nil:
 	// the system's.
 	Now func() time.Time
+	// Sources checks what a core's settings point at: the topic its
+	// alarms notify, its secrets' sources.
+	Sources preflight.Sources
 
 	callerARN string // from STS, once
 

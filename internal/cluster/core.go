@@ -104,6 +104,13 @@ func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) 
 	if err := s.preflightCore(ctx, core, vpc, subnets); err != nil {
 		return nil, nil, err
 	}
+	notes, err := s.Sources.CheckCore(ctx, nil, core)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, n := range notes {
+		s.printf("Note: %s\n", n)
+	}
 	core.VpcID, core.SubnetIDs = vpc, subnets
 	set, err := s.agents(ctx)
 	if err != nil {

@@ -156,6 +156,10 @@ func (s *Service) planCoreUpdate(ctx context.Context, deployed *ObservedCore, de
 	if err := s.checkPublicIPs(ctx, "the managers", desired.VpcID, desired.SubnetIDs, desired.PublicIPs); err != nil {
 		return nil, err
 	}
+	notes, err := s.Sources.CheckCore(ctx, &deployed.Spec, desired)
+	if err != nil {
+		return nil, err
+	}
 	b, err := s.build(ctx)
 	if err != nil {
 		return nil, err
@@ -168,6 +172,7 @@ func (s *Service) planCoreUpdate(ctx context.Context, deployed *ObservedCore, de
 	if u.plan, err = s.planCore(ctx, deployed, desired, r); err != nil {
 		return nil, err
 	}
+	u.plan.Notes = append(u.plan.Notes, notes...)
 	if u.plan.unchanged {
 		return u, nil
 	}

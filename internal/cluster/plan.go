@@ -36,6 +36,9 @@ type Plan struct {
 	// a time.
 	NodesReplaced int `json:"nodesReplaced"`
 	BatchSize     int `json:"batchSize"`
+	// NodesTerminated nodes are terminated by a smaller capacity (a group's
+	// count or max lowered), apart from those replaced.
+	NodesTerminated int `json:"nodesTerminated"`
 	// Notes say what else the update does: managers added or removed, a
 	// core brought to the current join contract.
 	Notes []string `json:"notes,omitempty"`
@@ -112,6 +115,7 @@ func (s *Service) planGroup(ctx context.Context, deployed *ObservedGroup, desire
 	if errOld != nil || oldLaunch != newLaunch {
 		p.NodesReplaced = min(from, keep)
 	}
+	p.NodesTerminated = max(from-keep, 0)
 	return p, nil
 }
 
@@ -230,7 +234,9 @@ func WritePlan(w io.Writer, p *Plan) error {
 }
 
 // NodesLine says how many nodes are replaced: "3 nodes will be replaced, 1
-// at a time"; of a core, "3 managers will be replaced one at a time".
+// at a time"; of a core, "3 managers will be replaced one at a time"; and
+// how many a smaller capacity terminates ("2 nodes will be terminated"),
+// so that the plan counts the nodes the question after it names.
 func (p *Plan) NodesLine() string {
 	noun := "node"
 	if p.managers {
@@ -238,6 +244,8 @@ func (p *Plan) NodesLine() string {
 	}
 	line := ""
 	switch {
+	case p.NodesReplaced == 0 && p.NodesTerminated > 0:
+		return query.Plural(p.NodesTerminated, noun) + " will be terminated"
 	case p.NodesReplaced == 1:
 		line = "1 " + noun + " will be replaced"
 	case p.NodesReplaced == 0:
@@ -249,6 +257,9 @@ func (p *Plan) NodesLine() string {
 	}
 	if p.NodeAgent != "" {
 		line += ": " + p.NodeAgent
+	}
+	if p.NodesTerminated > 0 {
+		line += fmt.Sprintf("; %s will be terminated", query.Plural(p.NodesTerminated, "other "+noun))
 	}
 	return line
 }

@@ -25,6 +25,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
@@ -36,6 +38,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/motoserver"
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/preflight"
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
@@ -78,6 +81,7 @@ func motoService(t *testing.T) *Service {
 		ELB:     elasticloadbalancingv2.NewFromConfig(cfg),
 		STS:     sts.NewFromConfig(cfg),
 		CWLogs:  cloudwatchlogs.NewFromConfig(cfg),
+		Sources: preflight.Sources{SNS: sns.NewFromConfig(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg), SSM: ssm.NewFromConfig(cfg), Region: cfg.Region},
 		IO:      ios,
 		Version: "test",
 		Agents:  testAgents,
