@@ -40,6 +40,13 @@ type Timings struct {
 	SecretsEvery   time.Duration // the secrets' sources, read at most this often
 	JoinWait       time.Duration // for the nodes of a scale-out to join
 	MetricsEvery   time.Duration // the swarm's and the nodes' CloudWatch metrics
+	// ConfirmWait is how long a spot or rebalance warning waits for its
+	// node's agent to confirm it before it is dropped.
+	ConfirmWait time.Duration
+	// InterruptedHold is how long a node drained on a confirmed warning
+	// stays drained while its instance runs on, InService, before it is
+	// set active again.
+	InterruptedHold time.Duration
 }
 
 // Defaults are the timings of a node.
@@ -53,7 +60,7 @@ func Defaults() Timings {
 		BackupOrderWait: 2 * time.Minute, QuorumGrace: 2 * time.Minute,
 		RequestMaxAge: names.RequestMaxAge, JoinTimeout: 9 * time.Minute, JoinPause: 5 * time.Second,
 		AutoscaleEvery: 10 * time.Second, JoinWait: 10 * time.Minute, SecretsEvery: time.Minute,
-		MetricsEvery: time.Minute,
+		MetricsEvery: time.Minute, ConfirmWait: 90 * time.Second, InterruptedHold: 30 * time.Minute,
 	}
 }
 
@@ -91,7 +98,7 @@ type Manager struct {
 	State      State
 	T          Timings
 
-	nextStatus, watchUntil, nextDead time.Time
+	nextStatus, watchUntil, nextDead, nextRelease time.Time
 	// managers is the number of managers last recorded in the bucket (0:
 	// not read yet); backupDeferred why a backup due is not taken (last
 	// logged); legacyGone: the lone manager's single backup of before is
@@ -162,6 +169,10 @@ func (m *Manager) Round(ctx context.Context) {
 	}
 	if err := m.cleanDeadNodes(ctx); err != nil {
 		m.Log("the dead-node check failed: %v", err)
+	}
+	if now := m.Clock.Now(); !now.Before(m.nextRelease) {
+		m.nextRelease = now.Add(m.T.DeadEvery)
+		m.logFailure("setting active the nodes of interrupted instances that run on", m.releaseInterrupted(ctx))
 	}
 	if err := m.autoscale(ctx); err != nil {
 		m.Log("autoscaling failed: %v", err)
