@@ -415,6 +415,8 @@ type Set struct {
 	CommandPrefix string
 	TagNodeBucket string
 
+	InterruptionPrefix string
+
 	MetadataKey string
 
 	TagAutoscale, TagInstanceTypes, LeasePrefix string
@@ -459,6 +461,8 @@ func Template() Set {
 
 		CommandPrefix: CommandPrefix,
 		TagNodeBucket: TagNodeBucket,
+
+		InterruptionPrefix: InterruptionPrefix,
 
 		MetadataKey: MetadataKey,
 
