@@ -274,6 +274,16 @@ func (housekeepingCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
 	if err != nil {
 		return err
 	}
+	// A swarm node's claim is proven only by an instance of the cluster's
+	// VPC, this manager's own (systemd starts the service again should
+	// EC2 not answer).
+	ec2 := awsn.NewEC2(e.cfg)
+	vpc, err := awsn.VPCOf(ctx, ec2, m.InstanceID)
+	if err != nil {
+		return err
+	}
+	m.Instances = awsn.Instances{API: ec2, VPC: vpc}
+	m.Recovery.Proof = awsn.Proof{EC2: ec2, AutoScaling: awsn.NewAutoScaling(e.cfg), VPC: vpc}
 	defer e.nodeMetrics(ctx, m.InstanceID, m.T.MetricsEvery)()
 	return m.Housekeeping(ctx)
 }
@@ -297,6 +307,7 @@ func (agentCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
 		Clock:  node.RealClock{}, Log: e.log, State: node.State{Dir: filepath.Join(e.state.Dir, "agent")}, T: agentTimings(),
 	}
 	defer e.nodeMetrics(ctx, i.ID, metricsEvery())()
+	defer e.interruptionWatch(ctx, i.ID, agentTimings().InterruptionEvery)()
 	return a.Run(ctx)
 }
 
@@ -314,6 +325,27 @@ func (e *env) nodeMetrics(ctx context.Context, instanceID string, every time.Dur
 	go func() {
 		defer close(done)
 		_ = n.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// interruptionWatch confirms, from the instance metadata, the spot
+// interruption warnings and rebalance recommendations of this instance
+// (node.InterruptionWatch) every interval beside the agent, until the
+// stop it returns is called.
+func (e *env) interruptionWatch(ctx context.Context, instanceID string, every time.Duration) (stop func()) {
+	calls := awsn.NewSTS(e.cfg)
+	w := &node.InterruptionWatch{InstanceID: instanceID, Metadata: e.meta, Bucket: awsn.Bucket{API: e.s3(), Name: e.s["BUCKET_NAME"]},
+		Key:   func(ctx context.Context) (string, error) { return awsn.ConfirmationKey(ctx, calls, instanceID) },
+		Clock: node.RealClock{}, Log: e.log, Every: every}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = w.Run(ctx)
 	}()
 	return func() {
 		cancel()

@@ -158,6 +158,8 @@ func managerTimings() node.Timings {
 		{"CLUSTERCTL_REQUEST_MAX_AGE", &t.RequestMaxAge}, {"CLUSTERCTL_SECRETS_INTERVAL", &t.SecretsEvery},
 		{"CLUSTERCTL_METRICS_INTERVAL", &t.MetricsEvery},
 		{"CLUSTERCTL_UNPROVEN_GRACE", &t.UnprovenGrace}, {"CLUSTERCTL_LABELS_INTERVAL", &t.LabelsEvery},
+		{"CLUSTERCTL_CONFIRM_WAIT", &t.ConfirmWait},
+		{"CLUSTERCTL_INTERRUPTED_HOLD", &t.InterruptedHold},
 	} {
 		*f.to = seconds(f.env, *f.to)
 	}
@@ -177,7 +179,7 @@ func agentTimings() node.AgentTimings {
 	}{
 		{"CLUSTERCTL_JOIN_TIMEOUT", &t.JoinTimeout}, {"CLUSTERCTL_RETRY_MIN", &t.RetryMin}, {"CLUSTERCTL_RETRY_MAX", &t.RetryMax},
 		{"CLUSTERCTL_CHECK_INTERVAL", &t.CheckEvery}, {"CLUSTERCTL_REJOIN_AFTER", &t.RejoinAfter},
-		{"CLUSTERCTL_STATUS_STALE_AFTER", &t.StaleAfter},
+		{"CLUSTERCTL_STATUS_STALE_AFTER", &t.StaleAfter}, {"CLUSTERCTL_INTERRUPTION_INTERVAL", &t.InterruptionEvery},
 	} {
 		*f.to = seconds(f.env, *f.to)
 	}

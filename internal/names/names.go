@@ -451,6 +451,8 @@ type Set struct {
 	CommandPrefix string
 	TagNodeBucket string
 
+	InterruptionPrefix string
+
 	MetadataKey string
 
 	TagAutoscale, TagInstanceTypes, LeasePrefix string
@@ -497,6 +499,8 @@ func Template() Set {
 
 		CommandPrefix: CommandPrefix,
 		TagNodeBucket: TagNodeBucket,
+
+		InterruptionPrefix: InterruptionPrefix,
 
 		MetadataKey: MetadataKey,
 

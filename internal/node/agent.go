@@ -47,12 +47,15 @@ type Lifecycle interface {
 // AgentTimings are an agent's; AgentDefaults a node's.
 type AgentTimings struct {
 	JoinTimeout, RetryMin, RetryMax, CheckEvery, RejoinAfter, StaleAfter time.Duration
+	// InterruptionEvery: the instance metadata's interruption notices are
+	// read this often (a spot warning leaves two minutes).
+	InterruptionEvery time.Duration
 }
 
 // AgentDefaults are the timings of a node.
 func AgentDefaults() AgentTimings {
 	return AgentTimings{JoinTimeout: 8 * time.Minute, RetryMin: 2 * time.Second, RetryMax: 30 * time.Second,
-		CheckEvery: 30 * time.Second, RejoinAfter: 2 * time.Minute, StaleAfter: wire.StaleAfter}
+		CheckEvery: 30 * time.Second, RejoinAfter: 2 * time.Minute, StaleAfter: wire.StaleAfter, InterruptionEvery: 5 * time.Second}
 }
 
 // Agent is an agent node.

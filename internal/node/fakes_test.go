@@ -341,6 +341,28 @@ type scaling struct {
 	c      *calls
 	owners map[string]string
 	ended  bool
+	// lifecycle is what Auto Scaling says of an instance (group, state);
+	// for one it does not name, the honest world: an instance a
+	// termination notice on q names waits in that notice's group.
+	lifecycle map[string][2]string
+	q         *queue
+}
+
+func (s *scaling) LifecycleState(_ context.Context, instance string) (string, string, error) {
+	s.c.add("autoscaling describe-instances %s", instance)
+	if st, ok := s.lifecycle[instance]; ok {
+		return st[0], st[1], nil
+	}
+	for _, m := range s.q.msgs {
+		e, err := wire.ParseEvent(m.Body)
+		if err != nil {
+			continue
+		}
+		if d, err := e.Lifecycle(); err == nil && d.EC2InstanceID == instance {
+			return d.AutoScalingGroupName, "Terminating:Wait", nil
+		}
+	}
+	return "", "", nil
 }
 
 func (s *scaling) ClusterOf(_ context.Context, g string) (string, error) { return s.owners[g], nil }

@@ -45,6 +45,13 @@ type Timings struct {
 	// proven nodes' labels are read again from Auto Scaling and EC2.
 	UnprovenGrace time.Duration
 	LabelsEvery   time.Duration
+	// ConfirmWait is how long a spot or rebalance warning waits for its
+	// node's agent to confirm it before it is dropped.
+	ConfirmWait time.Duration
+	// InterruptedHold is how long a node drained on a confirmed warning
+	// stays drained while its instance runs on, InService, before it is
+	// set active again.
+	InterruptedHold time.Duration
 }
 
 // Defaults are the timings of a node.
@@ -59,6 +66,7 @@ func Defaults() Timings {
 		RequestMaxAge: names.RequestMaxAge, JoinTimeout: 9 * time.Minute, JoinPause: 5 * time.Second,
 		AutoscaleEvery: 10 * time.Second, JoinWait: 10 * time.Minute, SecretsEvery: time.Minute,
 		MetricsEvery: time.Minute, UnprovenGrace: 10 * time.Minute, LabelsEvery: time.Minute,
+		ConfirmWait: 90 * time.Second, InterruptedHold: 30 * time.Minute,
 	}
 }
 
@@ -99,7 +107,7 @@ type Manager struct {
 	State      State
 	T          Timings
 
-	nextStatus, watchUntil, nextDead time.Time
+	nextStatus, watchUntil, nextDead, nextRelease time.Time
 	// managers is the number of managers last recorded in the bucket (0:
 	// not read yet); backupDeferred why a backup due is not taken (last
 	// logged); legacyGone: the lone manager's single backup of before is
@@ -180,6 +188,10 @@ func (m *Manager) Round(ctx context.Context) {
 	// Before the notices: a node proven again gets its availability back
 	// before a notice may drain it, so that no drain of a notice is undone.
 	m.logFailure("guarding the swarm from unproven nodes", m.guardNodes(ctx))
+	if now := m.Clock.Now(); !now.Before(m.nextRelease) {
+		m.nextRelease = now.Add(m.T.DeadEvery)
+		m.logFailure("setting active the nodes of interrupted instances that run on", m.releaseInterrupted(ctx))
+	}
 	if err := m.autoscale(ctx); err != nil {
 		m.Log("autoscaling failed: %v", err)
 	}

@@ -112,6 +112,7 @@ func TestDeadNodeNotReplacedByAnImpostor(t *testing.T) {
 // only.
 func TestNoticesDrainProvenNodesOnly(t *testing.T) {
 	l, victim, impostor := impostorLab(t)
+	l.confirm(iW1, wire.InterruptionSpot, start.Add(2*time.Minute))
 	l.q.put("n1", interruptionBody(wire.DetailSpot, iW1), start)
 	l.round()
 	l.round()

@@ -153,6 +153,9 @@ var (
 type Message struct {
 	ID, Receipt, Body string
 	Sent              time.Time // by the queue's clock
+	// Sender is who sent it, as the queue recorded it (SQS's SenderId:
+	// an IAM user's or role's unique id, a role's with its session).
+	Sender string
 }
 
 // Queue is the core's queue.
@@ -176,6 +179,10 @@ type Scaling interface {
 	// Complete lets the termination go on; ended true when the action had
 	// already ended.
 	Complete(ctx context.Context, a Action) (ended bool, err error)
+	// LifecycleState is what Auto Scaling says of instance: its group and
+	// lifecycle state (Terminating:Wait while it waits in a hook); both
+	// "" when no group has it.
+	LifecycleState(ctx context.Context, instance string) (group, state string, err error)
 }
 
 // ScalingGroup is an Auto Scaling group of the cluster's agents, as Auto

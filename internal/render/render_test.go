@@ -643,6 +643,12 @@ func TestCoreContent(t *testing.T) {
 						if r := dig(st, "Resource", "Fn::Sub"); r != "${Bucket.Arn}/join/*" && r != "${Bucket.Arn}/status/swarm.json" {
 							t.Errorf("agents read %v", st["Resource"])
 						}
+					case "s3:PutObject":
+						// Only its own interruption confirmation, named by its
+						// session (TestInterruptionConfirmationWrites).
+						if r := dig(st, "Resource", "Fn::Sub"); r != "${Bucket.Arn}/"+names.InterruptionPrefix+"/${!aws:userid}" {
+							t.Errorf("agents write %v", st["Resource"])
+						}
 					case "s3:ListBucket":
 						if !jsonEqual(dig(st, "Condition", "StringLike", "s3:prefix"), []any{"join/*", "status/swarm.json"}) {
 							t.Errorf("agents list beyond join/: %v", st["Condition"])
