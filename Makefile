@@ -3,12 +3,12 @@
 # everything CI runs.
 
 GO      ?= go
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION ?= $(shell ./scripts/version.sh 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 SCRIPTS := $(shell git ls-files '*.sh' 2>/dev/null) .ci/run
 
-.PHONY: build agents demo moto test lint unit e2e golden bench clean
+.PHONY: build agents release demo moto test lint unit e2e golden bench clean
 
 # The node agents for linux/amd64 and linux/arm64 (reproducible builds
 # stamped with VERSION, gzip-compressed with their SHA-256), then clusterctl
@@ -18,6 +18,12 @@ build: agents
 
 agents:
 	$(GO) run ./internal/agentbin/mkdist -version '$(VERSION)' -o internal/agentbin/dist
+
+# The release: clusterctl for linux and darwin on amd64 and arm64, each
+# embedding the agents, and SHA256SUMS, into dist/; reproducible from the
+# commit (see scripts/release.sh).
+release:
+	./scripts/release.sh
 
 demo: build
 	./scripts/demo.sh
@@ -76,4 +82,4 @@ golden:
 	$(GO) test ./internal/render/ -update
 
 clean:
-	rm -rf bin internal/agentbin/dist/clusterctl-node-*
+	rm -rf bin dist internal/agentbin/dist/clusterctl-node-*

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -152,7 +153,10 @@ func TestDockerWithoutSnapshotSendsStdin(t *testing.T) {
 		t.Fatalf("sent %+v", sent)
 	}
 	script := sent[0].Parameters["commands"][0]
-	if !strings.Contains(script, "get commands/") || !strings.Contains(script, `docker "$@" <"$in"`) || strings.Contains(script, "services:") {
+	// Pinned: the version put, and the hash of what was sent.
+	sum := sha256.Sum256([]byte(compose))
+	if !strings.Contains(script, "--sha256 "+hex.EncodeToString(sum[:])+" commands/") || !strings.Contains(script, "get --version-id ") ||
+		!strings.Contains(script, `docker "$@" <"$in"`) || strings.Contains(script, "services:") {
 		t.Errorf("script does not fetch the input from the bucket:\n%s", script)
 	}
 }

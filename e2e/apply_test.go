@@ -118,8 +118,13 @@ func TestApplyWorkflow(t *testing.T) {
 
 	// Pruning needs --yes off a terminal (exit 2, nothing deleted), then
 	// deletes exactly the group the file left out.
-	if r := clusterctl(t, "apply", "-f", path, "--prune", "-q"); r.code != 2 || !strings.Contains(r.stderr, "prod-db") || !strings.Contains(r.stderr, "--yes") {
-		t.Errorf("prune without --yes:\n%s", r)
+	// The plan is shown before the refusal: what --yes would delete.
+	if r := clusterctl(t, "apply", "-f", path, "--prune", "-q"); r.code != 2 || !strings.Contains(r.stderr, "prod-db") || !strings.Contains(r.stderr, "--yes") ||
+		!regexp.MustCompile(`(?m)^prod-db\s+delete\b`).MatchString(r.stdout) {
+		t.Errorf("prune without --yes, its plan first:\n%s", r)
+	}
+	if got := c.stackNames(t); !sameSet(got, []string{"prod", "prod-web", "prod-cache", "prod-db"}) {
+		t.Errorf("stacks after the refusal: %v", got)
 	}
 	r = must(t, "apply", "-f", path, "--prune", "--yes", "-q")
 	if !regexp.MustCompile(`(?m)^prod-db\s+delete\s+done\s+\d+s$`).MatchString(r.stdout) {

@@ -77,8 +77,8 @@ func TestBackupCommands(t *testing.T) {
 
 	// backup, not waiting: the request is on the queue.
 	r = must(t, "backup", "-j", "core")
-	if !strings.Contains(r.stdout, "Asked the managers of cluster core for a backup") {
-		t.Errorf("backup:\n%s", r)
+	if !strings.Contains(r.stdout, "Asked the managers of cluster core for a backup") || strings.Count(r.stdout+r.stderr, "Asked the managers") != 1 {
+		t.Errorf("backup, saying it once:\n%s", r)
 	}
 	msg := receive(t, q, queue)
 	if msg == nil {

@@ -18,6 +18,10 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+
+	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
 // A core created with any create-core flag and then updated with no flag
@@ -39,6 +43,10 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		t.Fatalf("moto's default subnets: %v", err)
 	}
 	if _, err := c.ec2.CreateKeyPair(ctx, &ec2.CreateKeyPairInput{KeyName: aws.String("ops")}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, "create-network", "kn", "--zones", "1", "-q") // for --network
+	if _, err := sns.NewFromConfig(motoConfig(t)).CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("pager")}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -64,6 +72,10 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		{"--notify", []string{"--notify", "ops@example.com"}},
 		{"--notify", []string{"--notify", "arn:aws:sns:us-east-1:123456789012:pager"}},
 		{"--backup-keep", []string{"--backup-keep", "20"}},
+		{"--operators", []string{"--operators", "arn:aws:iam::123456789012:role/ops/Admin,arn:aws:iam::123456789012:user/moto"}},
+		{"--public-ips", []string{"--public-ips"}},
+		{"--network", []string{"--network", "kn"}},
+		{"--public-subnet-ids", []string{"--public-subnet-ids", aws.ToString(subnets.Subnets[1].SubnetId)}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--dry-run", nil}, // creates nothing: nothing to update
 		{"--cluster", nil}, // the cluster as a flag: TestClusterAsFlagOrArgument
@@ -150,6 +162,9 @@ func TestUpdateCore(t *testing.T) {
 		{[]string{"--volume-size", "30"}, []string{`volumeSize\s+20 → 30`, `3 managers will be replaced one at a time`}, "VolumeSize", "30"},
 		{[]string{"--backup-keep", "12"}, []string{`backupKeep\s+8 → 12`, `3 managers will be replaced one at a time`}, "BackupKeep", "12"},
 		{[]string{"--ssh-cidr", "203.0.113.0/24"}, []string{`sshCidr\s+\(closed\) → 203\.0\.113\.0/24`, `0 managers will be replaced`}, "SshCidr", "203.0.113.0/24"},
+		{[]string{"--operators", "arn:aws:iam::123456789012:user/moto,arn:aws:iam::123456789012:role/Deployer"},
+			[]string{`operators\s+arn:aws:iam::123456789012:user/moto → arn:aws:iam::123456789012:user/moto,arn:aws:iam::123456789012:role/Deployer`, `0 managers will be replaced`},
+			"Operators", "arn:aws:iam::123456789012:user/moto,arn:aws:iam::123456789012:role/Deployer"},
 		{[]string{"--ssh-cidr", ""}, []string{`sshCidr\s+203\.0\.113\.0/24 → \(closed\)`}, "SshCidr", ""},
 		{[]string{"--managers", "5"}, []string{`managers\s+3 → 5`, `0 managers will be replaced`, `2 managers will be added \(3 → 5\): they join the swarm as managers\.`}, "Managers", "5"},
 		{[]string{"--managers", "3"}, []string{`managers\s+5 → 3`, `2 managers will be demoted and removed, one at a time \(5 → 3\)\.`}, "Managers", "3"},
@@ -159,8 +174,12 @@ func TestUpdateCore(t *testing.T) {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := must(t, append([]string{"update-core", "core", "--yes", "-q"}, tc.args...)...)
 			lines(t, r, tc.plan...)
-			if !strings.Contains(r.stderr, "Updated core") || param(tc.param) != tc.value {
-				t.Errorf("%s = %q after:\n%s", tc.param, param(tc.param), r)
+			got := param(tc.param)
+			if tc.param == names.ParamOperators {
+				got = strings.Join(spec.SplitList(got), ",") // moto answers a list as Python prints it
+			}
+			if !strings.Contains(r.stderr, "Updated core") || got != tc.value {
+				t.Errorf("%s = %q after:\n%s", tc.param, got, r)
 			}
 		})
 	}

@@ -18,6 +18,7 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("demo:\n%s", r)
 	}
 	for _, want := range []string{
+		"$ clusterctl create-core core --network core",
 		"add-agents -n front -t t3.small -j core -c 2 --publish 80",
 		".elb.amazonaws.com   80 (2/2 healthy)",
 		"where AWS shows r5.large",
@@ -25,6 +26,7 @@ func TestDemo(t *testing.T) {
 		"$ clusterctl apply -f core.yaml --dry-run",
 		"core-batch       create      2 x c5.large",
 		"Applied core.yaml to cluster core",
+		"Deleted network core",
 		"No clusters in us-east-1",
 		"demo: done",
 	} {

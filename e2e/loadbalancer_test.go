@@ -194,7 +194,17 @@ func TestLoadBalancer(t *testing.T) {
 		t.Fatalf("internet-facing in private subnets: %s", r)
 	}
 	routeToInternet(t, c, vpc)
-	must(t, args...)
+	// Public subnets now: nodes there without a public IP could reach
+	// nothing, so they need --public-ips, and clusterctl says so.
+	r = clusterctl(t, args...)
+	if r.code != 2 || !strings.Contains(r.stderr, "pass --public-ips") || !strings.Contains(r.stderr, "clusterctl create-network") ||
+		slices.Contains(c.stackNames(t), "core-web") {
+		t.Fatalf("nodes in public subnets without public IPs: %s", r)
+	}
+	args = append(args, "--public-ips")
+	if r := must(t, args...); strings.Count(r.stderr, "get public IPs in public subnets") != 1 {
+		t.Errorf("add-agents --public-ips in public subnets does not say so once:\n%s", r)
+	}
 
 	st := describeStack(t, c, "core-web")
 	lbARN, dns := outputs(st)["LoadBalancerArn"], outputs(st)["LoadBalancerDnsName"]
@@ -303,7 +313,7 @@ func TestLoadBalancer(t *testing.T) {
 
 	// With --yes it goes: an internal load balancer of another group, so
 	// that the group removed below still has its own.
-	r = must(t, "add-agents", "-n", "api", "-t", "t3.small", "-j", "core", "--publish", "8080", "--load-balancer", "internal", "-q")
+	r = must(t, "add-agents", "-n", "api", "-t", "t3.small", "-j", "core", "--publish", "8080", "--load-balancer", "internal", "--public-ips", "-q")
 	if dns := outputs(describeStack(t, c, "core-api"))["LoadBalancerDnsName"]; dns == "" || !strings.Contains(r.stderr, "Endpoint of group api: "+dns+" (ports 8080)\n") {
 		t.Errorf("add-agents --publish does not say its endpoint %q:\n%s", dns, r)
 	}

@@ -108,6 +108,28 @@ func TestLogs(t *testing.T) {
 		t.Errorf("--query .message:\n%s", r.stdout)
 	}
 
+	// Streams under the role of the node that wrote them (an older
+	// node's have none, above) are read alike; a message's control
+	// characters reach the terminal escaped, and -o json keeps them. An
+	// agents' stream naming a manager (c has a managers' stream) is not
+	// shown as the manager's.
+	const c, d = "i-0cccccccccccccccc", "i-0dddddddddddddddd"
+	putEvents(t, cw, group, "managers/node/"+c, now, "a decision of the leader")
+	putEvents(t, cw, group, "agents/node/"+c, now.Add(time.Second), "clusterctl: forged by an agent")
+	putEvents(t, cw, group, "agents/container/evil@"+d, now.Add(time.Second), "\x1b]0;owned\x07\x1b[2Jred\rclusterctl@"+c+" | forged\n")
+	r = must(t, "logs", "-j", "core", "--node", c)
+	if want = "clusterctl@" + c + " | a decision of the leader\n"; r.stdout != want {
+		t.Errorf("--node %s:\n%q\nwant:\n%q", c, r.stdout, want)
+	}
+	r = must(t, "logs", "-j", "core", "--node", d)
+	if want = "evil@" + d + ` | \x1b]0;owned\x07\x1b[2Jred\x0dclusterctl@` + c + " | forged\n"; r.stdout != want {
+		t.Errorf("--node %s:\n%q\nwant:\n%q", d, r.stdout, want)
+	}
+	r = must(t, "logs", "-j", "core", "--node", d, "--tail", "1", "-o", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &ev); err != nil || ev["message"] != "\x1b]0;owned\x07\x1b[2Jred\rclusterctl@"+c+" | forged" || ev["role"] != "agents" {
+		t.Errorf("--node %s --tail 1 -o json: %s (%v)", d, r.stdout, err)
+	}
+
 	// Bad input: exit 2, no AWS call needed.
 	for _, args := range [][]string{
 		{"logs", "-j", "core", "--since", "yesterday"},
@@ -272,6 +294,7 @@ func stripLogs(t *testing.T, c clients, stack string) {
 	res := doc["Resources"].(map[string]any)
 	delete(res, "LogGroup")
 	delete(res, "LogsPolicy")
+	delete(res, "AgentLogsPolicy")
 	res["ManagerGroup"].(map[string]any)["DependsOn"] = []any{"LifecycleRule", "LifecycleQueuePolicy"}
 	delete(doc["Outputs"].(map[string]any), "LogGroupName")
 	delete(doc["Outputs"].(map[string]any), "LogDriver")

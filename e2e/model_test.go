@@ -106,6 +106,7 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 		{"--ssh-cidr", []string{"--ssh-cidr", "203.0.113.0/24"}},
 		{"--allow-ssh-from-anywhere", []string{"--ssh-cidr", "0.0.0.0/0", "--allow-ssh-from-anywhere"}},
 		{"--key-name", []string{"--key-name", "ops"}},
+		{"--public-ips", []string{"--public-ips"}},
 		{"--max-batch", []string{"--max-batch", "2"}},
 		{"--min-in-service", []string{"--min-in-service", "0"}},
 		{"--publish", []string{"--publish", "80,8443:30443/tls,53/udp", "--certificate", cert}},
@@ -137,7 +138,8 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			group := fmt.Sprintf("g%d", i)
 			stack := "core-" + group
-			must(t, overriding([]string{"add-agents", "-n", group, "-t", "t3.small", "-j", "core", "-q"}, tt.args)...)
+			// The subnets are public (for the load balancers): nodes there need public IPs.
+			must(t, overriding([]string{"add-agents", "-n", group, "-t", "t3.small", "-j", "core", "--public-ips", "-q"}, tt.args)...)
 			before := deployedStack(t, c, stack)
 			r := clusterctl(t, "update-group", "-n", group, "-j", "core", "-q")
 			if r.code != 0 || !strings.Contains(r.stderr, "No changes") {

@@ -141,6 +141,10 @@ func TestShrinkingAsks(t *testing.T) {
 		}
 	}
 
+	// The plan counts the nodes the question names.
+	if r := must(t, "update-group", "-n", "web", "-j", "core", "-c", "1", "--dry-run"); !strings.Contains(r.stdout, "1 node will be terminated") || strings.Contains(r.stdout, "0 nodes will be replaced") {
+		t.Errorf("the plan of 2 → 1 does not say a node is terminated:\n%s", r)
+	}
 	r := must(t, "update-group", "-n", "web", "-j", "core", "--autoscale", "--dry-run", "-q")
 	if strings.Contains(r.stdout, "count") || !strings.Contains(r.stdout, "The group keeps its 2 nodes") {
 		t.Errorf("turning autoscaling on plans a count change:\n%s", r.stdout)

@@ -112,8 +112,9 @@ func TestRestoreCommand(t *testing.T) {
 
 	// By time (as its key says it), with --yes: the request names the backup.
 	r = must(t, "restore", "-j", "core", "--from", older.UTC().Format(names.BackupTimeFormat), "--yes")
-	if !strings.Contains(r.stdout, "Asked the managers of cluster core to restore the swarm from its backup of "+older.UTC().Format(time.RFC3339)) {
-		t.Errorf("restore --yes:\n%s", r)
+	if !strings.Contains(r.stdout, "Asked the managers of cluster core to restore the swarm from its backup of "+older.UTC().Format(time.RFC3339)) ||
+		strings.Count(r.stdout+r.stderr, "Asked the managers") != 1 {
+		t.Errorf("restore --yes, saying it once:\n%s", r)
 	}
 	detail := requestDetail(t, receive(t, q, queue))
 	if detail["cluster"] != "core" || detail["backup"] != names.BackupKey(older, "i-0cb7004dc1fb7b68f") || detail["from-cluster"] != "" ||

@@ -11,13 +11,33 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/clusterctl/clusterctl/internal/names"
 )
 
-const e2eSecretARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:core/db-AbC123"
+// secretSources creates, on moto, the sources the tests declare: a JSON
+// secret (its ARN returned: Secrets Manager adds six characters to the
+// name) and the parameters named.
+func secretSources(t *testing.T, params ...string) (secretARN string) {
+	t.Helper()
+	ctx := context.Background()
+	cfg := motoConfig(t)
+	out, err := secretsmanager.NewFromConfig(cfg).CreateSecret(ctx, &secretsmanager.CreateSecretInput{
+		Name: aws.String("core/db"), SecretString: aws.String(`{"password":"p"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range params {
+		if _, err := ssm.NewFromConfig(cfg).PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String(p), Value: aws.String("v"), Type: ssmtypes.ParameterTypeSecureString}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return aws.ToString(out.ARN)
+}
 
 // secretsGrants reads, from the deployed core's template, the sources
 // the managers may read: the declared secrets' ARNs and the parameters'.
@@ -87,6 +107,7 @@ func syncRequests(t *testing.T) int {
 
 func TestSecretsAddRemoveAndRoundTrip(t *testing.T) {
 	c, _ := newCluster(t)
+	e2eSecretARN := secretSources(t, "/core/api/token", "/core/api/token2")
 	if s, p := secretsGrants(t, c); s != nil || p != nil {
 		t.Fatalf("a new core grants secrets %v, parameters %v", s, p)
 	}
@@ -175,4 +196,44 @@ func TestSecretsAddRemoveAndRoundTrip(t *testing.T) {
 	if d := declaration(t); d != "[]" {
 		t.Errorf("declaration %s after removal", d)
 	}
+}
+
+// A source that is not there, or not of a kind the managers read, is
+// refused before the core is touched: exit 2, one line naming it, nothing
+// declared, no sync requested. Only what is added is checked.
+func TestSecretsSourcePreflight(t *testing.T) {
+	newCluster(t)
+	ctx := context.Background()
+	secretARN := secretSources(t, "/core/api/token")
+	if _, err := ssm.NewFromConfig(motoConfig(t)).PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String("/core/list"), Value: aws.String("a,b"), Type: ssmtypes.ParameterTypeStringList}); err != nil {
+		t.Fatal(err)
+	}
+	missing := strings.Replace(secretARN, "core/db-", "core/nope-", 1)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"api", "--from", "ssm:/nope/missing"}, "parameter ssm:/nope/missing does not exist in us-east-1"},
+		{[]string{"api", "--from", "ssm:/core/list"}, "parameter ssm:/core/list is a StringList"},
+		{[]string{"db", "--from", missing, "--key", "password"}, "Secrets Manager has no secret " + missing},
+		{[]string{"db", "--from", strings.Replace(secretARN, "us-east-1", "eu-west-1", 1)}, "not in the cluster's region us-east-1"},
+	} {
+		r := clusterctl(t, append([]string{"secrets", "add", "-j", "core"}, append(tt.args, "--yes")...)...)
+		if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("secrets add %v: %s; want exit 2 and one line saying %q", tt.args, r, tt.want)
+		}
+	}
+	if d := declaration(t); d != "[]" {
+		t.Fatalf("declaration %s after refusals", d)
+	}
+	if n := syncRequests(t); n != 0 {
+		t.Errorf("%d sync requests after refusals", n)
+	}
+	must(t, "secrets", "add", "-j", "core", "api", "--from", "ssm:/core/api/token", "--yes")
+	// Deleted since it was declared: the next change is not refused for
+	// it (`secrets` says what is wrong with it).
+	if _, err := ssm.NewFromConfig(motoConfig(t)).DeleteParameter(ctx, &ssm.DeleteParameterInput{Name: aws.String("/core/api/token")}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, "secrets", "add", "-j", "core", "db", "--from", secretARN, "--key", "password", "--yes")
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's headline flows against the local AWS of scripts/moto.sh: create
-# a core, add heterogeneous groups and one behind a load balancer, list,
+# a network of the cluster's own and a core in it, add heterogeneous groups and one behind a load balancer, list,
 # update, then the file workflow (export → edit → apply --dry-run → apply),
 # and tear down. Each command is printed before it runs. The server is
 # stopped on exit, failure or Ctrl-C.
@@ -35,7 +35,9 @@ say() {
 }
 
 echo "Local AWS on $AWS_ENDPOINT_URL"
-run create-core core
+say "A network of the cluster's own: nodes in private subnets without public IPs, load balancers in public ones"
+run create-network core
+run create-core core --network core
 run add-agents -n r3-agents -t r3.large -j core -c 3 -m instancetype=r3,role=worker
 run add-agents -n c5-agents -t c5.xlarge -j core
 say "A group behind a load balancer: port 80 on the nodes, as examples/compose.yml publishes it"
@@ -60,6 +62,7 @@ run list-groups -j core
 
 run remove-group -n c5-agents -j core --yes
 run delete-core core --cascade --yes
+run delete-network core --yes
 run list-clusters
 echo
 echo "demo: done"

@@ -14,6 +14,8 @@
 //     those parameters (NodeAgentAmd64, NodeAgentArm64), which both stacks
 //     declare.
 //   - node/common.sh.tmpl: the loader's shell functions (log, retry, imds).
+//   - network/network.json.tmpl: a network (VPC, public and private
+//     subnets, NAT or VPC endpoints) that cores join by its outputs.
 //
 // Every name shared with code or other templates (tags and their values,
 // parameters, outputs, logical ids named elsewhere, bucket keys, engine
@@ -28,7 +30,7 @@ package templates
 
 import "embed"
 
-// FS holds core/, workergroup/ and node/.
+// FS holds core/, workergroup/, node/ and network/.
 //
-//go:embed core workergroup node
+//go:embed core workergroup node network
 var FS embed.FS

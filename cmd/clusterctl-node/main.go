@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -58,11 +57,11 @@ func (l *nodeLog) logf(format string, args ...any) {
 	}
 }
 
-// shipTo ships the lines from now on to the node's stream,
-// names.LogStreamNode + instance id, of group.
-func (l *nodeLog) shipTo(api awsn.LogsAPI, group, instanceID string) {
+// shipTo ships the lines from now on to the node's stream of group:
+// its role's prefix, names.LogStreamNode and its instance id.
+func (l *nodeLog) shipTo(api awsn.LogsAPI, group, instanceID string, manager bool) {
 	ctx, cancel := context.WithCancel(context.Background())
-	l.ship, l.stop, l.done = awsn.NewShipper(api, group, names.LogStreamNode+instanceID), cancel, make(chan struct{})
+	l.ship, l.stop, l.done = awsn.NewShipper(api, group, names.LogStreamPrefix(manager)+names.LogStreamNode+instanceID), cancel, make(chan struct{})
 	go func() {
 		defer close(l.done)
 		l.ship.Run(ctx, 3*time.Second)
@@ -126,7 +125,7 @@ func (c *cli) env(ctx context.Context, nl *nodeLog, keys ...string) (*env, error
 	if err != nil {
 		return nil, fmt.Errorf("the AWS configuration: %w", err)
 	}
-	// The node's lines go to its stream node/<instance-id> of the
+	// The node's lines go to its stream <role>/node/<instance-id> of the
 	// cluster's log group. A manager's core always has the group, whatever
 	// its containers' driver (its settings do not repeat the name: user
 	// data is small); an agent of an older core, whose settings name no
@@ -135,11 +134,11 @@ func (c *cli) env(ctx context.Context, nl *nodeLog, keys ...string) (*env, error
 	if err != nil {
 		return nil, err
 	}
-	if group == "" && s["NODE_GROUP"] == names.GroupControl {
+	if group == "" && s.manager() {
 		group = names.LogGroup(s["CLUSTER_NAME"])
 	}
 	if group != "" && s.need("INSTANCE_ID") == nil {
-		nl.shipTo(awsn.NewLogs(cfg), group, s["INSTANCE_ID"])
+		nl.shipTo(awsn.NewLogs(cfg), group, s["INSTANCE_ID"], s.manager())
 	}
 	e, err := dockerx.New()
 	if err != nil {
@@ -179,8 +178,9 @@ func (e *env) manager(ctx context.Context) (*node.Manager, error) {
 		Queue:     awsn.Queue{API: awsn.NewSQS(e.cfg), URL: e.s["LIFECYCLE_QUEUE_URL"]},
 		Scaling:   awsn.Scaling{API: scaling},
 		Instances: awsn.Instances{API: ec2},
+		Facts:     awsn.Instances{API: ec2},
 		Groups:    awsn.Groups{AutoScaling: scaling, EC2: ec2, Stacks: awsn.NewCloudFormation(e.cfg)},
-		Metrics: &node.SwarmMetrics{Cluster: e.s["CLUSTER_NAME"], Sink: awsn.Metrics{API: awsn.NewCloudWatch(e.cfg)},
+		Metrics: &node.SwarmMetrics{Cluster: e.s["CLUSTER_NAME"], Sink: awsn.Metrics{API: awsn.NewCloudWatch(e.cfg), Namespace: names.SwarmMetricNamespace(e.s["CLUSTER_NAME"])},
 			Clock: node.RealClock{}, Log: e.log, Every: t.MetricsEvery},
 		Secrets: secrets,
 		Objects: e.engine,
@@ -274,6 +274,16 @@ func (housekeepingCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
 	if err != nil {
 		return err
 	}
+	// A swarm node's claim is proven only by an instance of the cluster's
+	// VPC, this manager's own (systemd starts the service again should
+	// EC2 not answer).
+	ec2 := awsn.NewEC2(e.cfg)
+	vpc, err := awsn.VPCOf(ctx, ec2, m.InstanceID)
+	if err != nil {
+		return err
+	}
+	m.Instances = awsn.Instances{API: ec2, VPC: vpc}
+	m.Recovery.Proof = awsn.Proof{EC2: ec2, AutoScaling: awsn.NewAutoScaling(e.cfg), VPC: vpc}
 	defer e.nodeMetrics(ctx, m.InstanceID, m.T.MetricsEvery)()
 	return m.Housekeeping(ctx)
 }
@@ -297,6 +307,7 @@ func (agentCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
 		Clock:  node.RealClock{}, Log: e.log, State: node.State{Dir: filepath.Join(e.state.Dir, "agent")}, T: agentTimings(),
 	}
 	defer e.nodeMetrics(ctx, i.ID, metricsEvery())()
+	defer e.interruptionWatch(ctx, i.ID, agentTimings().InterruptionEvery)()
 	return a.Run(ctx)
 }
 
@@ -308,7 +319,7 @@ func (e *env) nodeMetrics(ctx context.Context, instanceID string, every time.Dur
 		group = names.GroupControl
 	}
 	n := &node.NodeMetrics{Cluster: e.s["CLUSTER_NAME"], Group: group, InstanceID: instanceID, DataRoot: e.engine.RootDir,
-		Host: host.Stats{}, Sink: awsn.Metrics{API: awsn.NewCloudWatch(e.cfg)}, Clock: node.RealClock{}, Log: e.log, Every: every}
+		Host: host.Stats{}, Sink: awsn.Metrics{API: awsn.NewCloudWatch(e.cfg), Namespace: names.NodeMetricNamespace(e.s["CLUSTER_NAME"])}, Clock: node.RealClock{}, Log: e.log, Every: every}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -321,30 +332,23 @@ func (e *env) nodeMetrics(ctx context.Context, instanceID string, every time.Dur
 	}
 }
 
-type getCmd struct {
-	Key  string `arg:"" help:"The object's key, under commands/."`
-	File string `arg:"" help:"Where to write it."`
-}
-
-// Run fetches what clusterctl docker put in the bucket for a command (its
-// standard input, when too large to send inline) with the instance role,
-// as the node's other reads: no AWS CLI on the node. Only the commands/
-// prefix: nothing else is a command's to read.
-func (g getCmd) Run(ctx context.Context, c *cli) error {
-	if !strings.HasPrefix(g.Key, names.CommandPrefix+"/") || strings.Contains(g.Key, "..") {
-		return fmt.Errorf("refusing key %.100q: not under %s/", g.Key, names.CommandPrefix)
+// interruptionWatch confirms, from the instance metadata, the spot
+// interruption warnings and rebalance recommendations of this instance
+// (node.InterruptionWatch) every interval beside the agent, until the
+// stop it returns is called.
+func (e *env) interruptionWatch(ctx context.Context, instanceID string, every time.Duration) (stop func()) {
+	calls := awsn.NewSTS(e.cfg)
+	w := &node.InterruptionWatch{InstanceID: instanceID, Metadata: e.meta, Bucket: awsn.Bucket{API: e.s3(), Name: e.s["BUCKET_NAME"]},
+		Key:   func(ctx context.Context) (string, error) { return awsn.ConfirmationKey(ctx, calls, instanceID) },
+		Clock: node.RealClock{}, Log: e.log, Every: every}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = w.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
 	}
-	s, err := c.settings("AWS_REGION", "BUCKET_NAME")
-	if err != nil {
-		return err
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(s["AWS_REGION"]))
-	if err != nil {
-		return fmt.Errorf("the AWS configuration: %w", err)
-	}
-	body, _, err := awsn.Bucket{API: (&env{cfg: cfg}).s3(), Name: s["BUCKET_NAME"]}.Get(ctx, g.Key)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(g.File, body, 0o600)
 }

@@ -75,8 +75,12 @@ func (s settings) engineLogs(instanceID, endpoint string) (*node.EngineLogs, err
 	if !logsEndpoint.MatchString(endpoint) {
 		endpoint = ""
 	}
-	return &node.EngineLogs{Group: group, Region: s["AWS_REGION"], InstanceID: instanceID, Endpoint: endpoint}, nil
+	return &node.EngineLogs{Group: group, Region: s["AWS_REGION"], InstanceID: instanceID, Endpoint: endpoint, Manager: s.manager()}, nil
 }
+
+// manager says the settings are a manager's (its group is the control
+// group).
+func (s settings) manager() bool { return s["NODE_GROUP"] == names.GroupControl }
 
 func readSettings(path string) (settings, error) {
 	f, err := os.Open(path)
@@ -153,6 +157,9 @@ func managerTimings() node.Timings {
 		{"CLUSTERCTL_AUTOSCALE_INTERVAL", &t.AutoscaleEvery}, {"CLUSTERCTL_SCALE_OUT_JOIN_WAIT", &t.JoinWait},
 		{"CLUSTERCTL_REQUEST_MAX_AGE", &t.RequestMaxAge}, {"CLUSTERCTL_SECRETS_INTERVAL", &t.SecretsEvery},
 		{"CLUSTERCTL_METRICS_INTERVAL", &t.MetricsEvery},
+		{"CLUSTERCTL_UNPROVEN_GRACE", &t.UnprovenGrace}, {"CLUSTERCTL_LABELS_INTERVAL", &t.LabelsEvery},
+		{"CLUSTERCTL_CONFIRM_WAIT", &t.ConfirmWait},
+		{"CLUSTERCTL_INTERRUPTED_HOLD", &t.InterruptedHold},
 	} {
 		*f.to = seconds(f.env, *f.to)
 	}
@@ -172,7 +179,7 @@ func agentTimings() node.AgentTimings {
 	}{
 		{"CLUSTERCTL_JOIN_TIMEOUT", &t.JoinTimeout}, {"CLUSTERCTL_RETRY_MIN", &t.RetryMin}, {"CLUSTERCTL_RETRY_MAX", &t.RetryMax},
 		{"CLUSTERCTL_CHECK_INTERVAL", &t.CheckEvery}, {"CLUSTERCTL_REJOIN_AFTER", &t.RejoinAfter},
-		{"CLUSTERCTL_STATUS_STALE_AFTER", &t.StaleAfter},
+		{"CLUSTERCTL_STATUS_STALE_AFTER", &t.StaleAfter}, {"CLUSTERCTL_INTERRUPTION_INTERVAL", &t.InterruptionEvery},
 	} {
 		*f.to = seconds(f.env, *f.to)
 	}

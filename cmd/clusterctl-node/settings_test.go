@@ -64,7 +64,8 @@ func TestEngineLogs(t *testing.T) {
 		{"an older core", base, "", nil, ""},
 		{"driver none", with("LOG_GROUP", "/clusterctl/core", "LOG_DRIVER", "none"), "", nil, ""},
 		{"an agent", with("LOG_GROUP", "/clusterctl/core", "LOG_DRIVER", "awslogs"), "", &node.EngineLogs{Group: "/clusterctl/core", Region: "eu-west-1", InstanceID: "i-1"}, ""},
-		{"a manager: its cluster's group", with("LOG_DRIVER", "awslogs"), "http://10.0.0.1:5000", &node.EngineLogs{Group: "/clusterctl/core", Region: "eu-west-1", InstanceID: "i-1", Endpoint: "http://10.0.0.1:5000"}, ""},
+		{"a manager: its cluster's group", with("LOG_DRIVER", "awslogs", "NODE_GROUP", "control"), "http://10.0.0.1:5000", &node.EngineLogs{Group: "/clusterctl/core", Region: "eu-west-1", InstanceID: "i-1", Endpoint: "http://10.0.0.1:5000", Manager: true}, ""},
+		{"an agent of a group", with("LOG_GROUP", "/clusterctl/core", "LOG_DRIVER", "awslogs", "NODE_GROUP", "web"), "", &node.EngineLogs{Group: "/clusterctl/core", Region: "eu-west-1", InstanceID: "i-1"}, ""},
 		{"an endpoint not of the shape", with("LOG_DRIVER", "awslogs"), "http://x/\"a", &node.EngineLogs{Group: "/clusterctl/core", Region: "eu-west-1", InstanceID: "i-1"}, ""},
 		{"a driver unknown", with("LOG_DRIVER", "syslog"), "", nil, "refusing LOG_DRIVER"},
 		{"a group with a quote", with("LOG_GROUP", `a"b`, "LOG_DRIVER", "awslogs"), "", nil, "refusing LOG_GROUP"},
@@ -117,15 +118,23 @@ func (f *fakeLogs) PutLogEvents(_ context.Context, in *cloudwatchlogs.PutLogEven
 	return &cloudwatchlogs.PutLogEventsOutput{}, nil
 }
 
-// A line logged goes to the node's stream as it goes to the journal; what
-// is left is sent at exit.
+// A line logged goes to the node's stream, under its role's prefix, as it
+// goes to the journal; what is left is sent at exit.
 func TestNodeLogShips(t *testing.T) {
-	f := &fakeLogs{}
-	nl := &nodeLog{}
-	nl.shipTo(f, "/clusterctl/core", "i-0123456789abcdef0")
-	nl.logf("drained node %s", "n1")
-	nl.close()
-	if f.stream != "/clusterctl/core node/i-0123456789abcdef0" || len(f.lines) != 1 || f.lines[0] != "clusterctl: drained node n1" {
-		t.Errorf("stream %q, lines %q", f.stream, f.lines)
+	for _, c := range []struct {
+		manager bool
+		stream  string
+	}{
+		{true, "/clusterctl/core managers/node/i-0123456789abcdef0"},
+		{false, "/clusterctl/core agents/node/i-0123456789abcdef0"},
+	} {
+		f := &fakeLogs{}
+		nl := &nodeLog{}
+		nl.shipTo(f, "/clusterctl/core", "i-0123456789abcdef0", c.manager)
+		nl.logf("drained node %s", "n1")
+		nl.close()
+		if f.stream != c.stream || len(f.lines) != 1 || f.lines[0] != "clusterctl: drained node n1" {
+			t.Errorf("stream %q, lines %q; want stream %q", f.stream, f.lines, c.stream)
+		}
 	}
 }

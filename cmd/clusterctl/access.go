@@ -55,7 +55,7 @@ func (c *DockerCmd) Run(app *App) error {
 			stdin = b
 		}
 	}
-	svc, err := app.Service()
+	svc, err := app.Clients()
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (c *ShellCmd) Run(app *App) error {
 			return err
 		}
 	}
-	svc, err := app.Service()
+	svc, err := app.Clients()
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
+	"github.com/clusterctl/clusterctl/internal/preflight"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/remote"
 	"github.com/clusterctl/clusterctl/internal/render"
@@ -60,7 +61,7 @@ type App struct {
 	// alarms reads the core's alarms (describe, list-clusters).
 	alarms alarms.Reader
 	rec    *awsx.Recorder
-	s3     awsapi.S3 // every S3 call, for packages that need more than the Service's view
+	s3     awsapi.S3 // every S3 call, for packages that need more than the Clients' view
 	// sessions opens Session Manager sessions at ssmEndpoint (what the
 	// plugin is told).
 	sessions    remote.SessionAPI
@@ -149,15 +150,15 @@ func (a *App) prepare(check error) (*query.Output, *cluster.Clients, error) {
 	if check != nil {
 		return nil, nil, check
 	}
-	svc, err := a.Service()
+	svc, err := a.Clients()
 	if err != nil {
 		return nil, nil, err
 	}
 	return out, svc, nil
 }
 
-// Service loads the AWS configuration and builds the clients once.
-func (a *App) Service() (*cluster.Clients, error) {
+// Clients loads the AWS configuration and builds the clients once.
+func (a *App) Clients() (*cluster.Clients, error) {
 	if a.svc != nil {
 		return a.svc, nil
 	}
@@ -184,7 +185,8 @@ func (a *App) Service() (*cluster.Clients, error) {
 	a.s3 = awsapi.NewS3(cfg, func(o *s3.Options) { o.UsePathStyle = awsx.CustomEndpoint(cfg) })
 	ssmc := awsapi.NewSSM(cfg)
 	a.sessions, a.ssmEndpoint = ssmc, ssmEndpoint(a.ctx, cfg)
-	a.alarms = alarms.Reader{Stacks: cfn, CloudWatch: alarms.NewCloudWatch(cfg, awsx.CustomEndpoint(cfg))}
+	snsc := awsapi.NewSNS(cfg)
+	a.alarms = alarms.Reader{Stacks: cfn, CloudWatch: alarms.NewCloudWatch(cfg, awsx.CustomEndpoint(cfg)), SNS: snsc}
 	a.svc = &cluster.Clients{
 		Stacks:  mgr,
 		CFN:     cfn,
@@ -195,8 +197,10 @@ func (a *App) Service() (*cluster.Clients, error) {
 		ACM:     awsapi.NewACM(cfg),
 		ELB:     awsapi.NewELB(cfg),
 		STS:     awsapi.NewSTS(cfg),
+		IAM:     awsapi.NewIAM(cfg),
 		SQS:     awsapi.NewSQS(cfg),
 		CWLogs:  awsapi.NewCloudWatchLogs(cfg),
+		Sources: preflight.Sources{SNS: snsc, SecretsManager: awsapi.NewSecretsManager(cfg), SSM: ssmc, Region: cfg.Region},
 		Region:  cfg.Region,
 		IO:      a.IO,
 		Version: a.Version,

@@ -33,7 +33,7 @@ func (c *ApplyCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	svc, err := app.Service()
+	svc, err := app.Clients()
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func (c *BackupsCmd) Run(app *App) error {
 // RestoreCmd is `clusterctl restore -j CLUSTER --from TIME|latest`.
 type RestoreCmd struct {
 	Cluster     string `short:"j" name:"cluster" aliases:"join" placeholder:"NAME" predictor:"cluster" required:"" help:"Cluster whose swarm to restore."`
-	From        string `required:"" help:"The backup: its time as backups lists it (2006-01-02T15:04:05Z), or latest."`
+	From        string `required:"" help:"The backup: its time as backups lists it (e.g. 2026-11-28T09:30:00Z), or latest."`
 	FromCluster string `name:"from-cluster" help:"The cluster whose managers took the backup, when it is not this one (its swarm's join tokens are rotated after the restore)."`
 	Yes         bool   `short:"y" help:"Restore without asking (needed when not on a terminal)."`
 	Wait        bool   `help:"Wait until the managers say how the restore ended (the status snapshot shows it)."`

@@ -19,31 +19,33 @@ import (
 type CLI struct {
 	Globals
 
-	CreateCore  CreateCoreCmd  `cmd:"" name:"create-core" help:"Create a cluster's core stack (managers, bucket, security groups, IAM) and print its outputs."`
-	UpdateCore  UpdateCoreCmd  `cmd:"" name:"update-core" help:"Change a cluster's control plane through a change set; unspecified values stay, managers are replaced one at a time."`
-	AddAgents   AddAgentsCmd   `cmd:"" name:"add-agents" help:"Create an agent group joined to a cluster's core and print its nodes."`
-	ListNodes   ListNodesCmd   `cmd:"" name:"list-nodes" help:"List the nodes of a cluster (all clusters without -j)."`
-	ListGroups  ListGroupsCmd  `cmd:"" name:"list-groups" help:"List agent groups with status, capacity, labels and join state."`
-	DrainNode   DrainNodeCmd   `cmd:"" name:"drain-node" help:"Drain a node of a cluster (its tasks move to other nodes), or make it active again (--undo), and wait until the swarm shows it."`
-	ReplaceNode ReplaceNodeCmd `cmd:"" name:"replace-node" help:"Replace a node: terminate it through its Auto Scaling group, drained first, and wait until its replacement is Ready in the swarm."`
-	Backup      BackupCmd      `cmd:"" help:"Ask a cluster's managers to back the swarm up now (--wait: until it is taken)."`
-	Backups     BackupsCmd     `cmd:"" help:"List the backups of a cluster's swarm: time, age, size, swarm, managers, taken by."`
-	Restore     RestoreCmd     `cmd:"" help:"Restore a cluster's swarm from one of its backups, undoing every change since (plans and asks first; --wait: until the managers say how it ended)."`
-	UpdateGroup UpdateGroupCmd `cmd:"" name:"update-group" help:"Change an agent group through a change set; unspecified values stay."`
-	RemoveGroup RemoveGroupCmd `cmd:"" name:"remove-group" help:"Delete one agent group's stack."`
-	DeleteCore  DeleteCoreCmd  `cmd:"" name:"delete-core" help:"Delete a cluster's core stack (refused while groups exist unless --cascade)."`
-	Apply       ApplyCmd       `cmd:"" help:"Make a cluster what a cluster file declares: plan, then create the core and create, update or (--prune) delete groups in parallel."`
-	Export      ExportCmd      `cmd:"" help:"Print the cluster file of a live cluster (YAML; -o json for JSON)."`
-	Schema      SchemaCmd      `cmd:"" help:"Print the JSON Schema of cluster files, for editors."`
-	Describe    DescribeCmd    `cmd:"" help:"Show a cluster: core status, outputs, parameters, and its groups with their health."`
-	Events      EventsCmd      `cmd:"" help:"Print the stack events of a cluster's core or of one group."`
-	Logs        LogsCmd        `cmd:"" help:"Print the logs of a cluster's services and nodes from its CloudWatch log group; --follow for new ones."`
-	Wait        WaitCmd        `cmd:"" help:"Re-attach to the operations in progress on a cluster (core and busy groups) or one group, deletions included, and return their outcome."`
-	Unlock      UnlockCmd      `cmd:"" help:"Break a lease left by a run that died, by its id."`
-	Render      RenderCmd      `cmd:"" help:"Print what would be deployed: a template, its parameters and tags, a node configuration."`
-	VersionCmd  VersionCmd     `cmd:"" name:"version" help:"Print the version."`
-	Completion  CompletionCmd  `cmd:"" help:"Print the shell completion script: source <(clusterctl completion bash)."`
-	Help        HelpCmd        `cmd:"" help:"Explain a command (clusterctl help update-group), or list them all."`
+	CreateCore    CreateCoreCmd    `cmd:"" name:"create-core" help:"Create a cluster's core stack (managers, bucket, security groups, IAM) and print its outputs."`
+	UpdateCore    UpdateCoreCmd    `cmd:"" name:"update-core" help:"Change a cluster's control plane through a change set; unspecified values stay, managers are replaced one at a time."`
+	AddAgents     AddAgentsCmd     `cmd:"" name:"add-agents" help:"Create an agent group joined to a cluster's core and print its nodes."`
+	ListNodes     ListNodesCmd     `cmd:"" name:"list-nodes" help:"List the nodes of a cluster (all clusters without -j)."`
+	ListGroups    ListGroupsCmd    `cmd:"" name:"list-groups" help:"List agent groups with status, capacity, labels and join state."`
+	DrainNode     DrainNodeCmd     `cmd:"" name:"drain-node" help:"Drain a node of a cluster (its tasks move to other nodes), or make it active again (--undo), and wait until the swarm shows it."`
+	ReplaceNode   ReplaceNodeCmd   `cmd:"" name:"replace-node" help:"Replace a node: terminate it through its Auto Scaling group, drained first, and wait until its replacement is Ready in the swarm."`
+	Backup        BackupCmd        `cmd:"" help:"Ask a cluster's managers to back the swarm up now (--wait: until it is taken)."`
+	Backups       BackupsCmd       `cmd:"" help:"List the backups of a cluster's swarm: time, age, size, swarm, managers, taken by."`
+	Restore       RestoreCmd       `cmd:"" help:"Restore a cluster's swarm from one of its backups, undoing every change since (plans and asks first; --wait: until the managers say how it ended)."`
+	UpdateGroup   UpdateGroupCmd   `cmd:"" name:"update-group" help:"Change an agent group through a change set; unspecified values stay."`
+	RemoveGroup   RemoveGroupCmd   `cmd:"" name:"remove-group" help:"Delete one agent group's stack."`
+	DeleteCore    DeleteCoreCmd    `cmd:"" name:"delete-core" help:"Delete a cluster's core stack (refused while groups exist unless --cascade)."`
+	CreateNetwork CreateNetworkCmd `cmd:"" name:"create-network" help:"Create a network for clusters: a VPC with public and private subnets over up to three zones, NAT or VPC endpoints (create-core --network joins it)."`
+	DeleteNetwork DeleteNetworkCmd `cmd:"" name:"delete-network" help:"Delete a network (refused while a cluster uses it)."`
+	Apply         ApplyCmd         `cmd:"" help:"Make a cluster what a cluster file declares: plan, then create the core and create, update or (--prune) delete groups in parallel."`
+	Export        ExportCmd        `cmd:"" help:"Print the cluster file of a live cluster (YAML; -o json for JSON)."`
+	Schema        SchemaCmd        `cmd:"" help:"Print the JSON Schema of cluster files, for editors."`
+	Describe      DescribeCmd      `cmd:"" help:"Show a cluster: core status, outputs, parameters, and its groups with their health."`
+	Events        EventsCmd        `cmd:"" help:"Print the stack events of a cluster's core or of one group."`
+	Logs          LogsCmd          `cmd:"" help:"Print the logs of a cluster's services and nodes from its CloudWatch log group; --follow for new ones."`
+	Wait          WaitCmd          `cmd:"" help:"Re-attach to the operations in progress on a cluster (core and busy groups) or one group, deletions included, and return their outcome."`
+	Unlock        UnlockCmd        `cmd:"" help:"Break a lease left by a run that died, by its id."`
+	Render        RenderCmd        `cmd:"" help:"Print what would be deployed: a template, its parameters and tags, a node configuration."`
+	VersionCmd    VersionCmd       `cmd:"" name:"version" help:"Print the version."`
+	Completion    CompletionCmd    `cmd:"" help:"Print the shell completion script: source <(clusterctl completion bash)."`
+	Help          HelpCmd          `cmd:"" help:"Explain a command (clusterctl help update-group), or list them all."`
 
 	// Using the swarm from where the operator sits.
 	Docker       DockerCmd       `cmd:"" help:"Run a docker command on the swarm's leader through Systems Manager: clusterctl docker -j CLUSTER -- service ls."`

@@ -13,8 +13,8 @@ import (
 // README.md, which the end-to-end tests run in order against a local AWS,
 // so an example in help is one that works (TestHelpExamplesAreReadmeExamples).
 var examples = map[string][]string{
-	"":                   {"clusterctl create-core core", "clusterctl add-agents -n r3-agents -t r3.large -j core -c 3 -m role=worker", "clusterctl list-nodes -j core", "clusterctl help update-group"},
-	"create-core":        {"clusterctl create-core core", "clusterctl create-core ha --managers 3", "clusterctl create-core qa --ssh-cidr 203.0.113.0/24 --dry-run    # the plan only"},
+	"":                   {"clusterctl create-network core                # a VPC of its own: nodes private, load balancers public", "clusterctl create-core core --network core", "clusterctl add-agents -n r3-agents -t r3.large -j core -c 3 -m role=worker", "clusterctl list-nodes -j core", "clusterctl help update-group"},
+	"create-core":        {"clusterctl create-core core --network core", "clusterctl create-core ha --managers 3", "clusterctl create-core qa --ssh-cidr 203.0.113.0/24 --dry-run    # the plan only"},
 	"update-core":        {"clusterctl update-core ha --instance-type m6i.large --dry-run", "clusterctl update-core ha --managers 5 --yes"},
 	"add-agents":         {"clusterctl add-agents -n r3-agents -t r3.large -j core -c 3 -m role=worker", "clusterctl add-agents -n spot -t m5.large,m5a.large,m6i.large --spot --on-demand-base 1 -j core -c 3", "clusterctl add-agents -n gpu -t g5.xlarge -j core -c 2 --dry-run    # the plan only"},
 	"list-nodes":         {"clusterctl list-nodes -j core", "clusterctl list-nodes -j core -n control  # the managers, each with its manager status", "clusterctl list-nodes -j core -o wide     # adds cluster, public IP, zone, launch time, image and labels"},
@@ -23,6 +23,8 @@ var examples = map[string][]string{
 	"replace-node":       {`clusterctl replace-node "$(clusterctl list-nodes -j core -n r3-agents --query '.[0].instanceId')"         # needs real AWS`},
 	"update-group":       {"clusterctl update-group -n r3-agents -j core -m role=worker,tier=memory --dry-run", "clusterctl update-group -n r3-agents -j core -t r5.large -c 4 --yes"},
 	"remove-group":       {"clusterctl remove-group -n c5-agents -j core --yes    # scripts"},
+	"create-network":     {"clusterctl create-network prod --dry-run     # the plan and what it costs by the hour", "clusterctl create-network prod"},
+	"delete-network":     {"clusterctl delete-network prod --yes     # refused while a cluster uses it (exit 1)"},
 	"delete-core":        {"clusterctl delete-core staging --yes            # a cluster without groups", "clusterctl delete-core prod --cascade --yes     # groups first (in parallel), then the core"},
 	"apply":              {"clusterctl apply -f core.yaml --dry-run   # after an edit", "clusterctl apply -f core.yaml             # a missing core first, then the groups in parallel"},
 	"export":             {"clusterctl export core > core.yaml        # the live cluster as its file", "clusterctl export apps -o json"},
@@ -35,6 +37,7 @@ var examples = map[string][]string{
 	"render":             {"clusterctl render core > core.json", "clusterctl render group -n arm -t m7g.large -m role=worker > group.json        # offline"},
 	"render core":        {"clusterctl render core > core.json", "clusterctl render core prod2 --vpc-id vpc-0abc1234 --subnet-ids subnet-0aaa1111 --parameters"},
 	"render group":       {"clusterctl render group -n arm -t m7g.large -m role=worker > group.json        # offline", "clusterctl render group -n web -t c5.large -j core --cli-input-json > web-stack.json"},
+	"render network":     {"clusterctl render network prod --nat none > network.json"},
 	"render node-config": {"clusterctl render node-config -n web -t c5.large -j core > web-node.env"},
 	"version":            {"clusterctl version", "clusterctl version -o json"},
 	"completion":         {"clusterctl completion fish > ~/.config/fish/completions/clusterctl.fish"},

@@ -48,7 +48,11 @@ func TestEveryCommandHelpHasOwnFlagsFirstAndExamples(t *testing.T) {
 				if f.Hidden || f.Group != nil {
 					continue
 				}
-				if at := strings.Index(help, "--"+f.Name); at < 0 || at > global {
+				at := strings.Index(help, "--"+f.Name)
+				if f.Tag.Negatable != "" {
+					at = strings.Index(help, "--[no-]"+f.Name) // kong's form of a negatable flag
+				}
+				if at < 0 || at > global {
 					t.Errorf("--%s is not among the own flags, before the global ones:\n%s", f.Name, help)
 				}
 			}

@@ -32,16 +32,13 @@ func (c *DescribeCmd) Run(app *App) error {
 		return err
 	}
 	noteUnread(app, d.Unread)
-	// Alarms that cannot be read (no cloudwatch:DescribeAlarms for the
-	// operator) leave the rest of the description standing: null, and why.
-	if d.Alarms, err = app.alarms.Read(app.Context(), d.Stack); err != nil {
-		fmt.Fprintf(app.IO.ErrOut, "clusterctl: %v\n", err)
-	}
+	describeAlarms(app, d)
 	if out.Format == "table" || out.Format == "wide" {
 		if app.Globals.Query == "" {
 			if err := cluster.WriteDescription(app.IO.Out, d); err != nil {
 				return err
 			}
+			alarms.WriteNotification(app.IO.Out, d.Notification)
 			return alarms.Write(app.IO.Out, d.Alarms, time.Now())
 		}
 	}

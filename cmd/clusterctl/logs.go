@@ -11,6 +11,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/logs"
+	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
@@ -69,7 +70,7 @@ func parseWhen(flag, s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
-	return time.Time{}, errs.Usage("invalid %s %q: expected a duration ago (30s, 10m, 2h) or an RFC 3339 time (2006-01-02T15:04:05Z)", flag, s)
+	return time.Time{}, errs.Usage("invalid %s %q: expected a duration ago (30s, 10m, 2h) or an RFC 3339 time (e.g. 2026-11-28T09:30:00Z)", flag, s)
 }
 
 func (c *LogsCmd) Run(app *App) error {
@@ -88,12 +89,7 @@ func (c *LogsCmd) Run(app *App) error {
 		if !table {
 			return out.WriteEach(app.IO.Out, e)
 		}
-		var b strings.Builder
-		if stamps {
-			b.WriteString(e.Time.Format(time.RFC3339Nano) + " ")
-		}
-		b.WriteString(e.Source() + " | " + e.Message)
-		_, err := fmt.Fprintln(app.IO.Out, b.String())
+		_, err := fmt.Fprintln(app.IO.Out, logLine(e, stamps))
 		return err
 	})
 	if c.Follow && errors.Is(err, context.DeadlineExceeded) {
@@ -104,6 +100,27 @@ func (c *LogsCmd) Run(app *App) error {
 		fmt.Fprintln(app.IO.ErrOut, noEvents(c.Cluster, req))
 	}
 	return err
+}
+
+// logLine is an event as text: where it came from and its message, made
+// printable as table cells are (query.Printable: a container's output
+// must not drive the operator's terminal, nor pass for another line with a
+// newline or a carriage return), tabs kept, as they move nothing but the
+// cursor forward. The reader has cut the message's trailing newline; -o
+// json keeps the message as it is.
+func logLine(e logs.Event, stamps bool) string {
+	var b strings.Builder
+	if stamps {
+		b.WriteString(e.Time.Format(time.RFC3339Nano) + " ")
+	}
+	b.WriteString(query.Printable(e.Source()) + " | ")
+	for i, part := range strings.Split(e.Message, "\t") {
+		if i > 0 {
+			b.WriteByte('\t')
+		}
+		b.WriteString(query.Printable(part))
+	}
+	return b.String()
 }
 
 // noEvents says, on stderr, that a logs request found nothing, and what it

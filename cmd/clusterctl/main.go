@@ -48,6 +48,7 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Vars{"version": version},
+		durationFlags(),
 	}, helpOptions()...)...)
 	if err != nil {
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %v\n", err)
@@ -77,6 +78,10 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
+			if hint := commandSynonym(pe); hint != "" {
+				fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", hint)
+				return errs.ExitUsage
+			}
 			if moved := clusterFlagFirst(pe, args); moved != "" {
 				fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", moved)
 				return errs.ExitUsage
@@ -115,6 +120,12 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 // what state a command left and how to resume, are kept.
 func message(err error) string {
 	text := errs.Message(err)
+	if line, ok := awsx.NotAWS(err); ok {
+		if _, rest, found := strings.Cut(text, "\n"); found {
+			return line + "\n" + rest
+		}
+		return line
+	}
 	e, ok := awsx.Unreachable(err)
 	if !ok {
 		return text

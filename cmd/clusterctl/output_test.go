@@ -20,6 +20,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/clusterctl/clusterctl/internal/iostreams"
 	"github.com/clusterctl/clusterctl/internal/lease"
@@ -81,6 +83,7 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 	}
 	rows := []row{
 		{command: "create-core", json: []string{"create-core", "c1"}, query: []string{"create-core", "c2"}},
+		{command: "create-network", json: []string{"create-network", "n1", "--zones", "1"}, query: []string{"create-network", "n2", "--zones", "1"}},
 		{command: "add-agents", json: []string{"add-agents", "-n", "g1", "-t", "t3.small", "-j", "c1"}, query: []string{"add-agents", "-n", "g2", "-t", "t3.small", "-j", "c1"}},
 		{command: "update-group", json: []string{"update-group", "-n", "g1", "-j", "c1", "-c", "2"}, query: []string{"update-group", "-n", "g1", "-j", "c1", "-c", "3"}},
 		{command: "update-core", json: []string{"update-core", "c1", "--ssh-cidr", "203.0.113.0/24", "--yes"}, query: []string{"update-core", "c1", "--managers", "3", "--yes"}},
@@ -98,6 +101,7 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		{"render core", []string{"render", "core", "c9"}, false},
 		{"render group", []string{"render", "group", "-n", "g9", "-t", "m7g.large"}, false},
 		{"render node-config", []string{"render", "node-config", "-n", "g9", "-t", "m7g.large", "-j", "c1"}, false},
+		{"render network", []string{"render", "network", "n9"}, false},
 		{"version", []string{"version"}, false},
 		// The first apply creates the cluster, the second finds no changes.
 		{"apply", []string{"apply", "-f", clusterFile}, false},
@@ -146,11 +150,13 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 				putLease(t, moto.URL, "c1", "gu2", "bbbbbbbbbbbb")
 			}},
 		// Secrets: declared (an update of the core), listed, removed.
-		row{command: "secrets add", json: []string{"secrets", "add", "-j", "c1", "db", "--from", "ssm:/c1/db", "--yes"}, query: []string{"secrets", "add", "-j", "c1", "db2", "--from", "ssm:/c1/db2", "--yes"}},
+		row{command: "secrets add", json: []string{"secrets", "add", "-j", "c1", "db", "--from", "ssm:/c1/db", "--yes"}, query: []string{"secrets", "add", "-j", "c1", "db2", "--from", "ssm:/c1/db2", "--yes"},
+			before: func(t *testing.T) { putParameters(t, moto.URL, "/c1/db", "/c1/db2") }},
 		row{command: "secrets list", json: []string{"secrets", "-j", "c1"}, query: []string{"secrets", "-j", "c1"}},
 		row{command: "secrets remove", json: []string{"secrets", "remove", "-j", "c1", "db", "--yes"}, query: []string{"secrets", "remove", "-j", "c1", "db2", "--yes"}},
 		row{command: "remove-group", json: []string{"remove-group", "-n", "g1", "-j", "c1", "--yes"}, query: []string{"remove-group", "-n", "g2", "-j", "c1", "--yes"}},
 		row{command: "delete-core", json: []string{"delete-core", "c1", "--yes"}, query: []string{"delete-core", "c2", "--yes"}},
+		row{command: "delete-network", json: []string{"delete-network", "n1", "--yes"}, query: []string{"delete-network", "n2", "--yes"}},
 	)
 
 	var covered []string
@@ -215,6 +221,18 @@ func putLease(t *testing.T, endpoint, cluster, group, id string) {
 		Bucket: res.StackResourceDetail.PhysicalResourceId, Key: aws.String(lease.Group(group).Key()), Body: bytes.NewReader(rec)})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// putParameters creates the parameters secrets are declared from.
+func putParameters(t *testing.T, endpoint string, names ...string) {
+	t.Helper()
+	cfg, _, _ := motoClients(t, endpoint)
+	for _, n := range names {
+		if _, err := ssm.NewFromConfig(cfg).PutParameter(context.Background(), &ssm.PutParameterInput{
+			Name: aws.String(n), Value: aws.String("v"), Type: ssmtypes.ParameterTypeSecureString}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

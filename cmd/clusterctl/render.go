@@ -17,6 +17,7 @@ type RenderCmd struct {
 	Core       RenderCoreCmd       `cmd:"" help:"Print the core stack create-core would deploy: its template, or its parameters and tags (no AWS access)."`
 	Group      RenderGroupCmd      `cmd:"" help:"Print the group stack add-agents would deploy: its template, or its parameters and tags; -j reads the live core."`
 	NodeConfig RenderNodeConfigCmd `cmd:"" name:"node-config" help:"Print the node configuration (KEY=value lines) add-agents uploads for a group's agents; -j reads the live core."`
+	Network    RenderNetworkCmd    `cmd:"" help:"Print the network stack create-network would deploy: its template, or its parameters and tags (no AWS access)."`
 }
 
 // offlineCluster is the cluster a group is rendered for when -j is not
@@ -134,7 +135,7 @@ func (src GroupSource) render(app *App, g *spec.Group) (*query.Output, *render.R
 		r, err := render.Group(name, *g, render.Join{}, b)
 		return out, r, errs.AsUsage(err)
 	}
-	svc, err := app.Service()
+	svc, err := app.Clients()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -20,19 +20,33 @@ type versionInfo struct {
 	Arch      string `json:"arch"`
 }
 
+// buildInfo is what this binary knows of itself. A release (make build,
+// make release) has its version and commit through -ldflags. Without them,
+// `go install ...@v1.2.0` still knows its module version, and a build in a
+// checkout the version and revision the Go toolchain stamps; "dev" only
+// when neither says anything.
 func buildInfo(version string) versionInfo {
 	v := versionInfo{Version: version, Commit: commit, GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
-	if v.Commit == "" {
-		v.Commit = vcsRevision()
+	bi, ok := debug.ReadBuildInfo()
+	if v.Version == "dev" && ok {
+		v.Version = moduleVersion(bi.Main.Version, v.Version)
+	}
+	if v.Commit == "" && ok {
+		v.Commit = vcsRevision(bi)
 	}
 	return v
 }
 
-func vcsRevision() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
+// moduleVersion is the main module's version as the toolchain stamped it,
+// else fallback: "(devel)" and "" say nothing.
+func moduleVersion(stamped, fallback string) string {
+	if stamped == "" || stamped == "(devel)" {
+		return fallback
 	}
+	return stamped
+}
+
+func vcsRevision(bi *debug.BuildInfo) string {
 	var rev, dirty string
 	for _, s := range bi.Settings {
 		switch s.Key {

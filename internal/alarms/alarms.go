@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwschemas "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
 	"github.com/clusterctl/clusterctl/internal/names"
@@ -48,6 +50,7 @@ const StateAlarm = "ALARM"
 type Reader struct {
 	Stacks     StackResources
 	CloudWatch CloudWatch
+	SNS        Subscriptions // the e-mail subscription's state
 }
 
 // Read reads the alarms of cluster's core stack (none with alarms off), in
@@ -146,4 +149,75 @@ func NewCloudWatch(cfg aws.Config, custom bool) CloudWatchCalls {
 // DescribeAlarms calls cloudwatch's DescribeAlarms.
 func (c CloudWatchCalls) DescribeAlarms(ctx context.Context, in *cloudwatch.DescribeAlarmsInput, opts ...func(*cloudwatch.Options)) (*cloudwatch.DescribeAlarmsOutput, error) {
 	return c.describeAlarms(ctx, in, opts...)
+}
+
+// Subscriptions is what the reader needs of SNS for the e-mail
+// subscription of the core's topic.
+type Subscriptions interface {
+	ListSubscriptionsByTopic(ctx context.Context, in *sns.ListSubscriptionsByTopicInput, opts ...func(*sns.Options)) (*sns.ListSubscriptionsByTopicOutput, error)
+}
+
+// Notification is where the alarms send ALARM and OK, as describe shows
+// it. The JSON keys are a public interface.
+type Notification struct {
+	Target string `json:"target"` // the e-mail address
+	Topic  string `json:"topic"`  // the core's topic it is subscribed to
+	// Pending: SNS sends nothing to the address until the link it e-mailed
+	// is clicked; Missing: the address is not subscribed at all (the
+	// subscription was deleted).
+	Pending bool `json:"pending"`
+	Missing bool `json:"missing,omitempty"`
+}
+
+// pendingConfirmation is the SubscriptionArn SNS gives a subscription
+// the recipient has not confirmed.
+const pendingConfirmation = "PendingConfirmation"
+
+// Subscription reads the state of the e-mail subscription of the core's
+// topic (names.ResourceAlarmTopic): confirmed or pending.
+func (r Reader) Subscription(ctx context.Context, cluster, email string) (*Notification, error) {
+	n := &Notification{Target: email}
+	rp := cloudformation.NewListStackResourcesPaginator(r.Stacks, &cloudformation.ListStackResourcesInput{StackName: aws.String(cluster)})
+	for n.Topic == "" && rp.HasMorePages() {
+		page, err := rp.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading the core's topic: %w", err)
+		}
+		for _, x := range page.StackResourceSummaries {
+			if aws.ToString(x.LogicalResourceId) == names.ResourceAlarmTopic {
+				n.Topic = aws.ToString(x.PhysicalResourceId)
+			}
+		}
+	}
+	if n.Topic == "" {
+		return nil, fmt.Errorf("reading the core's topic: stack %s has no %s", cluster, names.ResourceAlarmTopic)
+	}
+	n.Missing = true
+	p := sns.NewListSubscriptionsByTopicPaginator(r.SNS, &sns.ListSubscriptionsByTopicInput{TopicArn: aws.String(n.Topic)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading the subscriptions of %s: %w", n.Topic, err)
+		}
+		for _, s := range page.Subscriptions {
+			if aws.ToString(s.Protocol) == "email" && strings.EqualFold(aws.ToString(s.Endpoint), email) {
+				n.Missing = false
+				n.Pending = aws.ToString(s.SubscriptionArn) == pendingConfirmation
+			}
+		}
+	}
+	return n, nil
+}
+
+// WriteNotification writes the notification line of describe.
+func WriteNotification(w io.Writer, n *Notification) {
+	switch {
+	case n == nil:
+	case n.Missing:
+		fmt.Fprintf(w, "\nNotify: %s (not subscribed to %s any more)\n", n.Target, n.Topic)
+	case n.Pending:
+		fmt.Fprintf(w, "\nNotify: %s (pending confirmation: nothing is sent until the link SNS e-mailed is clicked)\n", n.Target)
+	default:
+		fmt.Fprintf(w, "\nNotify: %s (confirmed)\n", n.Target)
+	}
 }

@@ -27,7 +27,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
@@ -301,6 +304,7 @@ func (a SQS) SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns .
 // SSM makes clusterctl's SSM calls.
 type SSM struct {
 	cancelCommand        func(context.Context, *ssm.CancelCommandInput, ...func(*ssm.Options)) (*ssm.CancelCommandOutput, error)
+	describeParameters   func(context.Context, *ssm.DescribeParametersInput, ...func(*ssm.Options)) (*ssm.DescribeParametersOutput, error)
 	getCommandInvocation func(context.Context, *ssm.GetCommandInvocationInput, ...func(*ssm.Options)) (*ssm.GetCommandInvocationOutput, error)
 	getParameter         func(context.Context, *ssm.GetParameterInput, ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
 	sendCommand          func(context.Context, *ssm.SendCommandInput, ...func(*ssm.Options)) (*ssm.SendCommandOutput, error)
@@ -313,6 +317,7 @@ func NewSSM(cfg aws.Config, opts ...func(*ssm.Options)) SSM {
 	c := ssm.NewFromConfig(cfg, opts...)
 	return SSM{
 		cancelCommand:        c.CancelCommand,
+		describeParameters:   c.DescribeParameters,
 		getCommandInvocation: c.GetCommandInvocation,
 		getParameter:         c.GetParameter,
 		sendCommand:          c.SendCommand,
@@ -323,6 +328,10 @@ func NewSSM(cfg aws.Config, opts ...func(*ssm.Options)) SSM {
 
 func (a SSM) CancelCommand(ctx context.Context, in *ssm.CancelCommandInput, optFns ...func(*ssm.Options)) (*ssm.CancelCommandOutput, error) {
 	return a.cancelCommand(ctx, in, optFns...)
+}
+
+func (a SSM) DescribeParameters(ctx context.Context, in *ssm.DescribeParametersInput, optFns ...func(*ssm.Options)) (*ssm.DescribeParametersOutput, error) {
+	return a.describeParameters(ctx, in, optFns...)
 }
 
 func (a SSM) GetCommandInvocation(ctx context.Context, in *ssm.GetCommandInvocationInput, optFns ...func(*ssm.Options)) (*ssm.GetCommandInvocationOutput, error) {
@@ -345,6 +354,46 @@ func (a SSM) TerminateSession(ctx context.Context, in *ssm.TerminateSessionInput
 	return a.terminateSession(ctx, in, optFns...)
 }
 
+// SNS makes clusterctl's SNS calls.
+type SNS struct {
+	getTopicAttributes       func(context.Context, *sns.GetTopicAttributesInput, ...func(*sns.Options)) (*sns.GetTopicAttributesOutput, error)
+	listSubscriptionsByTopic func(context.Context, *sns.ListSubscriptionsByTopicInput, ...func(*sns.Options)) (*sns.ListSubscriptionsByTopicOutput, error)
+}
+
+// NewSNS returns the SNS calls of cfg, with opts applied to the client.
+func NewSNS(cfg aws.Config, opts ...func(*sns.Options)) SNS {
+	c := sns.NewFromConfig(cfg, opts...)
+	return SNS{
+		getTopicAttributes:       c.GetTopicAttributes,
+		listSubscriptionsByTopic: c.ListSubscriptionsByTopic,
+	}
+}
+
+func (a SNS) GetTopicAttributes(ctx context.Context, in *sns.GetTopicAttributesInput, optFns ...func(*sns.Options)) (*sns.GetTopicAttributesOutput, error) {
+	return a.getTopicAttributes(ctx, in, optFns...)
+}
+
+func (a SNS) ListSubscriptionsByTopic(ctx context.Context, in *sns.ListSubscriptionsByTopicInput, optFns ...func(*sns.Options)) (*sns.ListSubscriptionsByTopicOutput, error) {
+	return a.listSubscriptionsByTopic(ctx, in, optFns...)
+}
+
+// SecretsManager makes clusterctl's Secrets Manager calls.
+type SecretsManager struct {
+	describeSecret func(context.Context, *secretsmanager.DescribeSecretInput, ...func(*secretsmanager.Options)) (*secretsmanager.DescribeSecretOutput, error)
+}
+
+// NewSecretsManager returns the Secrets Manager calls of cfg, with opts applied to the client.
+func NewSecretsManager(cfg aws.Config, opts ...func(*secretsmanager.Options)) SecretsManager {
+	c := secretsmanager.NewFromConfig(cfg, opts...)
+	return SecretsManager{
+		describeSecret: c.DescribeSecret,
+	}
+}
+
+func (a SecretsManager) DescribeSecret(ctx context.Context, in *secretsmanager.DescribeSecretInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.DescribeSecretOutput, error) {
+	return a.describeSecret(ctx, in, optFns...)
+}
+
 // STS makes clusterctl's STS calls.
 type STS struct {
 	getCallerIdentity func(context.Context, *sts.GetCallerIdentityInput, ...func(*sts.Options)) (*sts.GetCallerIdentityOutput, error)
@@ -360,6 +409,23 @@ func NewSTS(cfg aws.Config, opts ...func(*sts.Options)) STS {
 
 func (a STS) GetCallerIdentity(ctx context.Context, in *sts.GetCallerIdentityInput, optFns ...func(*sts.Options)) (*sts.GetCallerIdentityOutput, error) {
 	return a.getCallerIdentity(ctx, in, optFns...)
+}
+
+// IAM makes clusterctl's IAM calls.
+type IAM struct {
+	getRole func(context.Context, *iam.GetRoleInput, ...func(*iam.Options)) (*iam.GetRoleOutput, error)
+}
+
+// NewIAM returns the IAM calls of cfg, with opts applied to the client.
+func NewIAM(cfg aws.Config, opts ...func(*iam.Options)) IAM {
+	c := iam.NewFromConfig(cfg, opts...)
+	return IAM{
+		getRole: c.GetRole,
+	}
+}
+
+func (a IAM) GetRole(ctx context.Context, in *iam.GetRoleInput, optFns ...func(*iam.Options)) (*iam.GetRoleOutput, error) {
+	return a.getRole(ctx, in, optFns...)
 }
 
 // ACM makes clusterctl's ACM calls.

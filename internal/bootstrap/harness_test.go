@@ -190,6 +190,10 @@ func deployManagers(t *testing.T, name string, n int) *testCluster {
 func deployCoreSpec(t *testing.T, name string, core spec.Core) *testCluster {
 	t.Helper()
 	core.InstanceType, core.VpcID, core.SubnetIDs = "t3.medium", vpcID, []string{subnetID}
+	if core.Operators == nil {
+		// As create-core makes them: the creator, moto's IAM user.
+		core.Operators = []string{"arn:aws:iam::123456789012:user/moto"}
+	}
 	n := core.ManagerCount()
 	r, err := render.Core(name, core, testBuild(t))
 	if err != nil {
@@ -362,6 +366,7 @@ var fastNodes = []string{
 	"CLUSTERCTL_POLL_WAIT=5", "CLUSTERCTL_IDLE=3", "CLUSTERCTL_STATUS_INTERVAL=5",
 	"CLUSTERCTL_DEAD_NODE_INTERVAL=3", "CLUSTERCTL_DEAD_NODE_GRACE=3",
 	"CLUSTERCTL_DRAIN_POLL=1", "CLUSTERCTL_HEARTBEAT_INTERVAL=3", "CLUSTERCTL_NOTICE_VISIBILITY=60",
+	"CLUSTERCTL_CONFIRM_WAIT=20", "CLUSTERCTL_INTERRUPTION_INTERVAL=2",
 }
 
 // labNode makes the lab node of an instance.
@@ -420,6 +425,7 @@ type swarmNode struct {
 	ID   string
 	Spec struct {
 		Role, Availability string
+		Labels             map[string]string // node labels: only managers set them
 	}
 	Status struct {
 		State, Addr string

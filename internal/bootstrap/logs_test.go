@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clusterctl/clusterctl/internal/enginetest"
+	"github.com/clusterctl/clusterctl/internal/names"
 )
 
 // buildClusterctl builds the clusterctl binary for one test.
@@ -92,6 +93,21 @@ func TestContainerLogsShipped(t *testing.T) {
 		}
 		return strings.HasPrefix(out, "clusterctl@"+m.Spec.InstanceID+" | clusterctl: initialised the swarm on "), out
 	})
+	// Each stream is under the role of the node that wrote it, the only
+	// prefix that role's policy lets it write: the agent's container's,
+	// and the manager's own lines.
+	for _, c := range []struct {
+		args   []string
+		prefix string
+	}{
+		{[]string{"talker"}, names.LogStreamAgents + names.LogStreamService + "talker/"},
+		{[]string{"--node", m.Spec.InstanceID, "--grep", "initialised"}, names.LogStreamManagers + names.LogStreamNode + m.Spec.InstanceID},
+	} {
+		out, err := clusterctl(bin, append([]string{"logs", "-j", "logs", "--tail", "1", "-o", "json", "--query", ".stream"}, c.args...)...)
+		if stream := strings.Trim(strings.TrimSpace(out), `"`); err != nil || !strings.HasPrefix(stream, c.prefix) {
+			t.Errorf("logs %v: stream %q (%v), want under %s", c.args, stream, err, c.prefix)
+		}
+	}
 	// The engine's calls are signed with its node's role credentials (the
 	// node agent's own, with the test's). The lab is shared with the
 	// other tests running in parallel: only this cluster's nodes count.

@@ -17,19 +17,26 @@ import (
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
 	"github.com/clusterctl/clusterctl/internal/enginetest"
+	"github.com/clusterctl/clusterctl/internal/names"
 )
 
-// latest is the figure of a metric with exactly dims published in the
-// last 15 seconds and at or after since (the nodes publish every 5): ok
-// false while there is none, or while it changes.
-func latest(t *testing.T, cw *cloudwatch.Client, metric string, since time.Time, dims ...string) (float64, bool) {
+// latest is the figure of a metric of cluster with exactly dims published
+// in the last 15 seconds and at or after since (the nodes publish every
+// 5): ok false while there is none, or while it changes. A node's own
+// figures are in the cluster's node namespace, the swarm's in its swarm
+// namespace.
+func latest(t *testing.T, cw *cloudwatch.Client, cluster, metric string, since time.Time, dims ...string) (float64, bool) {
 	t.Helper()
 	var ds []cwtypes.Dimension
 	for i := 0; i+1 < len(dims); i += 2 {
 		ds = append(ds, cwtypes.Dimension{Name: aws.String(dims[i]), Value: aws.String(dims[i+1])})
 	}
+	namespace := names.SwarmMetricNamespace(cluster)
+	if metric == names.MetricDiskUsed || metric == names.MetricMemoryUsed {
+		namespace = names.NodeMetricNamespace(cluster)
+	}
 	out, err := cw.GetMetricStatistics(context.Background(), &cloudwatch.GetMetricStatisticsInput{
-		Namespace: aws.String("clusterctl"), MetricName: aws.String(metric), Dimensions: ds,
+		Namespace: aws.String(namespace), MetricName: aws.String(metric), Dimensions: ds,
 		StartTime: aws.Time(maxTime(since, time.Now().Add(-15*time.Second))), EndTime: aws.Time(time.Now().Add(time.Minute)), Period: aws.Int32(60),
 		Statistics: []cwtypes.Statistic{cwtypes.StatisticMinimum, cwtypes.StatisticMaximum},
 	})
@@ -47,8 +54,8 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
-// The leader publishes the swarm's health to CloudWatch and the figures
-// are the swarm's: the nodes ready, a service at 1 of its 2 tasks after a
+// The leader publishes the swarm's health to CloudWatch, in the cluster's
+// own namespaces, and the figures are the swarm's: the nodes ready, a service at 1 of its 2 tasks after a
 // node's engine stopped, its other task pending; a node's disk figure is
 // what df says of its engine's data root.
 func TestHealthMetricsPublished(t *testing.T) {
@@ -66,7 +73,7 @@ func TestHealthMetricsPublished(t *testing.T) {
 	})
 	start := time.Now()
 	eventually(t, 2*time.Minute, "2 nodes of group g ready in CloudWatch", func() (bool, string) {
-		v, ok := latest(t, cw, "NodesReady", start, "Cluster", "metrics", "Group", "g")
+		v, ok := latest(t, cw, "metrics", "NodesReady", start, "Cluster", "metrics", "Group", "g")
 		return ok && v == 2, fmt.Sprint(v, ok)
 	})
 
@@ -79,7 +86,7 @@ func TestHealthMetricsPublished(t *testing.T) {
 	f := strings.Fields(string(out))
 	df, _ := strconv.Atoi(strings.TrimSuffix(f[len(f)-1], "%"))
 	eventually(t, time.Minute, "the node's disk figure", func() (bool, string) {
-		v, ok := latest(t, cw, "DiskUsedPercent", start, "Cluster", "metrics", "Group", "g", "InstanceId", g.instances[0].id, "Filesystem", "data-root")
+		v, ok := latest(t, cw, "metrics", "DiskUsedPercent", start, "Cluster", "metrics", "Group", "g", "InstanceId", g.instances[0].id, "Filesystem", "data-root")
 		return ok && v <= float64(df) && v > float64(df)-1.01, fmt.Sprintf("%v (df: %d%%)", v, df)
 	})
 
@@ -87,7 +94,7 @@ func TestHealthMetricsPublished(t *testing.T) {
 	dockerOn(t, control, "service", "create", "-d", "--name", "web", "--replicas", "2", "--replicas-max-per-node", "1",
 		"--no-resolve-image", "--network", "host", "--constraint", "node.role==worker", enginetest.Image, "sleep", "3600")
 	eventually(t, 2*time.Minute, "web at 2 of 2 in CloudWatch", func() (bool, string) {
-		v, ok := latest(t, cw, "RunningTasks", start, "Cluster", "metrics", "Service", "web")
+		v, ok := latest(t, cw, "metrics", "RunningTasks", start, "Cluster", "metrics", "Service", "web")
 		return ok && v == 2, fmt.Sprint(v, ok)
 	})
 	agents[1].StopEngine()
@@ -109,7 +116,7 @@ func TestHealthMetricsPublished(t *testing.T) {
 		{"ManagersReachable", 1, []string{"Cluster", "metrics"}},
 	} {
 		eventually(t, 3*time.Minute, fmt.Sprintf("%s %v after a node's engine stopped", c.metric, c.want), func() (bool, string) {
-			v, ok := latest(t, cw, c.metric, stopped, c.dims...)
+			v, ok := latest(t, cw, "metrics", c.metric, stopped, c.dims...)
 			return ok && v == c.want, fmt.Sprint(v, ok)
 		})
 	}

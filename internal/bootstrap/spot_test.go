@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,9 +98,29 @@ func TestSpotInterruption(t *testing.T) {
 		}
 	}
 
-	// EC2 warns: the spot node is drained at once, and every replica runs on
-	// the other agent within the two minutes the warning gives.
+	// Forged: a warning for the spot node its instance metadata does not
+	// give, and a termination notice for an instance Auto Scaling keeps in
+	// service. Nothing is drained; the leader says so, with the sender.
+	tc.putNotice(t, enginetest.InterruptionWarning(account, region, spotID))
+	tc.putNotice(t, enginetest.TerminationNotice(account, region, enginetest.LifecycleAction{
+		Token: "6ba7b810-9dad-11d1-80b4-00c04fd430c8", Group: g.asg, Hook: names.LifecycleHook(tc.name), InstanceID: onDemandID}))
+	eventually(t, 3*time.Minute, "the forged notices leave the queue", func() (bool, string) { return tc.queueEmpty(t) })
+	for _, n := range swarmNodes(t, control) {
+		if n.Spec.Role == "worker" && n.Spec.Availability != "active" {
+			t.Errorf("node %s is %s after forged notices", n.ID, n.Spec.Availability)
+		}
+	}
+	for _, want := range []string{"dropping the spot notice of " + spotID + ": its agent did not confirm it", "dropping the termination notice of " + onDemandID, "sent by "} {
+		if !strings.Contains(control.Logs(), want) {
+			t.Errorf("the leader did not log %q:\n%s", want, control.Logs())
+		}
+	}
+
+	// EC2 warns: the instance metadata says so, its agent confirms it, the
+	// spot node is drained at once, and every replica runs on the other
+	// agent within the two minutes the warning gives.
 	at := watchCompletion(t, control, spotID, "web")
+	spot.SetMetadata("spot/instance-action", fmt.Sprintf(`{"action": "terminate", "time": %q}`, time.Now().Add(2*time.Minute).UTC().Format(time.RFC3339)))
 	tc.putNotice(t, enginetest.InterruptionWarning(account, region, spotID))
 	eventually(t, 3*time.Minute, "web runs on the on-demand agent only", func() (bool, string) {
 		web := runningOn(serviceTasks(t, control, "web"))
@@ -122,7 +143,8 @@ func TestSpotInterruption(t *testing.T) {
 		t.Errorf("the spot node is still in the swarm: %+v", n)
 	}
 
-	// A rebalance recommendation drains at once too.
+	// A rebalance recommendation, confirmed, drains at once too.
+	onDemand.SetMetadata("events/recommendations/rebalance", fmt.Sprintf(`{"noticeTime": %q}`, time.Now().UTC().Format(time.RFC3339)))
 	tc.putNotice(t, enginetest.RebalanceRecommendation(account, region, onDemandID))
 	eventually(t, 3*time.Minute, "the node of a rebalance recommendation is drained", func() (bool, string) {
 		n := byInstance(swarmNodes(t, control), onDemandID)

@@ -40,7 +40,7 @@ func (b bucketStacks) Resource(_ context.Context, stack, logicalID string) (*sta
 
 func (bucketStacks) Say(string) bool { return false }
 
-// agentsEnv is a Service whose S3 is moto, with bucket tagged as core's
+// agentsEnv is Clients whose S3 is moto, with bucket tagged as core's
 // (or not), and whose core is being created.
 func agentsEnv(t *testing.T, tagged bool, ready func() bool) (*Clients, *recS3, *strings.Builder) {
 	t.Helper()
@@ -147,12 +147,12 @@ func TestCreateUploadsOnlyIntoTheClustersBucket(t *testing.T) {
 	}
 }
 
-// The agents come from the Service's source, which a clusterctl without
+// The agents come from the Clients' source, which a clusterctl without
 // any refuses as bad input.
 func TestNoAgents(t *testing.T) {
 	s := &Clients{}
 	if _, err := newArtifacts(s).agents(t.Context()); err == nil {
-		t.Error("a Service without agents")
+		t.Error("Clients without agents")
 	}
 	s.Agents = func(context.Context) (agentbin.Set, error) { return nil, agentbin.ErrNoAgents }
 	if _, err := newArtifacts(s).agents(t.Context()); !errors.Is(err, agentbin.ErrNoAgents) {

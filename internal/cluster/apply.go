@@ -132,13 +132,6 @@ func (s *Applier) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, erro
 	}
 	p.Stacks = append(p.Stacks, s.planGroups(c, obs, o.Prune)...)
 	deletes := p.names(ActionDelete)
-	if len(deletes) > 0 && !o.DryRun && !o.Yes && !s.IO.InTTY {
-		return p, errs.Usage("refusing to delete %s (%s) without confirmation: pass --yes when not on a terminal", query.Plural(len(deletes), "group stack"), strings.Join(deletes, ", "))
-	}
-	lbChanges := lbRemovals(p, obs)
-	if len(lbChanges) > 0 && !o.DryRun && !o.Yes && !s.IO.InTTY {
-		return p, errs.Usage("refusing to %s without confirmation: pass --yes when not on a terminal", strings.Join(lbChanges, "; "))
-	}
 	if err := s.prepare(ctx, p, obs, parallel); err != nil {
 		s.discardAll(ctx, p)
 		return p, err
@@ -153,6 +146,11 @@ func (s *Applier) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, erro
 	if o.DryRun || p.NoChanges {
 		s.discardAll(ctx, p)
 		return p, nil
+	}
+	// Only now, after the plan was shown: what --yes would do is seen.
+	if err := s.refuseUnasked(o.Yes, deletes, lbRemovals(p, obs)); err != nil {
+		s.discardAll(ctx, p)
+		return p, err
 	}
 	var asks []string
 	if len(deletes) > 0 {

@@ -11,9 +11,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/clusterctl/clusterctl/internal/clusterfile"
+	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
@@ -99,6 +104,15 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 	w := newMotoWorld(t, s)
 	publicVPC(t, s, w.vpc)
 	cert := issuedCertificate(t, s)
+	// A network for the core that joins one (create-network's stack).
+	rn, err := render.Network(spec.Network{Name: "rtnet", Zones: intp(2)}, render.Build{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stacks.Create(ctx, specFrom(rn, false)); err != nil {
+		t.Fatal(err)
+	}
+	dbSecret := secretSources(t, s, "prod/db", "/prod/api/token", "pager")
 	coreCases := []struct {
 		setting string
 		core    spec.Core
@@ -117,13 +131,17 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"logKmsKey", spec.Core{LogKMSKey: "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}},
 		{"logDriver", spec.Core{LogDriver: "none"}},
 		{"secrets", spec.Core{Secrets: spec.Secrets{
-			{Name: "db_password", From: "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbC123", Key: "password"},
+			{Name: "db_password", From: dbSecret, Key: "password"},
 			{Name: "api_token", From: "ssm:/prod/api/token"},
 		}}},
 		{"alarms", spec.Core{Alarms: "off"}},
 		{"notify", spec.Core{Notify: "ops@example.com"}},
 		{"notify", spec.Core{Notify: "arn:aws:sns:us-east-1:123456789012:pager"}},
 		{"backupKeep", spec.Core{BackupKeep: intp(20)}},
+		{"operators", spec.Core{Operators: []string{"arn:aws:iam::123456789012:role/ops/Admin", "arn:aws:iam::123456789012:user/alice"}}},
+		{"publicIps", spec.Core{PublicIPs: true}},
+		{"network", spec.Core{Network: "rtnet"}},
+		{"publicSubnetIds", spec.Core{PublicSubnetIDs: w.offered[:1]}},
 	}
 	groupCases := []struct {
 		setting string
@@ -159,6 +177,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"accessLogs", spec.Group{Publish: spec.Ports{"80"}, AccessLogs: "rt-lb-logs"}},
 		{"tags", spec.Group{Tags: spec.Tags{"team": "web", "owner": "Jane Doe"}, Labels: spec.Labels{"role": "web"}}},
 		{"autoscale.enabled", spec.Group{Min: intp(1), Max: intp(4), Autoscale: spec.Autoscale{Enabled: true}}},
+		{"publicIps", spec.Group{PublicIPs: true}},
 		{"autoscale.scaleDownAfter", spec.Group{Max: intp(3), Autoscale: spec.Autoscale{Enabled: true, ScaleDownAfter: spec.Duration(90 * time.Second)}}},
 	}
 	covered := map[string]bool{}
@@ -181,10 +200,13 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 
 	// The clusters, then the groups, are created DefaultParallel at a time
 	// (as apply creates groups): most of a create is waiting on its stack.
+	// The VPC is public (for the load balancers): every node needs a
+	// public IP there.
 	var creates errgroup.Group
 	creates.SetLimit(DefaultParallel)
 	core, groups := NewCore(s), NewGroups(s)
 	for i, c := range coreCases {
+		c.core.PublicIPs = true
 		creates.Go(func() error {
 			if _, err := core.CreateCore(ctx, fmt.Sprintf("c%d", i), c.core, CreateOptions{}); err != nil {
 				return fmt.Errorf("core %s: %w", c.setting, err)
@@ -193,7 +215,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		})
 	}
 	creates.Go(func() error {
-		_, err := core.CreateCore(ctx, "rt", spec.Core{}, CreateOptions{})
+		_, err := core.CreateCore(ctx, "rt", spec.Core{PublicIPs: true}, CreateOptions{})
 		return err
 	})
 	if err := creates.Wait(); err != nil {
@@ -208,6 +230,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		if len(g.InstanceType) == 0 {
 			g.InstanceType = spec.InstanceTypes{"t3.small"}
 		}
+		g.PublicIPs = true
 		creates.Go(func() error {
 			if _, err := groups.AddAgents(ctx, "rt", g, CreateOptions{}); err != nil {
 				return fmt.Errorf("group %s: %w", c.setting, err)
@@ -275,6 +298,7 @@ groups:
 		t.Errorf("the core's network: %s %v, want the default VPC %s %v", got.Core.VpcID, got.Core.SubnetIDs, w.vpc, w.subnets)
 	}
 	want.Core.VpcID, want.Core.SubnetIDs = got.Core.VpcID, got.Core.SubnetIDs // the defaults the core was created with
+	want.Core.Operators = []string{motoCaller}                                // the principal that created it
 	// Groups are exported by name.
 	byName := func(a, b spec.Group) int { return strings.Compare(a.Name, b.Name) }
 	wantSorted := want
@@ -307,4 +331,22 @@ groups:
 		t.Errorf("after the edit: groups %v, web %+v", groups, obs.Groups["web"])
 	}
 	roundTrip(t, s, "prod", "yaml")
+}
+
+// secretSources creates on moto what a core's settings may point at: a
+// secret (its ARN returned), a parameter and an SNS topic.
+func secretSources(t *testing.T, s *Clients, secret, parameter, topic string) string {
+	t.Helper()
+	ctx := t.Context()
+	out, err := s.Sources.SecretsManager.(*secretsmanager.Client).CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String(secret), SecretString: aws.String(`{"password":"p"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Sources.SSM.(*ssm.Client).PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String(parameter), Value: aws.String("v"), Type: ssmtypes.ParameterTypeSecureString}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Sources.SNS.(*sns.Client).CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(topic)}); err != nil {
+		t.Fatal(err)
+	}
+	return aws.ToString(out.ARN)
 }

@@ -120,8 +120,13 @@ func TestApplyPrune(t *testing.T) {
 	if errs.ExitCode(err) != errs.ExitUsage || !strings.Contains(err.Error(), "--yes") {
 		t.Fatalf("prune without --yes off a terminal: %v", err)
 	}
-	if n := e.fake.Calls("CreateChangeSet") + e.fake.Calls("DeleteStack"); n != 0 {
+	// Refused after its plan was made (and shown): the change sets it was
+	// made of are deleted, nothing is executed or deleted.
+	if n := e.fake.Calls("ExecuteChangeSet") + e.fake.Calls("DeleteStack") + e.fake.Calls("CreateStack"); n != 0 {
 		t.Errorf("refused prune made %d calls that change things", n)
+	}
+	if made, gone := e.fake.Calls("CreateChangeSet"), e.fake.Calls("DeleteChangeSet"); made != gone {
+		t.Errorf("refused prune left %d of its %d change sets", made-gone, made)
 	}
 
 	// A dry run lists the deletion and deletes nothing.

@@ -2,6 +2,9 @@ package cluster
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/clusterctl/clusterctl/internal/errs"
 
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
@@ -53,4 +56,19 @@ func shrink(deployed *ObservedGroup, desired spec.Group) (from, to int) {
 		return from, min(max(from, desired.MinSize()), desired.MaxSize())
 	}
 	return from, desired.Desired()
+}
+
+// refuseUnasked is apply's refusal, off a terminal without --yes, of the
+// group stacks it would delete and the load balancers it would remove;
+// nil when there is nothing to ask or it may.
+func (s *Applier) refuseUnasked(yes bool, deletes, lbChanges []string) error {
+	switch {
+	case yes || s.IO.InTTY:
+		return nil
+	case len(deletes) > 0:
+		return errs.Usage("refusing to delete %s (%s) without confirmation: pass --yes when not on a terminal", query.Plural(len(deletes), "group stack"), strings.Join(deletes, ", "))
+	case len(lbChanges) > 0:
+		return errs.Usage("refusing to %s without confirmation: pass --yes when not on a terminal", strings.Join(lbChanges, "; "))
+	}
+	return nil
 }

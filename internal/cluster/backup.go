@@ -130,7 +130,7 @@ func (s *Requests) RequestBackup(ctx context.Context, cluster string, wait bool,
 	if err != nil {
 		return nil, err
 	}
-	queue, err := s.find.queueOf(ctx, core)
+	queue, err := s.leases.queueOf(ctx, core)
 	if err != nil {
 		return nil, err
 	}
@@ -140,8 +140,9 @@ func (s *Requests) RequestBackup(ctx context.Context, cluster string, wait bool,
 		return nil, err
 	}
 	r := &BackupResult{Cluster: cluster, RequestID: id}
-	progressf(progress, "Asked the managers of cluster %s for a backup (request %s)\n", cluster, id)
 	if wait {
+		// Without --wait, the command's result line says it (once).
+		progressf(progress, "Asked the managers of cluster %s for a backup (request %s)\n", cluster, id)
 		hint := fmt.Sprintf("the request stands: the managers act on it if they take it within %s of sending; `clusterctl backups -j %s` lists the backups", names.RequestMaxAge, cluster)
 		deadline := sent.Add(names.RequestMaxAge + time.Minute)
 		tick := time.NewTicker(pollStatus)
@@ -202,7 +203,7 @@ func (s *Requests) backupBeforeManagersChange(ctx context.Context, core *stacks.
 	if err != nil || st == nil || st.at(time.Now()).Stale() {
 		return
 	}
-	queue, err := s.find.queueOf(ctx, core)
+	queue, err := s.leases.queueOf(ctx, core)
 	if err != nil {
 		return
 	}

@@ -28,6 +28,7 @@ type Clients struct {
 	ACM     preflight.ACMAPI
 	ELB     query.ELBAPI
 	STS     lease.STSAPI // who the run acts as, for its leases; nil: not recorded
+	IAM     IAMAPI       // the caller's role, for the operators
 	SQS     SQSAPI       // requests to the managers
 	CWLogs  LogsAPI      // the cluster's log group
 	Region  string       // of the clients, for the requests' envelope
@@ -45,6 +46,9 @@ type Clients struct {
 	// Now is the clock a swarm status snapshot's age is measured by; nil:
 	// the system's.
 	Now func() time.Time
+	// Sources checks what a core's settings point at: the topic its
+	// alarms notify, its secrets' sources.
+	Sources preflight.Sources
 
 	shared *shared
 }
@@ -63,7 +67,7 @@ func (c *Clients) run() *shared {
 			say.Stacks = c.Stacks
 		}
 		c.shared = &shared{say: say}
-		c.shared.leases = &Leases{find: newFinder(c), say: say, STS: c.STS, S3: c.S3, Run: c.Run, callerARN: &callerOnce{}}
+		c.shared.leases = &Leases{find: newFinder(c), say: say, STS: c.STS, IAM: c.IAM, S3: c.S3, Stacks: c.Stacks, Run: c.Run, callerARN: &callerOnce{}}
 	}
 	return c.shared
 }
@@ -98,14 +102,14 @@ func NewRequests(c *Clients) *Requests {
 func newPlans(c *Clients) *Plans {
 	r := c.run()
 	return &Plans{artifacts: newArtifacts(c), leases: r.leases, requests: NewRequests(c), say: r.say,
-		ACM: c.ACM, EC2: c.EC2, SSM: c.SSM, Stacks: c.Stacks}
+		ACM: c.ACM, EC2: c.EC2, SSM: c.SSM, Sources: c.Sources, Stacks: c.Stacks}
 }
 
 // NewCore runs the core's lifecycle: create, update, delete.
 func NewCore(c *Clients) *Core {
 	r := c.run()
 	return &Core{artifacts: newArtifacts(c), find: newFinder(c), leases: r.leases, observer: NewObserver(c), plans: newPlans(c), requests: NewRequests(c), say: r.say,
-		CWLogs: c.CWLogs, EC2: c.EC2, S3: c.S3, SSM: c.SSM, Stacks: c.Stacks, Version: c.Version}
+		CWLogs: c.CWLogs, EC2: c.EC2, S3: c.S3, SSM: c.SSM, Sources: c.Sources, Stacks: c.Stacks, Version: c.Version}
 }
 
 // NewGroups runs the agent groups' lifecycle: add, update, remove.

@@ -47,6 +47,7 @@ type Core struct {
 	SSM       SSMAPI
 	Stacks    StackManager
 	Version   string
+	Sources   preflight.Sources // what a core's settings point at: the alarms' topic, the secrets' sources
 }
 
 // CreateCore creates the core stack of cluster name from its spec, waits
@@ -99,6 +100,9 @@ func (s *Core) prepareCore(ctx context.Context, name string, core spec.Core) (*r
 	if err := core.Complete(); err != nil {
 		return nil, nil, err
 	}
+	if err := s.leases.resolveOperators(ctx, &core, nil); err != nil {
+		return nil, nil, err
+	}
 	existing, err := s.Stacks.Get(ctx, name)
 	switch {
 	case err == nil && isCoreOf(existing, name) && stacks.Classify(existing.Status) == stacks.InProgress:
@@ -110,12 +114,22 @@ func (s *Core) prepareCore(ctx context.Context, name string, core spec.Core) (*r
 	case !errors.Is(err, stacks.ErrNotFound):
 		return nil, nil, err
 	}
+	if err := s.joinNetwork(ctx, &core); err != nil {
+		return nil, nil, err
+	}
 	vpc, subnets, err := s.resolveNetwork(ctx, core.VpcID, core.SubnetIDs)
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := s.preflightCore(ctx, core, vpc, subnets); err != nil {
 		return nil, nil, err
+	}
+	notes, err := s.Sources.CheckCore(ctx, nil, core)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, n := range notes {
+		s.say.printf("Note: %s\n", n)
 	}
 	core.VpcID, core.SubnetIDs = vpc, subnets
 	set, err := s.artifacts.agents(ctx)
@@ -146,7 +160,7 @@ func (s *Core) preflightCore(ctx context.Context, core spec.Core, vpc string, su
 			return errs.Usage("pre-flight: instance type %s is not offered in %s, the zone of subnet %s where the control node runs: pass --subnet-ids starting with a subnet of another zone", core.InstanceType, g.Zone, subnets[0])
 		}
 	}
-	return nil
+	return s.plans.checkPublicIPs(ctx, "the managers", vpc, subnets, core.PublicIPs)
 }
 
 // DeleteCoreOptions are the delete-core flags.
@@ -374,11 +388,13 @@ func (s *Core) deleteCore(ctx context.Context, o DeleteCoreOptions, l *lease.Lea
 	if l != nil {
 		// Everything but the lease, which keeps group commands out until
 		// the core is DELETE_IN_PROGRESS and is released right after, and
-		// what only the managers may delete while the stack's bucket
-		// policy stands: deleteSurvivingBucket deletes it once the stack,
-		// and its policy with it, is gone.
+		// what only the managers (and, for commands/, the operators) may
+		// delete while the stack's bucket policy stands:
+		// deleteSurvivingBucket deletes it once the stack, and its policy
+		// with it, is gone.
+		guarded := append(names.ManagerWrittenPrefixes(), names.CommandPrefix+"/")
 		keep := func(key, version string) bool {
-			return l.Owns(key, version) || slices.ContainsFunc(names.ManagerWrittenPrefixes(), func(p string) bool { return strings.HasPrefix(key, p) })
+			return l.Owns(key, version) || slices.ContainsFunc(guarded, func(p string) bool { return strings.HasPrefix(key, p) })
 		}
 		n, _, err := s.deleteVersions(ctx, bucket, "", keep)
 		if err != nil {

@@ -66,6 +66,10 @@ func (s *Nodes) Manager(ctx context.Context, cluster string) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	// docker and shell act on the swarm as root on a manager.
+	if err := s.leases.checkOperator(ctx, core); err != nil {
+		return nil, err
+	}
 	bucket, err := s.find.bucketOf(ctx, core)
 	if err != nil {
 		return nil, err
@@ -141,6 +145,9 @@ func (s *Nodes) ShellTarget(ctx context.Context, instance, cluster string) (stri
 	if instance != "" {
 		n, err := s.findNode(ctx, instance, cluster)
 		if err != nil {
+			return "", err
+		}
+		if err := s.leases.checkOperator(ctx, n.core); err != nil {
 			return "", err
 		}
 		return n.InstanceID, nil

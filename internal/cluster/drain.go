@@ -67,7 +67,7 @@ func (s *Nodes) DrainNode(ctx context.Context, o DrainOptions) (*Drain, error) {
 	if err != nil {
 		return nil, err
 	}
-	queue, err := s.find.queueOf(ctx, n.core)
+	queue, err := s.leases.queueOf(ctx, n.core)
 	if err != nil {
 		return nil, err
 	}

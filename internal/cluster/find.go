@@ -163,20 +163,6 @@ func (s *Finder) checkGroup(ctx context.Context, cluster, group string) error {
 	return nil
 }
 
-// queueOf is the URL of the core's queue, which the managers' housekeeping
-// reads.
-func (s *Finder) queueOf(ctx context.Context, core *stacks.Stack) (string, error) {
-	r, err := s.Stacks.Resource(ctx, core.Name, names.ResourceLifecycleQueue)
-	if errors.Is(err, stacks.ErrNoResource) || err == nil && r.PhysicalID == "" {
-		return "", refused("the core of cluster %q has no queue for its managers (%s): update it with this clusterctl first (clusterctl update-core %s)",
-			core.Name, names.ResourceLifecycleQueue, core.Name)
-	}
-	if err != nil {
-		return "", err
-	}
-	return r.PhysicalID, nil
-}
-
 // groupStack reads the stack of a group, refusing a stack of that name
 // that is not a group of the cluster by its tags.
 func (s *Finder) groupStack(ctx context.Context, cluster, group string) (*stacks.Stack, error) {

@@ -60,6 +60,9 @@ type Description struct {
 	// Alarms are the core's CloudWatch alarms with their states (the
 	// command reads them: internal/alarms).
 	Alarms []alarms.Alarm `json:"alarms"`
+	// Notification is the e-mail subscription of --notify EMAIL and its
+	// state (the command reads it: internal/alarms); absent otherwise.
+	Notification *alarms.Notification `json:"notification,omitempty"`
 	// swarmUnknown says why Swarm is nil, for the text form.
 	swarmUnknown string
 	// Unread is what could not be read of some groups, shown as "?" (the

@@ -9,6 +9,7 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/clusterctl/clusterctl/internal/lease"
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
@@ -34,7 +35,9 @@ type Leases struct {
 	STS       lease.STSAPI
 	S3        S3API
 	Run       Run
-	callerARN *callerOnce // from STS, once per run
+	callerARN *callerOnce  // from STS, once per run
+	IAM       IAMAPI       // the caller's role, for the operators
+	Stacks    StackManager // the core's queue, handed to its operators only
 }
 
 // withLease runs fn holding the lease on scope of cluster. fn is given the
@@ -126,4 +129,21 @@ func (s *Leases) releaseAfterStart(ctx context.Context, l *lease.Lease) {
 	if err := l.Release(context.WithoutCancel(ctx)); err != nil && !isNoBucket(err) {
 		s.say.printf("Note: %v; the deletion of the bucket may fail on the lease object left in it (run delete-core again then)\n", fmt.Errorf("releasing the lease: %w", err))
 	}
+}
+
+// queueOf is the URL of the core's queue, which the managers' housekeeping
+// reads, once the caller is known to be one of the core's operators.
+func (s *Leases) queueOf(ctx context.Context, core *stacks.Stack) (string, error) {
+	if err := s.checkOperator(ctx, core); err != nil {
+		return "", err
+	}
+	r, err := s.Stacks.Resource(ctx, core.Name, names.ResourceLifecycleQueue)
+	if errors.Is(err, stacks.ErrNoResource) || err == nil && r.PhysicalID == "" {
+		return "", refused("the core of cluster %q has no queue for its managers (%s): update it with this clusterctl first (clusterctl update-core %s)",
+			core.Name, names.ResourceLifecycleQueue, core.Name)
+	}
+	if err != nil {
+		return "", err
+	}
+	return r.PhysicalID, nil
 }

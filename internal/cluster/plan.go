@@ -41,6 +41,9 @@ type Plan struct {
 	// a time.
 	NodesReplaced int `json:"nodesReplaced"`
 	BatchSize     int `json:"batchSize"`
+	// NodesTerminated nodes are terminated by a smaller capacity (a group's
+	// count or max lowered), apart from those replaced.
+	NodesTerminated int `json:"nodesTerminated"`
 	// Notes say what else the update does: managers added or removed, a
 	// core brought to the current join contract.
 	Notes []string `json:"notes,omitempty"`
@@ -80,6 +83,7 @@ type Plans struct {
 	EC2       EC2API
 	SSM       SSMAPI
 	Stacks    StackManager
+	Sources   preflight.Sources
 }
 
 // planGroup compares a group as deployed with its desired spec rendered
@@ -129,6 +133,7 @@ func (s *Plans) planGroup(ctx context.Context, deployed *ObservedGroup, desired 
 	if errOld != nil || oldLaunch != newLaunch {
 		p.NodesReplaced = min(from, keep)
 	}
+	p.NodesTerminated = max(from-keep, 0)
 	return p, nil
 }
 
@@ -183,7 +188,20 @@ func orNone(v string) string {
 // sameValue compares parameter values; lists in either form SplitList
 // reads are equal when their items are.
 func sameValue(a, b string) bool {
-	return a == b || slices.Equal(spec.SplitList(a), spec.SplitList(b)) && len(spec.SplitList(a)) > 0
+	if a == b {
+		return true
+	}
+	la, lb := spec.SplitList(a), spec.SplitList(b)
+	if len(la) == 0 && len(lb) == 0 {
+		// An empty list parameter reads back as "" or as [''] (moto's form).
+		return emptyList(a) && emptyList(b)
+	}
+	return slices.Equal(la, lb)
+}
+
+func emptyList(s string) bool {
+	s = strings.TrimSpace(s)
+	return s == "" || strings.HasPrefix(s, "[")
 }
 
 func changes(cs []spec.Change, paths ...string) bool {
@@ -234,7 +252,9 @@ func WritePlan(w io.Writer, p *Plan) error {
 }
 
 // NodesLine says how many nodes are replaced: "3 nodes will be replaced, 1
-// at a time"; of a core, "3 managers will be replaced one at a time".
+// at a time"; of a core, "3 managers will be replaced one at a time"; and
+// how many a smaller capacity terminates ("2 nodes will be terminated"),
+// so that the plan counts the nodes the question after it names.
 func (p *Plan) NodesLine() string {
 	noun := "node"
 	if p.managers {
@@ -242,6 +262,8 @@ func (p *Plan) NodesLine() string {
 	}
 	line := ""
 	switch {
+	case p.NodesReplaced == 0 && p.NodesTerminated > 0:
+		return query.Plural(p.NodesTerminated, noun) + " will be terminated"
 	case p.NodesReplaced == 1:
 		line = "1 " + noun + " will be replaced"
 	case p.NodesReplaced == 0:
@@ -253,6 +275,9 @@ func (p *Plan) NodesLine() string {
 	}
 	if p.NodeAgent != "" {
 		line += ": " + p.NodeAgent
+	}
+	if p.NodesTerminated > 0 {
+		line += fmt.Sprintf("; %s will be terminated", query.Plural(p.NodesTerminated, "other "+noun))
 	}
 	return line
 }
@@ -289,6 +314,9 @@ func (s *Plans) preflightGroup(ctx context.Context, join render.Join, g spec.Gro
 	if err != nil {
 		return err
 	}
+	if err := s.checkPublicIPs(ctx, "group "+g.Name+"'s nodes", join.VpcId, subnets, g.PublicIPs); err != nil {
+		return err
+	}
 	news := deployed == nil || !slices.Equal(deployed.InstanceType, g.InstanceType) || !slices.Equal(deployed.SubnetIDs, g.SubnetIDs)
 	for _, n := range zoneNotes(g.Name, rep.Unoffered) {
 		if news {
@@ -303,7 +331,7 @@ func (s *Plans) preflightGroup(ctx context.Context, join render.Join, g spec.Gro
 		cert = g.Certificate
 	}
 	return preflight.CheckLoadBalancer(ctx, s.EC2, s.ACM, preflight.LoadBalancerRequest{
-		Scheme: g.Scheme(), Certificate: cert, SubnetIDs: subnets, SubnetZones: rep.SubnetZones, VpcID: join.VpcId,
+		Scheme: g.Scheme(), Certificate: cert, SubnetIDs: render.LoadBalancerSubnets(g, join), SubnetZones: rep.SubnetZones, VpcID: join.VpcId,
 	})
 }
 
@@ -330,49 +358,6 @@ func zoneNotes(group string, gaps []preflight.Gap) []string {
 			group, strings.Join(types[z], ", "), verb, z, strings.Join(subnets[z], ", ")))
 	}
 	return out
-}
-
-// planCoreUpdate plans the update of a deployed core to desired: the
-// settings that change, what becomes of the managers, and, unless the
-// rendered stack equals the deployed one, a change set. Apply it with
-// applyUpdate, or discard it. What the core cannot become is refused
-// (exit 2) before anything is planned.
-func (s *Plans) planCoreUpdate(ctx context.Context, deployed *ObservedCore, desired spec.Core) (*groupUpdate, error) {
-	cluster := deployed.Stack.Name
-	if err := desired.Complete(); err != nil {
-		return nil, err
-	}
-	if err := checkCoreChange(deployed, desired); err != nil {
-		return nil, err
-	}
-	b, err := s.artifacts.build(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r, err := render.Core(cluster, desired, b)
-	if err != nil {
-		return nil, errs.AsUsage(err)
-	}
-	u := &groupUpdate{cluster: cluster, rendered: r}
-	if u.plan, err = s.planCore(ctx, deployed, desired, r); err != nil {
-		return nil, err
-	}
-	if u.plan.unchanged {
-		return u, nil
-	}
-	if from, to := deployed.Spec.ManagerCount(), desired.ManagerCount(); from != to && u.plan.NodesReplaced > 0 && !deployed.Legacy() {
-		return nil, managersError("changing the number of managers (%d → %d) and what they run at once would replace and add or remove managers in one rolling update: make the changes in two updates", from, to)
-	}
-	cs, err := s.Stacks.Plan(ctx, specFrom(r, false))
-	if err != nil {
-		return nil, explain(err, cluster, "")
-	}
-	if cs.Empty {
-		return u, nil
-	}
-	u.changeSet = cs
-	u.plan.setChanges(cs.Changes)
-	return u, nil
 }
 
 // planCore compares a core as deployed with its desired spec rendered as
@@ -541,4 +526,59 @@ func (s *Plans) groupJoin(ctx context.Context, core *stacks.Stack, g spec.Group)
 	}
 	join.VpcCidr = aws.ToString(out.Vpcs[0].CidrBlock)
 	return join, nil
+}
+
+// planCoreUpdate plans the update of a deployed core to desired: the
+// settings that change, what becomes of the managers, and, unless the
+// rendered stack equals the deployed one, a change set. Apply it with
+// applyUpdate, or discard it. What the core cannot become is refused
+// (exit 2) before anything is planned.
+func (s *Plans) planCoreUpdate(ctx context.Context, deployed *ObservedCore, desired spec.Core) (*groupUpdate, error) {
+	cluster := deployed.Stack.Name
+	if err := desired.Complete(); err != nil {
+		return nil, err
+	}
+	// A core deployed before operators gets the caller as its operator.
+	if err := s.leases.resolveOperators(ctx, &desired, deployed.Spec.Operators); err != nil {
+		return nil, err
+	}
+	if err := checkCoreChange(deployed, desired); err != nil {
+		return nil, err
+	}
+	if err := s.checkPublicIPs(ctx, "the managers", desired.VpcID, desired.SubnetIDs, desired.PublicIPs); err != nil {
+		return nil, err
+	}
+	notes, err := s.Sources.CheckCore(ctx, &deployed.Spec, desired)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.artifacts.build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := render.Core(cluster, desired, b)
+	if err != nil {
+		return nil, errs.AsUsage(err)
+	}
+	u := &groupUpdate{cluster: cluster, rendered: r}
+	if u.plan, err = s.planCore(ctx, deployed, desired, r); err != nil {
+		return nil, err
+	}
+	u.plan.Notes = append(u.plan.Notes, notes...)
+	if u.plan.unchanged {
+		return u, nil
+	}
+	if from, to := deployed.Spec.ManagerCount(), desired.ManagerCount(); from != to && u.plan.NodesReplaced > 0 && !deployed.Legacy() {
+		return nil, managersError("changing the number of managers (%d → %d) and what they run at once would replace and add or remove managers in one rolling update: make the changes in two updates", from, to)
+	}
+	cs, err := s.Stacks.Plan(ctx, specFrom(r, false))
+	if err != nil {
+		return nil, explain(err, cluster, "")
+	}
+	if cs.Empty {
+		return u, nil
+	}
+	u.changeSet = cs
+	u.plan.setChanges(cs.Changes)
+	return u, nil
 }

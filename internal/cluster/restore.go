@@ -66,7 +66,7 @@ func ParseRestoreFrom(s string) (time.Time, bool, error) {
 			return t.UTC(), false, nil
 		}
 	}
-	return time.Time{}, false, fmt.Errorf("--from %q: want latest, or a backup's time as `clusterctl backups` lists it (2006-01-02T15:04:05Z)", s)
+	return time.Time{}, false, fmt.Errorf("--from %q: want latest, or a backup's time as `clusterctl backups` lists it (e.g. 2026-11-28T09:30:00Z)", s)
 }
 
 // RequestRestore asks the managers of cluster to restore its swarm from
@@ -122,7 +122,7 @@ func (s *Requests) RequestRestore(ctx context.Context, o RestoreOptions, progres
 	if err := s.say.confirm(ctx, o.Yes, question); err != nil {
 		return nil, err
 	}
-	queue, err := s.find.queueOf(ctx, core)
+	queue, err := s.leases.queueOf(ctx, core)
 	if err != nil {
 		return nil, err
 	}
@@ -138,10 +138,10 @@ func (s *Requests) RequestRestore(ctx context.Context, o RestoreOptions, progres
 	if _, err := s.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queue), MessageBody: aws.String(body)}); err != nil {
 		return nil, fmt.Errorf("sending the request to the core's queue: %w", err)
 	}
-	progressf(progress, "Asked the managers of cluster %s to restore the swarm from %s (request %s)\n", o.Cluster, chosen.Key, r.RequestID)
 	if !o.Wait {
-		return r, nil
+		return r, nil // the command's result line says it was asked
 	}
+	progressf(progress, "Asked the managers of cluster %s to restore the swarm from %s (request %s)\n", o.Cluster, chosen.Key, r.RequestID)
 	return r, s.waitRestore(ctx, bucket, o.Cluster, r)
 }
 

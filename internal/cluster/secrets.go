@@ -47,7 +47,7 @@ func (s *Requests) Secrets(ctx context.Context, cluster string) (*SecretList, er
 // the declaration within its next rounds: a warning, not a failure.
 func (s *Requests) requestSecretsSync(ctx context.Context, core *stacks.Stack) {
 	err := func() error {
-		queue, err := s.find.queueOf(ctx, core)
+		queue, err := s.leases.queueOf(ctx, core)
 		if err != nil {
 			return err
 		}

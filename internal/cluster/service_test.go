@@ -25,6 +25,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
@@ -36,6 +38,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/motoserver"
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/preflight"
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
@@ -78,6 +81,7 @@ func motoService(t *testing.T) *Clients {
 		ELB:     elasticloadbalancingv2.NewFromConfig(cfg),
 		STS:     sts.NewFromConfig(cfg),
 		CWLogs:  cloudwatchlogs.NewFromConfig(cfg),
+		Sources: preflight.Sources{SNS: sns.NewFromConfig(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg), SSM: ssm.NewFromConfig(cfg), Region: cfg.Region},
 		IO:      ios,
 		Version: "test",
 		Agents:  testAgents,
@@ -144,6 +148,7 @@ func TestOrchestrationOnMoto(t *testing.T) {
 	wantCore := core
 	wantCore.Default()
 	wantCore.VpcID, wantCore.SubnetIDs = obs.Spec.Core.VpcID, obs.Spec.Core.SubnetIDs
+	wantCore.Operators = []string{motoCaller} // the default: the principal that created it
 	if !reflect.DeepEqual(obs.Spec.Core, wantCore) || !strings.HasPrefix(wantCore.VpcID, "vpc-") || len(wantCore.SubnetIDs) == 0 {
 		t.Errorf("observed core %+v, want %+v with the default VPC", obs.Spec.Core, wantCore)
 	}

@@ -71,7 +71,8 @@ func (s *Inspector) ListClusters(ctx context.Context) ([]query.ClusterSummary, [
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(swarmReaders)
 	for i, core := range cores.Cores {
-		out[i] = query.ClusterSummary{Cluster: core.Name, Status: core.Status, Managers: query.ManagersOf(core), Groups: cores.Groups[core.Name]}
+		out[i] = query.ClusterSummary{Cluster: core.Name, Status: core.Status, Managers: query.ManagersOf(core), Groups: cores.Groups[core.Name],
+			Network: core.Parameters[names.ParamNetwork]}
 		g.Go(func() error {
 			w := query.Swarm{Cluster: core.Name, Now: s.status.now(), Missing: fmt.Sprintf("the core has no %s output to find its bucket by (stack %s)", names.OutputBucketName, core.Status)}
 			if bucket := core.Outputs[names.OutputBucketName]; bucket != "" {

@@ -79,23 +79,6 @@ func inQuorum(n SwarmNode) bool {
 	return n.ManagerStatus == "leader" || n.ManagerStatus == "reachable"
 }
 
-// currentStatus reads the status snapshot and refuses when there is none
-// or it is stale: no leader would act on a request, nor show its effect.
-func (s *Status) currentStatus(ctx context.Context, n *clusterNode, bucket string) (*swarmStatus, error) {
-	st, err := s.readStatus(ctx, bucket, n.Cluster)
-	if err != nil {
-		return nil, err
-	}
-	if st == nil {
-		return nil, refused("cluster %q has no swarm status in its bucket: its managers have never published one (is the control plane up? clusterctl describe %s)", n.Cluster, n.Cluster)
-	}
-	if now := time.Now(); st.stale(now) {
-		return nil, refused("the swarm status of cluster %q is %s old: no manager leads the swarm or its housekeeping is stopped, so nothing would act on the request (clusterctl describe %s)",
-			n.Cluster, query.FormatAge(st.age(now)), n.Cluster)
-	}
-	return st, nil
-}
-
 // now is the moment a snapshot's age is measured against.
 func (s *Status) now() time.Time {
 	if s.Now != nil {
@@ -183,4 +166,21 @@ func (s *Status) swarmByTag(ctx context.Context, cluster string, nodes []query.N
 		return got, nil, true, nil
 	}
 	return query.Swarm{}, &got, false, nil
+}
+
+// currentStatus reads the status snapshot and refuses when there is none
+// or it is stale: no leader would act on a request, nor show its effect.
+func (s *Status) currentStatus(ctx context.Context, n *clusterNode, bucket string) (*swarmStatus, error) {
+	st, err := s.readStatus(ctx, bucket, n.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return nil, refused("cluster %q has no swarm status in its bucket: its managers have never published one (is the control plane up? clusterctl describe %s)", n.Cluster, n.Cluster)
+	}
+	if now := time.Now(); st.stale(now) {
+		return nil, refused("the swarm status of cluster %q is %s old: no manager leads the swarm or its housekeeping is stopped, so nothing would act on the request (clusterctl describe %s)",
+			n.Cluster, query.FormatAge(st.age(now)), n.Cluster)
+	}
+	return st, nil
 }

@@ -36,6 +36,9 @@ type AWS struct {
 	runCommand *ssmfake.RunCommand
 	agents     agents
 
+	// instanceAt is the instance a node's address is ("" for none).
+	instanceAt func(netip.Addr) string
+
 	mu         sync.Mutex
 	actions    map[string]*LifecycleAction // by token
 	calls      []Call
@@ -182,6 +185,15 @@ func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.lifecycleAction(w, action, form)
 		return
 	}
+	if service == "autoscaling" && action == "DescribeAutoScalingInstances" && a.waitingInstances(w, form) {
+		return
+	}
+	if service == "sts" && action == "GetCallerIdentity" && a.instanceAt != nil {
+		if id := a.instanceAt(from.Addr()); id != "" {
+			callerIdentity(w, id)
+			return
+		}
+	}
 	if service == "ssm" {
 		a.runCommand.ServeHTTP(w, r)
 		return
@@ -236,6 +248,43 @@ func (a *AWS) lifecycleAction(w http.ResponseWriter, action string, form url.Val
 	act.Result = result
 	a.mu.Unlock()
 	awsResult(w, action)
+}
+
+// waitingInstances answers DescribeAutoScalingInstances as Auto Scaling
+// does for one instance waiting in a termination hook of an action the
+// test began (Terminating:Wait); false for any other, which moto answers.
+func (a *AWS) waitingInstances(w http.ResponseWriter, form url.Values) bool {
+	id := form.Get("InstanceIds.member.1")
+	if id == "" || form.Get("InstanceIds.member.2") != "" {
+		return false
+	}
+	a.mu.Lock()
+	var act *LifecycleAction
+	for _, c := range a.actions {
+		if c.InstanceID == id && c.Result == "" {
+			act = c
+		}
+	}
+	a.mu.Unlock()
+	if act == nil {
+		return false
+	}
+	w.Header().Set("Content-Type", "text/xml")
+	fmt.Fprintf(w, `<DescribeAutoScalingInstancesResponse xmlns="http://autoscaling.amazonaws.com/doc/2011-01-01/"><DescribeAutoScalingInstancesResult><AutoScalingInstances><member>`+
+		`<InstanceId>%s</InstanceId><AutoScalingGroupName>%s</AutoScalingGroupName><AvailabilityZone>us-east-1a</AvailabilityZone><LifecycleState>Terminating:Wait</LifecycleState>`+
+		`<HealthStatus>HEALTHY</HealthStatus><ProtectedFromScaleIn>false</ProtectedFromScaleIn></member></AutoScalingInstances></DescribeAutoScalingInstancesResult>`+
+		`<ResponseMetadata><RequestId>%s</RequestId></ResponseMetadata></DescribeAutoScalingInstancesResponse>`, html.EscapeString(id), html.EscapeString(act.Group), uuid())
+	return true
+}
+
+// callerIdentity answers GetCallerIdentity as STS does for the session of
+// an instance profile's role on instance id: its aws:userid is the role's
+// id and the instance id.
+func callerIdentity(w http.ResponseWriter, id string) {
+	w.Header().Set("Content-Type", "text/xml")
+	fmt.Fprintf(w, `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult>`+
+		`<Arn>arn:aws:sts::123456789012:assumed-role/%s/%s</Arn><UserId>AROALABNODEROLE0000:%s</UserId><Account>123456789012</Account>`+
+		`</GetCallerIdentityResult><ResponseMetadata><RequestId>%s</RequestId></ResponseMetadata></GetCallerIdentityResponse>`, NodeRole, id, id, uuid())
 }
 
 func awsResult(w http.ResponseWriter, action string) {

@@ -116,6 +116,18 @@ func Start(log io.Writer) (*Lab, error) {
 	if l.AWS, err = newAWS(l.Gateway, l.MotoURL); err != nil {
 		return nil, err
 	}
+	// The instance a node's address is, for what AWS answers by the
+	// caller's session (the newest node at that address).
+	l.AWS.instanceAt = func(ip netip.Addr) string {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for k := len(l.nodes) - 1; k >= 0; k-- {
+			if l.nodes[k].Spec.IP == ip {
+				return l.nodes[k].Spec.InstanceID
+			}
+		}
+		return ""
+	}
 	if l.image, err = busyboxRootfs(l.Dir, tools.Busybox); err != nil {
 		return nil, err
 	}

@@ -3,10 +3,13 @@
 // or following new ones.
 //
 // The streams are named by the nodes (see names.LogStreamService and the
-// engines' daemon.json): service/<service>/<task>@<instance>,
-// container/<name>@<instance> and node/<instance>. A service's streams are
-// found by prefix; a node's by listing the streams, as its instance id
-// ends their names.
+// engines' daemon.json): <role>/service/<service>/<task>@<instance>,
+// <role>/container/<name>@<instance> and <role>/node/<instance>, where
+// role (managers or agents) is the writer's, as IAM enforces it; nodes
+// of older versions wrote the same names without the role, and those
+// streams are read too. A service's streams are found by prefix (one per
+// role); a node's by listing the streams, as its instance id ends their
+// names.
 package logs
 
 import (
@@ -79,8 +82,12 @@ type Event struct {
 	// Task is the swarm task's container name (service.slot.id), or the
 	// container's name for a container of no service; "" for the node's
 	// own programs.
-	Task    string `json:"task,omitempty"`
-	Node    string `json:"node"` // the instance id
+	Task string `json:"task,omitempty"`
+	Node string `json:"node"` // the instance id
+	// Role is the role of the node that wrote the stream (managers or
+	// agents: each role may write its own streams only); "" for a stream
+	// of a node of an older version.
+	Role    string `json:"role,omitempty"`
 	Message string `json:"message"`
 	Stream  string `json:"stream"`
 	ID      string `json:"id"`
@@ -95,9 +102,26 @@ func (e Event) Source() string {
 	return e.Task + "@" + e.Node
 }
 
-// parseStream reads where an event came from out of its stream's name; ok
-// is false for a stream that is none of the cluster's.
-func parseStream(stream string) (service, task, node string, ok bool) {
+// source is where an event came from, as its stream's name says.
+type source struct{ role, service, task, node string }
+
+// parseStream reads where an event came from out of its stream's name,
+// its role's prefix first (none: an older node's); ok is false for a
+// stream that is none of the cluster's.
+func parseStream(stream string) (source, bool) {
+	var role string
+	for _, p := range []string{names.LogStreamManagers, names.LogStreamAgents} {
+		if rest, found := strings.CutPrefix(stream, p); found {
+			role, stream = strings.TrimSuffix(p, "/"), rest
+			break
+		}
+	}
+	service, task, node, ok := parseName(stream)
+	return source{role, service, task, node}, ok
+}
+
+// parseName reads a stream's name after its role's prefix.
+func parseName(stream string) (service, task, node string, ok bool) {
 	if rest, found := strings.CutPrefix(stream, names.LogStreamNode); found {
 		return "", "", rest, rest != ""
 	}
@@ -263,6 +287,10 @@ type reader struct {
 	// streams are the node's streams, as listed at listed.
 	streams []string
 	listed  time.Time
+	// managers are the instances with a managers' node stream, as listed
+	// at managersListed: only a manager may create one.
+	managers       map[string]bool
+	managersListed time.Time
 }
 
 func (r *reader) mark(e Event) {
@@ -307,6 +335,9 @@ func (r *reader) prune(lookback time.Duration) {
 // in time order; keep > 0 keeps only the last keep of them, holding no
 // more than twice that.
 func (r *reader) fetch(ctx context.Context, from, to time.Time, keep int) ([]Event, error) {
+	if err := r.listManagers(ctx); err != nil {
+		return nil, err
+	}
 	base := cloudwatchlogs.FilterLogEventsInput{LogGroupName: aws.String(r.req.Group)}
 	if !from.IsZero() {
 		base.StartTime = aws.Int64(from.UnixMilli())
@@ -317,7 +348,9 @@ func (r *reader) fetch(ctx context.Context, from, to time.Time, keep int) ([]Eve
 	if r.req.Grep != "" {
 		base.FilterPattern = aws.String(r.req.Grep)
 	}
-	var batches [][]string // stream names, when the node narrows them down
+	// One filter per batch of stream names (the node's) or per prefix
+	// (the service's), merged by time.
+	var batches []cloudwatchlogs.FilterLogEventsInput
 	if r.req.Node != "" {
 		streams, err := r.nodeStreams(ctx)
 		if err != nil {
@@ -328,18 +361,21 @@ func (r *reader) fetch(ctx context.Context, from, to time.Time, keep int) ([]Eve
 		}
 		for len(streams) > 0 {
 			n := min(len(streams), maxStreamNames)
-			batches, streams = append(batches, streams[:n]), streams[n:]
+			in := base
+			in.LogStreamNames, streams = streams[:n], streams[n:]
+			batches = append(batches, in)
+		}
+	} else if r.req.Service != "" {
+		for _, p := range r.servicePrefixes() {
+			in := base
+			in.LogStreamNamePrefix = aws.String(p)
+			batches = append(batches, in)
 		}
 	} else {
-		if r.req.Service != "" {
-			base.LogStreamNamePrefix = aws.String(r.servicePrefix())
-		}
-		batches = [][]string{nil}
+		batches = append(batches, base)
 	}
 	var out []Event
-	for _, b := range batches {
-		in := base
-		in.LogStreamNames = b
+	for _, in := range batches {
 		p := cloudwatchlogs.NewFilterLogEventsPaginator(r.api, &in)
 		for p.HasMorePages() {
 			page, err := p.NextPage(ctx)
@@ -347,6 +383,11 @@ func (r *reader) fetch(ctx context.Context, from, to time.Time, keep int) ([]Eve
 				return nil, fmt.Errorf("reading log group %s: %w", r.req.Group, err)
 			}
 			for _, e := range page.Events {
+				// A prefix is checked here too: not every implementation
+				// applies it (moto ignores it).
+				if in.LogStreamNamePrefix != nil && !strings.HasPrefix(aws.ToString(e.LogStreamName), *in.LogStreamNamePrefix) {
+					continue
+				}
 				if ev, ok := r.event(e); ok {
 					out = append(out, ev)
 				}
@@ -381,21 +422,67 @@ func sortEvents(evs []Event) {
 	})
 }
 
-func (r *reader) servicePrefix() string { return names.LogStreamService + r.req.Service + "/" }
+// servicePrefixes are the prefixes of the service's streams: the
+// managers', the agents' and those of older nodes.
+func (r *reader) servicePrefixes() []string {
+	p := names.LogStreamService + r.req.Service + "/"
+	return []string{names.LogStreamManagers + p, names.LogStreamAgents + p, p}
+}
+
+// ofService says whether stream is one of the service's.
+func (r *reader) ofService(stream string) bool {
+	for _, p := range r.servicePrefixes() {
+		if strings.HasPrefix(stream, p) {
+			return true
+		}
+	}
+	return false
+}
 
 // event reads one filtered event; ok is false for one of a stream the
 // request does not cover (the prefix is checked here too, as the streams'
 // names are what says where an event came from).
 func (r *reader) event(e types.FilteredLogEvent) (Event, bool) {
 	stream := aws.ToString(e.LogStreamName)
-	service, task, node, ok := parseStream(stream)
-	if !ok || r.req.Service != "" && !strings.HasPrefix(stream, r.servicePrefix()) || r.req.Node != "" && node != r.req.Node {
+	src, ok := parseStream(stream)
+	if !ok || r.req.Service != "" && !r.ofService(stream) || r.req.Node != "" && src.node != r.req.Node {
+		return Event{}, false
+	}
+	// An agents' stream naming a manager is an agent's claim to be one:
+	// not shown as the manager's.
+	if src.role+"/" == names.LogStreamAgents && r.managers[src.node] {
 		return Event{}, false
 	}
 	return Event{
-		Time: time.UnixMilli(aws.ToInt64(e.Timestamp)).UTC(), Service: service, Task: task, Node: node,
+		Time: time.UnixMilli(aws.ToInt64(e.Timestamp)).UTC(), Service: src.service, Task: src.task, Node: src.node, Role: src.role,
 		Message: strings.TrimRight(aws.ToString(e.Message), "\r\n"), Stream: stream, ID: aws.ToString(e.EventId),
 	}, true
+}
+
+// listManagers lists the instances that have a managers' node stream
+// (names.LogStreamManagers + LogStreamNode: every manager's agent writes
+// one), few streams under one prefix, again once a StreamRefresh.
+func (r *reader) listManagers(ctx context.Context) error {
+	if r.managers != nil && r.req.Now().Sub(r.managersListed) < r.req.StreamRefresh {
+		return nil
+	}
+	listed := r.req.Now()
+	prefix := names.LogStreamManagers + names.LogStreamNode
+	managers := map[string]bool{}
+	p := cloudwatchlogs.NewDescribeLogStreamsPaginator(r.api, &cloudwatchlogs.DescribeLogStreamsInput{LogGroupName: aws.String(r.req.Group), LogStreamNamePrefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("listing the managers' streams of log group %s: %w", r.req.Group, err)
+		}
+		for _, s := range page.LogStreams {
+			if node, ok := strings.CutPrefix(aws.ToString(s.LogStreamName), prefix); ok && node != "" {
+				managers[node] = true
+			}
+		}
+	}
+	r.managers, r.managersListed = managers, listed
+	return nil
 }
 
 // nodeStreams lists the node's streams: its own (without a service) and
@@ -407,21 +494,25 @@ func (r *reader) nodeStreams(ctx context.Context) ([]string, error) {
 		return r.streams, nil
 	}
 	listed := r.req.Now()
-	in := &cloudwatchlogs.DescribeLogStreamsInput{LogGroupName: aws.String(r.req.Group)}
+	prefixes := []string{""}
 	if r.req.Service != "" {
-		in.LogStreamNamePrefix = aws.String(r.servicePrefix())
+		prefixes = r.servicePrefixes()
 	}
 	var out []string
-	p := cloudwatchlogs.NewDescribeLogStreamsPaginator(r.api, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("listing the streams of log group %s: %w", r.req.Group, err)
+	for _, prefix := range prefixes {
+		in := &cloudwatchlogs.DescribeLogStreamsInput{LogGroupName: aws.String(r.req.Group)}
+		if prefix != "" {
+			in.LogStreamNamePrefix = aws.String(prefix)
 		}
-		for _, s := range page.LogStreams {
-			name := aws.ToString(s.LogStreamName)
-			if _, _, node, ok := parseStream(name); ok && node == r.req.Node {
-				if r.req.Service == "" || strings.HasPrefix(name, r.servicePrefix()) {
+		p := cloudwatchlogs.NewDescribeLogStreamsPaginator(r.api, in)
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("listing the streams of log group %s: %w", r.req.Group, err)
+			}
+			for _, s := range page.LogStreams {
+				name := aws.ToString(s.LogStreamName)
+				if src, ok := parseStream(name); ok && src.node == r.req.Node && strings.HasPrefix(name, prefix) && (r.req.Service == "" || r.ofService(name)) {
 					out = append(out, name)
 				}
 			}

@@ -28,6 +28,8 @@ type fakeLogs struct {
 	starts    []int64
 	returned  int
 	describes int
+	// ignorePrefix plays moto, which ignores logStreamNamePrefix.
+	ignorePrefix bool
 }
 
 func (f *fakeLogs) put(stream string, ms int64, msg string) {
@@ -53,7 +55,7 @@ func (f *fakeLogs) FilterLogEvents(_ context.Context, in *cloudwatchlogs.FilterL
 		if in.StartTime != nil && ts < *in.StartTime || in.EndTime != nil && ts > *in.EndTime {
 			continue
 		}
-		if p := aws.ToString(in.LogStreamNamePrefix); p != "" && (len(aws.ToString(e.LogStreamName)) < len(p) || aws.ToString(e.LogStreamName)[:len(p)] != p) {
+		if p := aws.ToString(in.LogStreamNamePrefix); !f.ignorePrefix && p != "" && (len(aws.ToString(e.LogStreamName)) < len(p) || aws.ToString(e.LogStreamName)[:len(p)] != p) {
 			continue
 		}
 		if len(in.LogStreamNames) > 0 && !slices.Contains(in.LogStreamNames, aws.ToString(e.LogStreamName)) {
@@ -243,15 +245,23 @@ func TestFollowReadsFromThePreviousPoll(t *testing.T) {
 			t.Fatalf("Read: %v", err)
 		}
 		f.mu.Lock()
-		if len(f.starts) < 4 {
+		// A service's streams are read (and listed) under each role's
+		// prefix and the older nodes' one.
+		first := 1
+		if node == "" {
+			first = 3
+		}
+		if len(f.starts) < first+3 {
 			t.Fatalf("%d reads", len(f.starts))
 		}
-		for i, s := range f.starts[1:] {
+		for i, s := range f.starts[first:] {
 			if s < start.Add(-DefaultLookback-time.Second).UnixMilli() {
 				t.Errorf("node %q: poll %d read from %d, %s before the follow began", node, i+1, s, start.Sub(time.UnixMilli(s)))
 			}
 		}
-		if node != "" && f.describes != 1 {
+		// (Three prefixes of the service's, and the managers' node
+		// streams, once each.)
+		if node != "" && f.describes != 4 {
 			t.Errorf("the node's streams listed %d times in %d polls", f.describes, len(f.starts))
 		}
 		f.mu.Unlock()
@@ -289,21 +299,75 @@ func TestFollowNodeFindsNewStreams(t *testing.T) {
 
 func TestParseStream(t *testing.T) {
 	for _, tc := range []struct {
-		stream, service, task, node string
-		ok                          bool
+		stream, role, service, task, node string
+		ok                                bool
 	}{
-		{"service/web/web.1.abc@i-0123", "web", "web.1.abc", "i-0123", true},
-		{"service/my.svc/my.svc.1.abc@i-0123", "my.svc", "my.svc.1.abc", "i-0123", true},
-		{"container/builder@i-0123", "", "builder", "i-0123", true},
-		{"node/i-0123", "", "", "i-0123", true},
-		{"service/web", "", "", "", false},
-		{"service//x@i-1", "", "", "", false},
-		{"other/x@i-1", "", "", "", false},
-		{"node/", "", "", "", false},
+		{"service/web/web.1.abc@i-0123", "", "web", "web.1.abc", "i-0123", true},
+		{"service/my.svc/my.svc.1.abc@i-0123", "", "my.svc", "my.svc.1.abc", "i-0123", true},
+		{"container/builder@i-0123", "", "", "builder", "i-0123", true},
+		{"node/i-0123", "", "", "", "i-0123", true},
+		{"managers/node/i-0123", "managers", "", "", "i-0123", true},
+		{"agents/service/web/web.1.abc@i-0123", "agents", "web", "web.1.abc", "i-0123", true},
+		{"agents/container/builder@i-0123", "agents", "", "builder", "i-0123", true},
+		{"service/web", "", "", "", "", false},
+		{"service//x@i-1", "", "", "", "", false},
+		{"other/x@i-1", "", "", "", "", false},
+		{"node/", "", "", "", "", false},
+		{"agents/node/", "", "", "", "", false},
+		{"agents/managers/node/i-1", "", "", "", "", false},
+		{"operators/node/i-1", "", "", "", "", false},
 	} {
-		service, task, node, ok := parseStream(tc.stream)
-		if ok != tc.ok || ok && (service != tc.service || task != tc.task || node != tc.node) {
-			t.Errorf("parseStream(%q) = %q, %q, %q, %v", tc.stream, service, task, node, ok)
+		src, ok := parseStream(tc.stream)
+		if ok != tc.ok || ok && src != (source{tc.role, tc.service, tc.task, tc.node}) {
+			t.Errorf("parseStream(%q) = %+v, %v", tc.stream, src, ok)
+		}
+	}
+}
+
+// A service's and a node's events are read from the streams of either
+// role and of older nodes (named without a role) alike, each once, in time
+// order, with the role that wrote them; also where the prefix is ignored.
+// An agents' stream that names a manager's instance (one with a managers'
+// node stream, which only a manager may create) is not shown as its.
+func TestReadEveryRole(t *testing.T) {
+	for _, ignore := range []bool{false, true} {
+		f := &fakeLogs{ignorePrefix: ignore}
+		base := time.Now().Add(-time.Hour).UnixMilli()
+		f.put("service/web/web.1.t@i-0aaaaaaaa", base, "web before the upgrade")
+		f.put("agents/service/web/web.1.t@i-0aaaaaaaa", base+1, "web on an agent")
+		f.put("managers/service/web/web.2.t@i-0bbbbbbbb", base+2, "web on a manager")
+		f.put("agents/service/webapi/webapi.1.t@i-0aaaaaaaa", base+3, "not web")
+		f.put("managers/node/i-0bbbbbbbb", base+4, "a decision")
+		f.put("agents/container/builder@i-0aaaaaaaa", base+5, "builder")
+		// An agent naming a manager's instance in its role's streams.
+		f.put("agents/node/i-0bbbbbbbb", base+6, "clusterctl: forged decision")
+		f.put("agents/service/web/web.9.t@i-0bbbbbbbb", base+7, "forged web")
+		read := func(req Request) []string {
+			t.Helper()
+			var got []string
+			req.Group = "/clusterctl/c"
+			if err := Read(context.Background(), f, req, func(e Event) error {
+				got = append(got, e.Role+" "+e.Source()+" "+e.Message)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		for _, c := range []struct {
+			req  Request
+			want []string
+		}{
+			{Request{Service: "web"}, []string{" web.1.t@i-0aaaaaaaa web before the upgrade", "agents web.1.t@i-0aaaaaaaa web on an agent", "managers web.2.t@i-0bbbbbbbb web on a manager"}},
+			{Request{Service: "web", Tail: 2}, []string{"agents web.1.t@i-0aaaaaaaa web on an agent", "managers web.2.t@i-0bbbbbbbb web on a manager"}},
+			{Request{Node: "i-0bbbbbbbb"}, []string{"managers web.2.t@i-0bbbbbbbb web on a manager", "managers clusterctl@i-0bbbbbbbb a decision"}},
+			{Request{Node: "i-0aaaaaaaa", Service: "web"}, []string{" web.1.t@i-0aaaaaaaa web before the upgrade", "agents web.1.t@i-0aaaaaaaa web on an agent"}},
+			{Request{Tail: 1}, []string{"agents builder@i-0aaaaaaaa builder"}},
+			{Request{Since: time.UnixMilli(base + 4)}, []string{"managers clusterctl@i-0bbbbbbbb a decision", "agents builder@i-0aaaaaaaa builder"}},
+		} {
+			if got := read(c.req); !slices.Equal(got, c.want) {
+				t.Errorf("prefix ignored %v, %+v: got %q, want %q", ignore, c.req, got, c.want)
+			}
 		}
 	}
 }

@@ -112,7 +112,138 @@ def _cloudwatch(m):
     m.CloudFormationAlarm = CloudFormationAlarm
 
 
-_FIXES = {"moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling, "moto.cloudwatch.models": _cloudwatch}
+def _s3(m):
+    # A bucket's VersioningConfiguration: moto's CloudFormation leaves the
+    # bucket unversioned, and PutObject answers no version id.
+    create = m.FakeBucket.create_from_cloudformation_json.__func__
+
+    def create_versioned(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs):
+        bucket = create(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs)
+        status = cloudformation_json.get("Properties", {}).get("VersioningConfiguration", {}).get("Status")
+        if status:
+            bucket.versioning_status = status
+        return bucket
+
+    m.FakeBucket.create_from_cloudformation_json = classmethod(create_versioned)
+
+
+def _ec2_instances(m):
+    # A launch template's network interface: EC2 launches from it with the
+    # interface's security groups and its AssociatePublicIpAddress; moto
+    # reads only SecurityGroupIds, so an instance got no security group
+    # and a public IP whenever its subnet maps one on launch. The primary
+    # interface's groups and public IP choice now apply, as in EC2.
+    run = m.InstanceBackend.run_instances
+
+    def run_instances(self, image_id, count, user_data, security_group_names, **kwargs):
+        if kwargs.get("launch_template") and not kwargs.get("nics"):
+            data = self._get_template_from_args(kwargs["launch_template"]).data
+            for nic in data.get("NetworkInterfaces") or []:
+                if str(nic.get("DeviceIndex", "")) != "0":
+                    continue
+                if not kwargs.get("security_group_ids") and nic.get("Groups"):
+                    kwargs["security_group_ids"] = list(nic["Groups"])
+                public = nic.get("AssociatePublicIpAddress")
+                if public is not None:
+                    kwargs["associate_public_ip"] = str(public).lower() == "true"
+        return run(self, image_id, count, user_data, security_group_names, **kwargs)
+
+    m.InstanceBackend.run_instances = run_instances
+
+
+def _cloudformation_parsing(m):
+    # Fn::Cidr: moto's CloudFormation does not know it, and a network
+    # stack cuts its VPC's range into subnets with it. [block, count,
+    # cidrBits] is the first count subnets of block with cidrBits host bits.
+    import ipaddress
+
+    clean = m.clean_json
+
+    def clean_json(resource_json, resources_map):
+        if isinstance(resource_json, dict) and "Fn::Cidr" in resource_json:
+            block, count, bits = (clean(x, resources_map) for x in resource_json["Fn::Cidr"])
+            net = ipaddress.ip_network(str(block))
+            subnets = net.subnets(new_prefix=net.max_prefixlen - int(bits))
+            return [str(next(subnets)) for _ in range(int(count))]
+        return clean(resource_json, resources_map)
+
+    m.clean_json = clean_json
+
+
+def _ec2_route_tables(m):
+    # A route table and its routes go with their stack: moto's
+    # CloudFormation keeps them, and the VPC, still holding a route table
+    # besides its main one, then cannot be deleted.
+    def delete_table(self, account_id, region_name):
+        backend = self.ec2_backend
+        if self.id not in backend.route_tables:
+            return  # gone already: deleting twice is done
+        for association_id in list(self._associations):
+            backend.disassociate_route_table(association_id)
+        backend.delete_route_table(self.id)
+
+    m.RouteTable.delete = delete_table
+
+    def delete_route(self, account_id, region_name):
+        from moto.ec2.models import ec2_backends
+
+        table = ec2_backends[account_id][region_name].route_tables.get(self.route_table.id)
+        if table is not None:
+            table._routes.pop(self.id, None)
+
+    m.Route.delete = delete_route
+
+
+def _ec2_subnets(m):
+    # AWS::EC2::SubnetRouteTableAssociation: moto's CloudFormation records
+    # it apart from the route table, which then lists no association, so
+    # the subnet keeps the main route table's routes. It now associates
+    # the table as EC2's AssociateRouteTable does, and its deletion
+    # disassociates it.
+    def create(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs):
+        from moto.ec2.models import ec2_backends
+
+        props = cloudformation_json["Properties"]
+        backend = ec2_backends[account_id][region_name]
+        association = backend.create_subnet_association(route_table_id=props["RouteTableId"], subnet_id=props["SubnetId"])
+        association.association_id = backend.associate_route_table(props["RouteTableId"], subnet_id=props["SubnetId"])
+        return association
+
+    m.SubnetRouteTableAssociation.create_from_cloudformation_json = classmethod(create)
+
+    def delete(self, account_id, region_name):
+        from moto.ec2.models import ec2_backends
+
+        backend = ec2_backends[account_id][region_name]
+        table = backend.route_tables.get(self.route_table_id)
+        association_id = getattr(self, "association_id", "")
+        if table is not None and association_id in table._associations:
+            backend.disassociate_route_table(association_id)
+        backend.subnet_associations.pop(f"{self.route_table_id}:{self.subnet_id}", None)
+
+    m.SubnetRouteTableAssociation.delete = delete
+
+
+def _ec2_gateways(m, kind):
+    # NAT gateways and VPC endpoints go with their stack (moto's
+    # CloudFormation keeps them).
+    if kind == "nat":
+        m.NatGateway.delete = lambda self, account_id, region_name: self.ec2_backend.delete_nat_gateway(self.id)
+    else:
+        def delete_endpoint(self, account_id, region_name):
+            # A gateway endpoint's routes go with it, in the route tables
+            # that are still there (the stack may have deleted some first).
+            backend = self.ec2_backend
+            self.route_table_ids = [r for r in self.route_table_ids or [] if r in backend.route_tables]
+            backend.delete_vpc_endpoints([self.id])
+
+        m.VPCEndPoint.delete = delete_endpoint
+
+
+_FIXES = {"moto.s3.models": _s3, "moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling, "moto.cloudwatch.models": _cloudwatch,
+          "moto.ec2.models.instances": _ec2_instances, "moto.cloudformation.parsing": _cloudformation_parsing,
+          "moto.ec2.models.route_tables": _ec2_route_tables, "moto.ec2.models.subnets": _ec2_subnets,
+          "moto.ec2.models.nat_gateways": lambda m: _ec2_gateways(m, "nat"), "moto.ec2.models.vpcs": lambda m: _ec2_gateways(m, "vpce")}
 
 
 class _Fixer(importlib.abc.MetaPathFinder):

@@ -3,6 +3,7 @@ package motoserver
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -13,6 +14,7 @@ import (
 	cwschemas "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 )
 
@@ -105,5 +107,32 @@ func TestAlarmGapFilled(t *testing.T) {
 	}
 	if out, err := cw.DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{}); err != nil || len(out.MetricAlarms) != 0 {
 		t.Errorf("alarms after the stack's deletion: %+v, %v", out, err)
+	}
+}
+
+// A bucket the template versions is versioned: moto's CloudFormation
+// alone leaves it unversioned, and PutObject answers no version id.
+func TestBucketVersioningGapFilled(t *testing.T) {
+	s, err := Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
+		config.WithBaseEndpoint(s.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfn := cloudformation.NewFromConfig(cfg)
+	s3c := s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true })
+	body := `{"Resources": {"B": {"Type": "AWS::S3::Bucket", "Properties": {"BucketName": "versioned-b", "VersioningConfiguration": {"Status": "Enabled"}}}}}`
+	if _, err := cfn.CreateStack(ctx, &cloudformation.CreateStackInput{StackName: aws.String("bucket"), TemplateBody: aws.String(body)}); err != nil {
+		t.Fatal(err)
+	}
+	put, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("versioned-b"), Key: aws.String("k"), Body: strings.NewReader("x")})
+	if err != nil || aws.ToString(put.VersionId) == "" {
+		t.Fatalf("put: %+v, %v: want a version id", put, err)
 	}
 }

@@ -5,12 +5,10 @@ import (
 	"time"
 )
 
-// The swarm's health in CloudWatch: the namespace the nodes publish in
-// (their roles may publish in no other), the dimensions and metrics, and
-// the alarms the core declares on them.
+// The swarm's health in CloudWatch: the dimensions and metrics, and the
+// alarms the core declares on them. The namespaces are the cluster's own
+// (SwarmMetricNamespace, NodeMetricNamespace).
 const (
-	MetricNamespace = "clusterctl"
-
 	DimCluster    = "Cluster"
 	DimGroup      = "Group"
 	DimService    = "Service"
@@ -60,6 +58,26 @@ const (
 	DiskFullPercent = 85
 )
 
+// A cluster's metrics are in two namespaces of its own, because
+// PutMetricData's only IAM condition key is the namespace: the swarm's
+// figures, which every alarm but disk-full reads, in one only the
+// managers' role may write; each node's figures of itself (disk, memory)
+// in one both roles write. A cluster name has no "/", so no cluster's
+// namespace is another's.
+const metricNamespacePrefix = "clusterctl/"
+
+// SwarmMetricNamespace is the namespace of cluster's swarm figures (the
+// leader's, from the status snapshot).
+func SwarmMetricNamespace(cluster string) string { return metricNamespacePrefix + cluster + "/swarm" }
+
+// NodeMetricNamespace is the namespace of the figures each node of
+// cluster publishes of itself.
+func NodeMetricNamespace(cluster string) string { return metricNamespacePrefix + cluster + "/nodes" }
+
+// LegacyMetricNamespace is where every cluster published before the
+// namespaces were per cluster: read by no alarm, written by no role.
+const LegacyMetricNamespace = "clusterctl"
+
 // Alarm kinds: the alarm of a cluster is named AlarmName(cluster, kind).
 // No kind ends with "-" + another, so two clusters' alarms never share a
 // name.
@@ -97,9 +115,9 @@ func AlarmKind(cluster, name string) string {
 }
 
 // MetricNames are the names of metrics and alarms, for the templates:
-// {{.N.Metrics.Namespace}}.
+// {{.N.Metrics.NodesDown}}.
 type MetricNames struct {
-	Namespace, DimCluster, DimGroup, DimService, DimInstanceID, DimFilesystem                string
+	DimCluster, DimGroup, DimService, DimInstanceID, DimFilesystem                           string
 	ManagersReachable, NodesDown, ServicesBelowDesired, DiskUsed, BackupAge, TasksPending    string
 	ParamAlarms, ParamNotifyEmail, ParamNotifyTopic, AlarmsOn, AlarmsOff, ResourceAlarmTopic string
 	AlarmQuorumAtRisk, AlarmLeaderSilent, AlarmNodesDown, AlarmServicesBelow                 string
@@ -110,7 +128,7 @@ type MetricNames struct {
 // Metrics returns the names of metrics and alarms.
 func Metrics() MetricNames {
 	return MetricNames{
-		Namespace: MetricNamespace, DimCluster: DimCluster, DimGroup: DimGroup, DimService: DimService,
+		DimCluster: DimCluster, DimGroup: DimGroup, DimService: DimService,
 		DimInstanceID: DimInstanceID, DimFilesystem: DimFilesystem,
 		ManagersReachable: MetricManagersReachable, NodesDown: MetricNodesDown, ServicesBelowDesired: MetricServicesBelowDesired,
 		DiskUsed: MetricDiskUsed, BackupAge: MetricBackupAge, TasksPending: MetricTasksPending,

@@ -107,6 +107,10 @@ const (
 	ParamLogDriver        = "LogDriver"
 	// ParamBackupKeep is how many backups of the swarm the managers keep.
 	ParamBackupKeep = "BackupKeep"
+	// ParamOperators lists the operators, comma-separated: the IAM roles
+	// and users that may send requests to the managers' queue and use
+	// the bucket's commands/ (a core without it predates operators).
+	ParamOperators = "Operators"
 	// ParamNodeAgentAmd64 and ParamNodeAgentArm64 pin the node agent:
 	// the SHA-256 (hex) of the linux/amd64 and linux/arm64 binaries that
 	// the nodes' loader fetches (AgentKey) and checks before running.
@@ -129,12 +133,25 @@ func LogGroup(cluster string) string { return "/clusterctl/" + cluster }
 // to service/<service>/<task>@<instance-id>, so that a service's tasks are
 // found by prefix and each line says where it ran, as docker service logs
 // does; any other container to container/<name>@<instance-id>; the node's
-// own programs (housekeeping, agent) to node/<instance-id>.
+// own programs (housekeeping, agent) to node/<instance-id>. Each name
+// starts with its node's role (LogStreamPrefix): each role's policy lets
+// it write its own streams only. Streams of older nodes have no role.
 const (
 	LogStreamService   = "service/"
 	LogStreamContainer = "container/"
 	LogStreamNode      = "node/"
+	LogStreamManagers  = "managers/"
+	LogStreamAgents    = "agents/"
 )
+
+// LogStreamPrefix is where the streams of a manager's (or an agent's)
+// containers and programs start.
+func LogStreamPrefix(manager bool) string {
+	if manager {
+		return LogStreamManagers
+	}
+	return LogStreamAgents
+}
 
 // Outputs of the core stack. The join contract is public: a group stack
 // receives these as parameters of the same names.
@@ -378,6 +395,25 @@ const (
 	EngineLabelReserved = "clusterctl."
 )
 
+// Node labels (the swarm's node.labels, which only managers may write)
+// that the leader sets on a node it proves to be its instance: the same
+// keys as the engine labels above, and the group's own labels, from what
+// Auto Scaling and EC2 say of the instance, never from the node. Placement
+// constraints name these: node.labels.clusterctl.group==r3-agents.
+const (
+	// NodeLabelKeys lists, comma-separated and sorted, the keys of the
+	// group's own labels the leader set, so that it removes a key the
+	// group no longer declares and no label an operator set.
+	NodeLabelKeys = "clusterctl.labels"
+	// NodeLabelUnprovenSince is when the leader first found the node
+	// unproven (RFC 3339): it is removed from the swarm after a bound.
+	NodeLabelUnprovenSince = "clusterctl.unproven-since"
+	// NodeLabelDrainedUnproven is the availability the node had when the
+	// leader drained it for being unproven: it gets it back once proven.
+	// A node without it was drained by someone else, and stays so.
+	NodeLabelDrainedUnproven = "clusterctl.drained-unproven"
+)
+
 // MetadataKey is the key under the template's Metadata where clusterctl
 // records what a group or core was asked to be (see internal/render).
 const MetadataKey = "clusterctl"
@@ -396,7 +432,7 @@ type Set struct {
 	ParamMaxBatchSize, ParamMinInstancesInService, ParamManagers                                      string
 	ParamOnDemandBaseCapacity, ParamOnDemandPercentage, ParamSpotAllocationStrategy                   string
 	ParamLogRetentionDays, ParamLogKMSKey, ParamLogDriver                                             string
-	ParamBackupKeep                                                                                   string
+	ParamBackupKeep, ParamOperators                                                                   string
 	ParamNodeAgentAmd64, ParamNodeAgentArm64, AgentPrefix                                             string
 	OutputLogGroupName, OutputLogDriver, ResourceLogGroup, LogDriverAWSLogs, LogDriverNone            string
 
@@ -415,11 +451,14 @@ type Set struct {
 	CommandPrefix string
 	TagNodeBucket string
 
+	InterruptionPrefix string
+
 	MetadataKey string
 
 	TagAutoscale, TagInstanceTypes, LeasePrefix string
 
 	Metrics MetricNames
+	Net     NetworkNames
 }
 
 // Template returns every name for the templates' data.
@@ -438,6 +477,7 @@ func Template() Set {
 		ParamOnDemandBaseCapacity: ParamOnDemandBaseCapacity, ParamOnDemandPercentage: ParamOnDemandPercentage,
 		ParamSpotAllocationStrategy: ParamSpotAllocationStrategy,
 		ParamLogRetentionDays:       ParamLogRetentionDays, ParamLogKMSKey: ParamLogKMSKey, ParamLogDriver: ParamLogDriver, ParamBackupKeep: ParamBackupKeep,
+		ParamOperators:      ParamOperators,
 		ParamNodeAgentAmd64: ParamNodeAgentAmd64, ParamNodeAgentArm64: ParamNodeAgentArm64, AgentPrefix: AgentPrefix,
 		OutputLogGroupName: OutputLogGroupName, OutputLogDriver: OutputLogDriver, ResourceLogGroup: ResourceLogGroup,
 		LogDriverAWSLogs: LogDriverAWSLogs, LogDriverNone: LogDriverNone,
@@ -460,9 +500,12 @@ func Template() Set {
 		CommandPrefix: CommandPrefix,
 		TagNodeBucket: TagNodeBucket,
 
+		InterruptionPrefix: InterruptionPrefix,
+
 		MetadataKey: MetadataKey,
 
 		TagAutoscale: TagAutoscale, TagInstanceTypes: TagInstanceTypes, LeasePrefix: LeasePrefix,
 		Metrics: Metrics(),
+		Net:     networkNames(),
 	}
 }

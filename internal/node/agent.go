@@ -47,12 +47,15 @@ type Lifecycle interface {
 // AgentTimings are an agent's; AgentDefaults a node's.
 type AgentTimings struct {
 	JoinTimeout, RetryMin, RetryMax, CheckEvery, RejoinAfter, StaleAfter time.Duration
+	// InterruptionEvery: the instance metadata's interruption notices are
+	// read this often (a spot warning leaves two minutes).
+	InterruptionEvery time.Duration
 }
 
 // AgentDefaults are the timings of a node.
 func AgentDefaults() AgentTimings {
 	return AgentTimings{JoinTimeout: 8 * time.Minute, RetryMin: 2 * time.Second, RetryMax: 30 * time.Second,
-		CheckEvery: 30 * time.Second, RejoinAfter: 2 * time.Minute, StaleAfter: wire.StaleAfter}
+		CheckEvery: 30 * time.Second, RejoinAfter: 2 * time.Minute, StaleAfter: wire.StaleAfter, InterruptionEvery: 5 * time.Second}
 }
 
 // Agent is an agent node.
@@ -333,6 +336,10 @@ func EngineLabels(group string, labels map[string]string, i Instance) []string {
 // cluster's log group, with the awslogs driver.
 type EngineLogs struct {
 	Group, Region, InstanceID string
+	// Manager says the node is a manager: its streams start with the
+	// managers' prefix, an agent's with the agents' (each role may write
+	// its own only).
+	Manager bool
 	// Endpoint is the CloudWatch Logs endpoint; "" for AWS's (tests set
 	// one).
 	Endpoint string
@@ -340,15 +347,16 @@ type EngineLogs struct {
 
 // DaemonJSON is the engine's configuration: labels, and with logs the
 // awslogs driver.
-// A swarm task logs to stream service/<service>/<task>@<instance>, any
-// other container to container/<name>@<instance>; non-blocking with a
-// bounded buffer, so that a CloudWatch outage never blocks a container.
+// A swarm task logs to stream <role>/service/<service>/<task>@<instance>,
+// any other container to <role>/container/<name>@<instance> (role: the
+// node's, names.LogStreamPrefix); non-blocking with a bounded buffer, so
+// that a CloudWatch outage never blocks a container.
 func DaemonJSON(labels []string, logs *EngineLogs) []byte {
 	conf := map[string]any{"labels": labels}
 	if logs != nil {
 		opts := map[string]string{
 			"awslogs-group": logs.Group, "awslogs-region": logs.Region, "mode": "non-blocking", "max-buffer-size": "4m",
-			"tag": `{{with index .ContainerLabels "com.docker.swarm.service.name"}}` + names.LogStreamService + "{{.}}{{else}}" +
+			"tag": names.LogStreamPrefix(logs.Manager) + `{{with index .ContainerLabels "com.docker.swarm.service.name"}}` + names.LogStreamService + "{{.}}{{else}}" +
 				strings.TrimSuffix(names.LogStreamContainer, "/") + "{{end}}/{{.Name}}@" + logs.InstanceID,
 		}
 		if logs.Endpoint != "" {

@@ -2,9 +2,11 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"text/template"
 	"time"
 
 	"github.com/clusterctl/clusterctl/internal/names"
@@ -218,6 +220,46 @@ func TestInstanceCheck(t *testing.T) {
 		tc.edit(&i)
 		if err := i.Check(); err == nil || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.says)
+		}
+	}
+}
+
+// The engine names its containers' streams as the logs reader reads them,
+// each under its node's role, the only streams that role may write: the
+// tag, a Go template of the engine, executed as the engine does.
+func TestDaemonJSONStreams(t *testing.T) {
+	type container struct {
+		ContainerLabels map[string]string
+		Name            string
+	}
+	task := container{ContainerLabels: map[string]string{"com.docker.swarm.service.name": "web"}, Name: "web.1.abc"}
+	plain := container{ContainerLabels: map[string]string{}, Name: "builder"}
+	for _, c := range []struct {
+		manager bool
+		ctr     container
+		want    string
+	}{
+		{false, task, "agents/service/web/web.1.abc@" + iW1},
+		{false, plain, "agents/container/builder@" + iW1},
+		{true, task, "managers/service/web/web.1.abc@" + iW1},
+		{true, plain, "managers/container/builder@" + iW1},
+	} {
+		var conf struct {
+			Opts map[string]string `json:"log-opts"`
+		}
+		if err := json.Unmarshal(DaemonJSON(nil, &EngineLogs{Group: "/clusterctl/core", Region: "eu-west-1", InstanceID: iW1, Manager: c.manager}), &conf); err != nil {
+			t.Fatal(err)
+		}
+		tmpl, err := template.New("tag").Parse(conf.Opts["tag"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := tmpl.Execute(&b, c.ctr); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != c.want {
+			t.Errorf("manager %v, %+v: stream %q, want %q", c.manager, c.ctr, b.String(), c.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 	"sort"
@@ -159,6 +160,26 @@ func (e *engine) SetAvailability(_ context.Context, id, a string) error {
 		return nil
 	}
 	return ErrNoNode
+}
+func (e *engine) SetNodeLabels(_ context.Context, id string, set map[string]string, remove []string) error {
+	n, ok := e.nodes[id]
+	if !ok {
+		return ErrNoNode
+	}
+	if n.NodeLabels == nil {
+		n.NodeLabels = map[string]string{}
+	}
+	var args []string
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		n.NodeLabels[k] = set[k]
+		args = append(args, "--label-add "+k+"="+set[k])
+	}
+	for _, k := range remove {
+		delete(n.NodeLabels, k)
+		args = append(args, "--label-rm "+k)
+	}
+	e.c.add("docker node update %s %s", strings.Join(args, " "), id)
+	return nil
 }
 func (e *engine) Demote(_ context.Context, id string) error {
 	e.c.add("docker node demote %s", id)
@@ -320,6 +341,28 @@ type scaling struct {
 	c      *calls
 	owners map[string]string
 	ended  bool
+	// lifecycle is what Auto Scaling says of an instance (group, state);
+	// for one it does not name, the honest world: an instance a
+	// termination notice on q names waits in that notice's group.
+	lifecycle map[string][2]string
+	q         *queue
+}
+
+func (s *scaling) LifecycleState(_ context.Context, instance string) (string, string, error) {
+	s.c.add("autoscaling describe-instances %s", instance)
+	if st, ok := s.lifecycle[instance]; ok {
+		return st[0], st[1], nil
+	}
+	for _, m := range s.q.msgs {
+		e, err := wire.ParseEvent(m.Body)
+		if err != nil {
+			continue
+		}
+		if d, err := e.Lifecycle(); err == nil && d.EC2InstanceID == instance {
+			return d.AutoScalingGroupName, "Terminating:Wait", nil
+		}
+	}
+	return "", "", nil
 }
 
 func (s *scaling) ClusterOf(_ context.Context, g string) (string, error) { return s.owners[g], nil }
@@ -341,6 +384,19 @@ type instances struct {
 	states map[string]string
 	ips    map[string]string
 	e      *engine
+	// facts: what EC2 says the instances are.
+	facts map[string]InstanceFacts
+}
+
+func (i *instances) Describe(_ context.Context, ids []string) (map[string]InstanceFacts, error) {
+	i.c.add("ec2 describe facts %s", strings.Join(ids, ","))
+	out := map[string]InstanceFacts{}
+	for _, id := range ids {
+		if f, ok := i.facts[id]; ok {
+			out[id] = f
+		}
+	}
+	return out, nil
 }
 
 func (i *instances) PrivateIPs(_ context.Context, ids []string) (map[string]string, error) {

@@ -40,6 +40,18 @@ type Timings struct {
 	SecretsEvery   time.Duration // the secrets' sources, read at most this often
 	JoinWait       time.Duration // for the nodes of a scale-out to join
 	MetricsEvery   time.Duration // the swarm's and the nodes' CloudWatch metrics
+	// UnprovenGrace is how long a node the leader cannot prove stays in
+	// the swarm (drained) before it is removed; LabelsEvery how often the
+	// proven nodes' labels are read again from Auto Scaling and EC2.
+	UnprovenGrace time.Duration
+	LabelsEvery   time.Duration
+	// ConfirmWait is how long a spot or rebalance warning waits for its
+	// node's agent to confirm it before it is dropped.
+	ConfirmWait time.Duration
+	// InterruptedHold is how long a node drained on a confirmed warning
+	// stays drained while its instance runs on, InService, before it is
+	// set active again.
+	InterruptedHold time.Duration
 }
 
 // Defaults are the timings of a node.
@@ -53,7 +65,8 @@ func Defaults() Timings {
 		BackupOrderWait: 2 * time.Minute, QuorumGrace: 2 * time.Minute,
 		RequestMaxAge: names.RequestMaxAge, JoinTimeout: 9 * time.Minute, JoinPause: 5 * time.Second,
 		AutoscaleEvery: 10 * time.Second, JoinWait: 10 * time.Minute, SecretsEvery: time.Minute,
-		MetricsEvery: time.Minute,
+		MetricsEvery: time.Minute, UnprovenGrace: 10 * time.Minute, LabelsEvery: time.Minute,
+		ConfirmWait: 90 * time.Second, InterruptedHold: 30 * time.Minute,
 	}
 }
 
@@ -68,6 +81,9 @@ type Manager struct {
 	Queue     Queue
 	Scaling   Scaling
 	Instances Instances
+	// Facts says what the proven nodes' instances are, for their node
+	// labels (labels.go); nil: the leader sets none.
+	Facts Describer
 	// Groups is Auto Scaling for the autoscaler; nil: no autoscaling.
 	Groups  GroupScaling
 	Backups Backups
@@ -91,7 +107,7 @@ type Manager struct {
 	State      State
 	T          Timings
 
-	nextStatus, watchUntil, nextDead time.Time
+	nextStatus, watchUntil, nextDead, nextRelease time.Time
 	// managers is the number of managers last recorded in the bucket (0:
 	// not read yet); backupDeferred why a backup due is not taken (last
 	// logged); legacyGone: the lone manager's single backup of before is
@@ -123,6 +139,12 @@ type Manager struct {
 	// identityProblems are the nodes whose instance label EC2 does not
 	// bear out, with why, as last logged.
 	identityProblems map[string]string
+	// unprovenNoted: the unproven nodes, with why, as last logged;
+	// quorumKept: the unproven managers kept for the quorum (logged).
+	unprovenNoted map[string]string
+	quorumKept    map[string]bool
+	// nextLabels: when the proven nodes' labels are read again.
+	nextLabels time.Time
 }
 
 // Housekeeping runs until ctx ends: only while this manager leads the
@@ -162,6 +184,13 @@ func (m *Manager) Round(ctx context.Context) {
 	}
 	if err := m.cleanDeadNodes(ctx); err != nil {
 		m.Log("the dead-node check failed: %v", err)
+	}
+	// Before the notices: a node proven again gets its availability back
+	// before a notice may drain it, so that no drain of a notice is undone.
+	m.logFailure("guarding the swarm from unproven nodes", m.guardNodes(ctx))
+	if now := m.Clock.Now(); !now.Before(m.nextRelease) {
+		m.nextRelease = now.Add(m.T.DeadEvery)
+		m.logFailure("setting active the nodes of interrupted instances that run on", m.releaseInterrupted(ctx))
 	}
 	if err := m.autoscale(ctx); err != nil {
 		m.Log("autoscaling failed: %v", err)

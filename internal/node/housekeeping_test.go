@@ -46,6 +46,7 @@ func newLab(t *testing.T) *lab {
 		ec2: &instances{c: c, states: map[string]string{}, ips: map[string]string{}}, bk: &backups{c: c},
 		net: &network{c: c, answers: map[string]bool{}, rules: map[string]string{}}}
 	l.ec2.e = l.e
+	l.s.q = l.q
 	leader := l.e.addManager(nodeID("m1"), iM1, "10.0.1.1", true)
 	l.e.self = Self{NodeID: leader.ID, LocalState: StateActive, ControlAvailable: true}
 	l.m = &Manager{Cluster: "core", InstanceID: iM1, Address: "10.0.1.1",
@@ -87,6 +88,13 @@ func terminationBody(group, instance string, sent time.Time) string {
 	})
 	b, _ := json.Marshal(wire.Event{Version: "0", DetailType: wire.DetailTerminate, Source: "aws.autoscaling", Time: sent.Format(time.RFC3339), Detail: d})
 	return string(b)
+}
+
+// confirm plays the agent of instance confirming a notice of kind from
+// its instance metadata, at the key its session alone may write.
+func (l *lab) confirm(instance, kind string, at time.Time) {
+	c := wire.InterruptionConfirmation{InstanceID: instance, Kind: kind, Action: "terminate", Time: at}
+	l.b.set(names.InterruptionPrefix+"/AROAAGENTROLE:"+instance, c.Marshal())
 }
 
 func interruptionBody(kind, instance string) string {
@@ -276,6 +284,7 @@ func TestLeaderLeaving(t *testing.T) {
 func TestInterruptions(t *testing.T) {
 	l := newLab(t)
 	w1 := l.e.addWorker(nodeID("w1"), iW1)
+	l.confirm(iW1, wire.InterruptionSpot, start.Add(2*time.Minute))
 	l.q.put("n1", interruptionBody(wire.DetailSpot, iW1), start)
 	l.q.put("n2", interruptionBody(wire.DetailRebalance, "i-0123456789abcdef0"), start)
 	l.round()

@@ -18,7 +18,8 @@ import (
 // instance's private IP, as EC2 describes the instance. The autoscaler,
 // the dead-node check and the drains on a notice or a request act only on
 // proven nodes; a node whose label and address disagree is reported in
-// the log and in the status snapshot, and left alone.
+// the log and in the status snapshot, and, as every node the leader
+// cannot prove, drained and in time removed (unproven.go).
 type Identities struct {
 	byNode   map[string]string // node id: the instance proven
 	problems map[string]string // node id: why its label is not believed
@@ -139,7 +140,7 @@ func (m *Manager) identify(ctx context.Context, nodes []Node) (Identities, error
 		present[n.ID] = true
 		p := ids.Problem(n.ID)
 		if p != "" && m.identityProblems[n.ID] != p {
-			m.Log("node %s is not believed and left alone: %s", n.ID, p)
+			m.Log("node %s is not believed: %s", n.ID, p)
 		}
 		if p == "" {
 			delete(m.identityProblems, n.ID)

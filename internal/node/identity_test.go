@@ -25,9 +25,10 @@ func impostorLab(t *testing.T) (l *lab, victim, impostor *Node) {
 	return l, victim, impostor
 }
 
-// Two swarm nodes claim one instance: the autoscaler neither drains the
-// idle impostor nor terminates the busy victim's instance, and the
-// conflict is logged and in the snapshot.
+// Two swarm nodes claim one instance: the autoscaler neither terminates
+// the busy victim's instance nor drains the victim, the impostor is
+// drained as unproven (never scaled in), and the conflict is logged and in
+// the snapshot.
 func TestAutoscalerIgnoresAnImpostor(t *testing.T) {
 	l, victim, impostor := impostorLab(t)
 	g := grp("web", sizes(1, 2, 3))
@@ -39,10 +40,13 @@ func TestAutoscalerIgnoresAnImpostor(t *testing.T) {
 		l.round()
 		l.clock.now = l.clock.now.Add(time.Minute)
 	}
-	if l.c.index("terminate") >= 0 || l.c.index("docker node update") >= 0 {
+	if l.c.index("terminate") >= 0 || l.c.index("docker node update --availability drain "+victim.ID) >= 0 {
 		t.Errorf("acted on a node's word: %v", l.c.l)
 	}
-	if !l.logged("node " + impostor.ID + " is not believed and left alone: its label names instance " + iW1 + ", whose private IP is 10.0.2.1, but the swarm sees it at 10.0.2.2") {
+	if l.c.count("docker node update --availability drain "+impostor.ID) != 1 {
+		t.Errorf("the impostor not drained once as unproven: %v", l.c.l)
+	}
+	if !l.logged("node " + impostor.ID + " is not believed: its label names instance " + iW1 + ", whose private IP is 10.0.2.1, but the swarm sees it at 10.0.2.2") {
 		t.Errorf("conflict not logged: %q", l.logs)
 	}
 	n := 0
@@ -108,10 +112,13 @@ func TestDeadNodeNotReplacedByAnImpostor(t *testing.T) {
 // only.
 func TestNoticesDrainProvenNodesOnly(t *testing.T) {
 	l, victim, impostor := impostorLab(t)
+	l.confirm(iW1, wire.InterruptionSpot, start.Add(2*time.Minute))
 	l.q.put("n1", interruptionBody(wire.DetailSpot, iW1), start)
 	l.round()
 	l.round()
-	if l.c.index("docker node update --availability drain "+victim.ID) < 0 || l.c.index("docker node update --availability drain "+impostor.ID) >= 0 {
+	// The impostor is drained as unproven, before the notice is read.
+	if l.c.index("docker node update --availability drain "+victim.ID) < 0 || l.c.count("docker node update --availability drain "+impostor.ID) != 1 ||
+		l.c.index("docker node update --availability drain "+impostor.ID) > l.c.index("sqs delete n1") {
 		t.Errorf("interruption: calls %v", l.c.l)
 	}
 
@@ -121,7 +128,7 @@ func TestNoticesDrainProvenNodesOnly(t *testing.T) {
 		l.round()
 		l.clock.now = l.clock.now.Add(time.Minute)
 	}
-	if l.c.index("docker node rm "+victim.ID) < 0 || l.c.index("docker node update --availability drain "+impostor.ID) >= 0 || l.c.index("docker node rm "+impostor.ID) >= 0 {
+	if l.c.index("docker node rm "+victim.ID) < 0 || l.c.count("docker node update --availability drain "+impostor.ID) != 1 || l.c.index("docker node rm "+impostor.ID) >= 0 {
 		t.Errorf("termination: calls %v", l.c.l)
 	}
 }

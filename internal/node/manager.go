@@ -141,10 +141,8 @@ func (m *Manager) publishedGone(ctx context.Context) (string, bool) {
 	if err != nil {
 		return fmt.Sprintf("asking Auto Scaling for the managers' group: %v", err), false
 	}
-	for _, a := range addrs {
-		if gone, why := provenGone(a, at[a], group); !gone {
-			return why, false
-		}
+	if alive, _ := judgeLost(ctx, m.Recovery.Proof, m.Log, addrs, at, group); len(alive) > 0 {
+		return strings.Join(alive, "; "), false
 	}
 	return "", true
 }

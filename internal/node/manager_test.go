@@ -150,7 +150,7 @@ func TestStaleMarker(t *testing.T) {
 	for _, tc := range []struct {
 		state string
 		takes bool
-	}{{"running", false}, {"stopping", false}, {"terminated", true}, {"stopped", true}} {
+	}{{"running", false}, {"shutting-down", false}, {"terminated", true}, {"stopped", false}, {"stopping", false}} {
 		l = newLab(t)
 		l.b.set(initKey, old.Marshal())
 		l.b.set(names.ManagersKey, []byte("10.0.1.99:2377\n10.0.1.98:2377\n"))
@@ -163,7 +163,17 @@ func TestStaleMarker(t *testing.T) {
 		if took := l.c.index("docker swarm init") >= 0; took != tc.takes || tc.takes != (err == nil) {
 			t.Errorf("a published manager %s: took over %v, %v", tc.state, took, err)
 		}
-		if !tc.takes && !l.logged("not taking the swarm over: the manager at 10.0.1.99 is unreachable but its instance i-00000000000000f97 is "+tc.state) {
+		stopped := tc.state == "stopped" || tc.state == "stopping"
+		want := "not taking the swarm over: the manager at 10.0.1.99 is unreachable but its instance i-00000000000000f97 is " + tc.state
+		if stopped {
+			// Fenced: terminated through its group, and not gone until EC2
+			// shows it terminated (the fake shows it shutting down).
+			want = "fencing the lost manager at 10.0.1.99: its instance i-00000000000000f97 is stopped"
+			if l.c.count("autoscaling terminate-instance-in-auto-scaling-group i-00000000000000f97") != 1 {
+				t.Errorf("a published manager %s: not terminated through its group once: %v", tc.state, l.c.l)
+			}
+		}
+		if !tc.takes && !l.logged(want) {
 			t.Errorf("a published manager %s: logs %v", tc.state, l.logs)
 		}
 	}

@@ -10,10 +10,13 @@ import (
 	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
-// The swarm's health as CloudWatch metrics (namespace
-// names.MetricNamespace): the leader publishes the figures of the status
-// snapshot it built in the same round, in one PutMetricData a minute; every
-// node publishes its own disk and memory use.
+// The swarm's health as CloudWatch metrics: the leader publishes the
+// figures of the status snapshot it built in the same round, in one
+// PutMetricData a minute, in the cluster's swarm namespace
+// (names.SwarmMetricNamespace), which only the managers' role may write;
+// every node publishes its own disk and memory use in the cluster's node
+// namespace (names.NodeMetricNamespace). Each Metrics sink is bound to its
+// namespace.
 
 // Metric is one figure: its name, dimensions (in order), value and
 // CloudWatch unit.
@@ -35,7 +38,7 @@ const (
 )
 
 // Metrics is what a publisher needs of CloudWatch: one PutMetricData call
-// of the figures, timestamped at.
+// of the figures, timestamped at, in the sink's namespace.
 type Metrics interface {
 	Put(ctx context.Context, at time.Time, m []Metric) error
 }
@@ -87,7 +90,7 @@ func (p *SwarmMetrics) Publish(ctx context.Context, snap *wire.Snapshot) {
 		return
 	}
 	if p.failing || p.last.IsZero() {
-		p.Log("published the swarm's %d metrics to CloudWatch (namespace %s)", len(figs), names.MetricNamespace)
+		p.Log("published the swarm's %d metrics to CloudWatch (namespace %s)", len(figs), names.SwarmMetricNamespace(p.Cluster))
 	}
 	p.failing, p.last = false, now
 }

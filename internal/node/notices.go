@@ -1,8 +1,10 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 	"time"
@@ -20,6 +22,8 @@ type notice struct {
 	Receipt string    `json:"receipt"`
 	Body    string    `json:"body"`
 	Sent    time.Time `json:"sent"` // by the queue's clock
+	// Sender is who sent it, as the queue recorded it.
+	Sender string `json:"sender,omitempty"`
 	// Nodes are the swarm nodes of the terminating instance and Services
 	// those with tasks on them, found the first time (before the drain
 	// moves them); Since is when. Nodes nil: not yet.
@@ -48,7 +52,7 @@ func (m *Manager) receive(ctx context.Context, wait time.Duration) error {
 			return err
 		}
 		if !ok {
-			n = notice{ID: msg.ID, Body: msg.Body, Sent: msg.Sent}
+			n = notice{ID: msg.ID, Body: msg.Body, Sent: msg.Sent, Sender: msg.Sender}
 		}
 		n.Receipt = msg.Receipt
 		if err := m.State.Save(file, n); err != nil {
@@ -76,6 +80,13 @@ func (m *Manager) handleNotice(ctx context.Context, file string) error {
 		}
 		return nil
 	}
+	// Every decision taken on the message is logged with who sent it, as
+	// the queue recorded it: the body's own words are anyone's.
+	log := m.Log
+	m.Log = func(format string, args ...any) {
+		log(format+" [message %s, sent by %s]", append(args, n.ID, cmp.Or(n.Sender, "a sender the queue did not record"))...)
+	}
+	defer func() { m.Log = log }()
 	e, err := wire.ParseEvent(n.Body)
 	if err != nil {
 		m.Log("ignoring a message of the queue: %v", err)
@@ -96,44 +107,28 @@ func (m *Manager) handleNotice(ctx context.Context, file string) error {
 	return m.handleTermination(ctx, file, n, e)
 }
 
-// handleInterruption drains at once the swarm nodes of an instance that
-// EC2 is about to interrupt (a spot interruption warning) or advises to
-// replace (a rebalance recommendation), so that their tasks start
-// elsewhere while it still runs. An instance with no node in this swarm is
-// another cluster's (the rule takes every such event of the account and
-// region), and its notice is dropped. The node stays, drained, until its
-// termination goes through the lifecycle hook.
-func (m *Manager) handleInterruption(ctx context.Context, file string, n notice, e wire.Event) error {
-	instance := e.Interruption()
-	if instance == "" {
-		m.Log("ignoring a notice of %s without an instance", e.DetailType)
-	} else if err := m.setAvailability(ctx, instance, wire.AvailabilityDrain, e.DetailType); err != nil {
-		return err
-	}
-	return m.forget(ctx, file, n)
-}
-
 // setAvailability sets the swarm nodes of instance that are not yet so to
-// availability, for reason.
-func (m *Manager) setAvailability(ctx context.Context, instance, availability, reason string) error {
+// availability, for reason; changed are those it set.
+func (m *Manager) setAvailability(ctx context.Context, instance, availability, reason string) (changed []string, err error) {
 	nodes, err := m.Engine.Nodes(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ids, err := m.identify(ctx, nodes)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, n := range nodes {
 		if ids.Instance(n.ID) != instance || n.Availability == availability {
 			continue
 		}
 		if err := m.Engine.SetAvailability(ctx, n.ID, availability); err != nil {
-			return err
+			return changed, err
 		}
+		changed = append(changed, n.ID)
 		m.Log("set node %s of instance %s to %s: %s", n.ID, instance, availability, reason)
 	}
-	return nil
+	return changed, nil
 }
 
 // handleRequest sets the availability of the swarm nodes of an instance as
@@ -152,7 +147,7 @@ func (m *Manager) handleRequest(ctx context.Context, file string, n notice, e wi
 	case age > m.T.RequestMaxAge:
 		m.Log("dropping request %s to set instance %s %s: made %s ago", r.RequestID, r.InstanceID, r.Availability, age.Round(time.Second))
 	default:
-		if err := m.setAvailability(ctx, r.InstanceID, r.Availability, "request "+r.RequestID); err != nil {
+		if _, err := m.setAvailability(ctx, r.InstanceID, r.Availability, "request "+r.RequestID); err != nil {
 			return err
 		}
 		m.watch()
@@ -162,6 +157,10 @@ func (m *Manager) handleRequest(ctx context.Context, file string, n notice, e wi
 	}
 	return m.forget(ctx, file, n)
 }
+
+// lifecycleWait is Auto Scaling's lifecycle state of an instance waiting
+// in a termination hook.
+const lifecycleWait = "Terminating:Wait"
 
 // activeTask: a task in one of these states still runs on its node, or is
 // about to.
@@ -192,6 +191,21 @@ func (m *Manager) handleTermination(ctx context.Context, file string, n notice, 
 	if owner != m.Cluster {
 		m.Log("ignoring the termination of %s: group %s is not of cluster %s", a.Instance, a.Group, m.Cluster)
 		return m.forget(ctx, file, n)
+	}
+	if n.Nodes == nil {
+		// The notice is anyone's word (whoever may send to the queue):
+		// Auto Scaling's is that the instance waits in a hook of that
+		// group. Checked once, before anything is done; a notice resumed
+		// after a restart was checked when it was begun.
+		group, state, err := m.Scaling.LifecycleState(ctx, a.Instance)
+		if err != nil {
+			return fmt.Errorf("asking Auto Scaling about %s: %w", a.Instance, err)
+		}
+		if group != a.Group || state != lifecycleWait {
+			m.Log("dropping the termination notice of %s in group %s: Auto Scaling says it is %s in group %s, not %s; nothing is drained",
+				a.Instance, a.Group, orQ(state), orQ(group), lifecycleWait)
+			return m.forget(ctx, file, n)
+		}
 	}
 	self, err := m.Engine.Self(ctx)
 	if err != nil {

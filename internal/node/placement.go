@@ -129,14 +129,18 @@ func shapes(in ScaleInput, g ScalingGroup, ok func(attrs map[string]string, arch
 			for _, l := range lifecycles {
 				for _, z := range zones {
 					attrs := map[string]string{"node.role": "worker", "node.platform.os": "linux", "node.platform.arch": engineArch(arch)}
-					for k, v := range g.Labels {
-						attrs["engine.labels."+k] = v
-					}
-					attrs["engine.labels."+names.EngineLabelGroup] = g.Group
-					attrs["engine.labels."+names.EngineLabelInstanceType] = name
-					attrs["engine.labels."+names.EngineLabelLifecycle] = l
-					if z != "" {
-						attrs["engine.labels."+names.EngineLabelZone] = z
+					// A new node has the same engine labels and, once the
+					// leader proves it, node labels (labels.go).
+					for _, prefix := range []string{"engine.labels.", "node.labels."} {
+						for k, v := range g.Labels {
+							attrs[prefix+k] = v
+						}
+						attrs[prefix+names.EngineLabelGroup] = g.Group
+						attrs[prefix+names.EngineLabelInstanceType] = name
+						attrs[prefix+names.EngineLabelLifecycle] = l
+						if z != "" {
+							attrs[prefix+names.EngineLabelZone] = z
+						}
 					}
 					if !ok(attrs, engineArch(arch), it) {
 						return false
@@ -162,13 +166,16 @@ func nodeAttrs(n Node) map[string]string {
 	for k, v := range n.Labels {
 		attrs["engine.labels."+k] = v
 	}
+	for k, v := range n.NodeLabels {
+		attrs["node.labels."+k] = v
+	}
 	return attrs
 }
 
 // placementHolds tells whether a node of attrs and arch satisfies t's
 // constraints and platforms. An attribute the node does not have (a new
-// node's id, hostname and node labels) equals nothing, as the swarm
-// judges a missing label.
+// node's id, hostname, instance id, an operator's node label) equals
+// nothing, as the swarm judges a missing label.
 func placementHolds(t Task, attrs map[string]string, arch string) bool {
 	for _, c := range t.Constraints {
 		key, value, eq, ok := parseConstraint(c)
@@ -176,7 +183,7 @@ func placementHolds(t Task, attrs map[string]string, arch string) bool {
 			return false
 		}
 		v, has := attrs[strings.ToLower(key)]
-		if !has && strings.HasPrefix(strings.ToLower(key), "engine.labels.") {
+		if lk := strings.ToLower(key); !has && (strings.HasPrefix(lk, "engine.labels.") || strings.HasPrefix(lk, "node.labels.")) {
 			v, has = lookupFold(attrs, strings.ToLower(key))
 		}
 		if (has && strings.EqualFold(v, value)) != eq {

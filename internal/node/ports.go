@@ -42,6 +42,9 @@ type Node struct {
 	// Arch is its architecture as the engine reports it (x86_64, aarch64).
 	NanoCPUs, MemoryBytes int64
 	Arch                  string
+	// NodeLabels are the swarm's labels of the node (node.labels), which
+	// only managers write; Labels are its engine labels, its own word.
+	NodeLabels map[string]string
 }
 
 // Manager tells whether the node has a manager status.
@@ -83,6 +86,9 @@ type Engine interface {
 	// a global service, ErrNoService when it is gone.
 	Replicas(ctx context.Context, service string) (n int, ok bool, err error)
 	SetAvailability(ctx context.Context, node, availability string) error
+	// SetNodeLabels sets the node labels set and removes those named in
+	// remove, in one update of the node's spec.
+	SetNodeLabels(ctx context.Context, node string, set map[string]string, remove []string) error
 	Demote(ctx context.Context, node string) error
 	RemoveNode(ctx context.Context, node string) error
 	// CA is the swarm's root CA certificate (PEM).
@@ -147,6 +153,9 @@ var (
 type Message struct {
 	ID, Receipt, Body string
 	Sent              time.Time // by the queue's clock
+	// Sender is who sent it, as the queue recorded it (SQS's SenderId:
+	// an IAM user's or role's unique id, a role's with its session).
+	Sender string
 }
 
 // Queue is the core's queue.
@@ -170,6 +179,10 @@ type Scaling interface {
 	// Complete lets the termination go on; ended true when the action had
 	// already ended.
 	Complete(ctx context.Context, a Action) (ended bool, err error)
+	// LifecycleState is what Auto Scaling says of instance: its group and
+	// lifecycle state (Terminating:Wait while it waits in a hook); both
+	// "" when no group has it.
+	LifecycleState(ctx context.Context, instance string) (group, state string, err error)
 }
 
 // ScalingGroup is an Auto Scaling group of the cluster's agents, as Auto
@@ -222,6 +235,17 @@ type Instances interface {
 	// PrivateIPs are the private IPv4 addresses of the instances EC2
 	// knows of ids and gives one: what proves a swarm node's instance.
 	PrivateIPs(ctx context.Context, ids []string) (map[string]string, error)
+}
+
+// Instance facts: what EC2 says an instance is.
+type InstanceFacts struct {
+	Type, Lifecycle, Zone string // lifecycle: spot or on-demand
+}
+
+// Describer is what the leader needs of EC2 to label the nodes it proved.
+type Describer interface {
+	// Describe are the facts of the instances EC2 knows of ids.
+	Describe(ctx context.Context, ids []string) (map[string]InstanceFacts, error)
 }
 
 // Backups copies the swarm state of this manager's engine, and puts one

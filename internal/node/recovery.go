@@ -56,6 +56,9 @@ type ManagerProof interface {
 	// ManagerGroup are the instances of the managers' Auto Scaling group of
 	// cluster (proven by its tags).
 	ManagerGroup(ctx context.Context, cluster string) ([]string, error)
+	// Fence terminates a manager's instance through its Auto Scaling
+	// group, keeping the group's desired capacity (a replacement comes).
+	Fence(ctx context.Context, instance string) error
 }
 
 // Recovery heals a quorum loss; it runs on a manager that does not lead.
@@ -147,14 +150,7 @@ func (r *Recovery) Round(ctx context.Context) (forced bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("asking Auto Scaling for the managers' group: %w", err)
 	}
-	var alive, gone []string
-	for _, a := range addrs {
-		if ok, why := provenGone(a, at[a], group); ok {
-			gone = append(gone, why)
-		} else {
-			alive = append(alive, why)
-		}
-	}
+	alive, gone := judgeLost(ctx, r.Proof, r.Log, addrs, at, group)
 	if len(alive) > 0 {
 		r.note(ctx, rec.Since, "stuck", fmt.Sprintf("no leader since %s, and %s: a partition or a stopped engine, never taken as gone; nothing is forced. "+
 			"The swarm recovers on its own once those managers answer again, or once their instances are terminated; "+
@@ -215,27 +211,65 @@ func (r *Recovery) claim(ctx context.Context, v QuorumView, rec lossRecord, loss
 	return true, r.State.Remove(quorumState)
 }
 
+// judgeLost sorts the lost managers at addrs into those not proven gone
+// (alive: why each) and those proven gone (why each), from what EC2 (at)
+// and Auto Scaling (group) say. A manager whose instance is stopped or
+// stopping in the managers' group is fenced first: terminated through the
+// group, its desired capacity kept, since an EBS-backed instance started
+// again would come back with the old Raft state beside the recovered
+// swarm; it counts as gone only once EC2 shows it terminated.
+func judgeLost(ctx context.Context, proof ManagerProof, log Logger, addrs []string, at map[string][]InstanceAt, group []string) (alive, gone []string) {
+	for _, a := range addrs {
+		ok, why, fence := provenGone(a, at[a], group)
+		for _, id := range fence {
+			if err := proof.Fence(ctx, id); err != nil {
+				why = fmt.Sprintf("the manager at %s is unreachable and its instance %s stopped; terminating it through the managers' group failed: %v", a, id, err)
+				log("%s", why)
+				continue
+			}
+			log("fencing the lost manager at %s: its instance %s is stopped; terminated it through the managers' Auto Scaling group (desired capacity kept), so that it never comes back beside a recovered swarm; nothing is forced until EC2 shows it terminated", a, id)
+		}
+		if ok {
+			gone = append(gone, why)
+		} else {
+			alive = append(alive, why)
+		}
+	}
+	return alive, gone
+}
+
 // provenGone tells whether the manager at addr is proven gone, and why
-// (or why not): no instance that runs or may run again at its address is
-// in the managers' Auto Scaling group. An instance stopping or shutting
-// down is not gone yet: its engine may still answer a moment later.
-func provenGone(addr string, at []InstanceAt, group []string) (bool, string) {
+// (or why not): no instance at its address is in the managers' Auto
+// Scaling group but as terminated. An instance stopping or shutting down
+// is not gone yet: its engine may still answer a moment later; one
+// stopped or stopping in the group is to be fenced (its ids), and is not
+// gone until terminated. A stopped instance detached from the group is
+// gone: the group no longer starts or counts it.
+func provenGone(addr string, at []InstanceAt, group []string) (bool, string, []string) {
 	var said []string
+	var fence []string
 	for _, i := range at {
-		switch i.State {
-		case "terminated", "stopped":
+		inGroup := slices.Contains(group, i.ID)
+		switch {
+		case i.State == "terminated":
 			said = append(said, fmt.Sprintf("%s %s", i.ID, i.State))
 			continue
-		}
-		if slices.Contains(group, i.ID) {
-			return false, fmt.Sprintf("the manager at %s is unreachable but its instance %s is %s", addr, i.ID, i.State)
+		case (i.State == "stopped" || i.State == "stopping") && inGroup:
+			fence = append(fence, i.ID)
+			continue
+		case inGroup:
+			return false, fmt.Sprintf("the manager at %s is unreachable but its instance %s is %s", addr, i.ID, i.State), fence
 		}
 		said = append(said, fmt.Sprintf("%s %s, out of the managers' group", i.ID, i.State))
 	}
-	if len(said) == 0 {
-		return true, fmt.Sprintf("%s: no instance", addr)
+	if len(fence) > 0 {
+		return false, fmt.Sprintf("the manager at %s is unreachable and its instance %s stopped: being terminated before anything is forced",
+			addr, strings.Join(fence, ", ")), fence
 	}
-	return true, fmt.Sprintf("%s: %s", addr, strings.Join(said, ", "))
+	if len(said) == 0 {
+		return true, fmt.Sprintf("%s: no instance", addr), nil
+	}
+	return true, fmt.Sprintf("%s: %s", addr, strings.Join(said, ", ")), nil
 }
 
 // lossOf identifies a loss of quorum: the swarm's managers as this engine

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,23 +16,27 @@ import (
 func TestProvenGone(t *testing.T) {
 	group := []string{"i-a", "i-b"}
 	for _, tc := range []struct {
-		name string
-		at   []InstanceAt
-		gone bool
-		why  string
+		name  string
+		at    []InstanceAt
+		gone  bool
+		why   string
+		fence []string
 	}{
-		{"no instance", nil, true, "10.0.1.2: no instance"},
-		{"terminated", []InstanceAt{{"i-a", "terminated"}}, true, "10.0.1.2: i-a terminated"},
-		{"stopped", []InstanceAt{{"i-a", "stopped"}}, true, "10.0.1.2: i-a stopped"},
-		{"running", []InstanceAt{{"i-a", "running"}}, false, "the manager at 10.0.1.2 is unreachable but its instance i-a is running"},
-		{"stopping: not yet", []InstanceAt{{"i-a", "stopping"}}, false, "the manager at 10.0.1.2 is unreachable but its instance i-a is stopping"},
-		{"shutting down: not yet", []InstanceAt{{"i-a", "shutting-down"}}, false, "the manager at 10.0.1.2 is unreachable but its instance i-a is shutting-down"},
-		{"running, out of the group", []InstanceAt{{"i-x", "running"}}, true, "10.0.1.2: i-x running, out of the managers' group"},
-		{"address reused by a manager", []InstanceAt{{"i-a", "terminated"}, {"i-b", "running"}}, false, "the manager at 10.0.1.2 is unreachable but its instance i-b is running"},
+		{"no instance", nil, true, "10.0.1.2: no instance", nil},
+		{"terminated", []InstanceAt{{"i-a", "terminated"}}, true, "10.0.1.2: i-a terminated", nil},
+		{"stopped in the group: fenced, not gone", []InstanceAt{{"i-a", "stopped"}}, false,
+			"the manager at 10.0.1.2 is unreachable and its instance i-a stopped: being terminated before anything is forced", []string{"i-a"}},
+		{"stopping in the group: fenced, not gone", []InstanceAt{{"i-a", "stopping"}}, false,
+			"the manager at 10.0.1.2 is unreachable and its instance i-a stopped: being terminated before anything is forced", []string{"i-a"}},
+		{"stopped, detached from the group", []InstanceAt{{"i-x", "stopped"}}, true, "10.0.1.2: i-x stopped, out of the managers' group", nil},
+		{"running", []InstanceAt{{"i-a", "running"}}, false, "the manager at 10.0.1.2 is unreachable but its instance i-a is running", nil},
+		{"shutting down: not yet", []InstanceAt{{"i-a", "shutting-down"}}, false, "the manager at 10.0.1.2 is unreachable but its instance i-a is shutting-down", nil},
+		{"running, out of the group", []InstanceAt{{"i-x", "running"}}, true, "10.0.1.2: i-x running, out of the managers' group", nil},
+		{"address reused by a manager", []InstanceAt{{"i-a", "terminated"}, {"i-b", "running"}}, false, "the manager at 10.0.1.2 is unreachable but its instance i-b is running", nil},
 	} {
-		gone, why := provenGone("10.0.1.2", tc.at, group)
-		if gone != tc.gone || why != tc.why {
-			t.Errorf("%s: %v %q, want %v %q", tc.name, gone, why, tc.gone, tc.why)
+		gone, why, fence := provenGone("10.0.1.2", tc.at, group)
+		if gone != tc.gone || why != tc.why || !slices.Equal(fence, tc.fence) {
+			t.Errorf("%s: %v %q %v, want %v %q %v", tc.name, gone, why, fence, tc.gone, tc.why, tc.fence)
 		}
 	}
 }
@@ -66,6 +71,20 @@ func (p *proof) At(_ context.Context, addrs []string) (map[string][]InstanceAt, 
 	return p.at, nil
 }
 func (p *proof) ManagerGroup(context.Context, string) ([]string, error) { return p.group, nil }
+
+// Fence plays Auto Scaling terminating the instance: EC2 shows it
+// shutting down at once (terminated on the fake's next word: terminate).
+func (p *proof) Fence(_ context.Context, id string) error {
+	p.c.add("autoscaling terminate-instance-in-auto-scaling-group %s --no-should-decrement-desired-capacity", id)
+	for a, is := range p.at {
+		for i := range is {
+			if is[i].ID == id {
+				p.at[a][i].State = "shutting-down"
+			}
+		}
+	}
+	return nil
+}
 
 type survivor struct {
 	r     *Recovery
@@ -165,6 +184,36 @@ func TestQuorumRecovery(t *testing.T) {
 		if n := strings.Count(strings.Join(s.logs, "\n"), "is unreachable but"); n != 1 {
 			t.Errorf("said it %d times: %v", n, s.logs)
 		}
+	})
+
+	t.Run("a lost manager stopped: terminated through its group before anything is forced", func(t *testing.T) {
+		l := newLab(t)
+		stale(l)
+		s := newSurvivor(t, l, "m1", iM1)
+		p := s.r.Proof.(*proof)
+		p.at = map[string][]InstanceAt{"10.0.1.2": {{iM2, "stopped"}}, "10.0.1.3": {{"i-0000000000000f003", "terminated"}}}
+		l.clock.now = start
+		s.r.Round(ctx)
+		l.clock.now = start.Add(3 * time.Minute)
+		if won, err := s.r.Round(ctx); won || err != nil || forced(l) != 0 {
+			t.Fatalf("forced with a manager stopped, not terminated: %v %v %v", won, err, l.c.l)
+		}
+		fence := "autoscaling terminate-instance-in-auto-scaling-group " + iM2 + " --no-should-decrement-desired-capacity"
+		if l.c.count(fence) != 1 || !s.said("fencing the lost manager at 10.0.1.2: its instance "+iM2+" is stopped") {
+			t.Fatalf("the stopped manager was not terminated through its group: %v; %v", l.c.l, s.logs)
+		}
+		// Shutting down: still nothing forced, and not terminated twice.
+		l.clock.now = l.clock.now.Add(30 * time.Second)
+		if won, _ := s.r.Round(ctx); won || forced(l) != 0 || l.c.count(fence) != 1 {
+			t.Fatalf("forced while shutting down: %v", l.c.l)
+		}
+		// Terminated: gone; the recovery goes on.
+		p.at["10.0.1.2"][0].State = "terminated"
+		l.clock.now = l.clock.now.Add(30 * time.Second)
+		if won, err := s.r.Round(ctx); !won || err != nil || forced(l) != 1 {
+			t.Fatalf("not forced once terminated: %v %v %v; %v", won, err, l.c.l, s.logs)
+		}
+		l.order(fence, "docker swarm init --force-new-cluster 10.0.1.1")
 	})
 
 	t.Run("a leader elsewhere: its snapshot kept", func(t *testing.T) {

@@ -22,9 +22,20 @@ import (
 // others join the restored swarm as managers through the join material
 // the restorer publishes.
 
-// TokenRotator gives the swarm new join tokens.
+// TokenRotator gives the swarm new join tokens, and a new root CA: after
+// a restore of another cluster's backup, neither that cluster's tokens
+// nor its nodes' certificates (signed by the backup's CA) let anyone in.
 type TokenRotator interface {
 	RotateJoinTokens(ctx context.Context) error
+	RotateCA(ctx context.Context) error
+}
+
+// rotateAll rotates the swarm's root CA, then its join tokens.
+func rotateAll(ctx context.Context, r TokenRotator) error {
+	if err := r.RotateCA(ctx); err != nil {
+		return err
+	}
+	return r.RotateJoinTokens(ctx)
 }
 
 var restoreKey = names.ControlKey(names.Restore)
@@ -146,14 +157,15 @@ func (m *Manager) restore(ctx context.Context, r wire.RestoreDetail) error {
 	}
 	reason := ""
 	if meta.Cluster != "" && meta.Cluster != m.Cluster {
-		if err := m.Tokens.RotateJoinTokens(ctx); err != nil {
-			// The old cluster's nodes could join with the backup's tokens:
-			// the swarm is not taken as restored until they are rotated.
-			m.finishRestore(ctx, r, wire.RestoreFailed, fmt.Sprintf("restored, but rotating the join tokens of cluster %s's swarm failed: %v", meta.Cluster, err), &marker)
+		if err := rotateAll(ctx, m.Tokens); err != nil {
+			// The old cluster's nodes could join with the backup's tokens,
+			// or come back with certificates of its CA: the swarm is not
+			// taken as restored until both are rotated.
+			m.finishRestore(ctx, r, wire.RestoreFailed, fmt.Sprintf("restored, but rotating the CA and join tokens of cluster %s's swarm failed: %v", meta.Cluster, err), &marker)
 			return m.State.Remove(restoreRun)
 		}
-		reason = fmt.Sprintf("a backup of cluster %s: the join tokens rotated", meta.Cluster)
-		m.Log("rotated the swarm's join tokens: the backup was of cluster %s", meta.Cluster)
+		reason = fmt.Sprintf("a backup of cluster %s: the CA and the join tokens rotated", meta.Cluster)
+		m.Log("rotated the swarm's CA and join tokens: the backup was of cluster %s", meta.Cluster)
 	}
 	m.republish = true
 	if err := m.PublishJoinMaterial(ctx, true); err != nil {
@@ -409,12 +421,12 @@ func (m *Manager) restoreAsRestorer(ctx context.Context, mk wire.RestoreMarker) 
 			_ = m.State.Remove(restoreRun)
 			return
 		}
-		if err := m.Tokens.RotateJoinTokens(ctx); err != nil {
-			m.finishRestore(ctx, r, wire.RestoreFailed, fmt.Sprintf("restored, but rotating the join tokens failed: %v", err), &mk)
+		if err := rotateAll(ctx, m.Tokens); err != nil {
+			m.finishRestore(ctx, r, wire.RestoreFailed, fmt.Sprintf("restored, but rotating the CA and join tokens failed: %v", err), &mk)
 			_ = m.State.Remove(restoreRun)
 			return
 		}
-		reason = "another cluster's backup: the join tokens rotated"
+		reason = "another cluster's backup: the CA and the join tokens rotated"
 	}
 	m.republish = true
 	if err := m.PublishJoinMaterial(ctx, true); err != nil {

@@ -14,11 +14,22 @@ import (
 
 const iM3 = "i-0000000000000f003"
 
-// rotator is a fake TokenRotator.
-type rotator struct{ c *calls }
+// rotator is a fake TokenRotator; caFails makes the CA's rotation fail.
+type rotator struct {
+	c       *calls
+	caFails bool
+}
 
 func (r rotator) RotateJoinTokens(context.Context) error {
 	r.c.add("docker swarm join-token --rotate")
+	return nil
+}
+
+func (r rotator) RotateCA(context.Context) error {
+	if r.caFails {
+		return errors.New("the rotation did not finish")
+	}
+	r.c.add("docker swarm ca --rotate")
 	return nil
 }
 
@@ -49,7 +60,7 @@ func restoreLab(t *testing.T, of string) (*lab, string) {
 // restoreLabBy is restoreLab, the backup taken by the manager by.
 func restoreLabBy(t *testing.T, of, by string) (*lab, string) {
 	l := newLab(t)
-	l.m.Tokens = rotator{l.c}
+	l.m.Tokens = rotator{c: l.c}
 	l.e.addManager(nodeID("m2"), iM2, "10.0.1.2", false)
 	l.e.addManager(nodeID("m3"), iM3, "10.0.1.3", false)
 	taken := start.Add(-20 * time.Minute)
@@ -301,18 +312,30 @@ func TestRestoreRefusals(t *testing.T) {
 	}
 }
 
-// Another cluster's backup, named, is restored and the join tokens
-// rotated, so that the other cluster's nodes are never let in.
+// Another cluster's backup, named, is restored and the swarm's CA and
+// join tokens rotated, so that the other cluster's nodes are never let in.
 func TestRestoreOtherClusterRotatesTokens(t *testing.T) {
 	l, key := restoreLab(t, "prod")
 	body, _ := restoreBody(t, "core", key, "prod", start)
 	l.q.put("r1", body, start)
 	l.round()
 	l.round()
-	l.order("docker node demote", "restore 10.0.1.1", "docker swarm join-token --rotate")
+	l.order("docker node demote", "restore 10.0.1.1", "docker swarm ca --rotate", "docker swarm join-token --rotate")
 	l.after("docker swarm join-token --rotate", "s3 put "+names.ManagersKey)
 	s, _ := l.m.Snapshot(context.Background())
-	if s.Restore == nil || s.Restore.Outcome != wire.RestoreRestored || !strings.Contains(s.Restore.Reason, "join tokens rotated") {
+	if s.Restore == nil || s.Restore.Outcome != wire.RestoreRestored || !strings.Contains(s.Restore.Reason, "the CA and the join tokens rotated") {
+		t.Fatalf("snapshot's restore %+v", s.Restore)
+	}
+	// A CA that could not be rotated fails the restore: the other
+	// cluster's nodes would come back with certificates of its CA.
+	l, key = restoreLab(t, "prod")
+	l.m.Tokens = rotator{c: l.c, caFails: true}
+	body, _ = restoreBody(t, "core", key, "prod", start)
+	l.q.put("r1", body, start)
+	l.round()
+	l.round()
+	s, _ = l.m.Snapshot(context.Background())
+	if s.Restore == nil || s.Restore.Outcome != wire.RestoreFailed || !strings.Contains(s.Restore.Reason, "rotating the CA and join tokens of cluster prod's swarm failed: the rotation did not finish") {
 		t.Fatalf("snapshot's restore %+v", s.Restore)
 	}
 	// Without the means to rotate them, it is refused.
@@ -359,5 +382,28 @@ func TestRestoreLeaderLeftSaid(t *testing.T) {
 	}
 	if mk, _ := wire.ParseRestoreMarker(l.b.objects[restoreKey]); !mk.LeaderLeft {
 		t.Fatalf("marker %+v", mk)
+	}
+}
+
+// The manager that took another cluster's backup restores it and rotates
+// the CA and the join tokens too, before it publishes the join material;
+// a CA it cannot rotate fails the restore.
+func TestRestorerRotatesCA(t *testing.T) {
+	for _, caFails := range []bool{false, true} {
+		l, key := restoreLab(t, "prod")
+		l.m.Tokens = rotator{c: l.c, caFails: caFails}
+		mk := wire.RestoreMarker{RequestID: wire.NewRequestID(), Leader: iM2, Backup: key, Restorer: iM1, Rotate: true, Time: start}
+		l.m.restoreAsRestorer(context.Background(), mk)
+		if caFails {
+			if l.m.restored == nil || l.m.restored.Outcome != wire.RestoreFailed || !strings.Contains(l.m.restored.Reason, "rotating the CA and join tokens failed") ||
+				l.c.index("docker swarm join-token --rotate") >= 0 {
+				t.Fatalf("outcome %+v; calls %v", l.m.restored, l.c.l)
+			}
+			continue
+		}
+		l.order("restore 10.0.1.1", "docker swarm ca --rotate", "docker swarm join-token --rotate", "s3 put "+names.ManagersKey)
+		if l.m.restored == nil || l.m.restored.Outcome != wire.RestoreRestored || !strings.Contains(l.m.restored.Reason, "the CA and the join tokens rotated") {
+			t.Fatalf("outcome %+v", l.m.restored)
+		}
 	}
 }

@@ -109,6 +109,12 @@ func (m *Manager) Snapshot(ctx context.Context) (wire.Snapshot, error) {
 		// The snapshot still goes out; a problem is said when EC2 answers.
 		m.Log("the snapshot says no identity problem: %v", err)
 	}
+	unproven := func(n Node) string {
+		if err != nil {
+			return ""
+		}
+		return unprovenReason(ids, n)
+	}
 	s.Backups, s.Restore = m.backupList, m.restored
 	for _, n := range nodes {
 		addr := n.Addr
@@ -130,7 +136,7 @@ func (m *Manager) Snapshot(ctx context.Context) (wire.Snapshot, error) {
 			NodeID: n.ID, InstanceID: labels[names.EngineLabelInstanceID], Hostname: n.Hostname, Address: addr,
 			Role: n.Role, State: n.State, Availability: n.Availability, ManagerStatus: status,
 			EngineLabels: labels, EngineVersion: n.EngineVersion, RunningTasks: running[n.ID],
-			IdentityProblem: ids.Problem(n.ID),
+			IdentityProblem: ids.Problem(n.ID), Unproven: unproven(n), NodeLabels: n.NodeLabels,
 		})
 	}
 	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].NodeID < s.Nodes[j].NodeID })

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/acm"
 	acmtypes "github.com/aws/aws-sdk-go-v2/service/acm/types"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/spec"
@@ -95,39 +94,13 @@ func checkPublicSubnets(ctx context.Context, api RouteTablesAPI, req LoadBalance
 	if len(req.SubnetIDs) == 0 {
 		return nil
 	}
-	filter := []ec2types.Filter{{Name: aws.String("vpc-id"), Values: []string{req.VpcID}}}
-	if req.VpcID == "" {
-		filter = []ec2types.Filter{{Name: aws.String("association.subnet-id"), Values: req.SubnetIDs}}
-	}
-	p := ec2.NewDescribeRouteTablesPaginator(api, &ec2.DescribeRouteTablesInput{Filters: filter})
-	own := map[string]bool{}     // subnet → its route table reaches an internet gateway
-	var mainPublic, hasMain bool // the VPC's main route table
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return fmt.Errorf("describing route tables: %w", err)
-		}
-		for _, rt := range page.RouteTables {
-			public := slices.ContainsFunc(rt.Routes, func(r ec2types.Route) bool {
-				return strings.HasPrefix(aws.ToString(r.GatewayId), "igw-") && r.State != ec2types.RouteStateBlackhole
-			})
-			for _, a := range rt.Associations {
-				switch {
-				case aws.ToBool(a.Main):
-					mainPublic, hasMain = public, true
-				case a.SubnetId != nil:
-					own[aws.ToString(a.SubnetId)] = public
-				}
-			}
-		}
+	public, err := reachInternet(ctx, api, req.VpcID, req.SubnetIDs)
+	if err != nil {
+		return err
 	}
 	var private []string
 	for _, id := range req.SubnetIDs {
-		public, ok := own[id]
-		if !ok {
-			public = hasMain && mainPublic
-		}
-		if !public {
+		if !public[id] {
 			private = append(private, id)
 		}
 	}

@@ -69,6 +69,9 @@ type ClusterSummary struct {
 	Swarm string `json:"swarm"`
 	// Alarms counts the core's alarms in ALARM (null: not read).
 	Alarms *int `json:"alarms"`
+	// Network is the network the core joined ("" for a VPC of the
+	// operator's).
+	Network string `json:"network"`
 }
 
 // Summarise fills the swarm's part of a summary from its snapshot.
@@ -104,7 +107,7 @@ func ManagersOf(core stacks.Stack) int {
 func ClustersTable(clusters []ClusterSummary, wide bool) Table {
 	t := Table{Header: []string{"CLUSTER", "STATUS", "HEALTH", "MANAGERS", "GROUPS", "NODES", "SERVICES", "ALARMS"}}
 	if wide {
-		t.Header = append(t.Header, "SWARM")
+		t.Header = append(t.Header, "NETWORK", "SWARM")
 	}
 	opt := func(p *int) string {
 		if p == nil {
@@ -117,7 +120,7 @@ func ClustersTable(clusters []ClusterSummary, wide bool) Table {
 		nodes := fmt.Sprintf("%s/%s", opt(c.NodesReady), opt(c.Nodes))
 		row := []string{c.Cluster, c.Status, c.Health, managers, strconv.Itoa(c.Groups), nodes, opt(c.Services), opt(c.Alarms)}
 		if wide {
-			row = append(row, dash(c.Swarm))
+			row = append(row, dash(c.Network), dash(c.Swarm))
 		}
 		t.Rows = append(t.Rows, row)
 	}

@@ -7,7 +7,9 @@ package remote
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -119,14 +121,30 @@ type Runner struct {
 	OutputWait time.Duration
 }
 
+// Input is a standard input waiting in the cluster bucket, pinned: the
+// node fetches exactly this version and refuses any other content, so a
+// principal that may write the bucket cannot swap it between the upload
+// and the fetch.
+type Input struct {
+	Key       string
+	VersionID string
+	SHA256    string // hex
+}
+
+// pinnedInput is the Input of body put at key as version.
+func pinnedInput(key, version string, body []byte) *Input {
+	sum := sha256.Sum256(body)
+	return &Input{Key: key, VersionID: version, SHA256: hex.EncodeToString(sum[:])}
+}
+
 // Script is the shell script that runs docker with args on the node,
-// reading the standard input from inputKey in bucket ("" for none, then
+// reading the standard input from in, in bucket (nil for none, then
 // /dev/null). Each argument travels in base64, decoded on the node into
 // one word of "$@": what the user typed is never in the parameters in a
 // form Systems Manager rewrites ({{ssm:NAME}} is resolved in them before
 // the script runs) nor one the shell re-reads. The standard input is
 // never in the script: Run Command keeps its parameters for 30 days.
-func Script(args []string, bucket, inputKey, region string) string {
+func Script(args []string, bucket string, in *Input, region string) string {
 	var b strings.Builder
 	b.WriteString("# clusterctl docker\nset -u\nset --\n")
 	if len(args) > 0 {
@@ -137,17 +155,21 @@ func Script(args []string, bucket, inputKey, region string) string {
 		// The x keeps the trailing newlines command substitution strips.
 		b.WriteString("; do\n  a=$(printf '%s' \"$w\" | base64 -d && printf x) || exit 125\n  set -- \"$@\" \"${a%x}\"\ndone\n")
 	}
-	if inputKey == "" {
+	if in == nil {
 		b.WriteString("docker \"$@\" </dev/null\n")
 		return b.String()
 	}
 	fmt.Fprintf(&b, "in=$(mktemp) || exit 125\ntrap 'rm -f \"$in\"' EXIT\n")
-	// The node agent fetches it with the instance role; a manager of a
-	// core deployed before the agent has the AWS CLI instead.
+	// The node agent fetches that version with the instance role and
+	// checks its hash; a manager of a core deployed before the agent has
+	// the AWS CLI instead. Either way the script checks the hash again
+	// before docker reads a byte: the fetch path is not trusted alone.
 	fmt.Fprintf(&b, "agent=\"${CLUSTERCTL_ROOT:-}/usr/local/bin/clusterctl-node\"\n")
-	fmt.Fprintf(&b, "if [ -x \"$agent\" ]; then \"$agent\" get %s \"$in\"; else aws s3 cp --only-show-errors --region %s %s \"$in\"; fi ||\n",
-		shellWord(inputKey), shellWord(region), shellWord("s3://"+bucket+"/"+inputKey))
-	fmt.Fprintf(&b, "  { echo 'clusterctl: could not fetch the standard input from the cluster bucket' >&2; exit 125; }\n")
+	fmt.Fprintf(&b, "if [ -x \"$agent\" ]; then \"$agent\" get --version-id %s --sha256 %s %s \"$in\"; else aws s3api get-object --region %s --bucket %s --key %s --version-id %s \"$in\" >/dev/null; fi ||\n",
+		shellWord(in.VersionID), shellWord(in.SHA256), shellWord(in.Key), shellWord(region), shellWord(bucket), shellWord(in.Key), shellWord(in.VersionID))
+	fmt.Fprintf(&b, "  { echo 'clusterctl: could not fetch the standard input from the cluster bucket (a node agent older than clusterctl: clusterctl update-core)' >&2; exit 125; }\n")
+	fmt.Fprintf(&b, "[ \"$(sha256sum <\"$in\" | cut -d' ' -f1)\" = %s ] ||\n", shellWord(in.SHA256))
+	fmt.Fprintf(&b, "  { echo 'clusterctl: the standard input in the cluster bucket is not what clusterctl sent (SHA-256 differs): refusing, nothing ran' >&2; exit 125; }\n")
 	b.WriteString("docker \"$@\" <\"$in\"\n")
 	return b.String()
 }
@@ -161,7 +183,7 @@ func Check(args []string, timeout time.Duration) error {
 	}
 	// The longest script these arguments make: with standard input, a
 	// bucket name of the longest and a long region and run id.
-	longest := Script(args, strings.Repeat("b", 63), names.CommandInputKey(strings.Repeat("r", 40)), "ap-southeast-5")
+	longest := Script(args, strings.Repeat("b", 63), &Input{Key: names.CommandInputKey(strings.Repeat("r", 40)), VersionID: strings.Repeat("v", 64), SHA256: strings.Repeat("0", 64)}, "ap-southeast-5")
 	if n := len(longest); n > maxScript {
 		return errs.Usage("the docker arguments are too long to send (%d bytes of script, at most %d): put long content on standard input", n, maxScript)
 	}
@@ -203,9 +225,9 @@ func (r *Runner) Run(ctx context.Context, d Docker) (res *Result, err error) {
 	if err := Check(d.Args, d.Timeout); err != nil {
 		return nil, err
 	}
-	inputKey := ""
+	var input *Input
 	if d.Stdin != nil {
-		inputKey = names.CommandInputKey(d.Run)
+		inputKey := names.CommandInputKey(d.Run)
 		// Deleted however the run ends (Ctrl-C included, with a context
 		// of its own), and after a failed put too: the object may exist.
 		defer func() {
@@ -220,11 +242,18 @@ func (r *Runner) Run(ctx context.Context, d Docker) (res *Result, err error) {
 				err = fmt.Errorf("%w; and %w", err, left)
 			}
 		}()
-		if _, err := r.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(d.Bucket), Key: aws.String(inputKey), Body: bytes.NewReader(d.Stdin)}); err != nil {
+		put, err := r.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(d.Bucket), Key: aws.String(inputKey), Body: bytes.NewReader(d.Stdin)})
+		if err != nil {
 			return nil, fmt.Errorf("putting the standard input in s3://%s/%s: %w", d.Bucket, inputKey, err)
 		}
+		// The bucket is versioned: without a version the node could not
+		// be told which content to take.
+		if aws.ToString(put.VersionId) == "" {
+			return nil, fmt.Errorf("putting the standard input in s3://%s/%s: the bucket named no version of it (is the bucket versioned?)", d.Bucket, inputKey)
+		}
+		input = pinnedInput(inputKey, aws.ToString(put.VersionId), d.Stdin)
 	}
-	script := Script(d.Args, d.Bucket, inputKey, d.Region)
+	script := Script(d.Args, d.Bucket, input, d.Region)
 	execution := d.Timeout
 	if execution <= 0 {
 		execution = defaultExecution

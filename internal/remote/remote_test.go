@@ -93,7 +93,7 @@ func TestScriptQuotesEveryArgument(t *testing.T) {
 	env := fakeDocker(t)
 	args := []string{"service", "create", "--name", "it's here", "--env", `A="b c" $HOME` + "`id`", "a\nb", "", "*", "--label", "x=$(echo no)", `back\slash`, "tab\there",
 		"--env", "D={{ssm:/prod/db}}", "--env", "S={{ssm-secure:/prod/pw}}", "trailing\n\n", "x'; id; echo '", "-"}
-	script := Script(args, "b", "", "r")
+	script := Script(args, "b", nil, "r")
 	if strings.Contains(script, "{{") || strings.Contains(script, "id;") || strings.Contains(script, "$(echo") {
 		t.Errorf("the script carries what was typed:\n%s", script)
 	}
@@ -115,7 +115,7 @@ func TestScriptQuotesEveryArgument(t *testing.T) {
 
 func TestScriptExitsWithDockersStatus(t *testing.T) {
 	env := append(fakeDocker(t), "DOCKER_EXIT=3")
-	cmd := exec.Command("sh", "-c", Script([]string{"service", "rm", "nope"}, "b", "", "r"))
+	cmd := exec.Command("sh", "-c", Script([]string{"service", "rm", "nope"}, "b", nil, "r"))
 	cmd.Env = env
 	err := cmd.Run()
 	var ee *exec.ExitError
@@ -183,7 +183,7 @@ func (f *fakeS3) PutObject(_ context.Context, in *s3.PutObjectInput, _ ...func(*
 	f.objects[k] = b
 	f.puts = append(f.puts, k)
 	f.addVersion(k)
-	return &s3.PutObjectOutput{}, nil
+	return &s3.PutObjectOutput{VersionId: aws.String(f.versions[k][len(f.versions[k])-1])}, nil
 }
 
 func (f *fakeS3) addVersion(k string) {
@@ -267,7 +267,7 @@ func agent(t *testing.T, store *fakeS3, env []string) func(in *ssm.SendCommandIn
 		// The node fetches a large input from the bucket: here from the
 		// fake's store, through a stand-in aws.
 		dir := t.TempDir()
-		if strings.Contains(script, "aws s3 cp") {
+		if strings.Contains(script, "aws s3api get-object") {
 			for k, v := range store.objects {
 				if strings.HasSuffix(k, "/stdin") {
 					os.WriteFile(filepath.Join(dir, "stdin"), v, 0o644)
@@ -356,7 +356,7 @@ func TestRunSendsALargeInputThroughTheBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := api.sent[0].Parameters["commands"][0]
-	if len(script) > maxScript || !strings.Contains(script, "s3://bkt/commands/run2/stdin") {
+	if len(script) > maxScript || !strings.Contains(script, "--bucket bkt --key commands/run2/stdin --version-id v1") {
 		t.Errorf("script of %d bytes:\n%.300s", len(script), script)
 	}
 	if !bytes.HasSuffix(res.Stdout, big) {

@@ -17,8 +17,11 @@ func TestScriptFetchesInputWithTheNodeAgent(t *testing.T) {
 		code        int
 		out         string
 	}{
-		{"fetched", "#!/bin/sh\necho \"$@\" >\"$CLUSTERCTL_ROOT/args\"\nprintf 'the large input' >\"$3\"\n", 0, "docker got: the large input"},
+		{"fetched", "#!/bin/sh\necho \"$@\" >\"$CLUSTERCTL_ROOT/args\"\nprintf 'the large input' >\"$7\"\n", 0, "docker got: the large input"},
 		{"refused", "#!/bin/sh\necho \"$@\" >\"$CLUSTERCTL_ROOT/args\"\nexit 1\n", 125, "clusterctl: could not fetch the standard input from the cluster bucket"},
+		// An agent that ignores the pins (or an object swapped under
+		// it): the script's own check refuses, and docker never runs.
+		{"swapped", "#!/bin/sh\necho \"$@\" >\"$CLUSTERCTL_ROOT/args\"\nprintf 'services: {evil: {}}' >\"$7\"\n", 125, "not what clusterctl sent (SHA-256 differs): refusing, nothing ran"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root, path := t.TempDir(), t.TempDir()
@@ -33,7 +36,7 @@ func TestScriptFetchesInputWithTheNodeAgent(t *testing.T) {
 			write(filepath.Join(root, "usr/local/bin/clusterctl-node"), tc.agent)
 			write(filepath.Join(path, "docker"), "#!/bin/sh\nprintf 'docker got: '\ncat\n")
 			write(filepath.Join(path, "aws"), "#!/bin/sh\necho 'the AWS CLI ran' >&2\nexit 3\n")
-			script := Script([]string{"stack", "deploy", "-c", "-", "web"}, "b", "commands/r1/stdin", "eu-west-1")
+			script := Script([]string{"stack", "deploy", "-c", "-", "web"}, "b", pinnedInput("commands/r1/stdin", "v1", []byte("the large input")), "eu-west-1")
 			cmd := exec.Command("sh", "-c", script)
 			cmd.Env = append(os.Environ(), "CLUSTERCTL_ROOT="+root, "PATH="+path+":/usr/bin:/bin")
 			out, err := cmd.CombinedOutput()
@@ -41,10 +44,10 @@ func TestScriptFetchesInputWithTheNodeAgent(t *testing.T) {
 			if ee, ok := err.(*exec.ExitError); ok {
 				code = ee.ExitCode()
 			}
-			if code != tc.code || !strings.Contains(string(out), tc.out) || strings.Contains(string(out), "AWS CLI") {
+			if code != tc.code || !strings.Contains(string(out), tc.out) || strings.Contains(string(out), "AWS CLI") || tc.code != 0 && strings.Contains(string(out), "docker got") {
 				t.Errorf("exit %d, output %q; want %d and %q", code, out, tc.code, tc.out)
 			}
-			if args, _ := os.ReadFile(filepath.Join(root, "args")); !strings.HasPrefix(string(args), "get commands/r1/stdin ") {
+			if args, _ := os.ReadFile(filepath.Join(root, "args")); !strings.HasPrefix(string(args), "get --version-id v1 --sha256 "+pinnedInput("", "", []byte("the large input")).SHA256+" commands/r1/stdin ") {
 				t.Errorf("the agent was called with %q", args)
 			}
 		})

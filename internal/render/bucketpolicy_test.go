@@ -18,7 +18,20 @@ const (
 	managersRole = "arn:aws:iam::" + testAccount + ":role/prod-ControlRole-1A2B3C"
 	agentsRole   = "arn:aws:iam::" + testAccount + ":role/prod-AgentRole-4D5E6F"
 	operatorRole = "arn:aws:iam::" + testAccount + ":role/Admin"
+	operatorUser = "arn:aws:iam::" + testAccount + ":user/ops/alice"
+	// Another principal of the account, with broad S3 and SQS rights
+	// (AmazonSQSFullAccess, ReadOnlyAccess) but not an operator.
+	otherRole = "arn:aws:iam::" + testAccount + ":role/ReadOnlyAuditor"
+
+	testQueue           = "arn:aws:sqs:eu-west-1:" + testAccount + ":prod-LifecycleQueue-AbC"
+	testDeadLetterQueue = "arn:aws:sqs:eu-west-1:" + testAccount + ":prod-LifecycleDeadLetterQueue-DeF"
+	lifecycleRule       = "arn:aws:events:eu-west-1:" + testAccount + ":rule/prod-LifecycleRule-1"
+	interruptionRule    = "arn:aws:events:eu-west-1:" + testAccount + ":rule/prod-InterruptionRule-2"
 )
+
+// testOperators are the operators the evaluated variant (variants()[0])
+// renders with.
+var testOperators = []string{operatorRole}
 
 // policyDenies evaluates the explicit denies of the rendered bucket
 // policy for one request (TLS, the given principal, action and key): the
@@ -28,7 +41,13 @@ const (
 func policyDenies(t *testing.T, statements []any, principal, action, key string) bool {
 	t.Helper()
 	ctx := map[string]string{"aws:PrincipalArn": principal, "aws:SecureTransport": "true"}
-	resource := "arn:aws:s3:::" + testBucket + "/" + key
+	return denies(t, statements, ctx, action, "arn:aws:s3:::"+testBucket+"/"+key)
+}
+
+// denies evaluates the explicit denies of statements for one request: its
+// condition keys (ctx), action and resource.
+func denies(t *testing.T, statements []any, ctx map[string]string, action, resource string) bool {
+	t.Helper()
 	for _, s := range statements {
 		st := obj(s)
 		if st["Effect"] != "Deny" {
@@ -69,7 +88,29 @@ func strs(t *testing.T, v any) []string {
 				return []string{agentsRole}
 			case names.ResourceBucket:
 				return []string{"arn:aws:s3:::" + testBucket}
+			case names.ResourceLifecycleQueue:
+				return []string{testQueue}
+			case "LifecycleDeadLetterQueue":
+				return []string{testDeadLetterQueue}
+			case "LifecycleRule":
+				return []string{lifecycleRule}
+			case "InterruptionRule":
+				return []string{interruptionRule}
 			}
+		}
+		// The operators' parameter, as the evaluated variant renders it.
+		if v["Ref"] == names.ParamOperators {
+			return testOperators
+		}
+		if j := list(v["Fn::Join"]); len(j) == 2 {
+			return []string{strings.Join(strs(t, j[1]), j[0].(string))}
+		}
+		if sp := list(v["Fn::Split"]); len(sp) == 2 {
+			var out []string
+			for _, e := range strs(t, sp[1]) {
+				out = append(out, strings.Split(e, sp[0].(string))...)
+			}
+			return out
 		}
 		if s, ok := v["Fn::Sub"].(string); ok && strings.HasPrefix(s, "${"+names.ResourceBucket+".Arn}") && strings.Count(s, "${") == 1 {
 			return []string{"arn:aws:s3:::" + testBucket + strings.TrimPrefix(s, "${"+names.ResourceBucket+".Arn}")}
@@ -92,6 +133,11 @@ func anyMatch(patterns []string, s string) bool {
 	return false
 }
 
+// evaluatedKeys are the condition keys the evaluator knows; a request
+// may lack some (a service principal has no aws:PrincipalArn, a user no
+// aws:SourceArn).
+var evaluatedKeys = map[string]bool{"aws:PrincipalArn": true, "aws:SecureTransport": true, "aws:SourceArn": true, "cloudwatch:namespace": true}
+
 // conditionHolds evaluates a condition block: every operator holds, each
 // when the context's value matches one of its values (all keys single
 // valued).
@@ -100,8 +146,16 @@ func conditionHolds(t *testing.T, cond map[string]any, ctx map[string]string) bo
 	for op, block := range cond {
 		for key, want := range obj(block) {
 			got, ok := ctx[key]
-			if !ok {
+			if !evaluatedKeys[key] {
 				t.Fatalf("condition key %s not evaluated", key)
+			}
+			if !ok {
+				// IAM: a key absent from the request matches no value; a
+				// negated operator then holds.
+				if !strings.Contains(op, "Not") {
+					return false
+				}
+				continue
 			}
 			match := false
 			for _, w := range strs(t, want) {

@@ -30,6 +30,11 @@ type Join struct {
 	// carries them), they reach the node configuration. Empty for a core
 	// that has no log group yet: its nodes keep the engine's own logs.
 	LogGroupName, LogDriver string
+	// PublicSubnetIds are the core's public subnets (its network's, or
+	// given): where an internet-facing load balancer goes. Not part of the
+	// contract (no group parameter of that name): empty for a core
+	// without them, whose groups' load balancers take the groups' subnets.
+	PublicSubnetIds []string
 }
 
 // Outputs returns j as the core's outputs (and so the group's join
@@ -113,6 +118,11 @@ func JoinFromOutputs(outputs map[string]string) (Join, error) {
 			j.SubnetIds = append(j.SubnetIds, s)
 		}
 	}
+	for _, s := range strings.Split(get(names.OutputCorePublicSubnet), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			j.PublicSubnetIds = append(j.PublicSubnetIds, s)
+		}
+	}
 	return j, j.check()
 }
 
@@ -163,6 +173,11 @@ func (j Join) check() error {
 	for _, id := range j.SubnetIds {
 		if !subnetIDRE.MatchString(id) {
 			return &OutputError{Output: names.OutputSubnetIDs, Value: strings.Join(j.SubnetIds, ","), Want: "a list of subnet ids"}
+		}
+	}
+	for _, id := range j.PublicSubnetIds {
+		if !subnetIDRE.MatchString(id) {
+			return &OutputError{Output: names.OutputCorePublicSubnet, Value: strings.Join(j.PublicSubnetIds, ","), Want: "a list of subnet ids"}
 		}
 	}
 	return nil

@@ -71,9 +71,9 @@ func loadBalancerOf(g spec.Group, vpcCIDR string) loadBalancerData {
 // loadBalancerParameters sets the parameters of g's load balancer in
 // params (which holds the spec's) and drops those its template does not
 // declare.
-func loadBalancerParameters(params map[string]string, g spec.Group, d loadBalancerData) {
+func loadBalancerParameters(params map[string]string, g spec.Group, d loadBalancerData, subnets []string) {
 	if !d.Published {
-		for _, k := range []string{names.ParamLoadBalancerScheme, names.ParamLoadBalancerAllowFrom, names.ParamCertificateArn,
+		for _, k := range []string{names.ParamLoadBalancerSubnetIDs, names.ParamLoadBalancerScheme, names.ParamLoadBalancerAllowFrom, names.ParamCertificateArn,
 			names.ParamDeregistrationDelay, names.ParamAccessLogsBucket} {
 			delete(params, k)
 		}
@@ -83,4 +83,19 @@ func loadBalancerParameters(params map[string]string, g spec.Group, d loadBalanc
 		delete(params, names.ParamCertificateArn)
 	}
 	params[names.ParamLoadBalancerAllowFrom] = strings.Join(d.AllowFrom, ",")
+	params[names.ParamLoadBalancerSubnetIDs] = strings.Join(subnets, ",")
+}
+
+// LoadBalancerSubnets are the subnets of g's load balancer joined to the
+// core in join: an internet-facing one goes in the core's public subnets
+// when the core has them (a network's) and g takes the core's subnets;
+// otherwise the load balancer is in g's subnets (its own, or the core's).
+func LoadBalancerSubnets(g spec.Group, join Join) []string {
+	switch {
+	case len(g.SubnetIDs) > 0:
+		return g.SubnetIDs
+	case g.Scheme() == spec.SchemeInternetFacing && len(join.PublicSubnetIds) > 0:
+		return join.PublicSubnetIds
+	}
+	return join.SubnetIds
 }

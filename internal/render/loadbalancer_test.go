@@ -62,7 +62,7 @@ func checkLoadBalancer(t *testing.T, doc map[string]any, r *Rendered, g spec.Gro
 	res := obj(doc["Resources"])
 	lb := obj(res[names.ResourceLoadBalancer])
 	props := obj(lb["Properties"])
-	if props["Type"] != "network" || dig(props, "Scheme", "Ref") != names.ParamLoadBalancerScheme || dig(props, "Subnets", "Ref") != names.ParamSubnetIDs {
+	if props["Type"] != "network" || dig(props, "Scheme", "Ref") != names.ParamLoadBalancerScheme || dig(props, "Subnets", "Ref") != names.ParamLoadBalancerSubnetIDs {
 		t.Errorf("load balancer %v", props)
 	}
 	if sgs := list(props["SecurityGroups"]); len(sgs) != 1 || dig(sgs[0], "Ref") != names.ResourceLoadBalancerSecurityGroup {

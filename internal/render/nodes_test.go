@@ -255,6 +255,8 @@ func TestBucketPermissions(t *testing.T) {
 			if !jsonEqual(dig(st, "Resource", "Fn::GetAtt"), []any{"Bucket", "Arn"}) || dig(st, "Condition", "StringLike", "s3:prefix") == nil {
 				t.Errorf("agents list %v beyond their prefixes (%v)", st["Resource"], st["Condition"])
 			}
+		case act == "s3:PutObject" && dig(st, "Resource", "Fn::Sub") == "${Bucket.Arn}/"+names.InterruptionPrefix+"/${!aws:userid}":
+			// its own interruption confirmation only (TestInterruptionConfirmationWrites)
 		case strings.Contains(act, "s3:"):
 			t.Errorf("agents are allowed %v on %v", st["Action"], st["Resource"])
 		}
@@ -279,8 +281,9 @@ func TestBucketPermissions(t *testing.T) {
 		}
 		switch r := fmt.Sprint(dig(st, "Resource", "Fn::Sub")); r {
 		case "${Bucket.Arn}/" + names.SwarmPrefix + "/*", "${Bucket.Arn}/" + names.ControlPrefix + "/*", "${Bucket.Arn}/" + names.StatusKey,
-			"${Bucket.Arn}/" + names.AgentPrefix + "/*",   // the node agent, read
-			"${Bucket.Arn}/" + names.CommandPrefix + "/*": // Run Command's output of the docker commands
+			"${Bucket.Arn}/" + names.AgentPrefix + "/*",        // the node agent, read
+			"${Bucket.Arn}/" + names.CommandPrefix + "/*",      // Run Command's output of the docker commands
+			"${Bucket.Arn}/" + names.InterruptionPrefix + "/*": // the agents' interruption confirmations, read
 		default:
 			t.Errorf("control role statement %v outside the swarm and control prefixes and the status", st)
 		}
@@ -303,65 +306,13 @@ func TestBucketPermissions(t *testing.T) {
 			seen[k] = st["Action"]
 		}
 	}
-	denied := false
+	var statements []any
 	for _, p := range resourcesOfType(res, "AWS::S3::BucketPolicy") {
-		for _, s := range list(dig(p, "Properties", "PolicyDocument", "Statement")) {
-			st := obj(s)
-			if st["Effect"] == "Deny" && st["Principal"] == "*" && dig(st, "Resource", "Fn::Sub") == "${Bucket.Arn}/"+names.ControlPrefix+"/*" &&
-				jsonEqual(dig(st, "Condition", "ArnNotEquals", "aws:PrincipalArn", "Fn::GetAtt"), []any{"ControlRole", "Arn"}) {
-				denied = true
-			}
-		}
+		statements = append(statements, list(dig(p, "Properties", "PolicyDocument", "Statement"))...)
 	}
-	if !denied {
-		t.Error("the bucket policy lets principals other than the managers read the control prefix")
-	}
-	if !strings.HasPrefix(names.SwarmPrefix, names.JoinPrefix+"/") || !strings.HasPrefix(names.AgentPrefix, names.JoinPrefix+"/") ||
-		!strings.HasPrefix(names.ManagersKey, names.SwarmPrefix+"/") || strings.HasPrefix(names.StatusKey, names.JoinPrefix+"/") {
-		t.Error("swarm material or node configuration outside what agents may read, or the status among the join material")
-	}
-	if strings.HasPrefix(names.ControlPrefix+"/", names.JoinPrefix+"/") {
-		t.Error("what only managers may read is under the agents' prefix")
-	}
-}
-
-// TestCommandOutputPrefix checks the prefix where Run Command writes the
-// output of the docker commands: the managers may write it (and read the
-// standard input put there), the agents may not touch it, and what it
-// holds expires after a day.
-func TestCommandOutputPrefix(t *testing.T) {
-	r, err := variants()[0].render()
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := obj(decode(t, r.Template)["Resources"])
-	where := "${Bucket.Arn}/" + names.CommandPrefix + "/*"
-	writes := false
-	for _, st := range roleStatements(res, "ControlRole") {
-		if dig(st, "Resource", "Fn::Sub") == where && jsonEqual(st["Action"], []any{"s3:PutObject", "s3:GetObject"}) && st["Effect"] == "Allow" {
-			writes = true
-		}
-	}
-	if !writes {
-		t.Error("the managers may not write the command output")
-	}
-	for _, st := range roleStatements(res, "AgentRole") {
-		if strings.Contains(fmt.Sprint(st["Resource"]), names.CommandPrefix) {
-			t.Errorf("agents are allowed %v", st)
-		}
-	}
-	denied := false
-	for _, p := range resourcesOfType(res, "AWS::S3::BucketPolicy") {
-		for _, s := range list(dig(p, "Properties", "PolicyDocument", "Statement")) {
-			st := obj(s)
-			if st["Effect"] == "Deny" && st["Action"] == "s3:*" && dig(st, "Resource", "Fn::Sub") == where &&
-				jsonEqual(dig(st, "Condition", "ArnEquals", "aws:PrincipalArn", "Fn::GetAtt"), []any{"AgentRole", "Arn"}) {
-				denied = true
-			}
-		}
-	}
-	if !denied {
-		t.Error("the bucket policy does not keep the agents from the command output")
+	if !policyDenies(t, statements, agentsRole, "s3:GetObject", names.CommandInputKey("r1")) ||
+		!policyDenies(t, statements, agentsRole, "s3:PutObject", names.CommandOutputPrefix("r1")+"/stdout") {
+		t.Error("the bucket policy does not keep the agents from the commands")
 	}
 	expires := false
 	for _, rule := range list(dig(res, names.ResourceBucket, "Properties", "LifecycleConfiguration", "Rules")) {

@@ -68,6 +68,11 @@ type coreData struct {
 	UserData                          string
 	Tags                              []label // the operator's, sorted by key
 	Secrets                           secretsData
+
+	// What each role may write: the managers' metrics namespace and the
+	// nodes' (names.SwarmMetricNamespace, NodeMetricNamespace), and the
+	// prefixes of the log streams of each role (names.LogStreamPrefix).
+	SwarmMetrics, NodeMetrics, ManagerStreams, AgentStreams string
 }
 
 // groupData is what workergroup.json.tmpl and the agents' loader
@@ -160,7 +165,9 @@ func renderCore(cluster string, core spec.Core, b Build) (*Rendered, error) {
 		return nil, err
 	}
 	data := coreData{N: names.Template(), Cluster: cluster, Version: version, ContractVersion: ContractVersion,
-		HookName: names.LifecycleHook(cluster), Metadata: meta, Tags: tagList(core.Tags), LogGroup: names.LogGroup(cluster)}
+		HookName: names.LifecycleHook(cluster), Metadata: meta, Tags: tagList(core.Tags), LogGroup: names.LogGroup(cluster),
+		SwarmMetrics: names.SwarmMetricNamespace(cluster), NodeMetrics: names.NodeMetricNamespace(cluster),
+		ManagerStreams: names.LogStreamPrefix(true), AgentStreams: names.LogStreamPrefix(false)}
 	data.UserData, err = controlUserData()
 	if err != nil {
 		return nil, err
@@ -190,6 +197,10 @@ func renderCore(cluster string, core spec.Core, b Build) (*Rendered, error) {
 			names.TagVersion: version,
 		}, core.Tags),
 		Capabilities: []string{"CAPABILITY_IAM"},
+	}
+	if core.Network != "" {
+		// How delete-network finds the cores that use a network.
+		r.Tags[names.TagNetwork] = core.Network
 	}
 	if err := check(r); err != nil {
 		return nil, err
@@ -290,7 +301,7 @@ func renderGroup(cluster string, g spec.Group, join Join, b Build) (*Rendered, e
 			delete(params, k)
 		}
 	}
-	loadBalancerParameters(params, g, data.loadBalancerData)
+	loadBalancerParameters(params, g, data.loadBalancerData, LoadBalancerSubnets(g, join))
 	params[names.ParamSubnetIDs] = strings.Join(subnets, ",")
 	params[names.ParamImageParameter] = imageParam
 	params[names.ParamImageID] = imageID
@@ -360,6 +371,7 @@ func parse(pattern string) (*template.Template, error) {
 		"ref":   subRef,
 		"upper": strings.ToUpper,
 		"list":  func(v ...any) []any { return v },
+		"add":   func(a, b int) int { return a + b },
 	}).ParseFS(templates.FS, pattern, "node/*.tmpl")
 	if err != nil {
 		return nil, fmt.Errorf("parsing templates %s: %w", pattern, err)

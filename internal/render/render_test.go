@@ -37,6 +37,13 @@ var testJoin = Join{
 
 const testVersion = "1.2.3"
 
+// joinWithPublicSubnets is testJoin of a core on a network.
+func joinWithPublicSubnets() Join {
+	j := testJoin
+	j.PublicSubnetIds = []string{"subnet-0000000000000000c", "subnet-0000000000000000d"}
+	return j
+}
+
 // testAgents are the node agents' hashes every test render pins.
 var testAgents = map[string]string{"amd64": strings.Repeat("a", 64), "arm64": strings.Repeat("b", 64)}
 
@@ -73,11 +80,23 @@ func intp(n int) *int { return &n }
 // variants are the rendered forms covered by golden files, lint and the
 // structural checks.
 func variants() []variant {
+	vs := coreAndGroupVariants()
+	for _, v := range vs {
+		if v.core != nil && v.core.Operators == nil {
+			// As create-core resolves them: the creator's role.
+			v.core.Operators = []string{operatorRole}
+		}
+	}
+	return vs
+}
+
+func coreAndGroupVariants() []variant {
 	return []variant{
 		{name: "core-default", cluster: "prod", core: &spec.Core{
 			InstanceType: "t3.medium", VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds,
 		}},
 		{name: "core-ssh-key-ami", cluster: "prod", core: &spec.Core{
+			Operators:    []string{operatorRole, operatorUser, "arn:aws:iam::" + testAccount + ":role/aws-reserved/sso.amazonaws.com/eu-west-1/AWSReservedSSO_Admin_0123456789abcdef"},
 			InstanceType: "m5.large", ImageID: "ami-0abcdef1234567890", KeyName: "ops", SSHCIDR: "203.0.113.0/24",
 			VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds, VolumeSize: intp(50), Managers: intp(3),
 			LogRetentionDays: intp(90), LogKMSKey: "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab", LogDriver: names.LogDriverNone,
@@ -152,6 +171,24 @@ func variants() []variant {
 		{name: "group-tags", cluster: "prod", join: testJoin, group: &spec.Group{
 			Name: "tagged", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"},
 			Tags: spec.Tags{"cost-center": "4711", "team": "payments"},
+		}},
+		// A core joined to a network: its private subnets for the nodes,
+		// its public ones for internet-facing load balancers.
+		{name: "core-network", cluster: "prod", core: &spec.Core{
+			InstanceType: "t3.medium", Network: "prod", VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds,
+			PublicSubnetIDs: []string{"subnet-0000000000000000c", "subnet-0000000000000000d"},
+		}},
+		// A group of a core on a network: its internet-facing load
+		// balancer in the network's public subnets.
+		{name: "group-lb-network", cluster: "prod", join: joinWithPublicSubnets(), group: &spec.Group{
+			Name: "web", InstanceType: spec.InstanceTypes{"t3.small"}, Publish: spec.Ports{"80", "443"},
+		}},
+		// Public IPs, asked for: nodes in public subnets.
+		{name: "core-public-ips", cluster: "prod", core: &spec.Core{
+			InstanceType: "t3.medium", VpcID: testJoin.VpcId, SubnetIDs: testJoin.SubnetIds, PublicIPs: true,
+		}},
+		{name: "group-public-ips", cluster: "prod", join: testJoin, group: &spec.Group{
+			Name: "edge", InstanceType: spec.InstanceTypes{"t3.small"}, PublicIPs: true, SSHCIDR: "203.0.113.0/24",
 		}},
 		// The alarms: off, notifying an e-mail address (a topic of the
 		// core), notifying an existing topic.
@@ -486,7 +523,7 @@ func TestJoinFromOutputsRefusesTamperedValues(t *testing.T) {
 func TestParametersMatchTemplate(t *testing.T) {
 	// Parameters that may legitimately be empty when deployed.
 	optional := map[string]bool{"ImageId": true, "KeyName": true, "SshCidr": true, "AccessLogsBucket": true, "LogKmsKey": true,
-		"NotifyEmail": true, "NotifyTopicArn": true}
+		"NotifyEmail": true, "NotifyTopicArn": true, "Network": true, "PublicSubnetIds": true}
 	for _, v := range variants() {
 		r, err := v.render()
 		if err != nil {
@@ -606,6 +643,12 @@ func TestCoreContent(t *testing.T) {
 						if r := dig(st, "Resource", "Fn::Sub"); r != "${Bucket.Arn}/join/*" && r != "${Bucket.Arn}/status/swarm.json" {
 							t.Errorf("agents read %v", st["Resource"])
 						}
+					case "s3:PutObject":
+						// Only its own interruption confirmation, named by its
+						// session (TestInterruptionConfirmationWrites).
+						if r := dig(st, "Resource", "Fn::Sub"); r != "${Bucket.Arn}/"+names.InterruptionPrefix+"/${!aws:userid}" {
+							t.Errorf("agents write %v", st["Resource"])
+						}
 					case "s3:ListBucket":
 						if !jsonEqual(dig(st, "Condition", "StringLike", "s3:prefix"), []any{"join/*", "status/swarm.json"}) {
 							t.Errorf("agents list beyond join/: %v", st["Condition"])
@@ -652,6 +695,9 @@ func TestCoreContent(t *testing.T) {
 			}
 			want := map[string]string{names.TagCluster: v.cluster, names.TagRole: names.RoleCore, names.TagGroup: names.GroupControl, names.TagVersion: testVersion}
 			maps.Copy(want, v.core.Tags)
+			if v.core.Network != "" {
+				want[names.TagNetwork] = v.core.Network // the network's users are found by it
+			}
 			if !maps.Equal(r.Tags, want) {
 				t.Errorf("stack tags %v, want %v", r.Tags, want)
 			}

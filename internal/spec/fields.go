@@ -150,6 +150,8 @@ func Parameters(v any) map[string]string {
 		switch f.Value.Kind() {
 		case reflect.String:
 			out[p] = f.Value.String()
+		case reflect.Bool:
+			out[p] = strconv.FormatBool(f.Value.Bool())
 		case reflect.Pointer:
 			if !f.Value.IsNil() {
 				out[p] = strconv.FormatInt(f.Value.Elem().Int(), 10)
@@ -174,6 +176,12 @@ func SetParameters(v any, params map[string]string) error {
 		switch f.Value.Kind() {
 		case reflect.String:
 			f.Value.SetString(raw)
+		case reflect.Bool:
+			b, err := strconv.ParseBool(strings.TrimSpace(raw))
+			if err != nil {
+				return fmt.Errorf("parameter %s = %q: not true or false", p, raw)
+			}
+			f.Value.SetBool(b)
 		case reflect.Pointer:
 			n, err := strconv.Atoi(strings.TrimSpace(raw))
 			if err != nil {

@@ -110,8 +110,19 @@ type Core struct {
 	AllowSSHFromAnywhere bool     `json:"allowSshFromAnywhere,omitempty" yaml:"allowSshFromAnywhere,omitempty" name:"allow-ssh-from-anywhere" help:"Allow --ssh-cidr 0.0.0.0/0: SSH open to the whole internet." unset:"no"`
 	VpcID                string   `json:"vpcId,omitempty" yaml:"vpcId,omitempty" name:"vpc-id" placeholder:"VPC" help:"VPC (default: the account's default VPC)." cfn:"VpcId" unset:"default"`
 	SubnetIDs            []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated; the managers are spread over their zones (default: the VPC's default subnets)." file:"Subnets; the managers are spread over their zones (default: the VPC's default subnets)." cfn:"SubnetIds" unset:"default"`
-	VolumeSize           *int     `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size of each manager in GiB (default 20)." cfn:"VolumeSize"`
-	Managers             *int     `json:"managers,omitempty" yaml:"managers,omitempty" name:"managers" placeholder:"N" help:"Number of swarm managers: 1, 3 or 5 (default 1; 3 keeps the swarm through the loss of one)." cfn:"Managers"`
+	// Network is the network (create-network) the core joined: its VPC,
+	// its private subnets for the nodes, its public ones for
+	// internet-facing load balancers, read from its outputs at creation.
+	Network string `json:"network,omitempty" yaml:"network,omitempty" name:"network" placeholder:"NAME" help:"Join the network of this name (clusterctl create-network): nodes in its private subnets, internet-facing load balancers in its public ones (instead of --vpc-id and --subnet-ids)." file:"The network (clusterctl create-network) the cluster runs in: nodes in its private subnets, internet-facing load balancers in its public ones." cfn:"Network" unset:"none"`
+	// PublicSubnetIDs are where the groups' internet-facing load balancers
+	// go; without them, in the groups' own subnets.
+	PublicSubnetIDs []string `json:"publicSubnetIds,omitempty" yaml:"publicSubnetIds,omitempty" name:"public-subnet-ids" placeholder:"SUBNET" help:"Public subnets (a route to an internet gateway), comma-separated, one per zone, for the groups' internet-facing load balancers (default: the network's; without a network, the groups' own subnets)." file:"Public subnets, one per zone, for the groups' internet-facing load balancers (default: the network's; without a network, the groups' own subnets)." cfn:"PublicSubnetIds" unset:"the groups'"`
+	VolumeSize      *int     `json:"volumeSize,omitempty" yaml:"volumeSize,omitempty" name:"volume-size" placeholder:"GIB" help:"Root volume size of each manager in GiB (default 20)." cfn:"VolumeSize"`
+	// PublicIPs: a node has a public IP only when asked (nodes in public
+	// subnets need one to reach AWS and registries); pre-flight refuses
+	// public subnets without it.
+	PublicIPs bool `json:"publicIps,omitempty" yaml:"publicIps,omitempty" name:"public-ips" negatable:"" help:"Give the managers public IPv4 addresses: needed in public subnets (a default VPC), where nodes reach AWS through an internet gateway (--no-public-ips: none, the default)." file:"Give the managers public IPv4 addresses: needed in public subnets (a default VPC), where nodes reach AWS through an internet gateway (default: none)." cfn:"PublicIps" unset:"none"`
+	Managers  *int `json:"managers,omitempty" yaml:"managers,omitempty" name:"managers" placeholder:"N" help:"Number of swarm managers: 1, 3 or 5 (default 1; 3 keeps the swarm through the loss of one)." cfn:"Managers"`
 	// Tags are intent: recorded with the template, put on the stack and
 	// written into the launch template, so they reach every resource.
 	Tags Tags `json:"tags,omitempty" yaml:"tags,omitempty" name:"tags" placeholder:"KEY=VALUE,..." help:"AWS tags key=value[,key=value] on the stack and every resource it makes, instances and volumes included (repeatable; on update-core they replace the previous set)." file:"AWS tags, key: value: on the stack and every resource it makes, instances and volumes included." unset:"none"`
@@ -132,6 +143,10 @@ type Core struct {
 	Notify string `json:"notify,omitempty" yaml:"notify,omitempty" name:"notify" placeholder:"EMAIL|SNS_ARN" help:"Where the alarms send ALARM and OK: an e-mail address (subscribed to an encrypted topic of the core; the recipient confirms) or an existing SNS topic's ARN (default: nowhere; --notify \"\" on update-core stops notifying)." file:"Where the alarms send ALARM and OK: an e-mail address (subscribed to an encrypted topic of the core; the recipient confirms) or an existing SNS topic's ARN." unset:"none"`
 	// BackupKeep is how many backups of the swarm the managers keep.
 	BackupKeep *int `json:"backupKeep,omitempty" yaml:"backupKeep,omitempty" name:"backup-keep" placeholder:"N" help:"Backups of the swarm the managers keep in the cluster bucket, the newest (1 to 100, default 8)." cfn:"BackupKeep"`
+	// Operators may act on the swarm: send requests to the managers'
+	// queue, use commands/ in the bucket (docker, shell). Unset, they
+	// are the deployed core's, or the principal that creates the core.
+	Operators []string `json:"operators,omitempty" yaml:"operators,omitempty" name:"operators" placeholder:"ARN,..." help:"IAM roles and users (ARNs, comma-separated) that may act on the swarm: requests to the managers, docker, shell (default: the role or user creating the core; on update-core the list replaces the previous one)." file:"IAM roles and users (ARNs) that may act on the swarm: requests to the managers, docker, shell (default: the deployed core's, else the role or user creating it)." cfn:"Operators" unset:"none"`
 }
 
 // Group is one agent group: an Auto Scaling group of one instance type,
@@ -157,6 +172,8 @@ type Group struct {
 	SubnetIDs  []string `json:"subnetIds,omitempty" yaml:"subnetIds,omitempty" name:"subnet-ids" placeholder:"SUBNET" help:"Subnets, comma-separated (default: the core's)." file:"Subnets (default: the core's)." unset:"the core's"`
 	SSHCIDR    string   `json:"sshCidr,omitempty" yaml:"sshCidr,omitempty" name:"ssh-cidr" placeholder:"CIDR" help:"Open SSH to the group's nodes from this IPv4 CIDR (closed by default)." cfn:"SshCidr" unset:"closed"`
 	KeyName    string   `json:"keyName,omitempty" yaml:"keyName,omitempty" name:"key-name" placeholder:"NAME" help:"EC2 key pair of the group's nodes." cfn:"KeyName" unset:"none"`
+	// PublicIPs: see Core.
+	PublicIPs bool `json:"publicIps,omitempty" yaml:"publicIps,omitempty" name:"public-ips" negatable:"" help:"Give the group's nodes public IPv4 addresses: needed in public subnets (a default VPC), where nodes reach AWS through an internet gateway (--no-public-ips: none, the default)." file:"Give the group's nodes public IPv4 addresses: needed in public subnets (a default VPC), where nodes reach AWS through an internet gateway (default: none)." cfn:"PublicIps" unset:"none"`
 	// AllowSSHFromAnywhere: see Core.
 	AllowSSHFromAnywhere bool `json:"allowSshFromAnywhere,omitempty" yaml:"allowSshFromAnywhere,omitempty" name:"allow-ssh-from-anywhere" help:"Allow --ssh-cidr 0.0.0.0/0: SSH open to the whole internet." unset:"no"`
 
@@ -199,6 +216,7 @@ func (c *Core) Default() {
 	c.VolumeSize = ptr(c.Volume())
 	c.Managers = ptr(c.ManagerCount())
 	c.SubnetIDs = nilIfEmpty(c.SubnetIDs)
+	c.PublicSubnetIDs = nilIfEmpty(c.PublicSubnetIDs)
 	if len(c.Tags) == 0 {
 		c.Tags = nil
 	}
@@ -471,8 +489,10 @@ func (g Group) Update(changes Group, given []string) Group {
 func (c Core) Update(changes Core, given []string) Core {
 	out := c
 	out.SubnetIDs = slices.Clone(c.SubnetIDs)
+	out.PublicSubnetIDs = slices.Clone(c.PublicSubnetIDs)
 	out.Tags = cloneTags(c.Tags)
 	out.Secrets = slices.Clone(c.Secrets)
+	out.Operators = slices.Clone(c.Operators)
 	overlay(&out, &changes, given)
 	return out
 }

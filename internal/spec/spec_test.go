@@ -111,7 +111,7 @@ func validGroup() Group {
 		Name: "r3-agents", InstanceType: InstanceTypes{"r5.large", "r5a.large", "r6i.large"}, Count: intp(3), Min: intp(3), Max: intp(5),
 		Spot: true, OnDemandBase: intp(1), OnDemandPercent: intp(25), SpotAllocation: SpotCapacityOptimized,
 		Labels: Labels{"role": "worker", "tier": "memory/hot"}, ImageID: "ami-0123456789abcdef0", VolumeSize: intp(50),
-		SubnetIDs: []string{"subnet-0aaa1111", "subnet-0bbb2222"}, SSHCIDR: "203.0.113.0/24", KeyName: "ops key",
+		SubnetIDs: []string{"subnet-0aaa1111", "subnet-0bbb2222"}, SSHCIDR: "203.0.113.0/24", KeyName: "ops key", PublicIPs: true,
 		AllowSSHFromAnywhere: true, RollingUpdate: RollingUpdate{MaxBatch: intp(2), MinInService: intp(1)},
 		Publish: Ports{"80:30080", "443:30080/tls", "53/udp"}, LoadBalancer: SchemeInternal, AllowFrom: []string{"10.0.0.0/16", "192.168.0.0/24"},
 		Certificate: "arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-0000-1111-2222-333344445555", DeregistrationDelay: intp(60), AccessLogs: "ops-lb-logs",
@@ -476,7 +476,8 @@ func TestParametersAreNamed(t *testing.T) {
 		names.ParamSubnetIDs, names.ParamDesiredCapacity, names.ParamMinSize, names.ParamMaxSize, names.ParamManagers,
 		names.ParamOnDemandBaseCapacity, names.ParamOnDemandPercentage, names.ParamSpotAllocationStrategy,
 		names.ParamLoadBalancerScheme, names.ParamCertificateArn, names.ParamDeregistrationDelay, names.ParamAccessLogsBucket,
-		names.ParamLogRetentionDays, names.ParamLogKMSKey, names.ParamLogDriver, names.ParamAlarms, names.ParamBackupKeep}
+		names.ParamLogRetentionDays, names.ParamLogKMSKey, names.ParamLogDriver, names.ParamAlarms, names.ParamBackupKeep,
+		names.ParamPublicIPs, names.ParamNetwork, names.ParamPublicSubnetIDs, names.ParamOperators}
 	for _, v := range []any{Core{}, Group{}} {
 		for _, f := range Fields(v) {
 			if p := f.Param(); p != "" && p != "-" && !slices.Contains(known, p) {
@@ -1014,7 +1015,7 @@ func TestArgs(t *testing.T) {
 	g := validGroup()
 	got := strings.Join(Args(g), " ")
 	want := "--instance-type r5.large,r5a.large,r6i.large --spot --on-demand-base 1 --on-demand-percent 25 --spot-allocation capacity-optimized --count 3 --min 3 --max 5 --labels role=worker,tier=memory/hot --image-id ami-0123456789abcdef0 " +
-		"--volume-size 50 --subnet-ids subnet-0aaa1111,subnet-0bbb2222 --ssh-cidr 203.0.113.0/24 --key-name 'ops key' --allow-ssh-from-anywhere " +
+		"--volume-size 50 --subnet-ids subnet-0aaa1111,subnet-0bbb2222 --ssh-cidr 203.0.113.0/24 --key-name 'ops key' --public-ips --allow-ssh-from-anywhere " +
 		"--publish 80:30080,443:30080/tls,53/udp --load-balancer internal --allow-from 10.0.0.0/16,192.168.0.0/24 " +
 		"--certificate arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-0000-1111-2222-333344445555 --deregistration-delay 60 --access-logs ops-lb-logs " +
 		"--max-batch 2 --min-in-service 1 --autoscale --scale-down-after 20s --tags 'cost-center=4711,owner=Jane Doe'"

@@ -176,6 +176,8 @@ func (c Core) rules() []rule {
 		{[]string{"sshCidr", "allowSshFromAnywhere"}, checkSSHAnywhere("sshCidr", c.SSHCIDR, c.AllowSSHFromAnywhere)},
 		one("vpcId", checkVpc("vpcId", c.VpcID)),
 		one("subnetIds", checkSubnets("subnetIds", c.SubnetIDs)),
+		one("network", checkNetworkRef("network", c.Network)),
+		one("publicSubnetIds", checkSubnets("publicSubnetIds", c.PublicSubnetIDs)),
 		one("volumeSize", checkVolume("volumeSize", c.Volume())),
 		one("managers", checkManagers("managers", c.ManagerCount())),
 		one("tags", checkTags("tags", c.Tags, 0)),
@@ -186,6 +188,7 @@ func (c Core) rules() []rule {
 		one("secrets", checkSecrets("secrets", c.Secrets)),
 		one("alarms", checkAlarms("alarms", c.AlarmsSetting())),
 		{[]string{"notify", "alarms"}, checkNotify("notify", c.Notify, c.AlarmsSetting())},
+		one("operators", checkOperators("operators", c.Operators)),
 	}
 }
 

@@ -115,6 +115,13 @@ type SwarmNode struct {
 	// the instance its label names (its address is not that instance's
 	// private IP, as EC2 describes it): they leave such a node alone.
 	IdentityProblem string `json:"identityProblem,omitempty"`
+	// Unproven says why the managers cannot prove the node to be an
+	// instance (omitted when they can): such a node is drained, and
+	// removed when it stays unproven.
+	Unproven string `json:"unproven,omitempty"`
+	// NodeLabels are the node's labels in the swarm (node.labels), which
+	// only the managers set: its placement labels, when proven.
+	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
 }
 
 // ErrUntrusted marks a snapshot that is not the cluster's own, or not one

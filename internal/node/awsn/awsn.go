@@ -147,7 +147,7 @@ func (q Queue) Receive(ctx context.Context, wait, visibility time.Duration) ([]n
 	out, err := q.API.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 		QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 10, WaitTimeSeconds: int32(wait / time.Second),
 		VisibilityTimeout:           int32(visibility / time.Second),
-		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameSentTimestamp},
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameSentTimestamp, sqstypes.MessageSystemAttributeNameSenderId},
 	})
 	if err != nil {
 		return nil, err
@@ -156,7 +156,7 @@ func (q Queue) Receive(ctx context.Context, wait, visibility time.Duration) ([]n
 	for _, m := range out.Messages {
 		ms, _ := strconv.ParseInt(m.Attributes[string(sqstypes.MessageSystemAttributeNameSentTimestamp)], 10, 64)
 		msgs = append(msgs, node.Message{ID: aws.ToString(m.MessageId), Receipt: aws.ToString(m.ReceiptHandle),
-			Body: aws.ToString(m.Body), Sent: time.UnixMilli(ms).UTC()})
+			Body: aws.ToString(m.Body), Sent: time.UnixMilli(ms).UTC(), Sender: m.Attributes[string(sqstypes.MessageSystemAttributeNameSenderId)]})
 	}
 	return msgs, nil
 }
@@ -179,6 +179,7 @@ type AutoScalingAPI interface {
 	DescribeAutoScalingGroups(ctx context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, opts ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error)
 	RecordLifecycleActionHeartbeat(ctx context.Context, in *autoscaling.RecordLifecycleActionHeartbeatInput, opts ...func(*autoscaling.Options)) (*autoscaling.RecordLifecycleActionHeartbeatOutput, error)
 	CompleteLifecycleAction(ctx context.Context, in *autoscaling.CompleteLifecycleActionInput, opts ...func(*autoscaling.Options)) (*autoscaling.CompleteLifecycleActionOutput, error)
+	DescribeAutoScalingInstances(ctx context.Context, in *autoscaling.DescribeAutoScalingInstancesInput, opts ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingInstancesOutput, error)
 }
 
 // Scaling satisfies node.Scaling.
@@ -218,6 +219,21 @@ func (s Scaling) Complete(ctx context.Context, a node.Action) (bool, error) {
 	return false, err
 }
 
+// LifecycleState is the group and lifecycle state Auto Scaling gives
+// instance; both "" when no group has it.
+func (s Scaling) LifecycleState(ctx context.Context, instance string) (string, string, error) {
+	out, err := s.API.DescribeAutoScalingInstances(ctx, &autoscaling.DescribeAutoScalingInstancesInput{InstanceIds: []string{instance}})
+	if err != nil {
+		return "", "", err
+	}
+	for _, i := range out.AutoScalingInstances {
+		if aws.ToString(i.InstanceId) == instance {
+			return aws.ToString(i.AutoScalingGroupName), aws.ToString(i.LifecycleState), nil
+		}
+	}
+	return "", "", nil
+}
+
 // EC2API is what the agent needs of EC2.
 type EC2API interface {
 	DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
@@ -225,7 +241,13 @@ type EC2API interface {
 }
 
 // Instances satisfies node.Instances.
-type Instances struct{ API EC2API }
+type Instances struct {
+	API EC2API
+	// VPC is the cluster's: an instance proves a node's claim only there
+	// (another VPC may have an instance at the same private address).
+	// "" looks in every VPC.
+	VPC string
+}
 
 // States are the states of the instances EC2 knows of ids (a filter, so
 // that an id it does not know is no error).
@@ -254,7 +276,7 @@ func (i Instances) States(ctx context.Context, ids []string) (map[string]string,
 func (i Instances) PrivateIPs(ctx context.Context, ids []string) (map[string]string, error) {
 	out := map[string]string{}
 	p := ec2.NewDescribeInstancesPaginator(i.API, &ec2.DescribeInstancesInput{
-		Filters: []ec2types.Filter{{Name: aws.String("instance-id"), Values: ids}}})
+		Filters: inVPC(i.VPC, ec2types.Filter{Name: aws.String("instance-id"), Values: ids})})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
@@ -262,6 +284,9 @@ func (i Instances) PrivateIPs(ctx context.Context, ids []string) (map[string]str
 		}
 		for _, r := range page.Reservations {
 			for _, in := range r.Instances {
+				if i.VPC != "" && aws.ToString(in.VpcId) != i.VPC {
+					continue // an endpoint that ignores the filter
+				}
 				if ip := aws.ToString(in.PrivateIpAddress); ip != "" {
 					out[aws.ToString(in.InstanceId)] = ip
 				}
@@ -269,6 +294,32 @@ func (i Instances) PrivateIPs(ctx context.Context, ids []string) (map[string]str
 		}
 	}
 	return out, nil
+}
+
+// inVPC is f, and a vpc-id filter when vpc is not "".
+func inVPC(vpc string, f ec2types.Filter) []ec2types.Filter {
+	fs := []ec2types.Filter{f}
+	if vpc != "" {
+		fs = append(fs, ec2types.Filter{Name: aws.String("vpc-id"), Values: []string{vpc}})
+	}
+	return fs
+}
+
+// VPCOf is the VPC EC2 says instance is in: the cluster's, for a manager
+// (the core launches them in its VPC's subnets).
+func VPCOf(ctx context.Context, api EC2API, instance string) (string, error) {
+	out, err := api.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{instance}})
+	if err != nil {
+		return "", fmt.Errorf("asking EC2 for this instance's VPC: %w", err)
+	}
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			if aws.ToString(in.InstanceId) == instance && aws.ToString(in.VpcId) != "" {
+				return aws.ToString(in.VpcId), nil
+			}
+		}
+	}
+	return "", fmt.Errorf("EC2 gives instance %s no VPC", instance)
 }
 
 // Tag tags an instance.

@@ -2,6 +2,7 @@ package awsn
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ type fakeSQS struct{ in *sqs.ReceiveMessageInput }
 func (f *fakeSQS) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
 	f.in = in
 	return &sqs.ReceiveMessageOutput{Messages: []sqstypes.Message{{MessageId: aws.String("m1"), ReceiptHandle: aws.String("r1"), Body: aws.String("{}"),
-		Attributes: map[string]string{"SentTimestamp": "1700000000123"}}}}, nil
+		Attributes: map[string]string{"SentTimestamp": "1700000000123", "SenderId": "AROAEXAMPLE:alice"}}}}, nil
 }
 func (f *fakeSQS) ChangeMessageVisibility(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
 	return &sqs.ChangeMessageVisibilityOutput{}, nil
@@ -33,15 +34,26 @@ func (f *fakeSQS) DeleteMessage(context.Context, *sqs.DeleteMessageInput, ...fun
 func TestReceive(t *testing.T) {
 	f := &fakeSQS{}
 	msgs, err := Queue{API: f, URL: "q"}.Receive(context.Background(), 10*time.Second, 5*time.Minute)
-	if err != nil || len(msgs) != 1 || !msgs[0].Sent.Equal(time.UnixMilli(1700000000123)) || msgs[0].Receipt != "r1" {
+	if err != nil || len(msgs) != 1 || !msgs[0].Sent.Equal(time.UnixMilli(1700000000123)) || msgs[0].Receipt != "r1" || msgs[0].Sender != "AROAEXAMPLE:alice" {
 		t.Errorf("%+v %v", msgs, err)
 	}
-	if f.in.WaitTimeSeconds != 10 || f.in.VisibilityTimeout != 300 || len(f.in.MessageSystemAttributeNames) != 1 {
+	if f.in.WaitTimeSeconds != 10 || f.in.VisibilityTimeout != 300 || !slices.Contains(f.in.MessageSystemAttributeNames, sqstypes.MessageSystemAttributeNameSenderId) {
 		t.Errorf("asked %+v", f.in)
 	}
 }
 
 type fakeAS struct{ completeErr error }
+
+func (f *fakeAS) DescribeAutoScalingInstances(_ context.Context, in *autoscaling.DescribeAutoScalingInstancesInput, _ ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingInstancesOutput, error) {
+	out := &autoscaling.DescribeAutoScalingInstancesOutput{}
+	for _, id := range in.InstanceIds {
+		if id == "i-0000000000000000a" {
+			out.AutoScalingInstances = append(out.AutoScalingInstances, astypes.AutoScalingInstanceDetails{
+				InstanceId: aws.String(id), AutoScalingGroupName: aws.String("core-web-Group-1"), LifecycleState: aws.String("Terminating:Wait")})
+		}
+	}
+	return out, nil
+}
 
 func (f *fakeAS) DescribeAutoScalingGroups(context.Context, *autoscaling.DescribeAutoScalingGroupsInput, ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error) {
 	return &autoscaling.DescribeAutoScalingGroupsOutput{AutoScalingGroups: []astypes.AutoScalingGroup{{Tags: []astypes.TagDescription{
@@ -68,6 +80,12 @@ func TestScaling(t *testing.T) {
 	f.completeErr = &smithy.GenericAPIError{Code: "ValidationError", Message: "No active Lifecycle Action found with instance ID i-1"}
 	if ended, err := s.Complete(ctx, node.Action{}); !ended || err != nil {
 		t.Errorf("ended action: %v %v", ended, err)
+	}
+	if g, st, err := s.LifecycleState(ctx, "i-0000000000000000a"); g != "core-web-Group-1" || st != "Terminating:Wait" || err != nil {
+		t.Errorf("lifecycle state %q %q %v", g, st, err)
+	}
+	if g, st, err := s.LifecycleState(ctx, "i-0000000000000000b"); g != "" || st != "" || err != nil {
+		t.Errorf("lifecycle state of an instance in no group %q %q %v", g, st, err)
 	}
 	f.completeErr = &smithy.GenericAPIError{Code: "AccessDenied", Message: "no"}
 	if _, err := s.Complete(ctx, node.Action{}); err == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 )
 
@@ -107,6 +108,7 @@ type AutoScalingCalls struct {
 	completeLifecycleAction        func(context.Context, *autoscaling.CompleteLifecycleActionInput, ...func(*autoscaling.Options)) (*autoscaling.CompleteLifecycleActionOutput, error)
 	setDesiredCapacity             func(context.Context, *autoscaling.SetDesiredCapacityInput, ...func(*autoscaling.Options)) (*autoscaling.SetDesiredCapacityOutput, error)
 	terminateInstance              func(context.Context, *autoscaling.TerminateInstanceInAutoScalingGroupInput, ...func(*autoscaling.Options)) (*autoscaling.TerminateInstanceInAutoScalingGroupOutput, error)
+	describeInstances              func(context.Context, *autoscaling.DescribeAutoScalingInstancesInput, ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingInstancesOutput, error)
 }
 
 // NewAutoScaling returns the autoscaling calls of cfg, with opts applied to the client.
@@ -118,6 +120,7 @@ func NewAutoScaling(cfg aws.Config, opts ...func(*autoscaling.Options)) AutoScal
 		completeLifecycleAction:        c.CompleteLifecycleAction,
 		setDesiredCapacity:             c.SetDesiredCapacity,
 		terminateInstance:              c.TerminateInstanceInAutoScalingGroup,
+		describeInstances:              c.DescribeAutoScalingInstances,
 	}
 }
 
@@ -144,6 +147,26 @@ func (a AutoScalingCalls) SetDesiredCapacity(ctx context.Context, in *autoscalin
 // TerminateInstanceInAutoScalingGroup calls autoscaling's TerminateInstanceInAutoScalingGroup.
 func (a AutoScalingCalls) TerminateInstanceInAutoScalingGroup(ctx context.Context, in *autoscaling.TerminateInstanceInAutoScalingGroupInput, opts ...func(*autoscaling.Options)) (*autoscaling.TerminateInstanceInAutoScalingGroupOutput, error) {
 	return a.terminateInstance(ctx, in, opts...)
+}
+
+// DescribeAutoScalingInstances calls autoscaling's DescribeAutoScalingInstances.
+func (a AutoScalingCalls) DescribeAutoScalingInstances(ctx context.Context, in *autoscaling.DescribeAutoScalingInstancesInput, opts ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingInstancesOutput, error) {
+	return a.describeInstances(ctx, in, opts...)
+}
+
+// STSCalls are the agent's sts calls.
+type STSCalls struct {
+	getCallerIdentity func(context.Context, *sts.GetCallerIdentityInput, ...func(*sts.Options)) (*sts.GetCallerIdentityOutput, error)
+}
+
+// NewSTS returns the sts calls of cfg.
+func NewSTS(cfg aws.Config) STSCalls {
+	return STSCalls{getCallerIdentity: sts.NewFromConfig(cfg).GetCallerIdentity}
+}
+
+// GetCallerIdentity calls sts's GetCallerIdentity.
+func (a STSCalls) GetCallerIdentity(ctx context.Context, in *sts.GetCallerIdentityInput, opts ...func(*sts.Options)) (*sts.GetCallerIdentityOutput, error) {
+	return a.getCallerIdentity(ctx, in, opts...)
 }
 
 // EC2Calls are the agent's ec2 calls.

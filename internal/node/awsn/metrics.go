@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 
-	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/node"
 )
 
@@ -18,15 +17,22 @@ type CloudWatchAPI interface {
 	PutMetricData(ctx context.Context, in *cloudwatch.PutMetricDataInput, opts ...func(*cloudwatch.Options)) (*cloudwatch.PutMetricDataOutput, error)
 }
 
-// Metrics publishes figures in the project's namespace (the only one the
-// nodes' roles may publish in); it satisfies node.Metrics.
-type Metrics struct{ API CloudWatchAPI }
+// Metrics publishes figures in one namespace of the cluster
+// (names.SwarmMetricNamespace or NodeMetricNamespace: the roles may write
+// in no other); it satisfies node.Metrics.
+type Metrics struct {
+	API       CloudWatchAPI
+	Namespace string
+}
 
 // Put publishes the figures in one PutMetricData call: more than the call
 // takes is refused here rather than split (the publishers stay within it).
 func (m Metrics) Put(ctx context.Context, at time.Time, figs []node.Metric) error {
 	if len(figs) == 0 {
 		return nil
+	}
+	if m.Namespace == "" {
+		return fmt.Errorf("putting metric data: no namespace")
 	}
 	if len(figs) > node.MaxMetricsPerCall {
 		return fmt.Errorf("%d metrics: over the %d PutMetricData takes", len(figs), node.MaxMetricsPerCall)
@@ -40,7 +46,7 @@ func (m Metrics) Put(ctx context.Context, at time.Time, figs []node.Metric) erro
 		}
 		data = append(data, d)
 	}
-	if _, err := m.API.PutMetricData(ctx, &cloudwatch.PutMetricDataInput{Namespace: aws.String(names.MetricNamespace), MetricData: data}); err != nil {
+	if _, err := m.API.PutMetricData(ctx, &cloudwatch.PutMetricDataInput{Namespace: aws.String(m.Namespace), MetricData: data}); err != nil {
 		return fmt.Errorf("putting metric data: %w", err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 
+	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/node"
 )
 
@@ -39,7 +40,7 @@ func TestMetricsPut(t *testing.T) {
 			for range tc.n {
 				figs = append(figs, node.Metric{Name: "NodesDown", Dims: []node.Dim{{Name: "Cluster", Value: "core"}, {Name: "Group", Value: "web"}}, Value: 2, Unit: node.UnitCount})
 			}
-			err := Metrics{API: api}.Put(context.Background(), at, figs)
+			err := Metrics{API: api, Namespace: names.SwarmMetricNamespace("core")}.Put(context.Background(), at, figs)
 			if (err != nil) != tc.err || len(api.in) != tc.calls {
 				t.Fatalf("Put: %v, %d calls; want error %v, %d calls", err, len(api.in), tc.err, tc.calls)
 			}
@@ -48,11 +49,21 @@ func TestMetricsPut(t *testing.T) {
 			}
 			in := api.in[0]
 			d := in.MetricData[0]
-			if aws.ToString(in.Namespace) != "clusterctl" || len(in.MetricData) != tc.n || aws.ToString(d.MetricName) != "NodesDown" ||
+			if aws.ToString(in.Namespace) != "clusterctl/core/swarm" || len(in.MetricData) != tc.n || aws.ToString(d.MetricName) != "NodesDown" ||
 				aws.ToFloat64(d.Value) != 2 || string(d.Unit) != "Count" || !aws.ToTime(d.Timestamp).Equal(at) ||
 				len(d.Dimensions) != 2 || aws.ToString(d.Dimensions[1].Value) != "web" {
 				t.Errorf("put %+v", in)
 			}
 		})
+	}
+}
+
+// A sink without its namespace puts nothing: the default namespace would be
+// none the roles may write.
+func TestMetricsPutNeedsNamespace(t *testing.T) {
+	api := &cwAPI{}
+	err := Metrics{API: api}.Put(context.Background(), time.Now(), []node.Metric{{Name: "NodesDown", Value: 1, Unit: node.UnitCount}})
+	if err == nil || len(api.in) != 0 {
+		t.Fatalf("Put without a namespace: %v, %d calls", err, len(api.in))
 	}
 }

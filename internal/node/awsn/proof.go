@@ -18,6 +18,7 @@ import (
 // Scaling.
 type ProofAutoScalingAPI interface {
 	DescribeAutoScalingGroups(ctx context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, opts ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error)
+	TerminateInstanceInAutoScalingGroup(ctx context.Context, in *autoscaling.TerminateInstanceInAutoScalingGroupInput, opts ...func(*autoscaling.Options)) (*autoscaling.TerminateInstanceInAutoScalingGroupOutput, error)
 }
 
 // Proof satisfies node.ManagerProof: what EC2 and Auto Scaling say, never
@@ -25,13 +26,16 @@ type ProofAutoScalingAPI interface {
 type Proof struct {
 	EC2         EC2API
 	AutoScaling ProofAutoScalingAPI
+	// VPC is the cluster's: only its instances are its managers ("":
+	// every VPC).
+	VPC string
 }
 
 // At lists the instances at each private IPv4 address, in every state.
 func (p Proof) At(ctx context.Context, addrs []string) (map[string][]node.InstanceAt, error) {
 	out := map[string][]node.InstanceAt{}
 	pg := ec2.NewDescribeInstancesPaginator(p.EC2, &ec2.DescribeInstancesInput{
-		Filters: []ec2types.Filter{{Name: aws.String("private-ip-address"), Values: addrs}}})
+		Filters: inVPC(p.VPC, ec2types.Filter{Name: aws.String("private-ip-address"), Values: addrs})})
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
 		if err != nil {
@@ -39,7 +43,7 @@ func (p Proof) At(ctx context.Context, addrs []string) (map[string][]node.Instan
 		}
 		for _, r := range page.Reservations {
 			for _, in := range r.Instances {
-				if in.State == nil {
+				if in.State == nil || p.VPC != "" && aws.ToString(in.VpcId) != p.VPC {
 					continue
 				}
 				a := aws.ToString(in.PrivateIpAddress)
@@ -77,4 +81,16 @@ func (p Proof) ManagerGroup(ctx context.Context, cluster string) ([]string, erro
 		return nil, fmt.Errorf("no Auto Scaling group of cluster %s is tagged %s=%s", cluster, names.TagRole, names.RoleCore)
 	}
 	return out, nil
+}
+
+// Fence terminates a lost manager's instance through its Auto Scaling
+// group without decrementing the desired capacity: the group launches its
+// replacement, and the instance never starts again with its old state.
+func (p Proof) Fence(ctx context.Context, instance string) error {
+	_, err := p.AutoScaling.TerminateInstanceInAutoScalingGroup(ctx, &autoscaling.TerminateInstanceInAutoScalingGroupInput{
+		InstanceId: aws.String(instance), ShouldDecrementDesiredCapacity: aws.Bool(false)})
+	if err != nil {
+		return fmt.Errorf("terminating %s through its Auto Scaling group: %w", instance, err)
+	}
+	return nil
 }

@@ -52,7 +52,7 @@ func convert(n swarm.Node) node.Node {
 		State: string(n.Status.State), Availability: string(n.Spec.Availability),
 		Labels: n.Description.Engine.Labels, EngineVersion: n.Description.Engine.EngineVersion,
 		NanoCPUs: n.Description.Resources.NanoCPUs, MemoryBytes: n.Description.Resources.MemoryBytes,
-		Arch: n.Description.Platform.Architecture,
+		Arch: n.Description.Platform.Architecture, NodeLabels: n.Spec.Annotations.Labels,
 	}
 	if m := n.ManagerStatus; m != nil {
 		out.ManagerAddr, out.Leader, out.Reachability = m.Addr, m.Leader, string(m.Reachability)
@@ -204,6 +204,22 @@ func (e *Engine) update(ctx context.Context, id string, change func(*swarm.NodeS
 // SetAvailability sets a node's availability.
 func (e *Engine) SetAvailability(ctx context.Context, id, availability string) error {
 	return e.update(ctx, id, func(s *swarm.NodeSpec) { s.Availability = swarm.NodeAvailability(availability) })
+}
+
+// SetNodeLabels sets and removes node labels (the swarm's, which only
+// managers write).
+func (e *Engine) SetNodeLabels(ctx context.Context, id string, set map[string]string, remove []string) error {
+	return e.update(ctx, id, func(s *swarm.NodeSpec) {
+		if s.Labels == nil {
+			s.Labels = map[string]string{}
+		}
+		for k, v := range set {
+			s.Labels[k] = v
+		}
+		for _, k := range remove {
+			delete(s.Labels, k)
+		}
+	})
 }
 
 // Demote makes a manager a worker.
@@ -370,11 +386,42 @@ func (e *Engine) RootDir(ctx context.Context) (string, error) {
 }
 
 // RotateJoinTokens gives the swarm new worker and manager join tokens: the
-// old ones let nobody in any more.
+// old ones let nobody in any more. (The CA is rotated apart: RotateCA.)
 func (e *Engine) RotateJoinTokens(ctx context.Context) error {
 	s, err := e.c.SwarmInspect(ctx)
 	if err != nil {
 		return err
 	}
 	return e.c.SwarmUpdate(ctx, s.Version, s.Spec, swarm.UpdateFlags{RotateWorkerToken: true, RotateManagerToken: true})
+}
+
+// RotateCA gives the swarm a new root CA, as docker swarm ca --rotate
+// does, and waits (bounded) until every node that is not down has a
+// certificate of it and the swarm trusts the new root alone: the old
+// root's certificates are then refused.
+func (e *Engine) RotateCA(ctx context.Context) error {
+	s, err := e.c.SwarmInspect(ctx)
+	if err != nil {
+		return err
+	}
+	old := s.TLSInfo.TrustRoot
+	spec := s.Spec
+	spec.CAConfig.ForceRotate++
+	if err := e.c.SwarmUpdate(ctx, s.Version, spec, swarm.UpdateFlags{}); err != nil {
+		return fmt.Errorf("rotating the swarm's CA: %w", err)
+	}
+	for range 120 {
+		if s, err = e.c.SwarmInspect(ctx); err == nil && !s.RootRotationInProgress && s.TLSInfo.TrustRoot != old {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("waiting for the swarm's CA rotation: %w", err)
+	}
+	return fmt.Errorf("the swarm's CA rotation did not finish within 2 minutes")
 }

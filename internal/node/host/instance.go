@@ -2,8 +2,8 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"io"
 	"net/http"
 	"os"
@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 
 	"github.com/clusterctl/clusterctl/internal/node"
+	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
 // Metadata reads the instance metadata (IMDSv2).
@@ -96,4 +98,30 @@ func (s Signal) Signal(ctx context.Context, success bool, reason string) error {
 		return fmt.Errorf("cfn-signal: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// Interruption is the interruption notice the instance metadata gives
+// now: spot/instance-action (a spot interruption, two minutes ahead),
+// else events/recommendations/rebalance; ok false when neither is there
+// (the metadata answers 404) or either is not of EC2's shape.
+func (m Metadata) Interruption(ctx context.Context, instance string) (wire.InterruptionConfirmation, bool) {
+	if s, err := m.Get(ctx, "spot/instance-action"); err == nil {
+		var a struct{ Action, Time string }
+		if json.Unmarshal([]byte(s), &a) == nil {
+			if t, err := time.Parse(time.RFC3339, a.Time); err == nil && a.Action != "" {
+				return wire.InterruptionConfirmation{InstanceID: instance, Kind: wire.InterruptionSpot, Action: a.Action, Time: t.UTC()}, true
+			}
+		}
+	}
+	if s, err := m.Get(ctx, "events/recommendations/rebalance"); err == nil {
+		var r struct {
+			NoticeTime string `json:"noticeTime"`
+		}
+		if json.Unmarshal([]byte(s), &r) == nil {
+			if t, err := time.Parse(time.RFC3339, r.NoticeTime); err == nil {
+				return wire.InterruptionConfirmation{InstanceID: instance, Kind: wire.InterruptionRebalance, Time: t.UTC()}, true
+			}
+		}
+	}
+	return wire.InterruptionConfirmation{}, false
 }

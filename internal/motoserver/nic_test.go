@@ -1,0 +1,73 @@
+package motoserver
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// An Auto Scaling group launches from a launch template's network
+// interface as EC2 does: with the interface's security group, and a public
+// IP exactly when the interface associates one, whatever the subnet maps
+// on launch (moto alone gave no security group and the subnet's choice).
+func TestLaunchTemplateNetworkInterface(t *testing.T) {
+	s, err := Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
+		config.WithBaseEndpoint(s.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec2c, cfn := ec2.NewFromConfig(cfg), cloudformation.NewFromConfig(cfg)
+	subnets, err := ec2c.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{{Name: aws.String("default-for-az"), Values: []string{"true"}}}})
+	if err != nil || len(subnets.Subnets) == 0 || !aws.ToBool(subnets.Subnets[0].MapPublicIpOnLaunch) {
+		t.Fatalf("default subnets %+v: %v", subnets, err)
+	}
+	sn, vpc := aws.ToString(subnets.Subnets[0].SubnetId), aws.ToString(subnets.Subnets[0].VpcId)
+	for _, public := range []bool{false, true} {
+		name := fmt.Sprintf("nic-%t", public)
+		body := fmt.Sprintf(`{"Resources": {
+  "SG": {"Type": "AWS::EC2::SecurityGroup", "Properties": {"GroupDescription": "nodes", "VpcId": %q}},
+  "LT": {"Type": "AWS::EC2::LaunchTemplate", "Properties": {"LaunchTemplateData": {"ImageId": "ami-12c6146b", "InstanceType": "t3.small",
+    "NetworkInterfaces": [{"DeviceIndex": 0, "Groups": [{"Ref": "SG"}], "AssociatePublicIpAddress": %t, "DeleteOnTermination": true}]}}},
+  "ASG": {"Type": "AWS::AutoScaling::AutoScalingGroup", "Properties": {"MinSize": "1", "MaxSize": "1", "DesiredCapacity": "1",
+    "VPCZoneIdentifier": [%q], "LaunchTemplate": {"LaunchTemplateId": {"Ref": "LT"}, "Version": {"Fn::GetAtt": ["LT", "LatestVersionNumber"]}}}}}}`,
+			vpc, public, sn)
+		if _, err := cfn.CreateStack(ctx, &cloudformation.CreateStackInput{StackName: aws.String(name), TemplateBody: aws.String(body)}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := cfn.DescribeStackResource(ctx, &cloudformation.DescribeStackResourceInput{StackName: aws.String(name), LogicalResourceId: aws.String("SG")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sg := aws.ToString(res.StackResourceDetail.PhysicalResourceId)
+		out, err := ec2c.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{{Name: aws.String("instance.group-id"), Values: []string{sg}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		for _, r := range out.Reservations {
+			for _, i := range r.Instances {
+				n++
+				if got := aws.ToString(i.PublicIpAddress) != ""; got != public {
+					t.Errorf("public %t: instance %s has public IP %q", public, aws.ToString(i.InstanceId), aws.ToString(i.PublicIpAddress))
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("public %t: %d instances in security group %s, want 1", public, n, sg)
+		}
+	}
+}

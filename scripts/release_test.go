@@ -1,0 +1,151 @@
+// Package scripts holds the tests of the shell scripts beside them.
+package scripts
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"debug/elf"
+	"debug/macho"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The release as `make release` builds it (scripts/release.sh): one binary
+// per platform, of that platform, each embedding both node agents, dated
+// at the commit, listed in SHA256SUMS with its hash; a second build of the
+// same commit gives the same bytes.
+//
+// Four cross builds take minutes on a cold cache (the Go standard library
+// compiled for each platform), so the build is the release's own script for
+// all four, and reproducibility is checked on one of them, built again.
+func TestRelease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds clusterctl for four platforms")
+	}
+	// The checkout's own version: release.sh rebuilds the embedded agents
+	// stamped with it, as make build does.
+	version := strings.TrimSpace(run(t, "./version.sh"))
+	epoch := strings.TrimSpace(run(t, "git", "log", "-1", "--format=%ct"))
+	first, second := t.TempDir(), t.TempDir()
+	release(t, first, version, "linux/amd64 linux/arm64 darwin/amd64 darwin/arm64")
+
+	type target struct {
+		os, arch string
+		machine  elf.Machine
+		cpu      macho.Cpu
+	}
+	targets := []target{
+		{"linux", "amd64", elf.EM_X86_64, 0}, {"linux", "arm64", elf.EM_AARCH64, 0},
+		{"darwin", "amd64", 0, macho.CpuAmd64}, {"darwin", "arm64", 0, macho.CpuArm64},
+	}
+	sums := readSums(t, filepath.Join(first, "SHA256SUMS"))
+	entries, err := os.ReadDir(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != len(targets)+1 || len(sums) != len(targets) {
+		t.Errorf("dist holds %d files, SHA256SUMS lists %d; want %d binaries and SHA256SUMS", len(entries), len(sums), len(targets))
+	}
+	var agentHashes []string
+	for _, arch := range []string{"amd64", "arm64"} {
+		b, err := os.ReadFile(filepath.Join("..", "internal", "agentbin", "dist", "clusterctl-node-linux-"+arch+".sha256"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		agentHashes = append(agentHashes, strings.Fields(string(b))[0])
+	}
+	for _, tg := range targets {
+		name := "clusterctl-" + version + "-" + tg.os + "-" + tg.arch
+		path := filepath.Join(first, name)
+		body, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		sum := sha256.Sum256(body)
+		if sums[name] != hex.EncodeToString(sum[:]) {
+			t.Errorf("%s: SHA256SUMS says %q, the file hashes to %x", name, sums[name], sum)
+		}
+		switch tg.os {
+		case "linux":
+			f, err := elf.NewFile(bytes.NewReader(body))
+			if err != nil || f.Machine != tg.machine || f.Type != elf.ET_EXEC {
+				t.Errorf("%s: not a %s executable: %v", name, tg.machine, err)
+			}
+		case "darwin":
+			f, err := macho.NewFile(bytes.NewReader(body))
+			if err != nil || f.Cpu != tg.cpu || f.Type != macho.TypeExec {
+				t.Errorf("%s: not a %s Mach-O executable: %v", name, tg.cpu, err)
+			}
+		}
+		for _, h := range agentHashes {
+			if !bytes.Contains(body, []byte(h)) {
+				t.Errorf("%s does not embed the node agent of SHA-256 %s", name, h)
+			}
+		}
+		if fi, err := os.Stat(path); err != nil || strconv.FormatInt(fi.ModTime().Unix(), 10) != epoch {
+			t.Errorf("%s: dated %v, want the commit's time %s", name, fi.ModTime(), epoch)
+		}
+	}
+	// The host's binary says its version and commit.
+	host := filepath.Join(first, "clusterctl-"+version+"-linux-amd64")
+	if out := run(t, host, "version"); !strings.HasPrefix(out, "clusterctl "+version+" (commit ") {
+		t.Errorf("version: %q", out)
+	}
+
+	release(t, second, version, "linux/amd64")
+	again, err := os.ReadFile(filepath.Join(second, "clusterctl-"+version+"-linux-amd64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(again); sums["clusterctl-"+version+"-linux-amd64"] != hex.EncodeToString(sum[:]) {
+		t.Errorf("a second build of the same commit differs: %x, first %s", sum, sums["clusterctl-"+version+"-linux-amd64"])
+	}
+}
+
+// release runs scripts/release.sh into dist for the targets.
+func release(t *testing.T, dist, version, targets string) {
+	t.Helper()
+	start := time.Now()
+	cmd := exec.Command("./release.sh")
+	cmd.Env = append(os.Environ(), "DIST="+dist, "VERSION="+version, "TARGETS="+targets)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("release.sh (%s): %v\n%s", targets, err, out)
+	}
+	t.Logf("release.sh %s: %s", targets, time.Since(start).Round(time.Second))
+}
+
+func readSums(t *testing.T, path string) map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sums := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		hash, name, ok := strings.Cut(sc.Text(), "  ")
+		if !ok {
+			t.Fatalf("SHA256SUMS line %q is not sha256sum's", sc.Text())
+		}
+		sums[name] = hash
+	}
+	return sums
+}
+
+func run(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(name, args...).Output()
+	if err != nil {
+		t.Fatalf("%s %v: %v", name, args, err)
+	}
+	return string(out)
+}
