@@ -55,11 +55,11 @@ func (c *DockerCmd) Run(app *App) error {
 			stdin = b
 		}
 	}
-	svc, err := app.Service()
+	svc, err := app.Clients()
 	if err != nil {
 		return err
 	}
-	res, m, err := svc.Docker(app.Context(), cluster.DockerOptions{Cluster: c.Cluster, Args: c.Args, Stdin: stdin, Timeout: app.Globals.Timeout})
+	res, m, err := cluster.NewNodes(svc).Docker(app.Context(), cluster.DockerOptions{Cluster: c.Cluster, Args: c.Args, Stdin: stdin, Timeout: app.Globals.Timeout})
 	if m != nil && !m.Leader {
 		fmt.Fprintf(app.IO.ErrOut, "clusterctl: running on manager %s, not known to lead: %s\n", m.InstanceID, m.Why)
 	}
@@ -104,11 +104,11 @@ func (c *ShellCmd) Run(app *App) error {
 			return err
 		}
 	}
-	svc, err := app.Service()
+	svc, err := app.Clients()
 	if err != nil {
 		return err
 	}
-	target, err := svc.ShellTarget(app.Context(), c.Instance, c.Cluster)
+	target, err := cluster.NewNodes(svc).ShellTarget(app.Context(), c.Instance, c.Cluster)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (c *ServicesCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	list, err := svc.Services(app.Context(), c.Cluster, c.Name)
+	list, err := cluster.NewInspector(svc).Services(app.Context(), c.Cluster, c.Name)
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func (c *ListClustersCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	clusters, conflicts, err := svc.ListClusters(app.Context())
+	clusters, conflicts, err := cluster.NewInspector(svc).ListClusters(app.Context())
 	if err != nil {
 		return err
 	}

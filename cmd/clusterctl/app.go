@@ -57,11 +57,11 @@ type App struct {
 	Args []string
 
 	out *query.Output
-	svc *cluster.Service
+	svc *cluster.Clients
 	// alarms reads the core's alarms (describe, list-clusters).
 	alarms alarms.Reader
 	rec    *awsx.Recorder
-	s3     awsapi.S3 // every S3 call, for packages that need more than the Service's view
+	s3     awsapi.S3 // every S3 call, for packages that need more than the Clients' view
 	// sessions opens Session Manager sessions at ssmEndpoint (what the
 	// plugin is told).
 	sessions    remote.SessionAPI
@@ -142,7 +142,7 @@ func (a *App) textOnly(command string) error {
 // prepare checks what needs no AWS — the output flags, then the command's
 // own input (check) — and only then loads the AWS clients, so bad input
 // costs nothing and creates nothing.
-func (a *App) prepare(check error) (*query.Output, *cluster.Service, error) {
+func (a *App) prepare(check error) (*query.Output, *cluster.Clients, error) {
 	out, err := a.Output()
 	if err != nil {
 		return nil, nil, err
@@ -150,15 +150,15 @@ func (a *App) prepare(check error) (*query.Output, *cluster.Service, error) {
 	if check != nil {
 		return nil, nil, check
 	}
-	svc, err := a.Service()
+	svc, err := a.Clients()
 	if err != nil {
 		return nil, nil, err
 	}
 	return out, svc, nil
 }
 
-// Service loads the AWS configuration and builds the clients once.
-func (a *App) Service() (*cluster.Service, error) {
+// Clients loads the AWS configuration and builds the clients once.
+func (a *App) Clients() (*cluster.Clients, error) {
 	if a.svc != nil {
 		return a.svc, nil
 	}
@@ -187,7 +187,7 @@ func (a *App) Service() (*cluster.Service, error) {
 	a.sessions, a.ssmEndpoint = ssmc, ssmEndpoint(a.ctx, cfg)
 	snsc := awsapi.NewSNS(cfg)
 	a.alarms = alarms.Reader{Stacks: cfn, CloudWatch: alarms.NewCloudWatch(cfg, awsx.CustomEndpoint(cfg)), SNS: snsc}
-	a.svc = &cluster.Service{
+	a.svc = &cluster.Clients{
 		Stacks:  mgr,
 		CFN:     cfn,
 		EC2:     awsapi.NewEC2(cfg),

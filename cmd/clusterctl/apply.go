@@ -33,7 +33,7 @@ func (c *ApplyCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	svc, err := app.Service()
+	svc, err := app.Clients()
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (c *ApplyCmd) Run(app *App) error {
 			return cluster.WriteClusterPlan(w, p)
 		}
 	}
-	p, err := svc.Apply(app.Context(), opts)
+	p, err := cluster.NewApplier(svc).Apply(app.Context(), opts)
 	if p == nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (c *ExportCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	live, err := svc.Export(app.Context(), c.Cluster)
+	live, err := cluster.NewObserver(svc).Export(app.Context(), c.Cluster)
 	if err != nil {
 		return err
 	}

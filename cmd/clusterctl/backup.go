@@ -19,7 +19,7 @@ func (c *BackupCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	r, err := svc.RequestBackup(app.Context(), c.Cluster, c.Wait, app.progress())
+	r, err := cluster.NewRequests(svc).RequestBackup(app.Context(), c.Cluster, c.Wait, app.progress())
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func (c *BackupsCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	list, stale, err := svc.Backups(app.Context(), c.Cluster)
+	list, stale, err := cluster.NewRequests(svc).Backups(app.Context(), c.Cluster)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (c *RestoreCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	r, err := svc.RequestRestore(app.Context(), cluster.RestoreOptions{Cluster: c.Cluster, From: c.From, FromCluster: c.FromCluster, Yes: c.Yes, Wait: c.Wait}, app.IO.ErrOut)
+	r, err := cluster.NewRequests(svc).RequestRestore(app.Context(), cluster.RestoreOptions{Cluster: c.Cluster, From: c.From, FromCluster: c.FromCluster, Yes: c.Yes, Wait: c.Wait}, app.IO.ErrOut)
 	if err != nil {
 		return err
 	}

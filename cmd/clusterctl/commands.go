@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
 
-	"github.com/clusterctl/clusterctl/internal/alarms"
 	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
@@ -78,13 +74,13 @@ func (c *CreateCoreCmd) Run(app *App) error {
 		return err
 	}
 	if c.DryRun {
-		d, err := svc.PlanCore(app.Context(), c.Name, c.Core)
+		d, err := cluster.NewCore(svc).PlanCore(app.Context(), c.Name, c.Core)
 		if err != nil {
 			return flagError(err, &c.Core)
 		}
 		return writeDryRun(app, out, d)
 	}
-	st, err := svc.CreateCore(app.Context(), c.Name, c.Core, cluster.CreateOptions{NoRollback: c.NoRollback})
+	st, err := cluster.NewCore(svc).CreateCore(app.Context(), c.Name, c.Core, cluster.CreateOptions{NoRollback: c.NoRollback})
 	if err != nil {
 		return flagError(err, &c.Core)
 	}
@@ -131,7 +127,7 @@ func (c *UpdateCoreCmd) Run(app *App, kctx *kong.Context) error {
 	ask := !c.Yes && !c.DryRun && app.IO.InTTY
 	return runUpdate(app, out, c.Name, ask, c.DryRun, func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error) {
 		opts.OnPlan = onPlan
-		res, err := svc.UpdateCore(app.Context(), opts)
+		res, err := cluster.NewCore(svc).UpdateCore(app.Context(), opts)
 		return res, flagError(err, &c.Core)
 	})
 }
@@ -151,13 +147,13 @@ func (c *AddAgentsCmd) Run(app *App) error {
 		return err
 	}
 	if c.DryRun {
-		d, err := svc.PlanAgents(app.Context(), c.Cluster, c.Group, cluster.CreateOptions{NoRollback: c.NoRollback, ReplaceFailed: c.ReplaceFailed})
+		d, err := cluster.NewGroups(svc).PlanAgents(app.Context(), c.Cluster, c.Group, cluster.CreateOptions{NoRollback: c.NoRollback, ReplaceFailed: c.ReplaceFailed})
 		if err != nil {
 			return flagError(err, &c.Group)
 		}
 		return writeDryRun(app, out, d)
 	}
-	nodes, err := svc.AddAgents(app.Context(), c.Cluster, c.Group, cluster.CreateOptions{NoRollback: c.NoRollback, ReplaceFailed: c.ReplaceFailed})
+	nodes, err := cluster.NewGroups(svc).AddAgents(app.Context(), c.Cluster, c.Group, cluster.CreateOptions{NoRollback: c.NoRollback, ReplaceFailed: c.ReplaceFailed})
 	if err != nil {
 		return flagError(err, &c.Group)
 	}
@@ -176,7 +172,7 @@ func (c *ListNodesCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	nodes, swarms, err := svc.ListNodes(app.Context(), c.Cluster, c.Group)
+	nodes, swarms, err := cluster.NewInspector(svc).ListNodes(app.Context(), c.Cluster, c.Group)
 	if err != nil {
 		return err
 	}
@@ -228,7 +224,7 @@ func (c *ListGroupsCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	inv, err := svc.ListGroups(app.Context(), c.Cluster)
+	inv, err := cluster.NewInspector(svc).ListGroups(app.Context(), c.Cluster)
 	if err != nil {
 		return err
 	}
@@ -289,16 +285,16 @@ func (c *UpdateGroupCmd) Run(app *App, kctx *kong.Context) error {
 	ask := !c.Yes && !c.DryRun && app.IO.InTTY
 	return runUpdate(app, out, names.GroupStack(c.Cluster, c.Name), ask, c.DryRun, func(onPlan func(*cluster.Plan) error) (*cluster.UpdateResult, error) {
 		opts.OnPlan = onPlan
-		res, err := svc.UpdateGroup(app.Context(), opts)
+		res, err := cluster.NewGroups(svc).UpdateGroup(app.Context(), opts)
 		return res, flagError(err, &c.Group)
 	})
 }
 
 // continueRollback continues the failed update rollback of a core (group
 // "") or a group and prints how it ended.
-func continueRollback(app *App, out *query.Output, svc *cluster.Service, clusterName, group string) error {
+func continueRollback(app *App, out *query.Output, svc *cluster.Clients, clusterName, group string) error {
 	start := time.Now()
-	st, err := svc.ContinueRollback(app.Context(), clusterName, group)
+	st, err := cluster.NewGroups(svc).ContinueRollback(app.Context(), clusterName, group)
 	if err != nil {
 		return err
 	}
@@ -377,7 +373,7 @@ func (c *RemoveGroupCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	done, err := svc.RemoveGroup(app.Context(), cluster.RemoveOptions{Cluster: c.Cluster, Group: c.Group, Yes: c.Yes, RetainFailed: c.RetainFailed})
+	done, err := cluster.NewGroups(svc).RemoveGroup(app.Context(), cluster.RemoveOptions{Cluster: c.Cluster, Group: c.Group, Yes: c.Yes, RetainFailed: c.RetainFailed})
 	if err != nil {
 		return err
 	}
@@ -406,7 +402,7 @@ func (c *DeleteCoreCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	done, err := svc.DeleteCore(app.Context(), cluster.DeleteCoreOptions{Name: c.Name, Cascade: c.Cascade, Yes: c.Yes, RetainFailed: c.RetainFailed})
+	done, err := cluster.NewCore(svc).DeleteCore(app.Context(), cluster.DeleteCoreOptions{Name: c.Name, Cascade: c.Cascade, Yes: c.Yes, RetainFailed: c.RetainFailed})
 	if err != nil {
 		return err
 	}
@@ -425,135 +421,6 @@ func (c *DeleteCoreCmd) Run(app *App) error {
 	}
 	line += ")"
 	return writeResult(app, out, d, line)
-}
-
-// DescribeCmd is `clusterctl describe CLUSTER`.
-type DescribeCmd struct {
-	Cluster string `arg:"" optional:"" predictor:"cluster" help:"Cluster name."`
-	ClusterFlag
-}
-
-func (c *DescribeCmd) Run(app *App) error {
-	check := c.ClusterFlag.into(&c.Cluster, "describe", true)
-	if check == nil {
-		check = checkNames(c.Cluster, "", "")
-	}
-	out, svc, err := app.prepare(check)
-	if err != nil {
-		return err
-	}
-	d, err := svc.Describe(app.Context(), c.Cluster)
-	if err != nil {
-		return err
-	}
-	noteUnread(app, d.Unread)
-	describeAlarms(app, d)
-	if out.Format == "table" || out.Format == "wide" {
-		if app.Globals.Query == "" {
-			if err := cluster.WriteDescription(app.IO.Out, d); err != nil {
-				return err
-			}
-			alarms.WriteNotification(app.IO.Out, d.Notification)
-			return alarms.Write(app.IO.Out, d.Alarms, time.Now())
-		}
-	}
-	return out.Write(app.IO.Out, d, nil)
-}
-
-// EventsCmd is `clusterctl events CLUSTER [-n GROUP] [--follow]`.
-type EventsCmd struct {
-	Cluster string `arg:"" optional:"" predictor:"cluster" help:"Cluster name."`
-	ClusterFlag
-	Group  string `short:"n" name:"name" predictor:"group" help:"A group of the cluster (default: the core stack)."`
-	Follow bool   `short:"f" help:"Keep printing new events until the operation in progress ends."`
-}
-
-func (c *EventsCmd) Run(app *App) error {
-	check := c.ClusterFlag.into(&c.Cluster, "events", true)
-	if check == nil {
-		check = checkNames(c.Cluster, "", c.Group)
-	}
-	out, svc, err := app.prepare(check)
-	if err != nil {
-		return err
-	}
-	if out.TableForm() {
-		// One line per event as it comes, so --follow shows progress.
-		color := app.IO.Color && app.IO.OutTTY
-		return svc.Events(app.Context(), c.Cluster, c.Group, c.Follow, func(evs []stacks.Event) {
-			for _, e := range evs {
-				fmt.Fprintln(app.IO.Out, query.EventLine(e, color))
-			}
-		})
-	}
-	var all []stacks.Event
-	err = svc.Events(app.Context(), c.Cluster, c.Group, c.Follow, func(evs []stacks.Event) { all = append(all, evs...) })
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	// A follow stopped by Ctrl-C or --timeout still prints what it saw.
-	if werr := out.Write(app.IO.Out, query.EventsFrom(all), nil); werr != nil {
-		return werr
-	}
-	return err
-}
-
-// WaitCmd is `clusterctl wait CLUSTER [-n GROUP]`.
-type WaitCmd struct {
-	Cluster string `arg:"" optional:"" predictor:"cluster" help:"Cluster name."`
-	ClusterFlag
-	Group string `short:"n" name:"name" predictor:"group" help:"A group of the cluster (default: the core stack)."`
-}
-
-func (c *WaitCmd) Run(app *App) error {
-	check := c.ClusterFlag.into(&c.Cluster, "wait", true)
-	if check == nil {
-		check = checkNames(c.Cluster, "", c.Group)
-	}
-	out, svc, err := app.prepare(check)
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	sts, err := svc.Wait(app.Context(), c.Cluster, c.Group)
-	var outcomes []stacks.Outcome
-	for _, st := range sts {
-		if st != nil {
-			outcomes = append(outcomes, stacks.Outcome{Stack: st.Name, Status: st.Status, Duration: time.Since(start)})
-		}
-	}
-	if len(outcomes) == 0 {
-		return err
-	}
-	if line := nothingInProgress(sts, c.Cluster, c.Group); err == nil && line != "" && out.TableForm() {
-		_, werr := fmt.Fprintln(app.IO.Out, line)
-		return werr
-	}
-	// One group: its result. The cluster: the core's (last) with the
-	// groups it waited for, as delete-core reports them.
-	var v any
-	var lines []string
-	if c.Group != "" {
-		r := query.ResultFrom(outcomes[0])
-		v, lines = r, []string{r.String()}
-	} else {
-		d := query.DeletionFrom(outcomes[len(outcomes)-1], outcomes[:len(outcomes)-1])
-		for _, g := range d.Groups {
-			lines = append(lines, g.String())
-		}
-		v, lines = d, append(lines, d.Result.String())
-	}
-	if err != nil {
-		// A failed outcome is still an outcome: scripts get the object,
-		// the error says why and the exit code is 1.
-		if !out.TableForm() {
-			if werr := out.Write(app.IO.Out, v, nil); werr != nil {
-				return werr
-			}
-		}
-		return err
-	}
-	return writeResult(app, out, v, strings.Join(lines, "\n"))
 }
 
 // writeResult prints how a stack operation ended: the object under -o

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/logs"
 	"github.com/clusterctl/clusterctl/internal/query"
@@ -83,7 +84,7 @@ func (c *LogsCmd) Run(app *App) error {
 	}
 	table, stamps := out.TableForm(), c.Timestamps || out.Format == "wide"
 	seen := 0
-	err = svc.Logs(app.Context(), c.Cluster, req, func(e logs.Event) error {
+	err = cluster.NewInspector(svc).Logs(app.Context(), c.Cluster, req, func(e logs.Event) error {
 		seen++
 		if !table {
 			return out.WriteEach(app.IO.Out, e)

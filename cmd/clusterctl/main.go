@@ -15,6 +15,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/clusterctl/clusterctl/internal/awsx"
+	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/iostreams"
 )
@@ -99,7 +100,7 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 	err = kctx.Run(app)
 	if err != nil && app.svc != nil {
 		// A cluster or group not found: the close name, if one is live.
-		err = app.svc.Suggest(app.Context(), err)
+		err = cluster.NewFinder(app.svc).Suggest(app.Context(), err)
 	}
 	app.finish()
 	if err != nil {

@@ -108,7 +108,7 @@ func (c *RenderNetworkCmd) Run(app *App) error {
 
 // networkStacks is the CloudFormation side of the network commands.
 func (a *App) networkStacks() (network.Stacks, error) {
-	svc, err := a.Service()
+	svc, err := a.Clients()
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ func (c *DrainNodeCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	d, err := svc.DrainNode(app.Context(), cluster.DrainOptions{Instance: c.Instance, Cluster: c.Cluster, Undo: c.Undo, Progress: app.progress()})
+	d, err := cluster.NewNodes(svc).DrainNode(app.Context(), cluster.DrainOptions{Instance: c.Instance, Cluster: c.Cluster, Undo: c.Undo, Progress: app.progress()})
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (c *ReplaceNodeCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	r, err := svc.ReplaceNode(app.Context(), cluster.ReplaceOptions{Instance: c.Instance, Cluster: c.Cluster, Yes: c.Yes, Progress: app.progress()})
+	r, err := cluster.NewNodes(svc).ReplaceNode(app.Context(), cluster.ReplaceOptions{Instance: c.Instance, Cluster: c.Cluster, Yes: c.Yes, Progress: app.progress()})
 	if err != nil {
 		return err
 	}

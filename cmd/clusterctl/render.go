@@ -135,11 +135,11 @@ func (src GroupSource) render(app *App, g *spec.Group) (*query.Output, *render.R
 		r, err := render.Group(name, *g, render.Join{}, b)
 		return out, r, errs.AsUsage(err)
 	}
-	svc, err := app.Service()
+	svc, err := app.Clients()
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := svc.RenderGroup(app.Context(), name, *g)
+	r, err := cluster.NewGroups(svc).RenderGroup(app.Context(), name, *g)
 	return out, r, flagError(err, g)
 }
 

@@ -29,7 +29,7 @@ func (c *SecretsListCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	l, err := svc.Secrets(app.Context(), c.Cluster)
+	l, err := cluster.NewRequests(svc).Secrets(app.Context(), c.Cluster)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (c secretsChange) run(app *App, check error, change func(spec.Secrets) (spe
 			}
 			return nil
 		}
-		res, err := svc.UpdateCore(app.Context(), opts)
+		res, err := cluster.NewCore(svc).UpdateCore(app.Context(), opts)
 		if refusal != nil {
 			return nil, refusal
 		}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/clusterctl/clusterctl/internal/cluster"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/lease"
 )
@@ -31,7 +32,7 @@ func (c *UnlockCmd) Run(app *App) error {
 	if err != nil {
 		return err
 	}
-	bucket, err := svc.Bucket(app.Context(), c.Cluster)
+	bucket, err := cluster.NewFinder(svc).Bucket(app.Context(), c.Cluster)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ import (
 // accessService is what clusterctl docker, services and list-clusters run
 // on: Run Command through the lab's endpoint, whose SSM agent stand-ins
 // run the commands on the nodes.
-func (tc *testCluster) accessService() *cluster.Service {
+func (tc *testCluster) accessService() *cluster.Clients {
 	svc := tc.service()
 	svc.RunCommand = ssm.NewFromConfig(awsConfig(), func(o *ssm.Options) { o.BaseEndpoint = aws.String(lab.AWS.URL) })
 	return svc
@@ -81,7 +81,7 @@ func TestDockerOnRealSwarm(t *testing.T) {
 	defer cancel()
 	run := func(stdin []byte, args ...string) *remoteRun {
 		t.Helper()
-		res, m, err := svc.Docker(ctx, cluster.DockerOptions{Cluster: tc.name, Args: args, Stdin: stdin, Poll: 200 * time.Millisecond})
+		res, m, err := cluster.NewNodes(svc).Docker(ctx, cluster.DockerOptions{Cluster: tc.name, Args: args, Stdin: stdin, Poll: 200 * time.Millisecond})
 		if err != nil {
 			t.Fatalf("docker %s: %v\n%s", strings.Join(args, " "), err, control.Logs())
 		}
@@ -236,7 +236,7 @@ networks:
 	var list *cluster.ServiceList
 	eventually(t, time.Minute, "services shows the four services", func() (bool, string) {
 		var err error
-		list, err = svc.Services(ctx, tc.name, "")
+		list, err = cluster.NewInspector(svc).Services(ctx, tc.name, "")
 		if err != nil {
 			return false, err.Error()
 		}
@@ -270,7 +270,7 @@ networks:
 	}
 
 	// list-clusters lists this core with its swarm.
-	clusters, _, err := svc.ListClusters(ctx)
+	clusters, _, err := cluster.NewInspector(svc).ListClusters(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ networks:
 	cctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := svc.Docker(cctx, cluster.DockerOptions{Cluster: tc.name, Args: []string{"run", "--rm", "--network", "host", enginetest.Image, "sleep", "300"}, Poll: 200 * time.Millisecond})
+		_, _, err := cluster.NewNodes(svc).Docker(cctx, cluster.DockerOptions{Cluster: tc.name, Args: []string{"run", "--rm", "--network", "host", enginetest.Image, "sleep", "300"}, Poll: 200 * time.Millisecond})
 		done <- err
 	}()
 	rc := lab.AWS.RunCommand()

@@ -21,10 +21,10 @@ import (
 )
 
 // service is what the clusterctl commands run on, against the lab's moto.
-func (tc *testCluster) service() *cluster.Service {
+func (tc *testCluster) service() *cluster.Clients {
 	cfg := awsConfig()
 	ios, _, _, _ := iostreams.Test()
-	return &cluster.Service{
+	return &cluster.Clients{
 		Stacks: stacks.NewManager(tc.c.cfn, stacks.Options{RunID: "drainnode"}),
 		CFN:    tc.c.cfn, EC2: tc.c.ec2, ASG: tc.c.asg, S3: tc.c.s3, SQS: tc.c.sqs, STS: sts.NewFromConfig(cfg),
 		Region: region, IO: ios, Version: version,
@@ -97,7 +97,7 @@ func TestDrainNodeCommand(t *testing.T) {
 	// Within the snapshot's regular interval: only frequent publication
 	// after the request lets drain-node see the drain through in time.
 	drainCtx, drainCancel := context.WithTimeout(ctx, 80*time.Second)
-	d, err := svc.DrainNode(drainCtx, cluster.DrainOptions{Instance: leaving})
+	d, err := cluster.NewNodes(svc).DrainNode(drainCtx, cluster.DrainOptions{Instance: leaving})
 	drainCancel()
 	returned := time.Now()
 	stopWatching()
@@ -129,12 +129,12 @@ func TestDrainNodeCommand(t *testing.T) {
 	eventually(t, 30*time.Second, "the request leaves the queue", func() (bool, string) { return tc.queueEmpty(t) })
 
 	// Again: drained already, nothing sent.
-	if d, err := svc.DrainNode(ctx, cluster.DrainOptions{Instance: leaving}); err != nil || d.Changed {
+	if d, err := cluster.NewNodes(svc).DrainNode(ctx, cluster.DrainOptions{Instance: leaving}); err != nil || d.Changed {
 		t.Errorf("drain-node of a drained agent: %+v, %v", d, err)
 	}
 
 	// --undo: active again, and it takes tasks.
-	d, err = svc.DrainNode(ctx, cluster.DrainOptions{Instance: leaving, Undo: true})
+	d, err = cluster.NewNodes(svc).DrainNode(ctx, cluster.DrainOptions{Instance: leaving, Undo: true})
 	if err != nil {
 		t.Fatalf("drain-node --undo: %v\n%s", err, control.Logs())
 	}

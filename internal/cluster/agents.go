@@ -10,6 +10,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/agentbin"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
@@ -27,9 +28,23 @@ import (
 // bucketPoll is how often create-core looks for the core's bucket.
 const bucketPoll = 2 * time.Second
 
+// Artifacts are what a group's nodes fetch from the bucket: the node
+// agents this clusterctl pins and the groups' node configurations.
+type Artifacts struct {
+	find    *Finder
+	say     *Say
+	status  *Status
+	Agents  func(context.Context) (agentbin.Set, error)
+	CFN     query.CFNAPI
+	EC2     EC2API
+	S3      S3API
+	Stacks  StackManager
+	Version string
+}
+
 // agents are the node agents of this clusterctl, loaded on first use
 // (only commands that render or deploy need them).
-func (s *Service) agents(ctx context.Context) (agentbin.Set, error) {
+func (s *Artifacts) agents(ctx context.Context) (agentbin.Set, error) {
 	if s.Agents == nil {
 		return nil, errs.Usage("this clusterctl has no node agents")
 	}
@@ -38,15 +53,15 @@ func (s *Service) agents(ctx context.Context) (agentbin.Set, error) {
 
 // uploadAgents puts set into bucket (the cluster's own) unless there
 // already, saying what it uploads.
-func (s *Service) uploadAgents(ctx context.Context, bucket string, set agentbin.Set) error {
-	_, err := agentbin.Upload(ctx, s.S3, bucket, set, func(msg string) { s.printf("%s", msg) })
+func (s *Artifacts) uploadAgents(ctx context.Context, bucket string, set agentbin.Set) error {
+	_, err := agentbin.Upload(ctx, s.S3, bucket, set, func(msg string) { s.say.printf("%s", msg) })
 	return err
 }
 
 // uploadAll uploads what the nodes of a stack about to be created or
 // updated fetch: the node agents, then its node configuration (r's
 // artifacts), into the cluster's own bucket.
-func (s *Service) uploadAll(ctx context.Context, bucket string, r *render.Rendered) error {
+func (s *Artifacts) uploadAll(ctx context.Context, bucket string, r *render.Rendered) error {
 	set, err := s.agents(ctx)
 	if err != nil {
 		return err
@@ -61,7 +76,7 @@ func (s *Service) uploadAll(ctx context.Context, bucket string, r *render.Render
 // its id), proves it the cluster's by its own tags, and uploads set into
 // it. It returns when ctx is cancelled: the caller stops it once the
 // stack's creation has ended without a bucket.
-func (s *Service) agentsOnceBucket(ctx context.Context, stack, cluster string, set agentbin.Set) error {
+func (s *Artifacts) agentsOnceBucket(ctx context.Context, stack, cluster string, set agentbin.Set) error {
 	if len(set) == 0 {
 		return nil
 	}
@@ -69,7 +84,7 @@ func (s *Service) agentsOnceBucket(ctx context.Context, stack, cluster string, s
 		r, err := s.Stacks.Resource(ctx, stack, names.ResourceBucket)
 		switch {
 		case err == nil && r.Status == "CREATE_COMPLETE" && r.PhysicalID != "":
-			if missing, err := s.missingCoreTag(ctx, r.PhysicalID, cluster); err != nil {
+			if missing, err := s.find.missingCoreTag(ctx, r.PhysicalID, cluster); err != nil {
 				return err
 			} else if missing != "" {
 				return refused("the bucket %s of core %q carries no %s tag, which the stack gives it: the node agent was not uploaded into it, and its managers will fail to boot; check who changed the bucket's tags, then delete the core (clusterctl delete-core %s) and create it again", r.PhysicalID, cluster, missing, cluster)
@@ -92,7 +107,7 @@ func (s *Service) agentsOnceBucket(ctx context.Context, stack, cluster string, s
 // and `clusterctl wait` uploads the agents again. started reports the
 // stack's id to the uploader (create-core learns it only once
 // CloudFormation has accepted the creation).
-func (s *Service) whileCreating(ctx context.Context, cluster string, set agentbin.Set, wait func(ctx context.Context, started func(id string)) (*stacks.Stack, error)) (*stacks.Stack, error) {
+func (s *Artifacts) whileCreating(ctx context.Context, cluster string, set agentbin.Set, wait func(ctx context.Context, started func(id string)) (*stacks.Stack, error)) (*stacks.Stack, error) {
 	wctx, stopWait := context.WithCancel(ctx)
 	defer stopWait()
 	uctx, stopUpload := context.WithCancel(ctx)
@@ -196,14 +211,14 @@ func creatingCore(st *stacks.Stack, cluster string) bool {
 // pins: what a wait re-attached to its creation uploads. An agent pinned
 // that this clusterctl does not carry (another version created the core)
 // is noted, not uploaded: the clusterctl that created the core can.
-func (s *Service) pinnedSet(ctx context.Context, core *stacks.Stack) agentbin.Set {
+func (s *Artifacts) pinnedSet(ctx context.Context, core *stacks.Stack) agentbin.Set {
 	pinned := pinnedAgents(core.Parameters)
 	if len(pinned) == 0 {
 		return nil
 	}
 	set, err := s.agents(ctx)
 	if err != nil {
-		s.printf("Note: the node agent was not uploaded (%s): if the managers of %s wait for it, run `clusterctl wait %s` again where clusterctl has its agents\n", errs.Message(err), core.Name, core.Name)
+		s.say.printf("Note: the node agent was not uploaded (%s): if the managers of %s wait for it, run `clusterctl wait %s` again where clusterctl has its agents\n", errs.Message(err), core.Name, core.Name)
 		return nil
 	}
 	out := agentbin.Set{}
@@ -214,7 +229,7 @@ func (s *Service) pinnedSet(ctx context.Context, core *stacks.Stack) agentbin.Se
 		case b != nil && b.SHA256 == sha:
 			out[arch] = b
 		default:
-			s.printf("Note: core %s pins the node agent linux/%s %s, which this clusterctl does not carry: if its managers wait for it, run `clusterctl wait %s` with the clusterctl that created it\n", core.Name, arch, agentbin.Short(sha), core.Name)
+			s.say.printf("Note: core %s pins the node agent linux/%s %s, which this clusterctl does not carry: if its managers wait for it, run `clusterctl wait %s` with the clusterctl that created it\n", core.Name, arch, agentbin.Short(sha), core.Name)
 		}
 	}
 	return out
@@ -223,7 +238,7 @@ func (s *Service) pinnedSet(ctx context.Context, core *stacks.Stack) agentbin.Se
 // resumeCreate waits for the creation of core, in progress (an earlier
 // create-core interrupted), uploading the node agent it pins once its
 // bucket exists, as create-core would have.
-func (s *Service) resumeCreate(ctx context.Context, core *stacks.Stack, wait func(ctx context.Context) ([]*stacks.Stack, error)) ([]*stacks.Stack, error) {
+func (s *Artifacts) resumeCreate(ctx context.Context, core *stacks.Stack, wait func(ctx context.Context) ([]*stacks.Stack, error)) ([]*stacks.Stack, error) {
 	var sts []*stacks.Stack
 	_, err := s.whileCreating(ctx, core.Name, s.pinnedSet(ctx, core), func(ctx context.Context, started func(string)) (*stacks.Stack, error) {
 		started(core.ID)
@@ -232,4 +247,14 @@ func (s *Service) resumeCreate(ctx context.Context, core *stacks.Stack, wait fun
 		return nil, err
 	})
 	return sts, err
+}
+
+// build is what a render takes of this clusterctl: its version and the
+// hashes of the node agents it pins.
+func (s *Artifacts) build(ctx context.Context) (render.Build, error) {
+	set, err := s.agents(ctx)
+	if err != nil {
+		return render.Build{}, err
+	}
+	return BuildOf(s.Version, set), nil
 }

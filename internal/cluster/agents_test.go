@@ -40,9 +40,9 @@ func (b bucketStacks) Resource(_ context.Context, stack, logicalID string) (*sta
 
 func (bucketStacks) Say(string) bool { return false }
 
-// agentsEnv is a Service whose S3 is moto, with bucket tagged as core's
+// agentsEnv is Clients whose S3 is moto, with bucket tagged as core's
 // (or not), and whose core is being created.
-func agentsEnv(t *testing.T, tagged bool, ready func() bool) (*Service, *recS3, *strings.Builder) {
+func agentsEnv(t *testing.T, tagged bool, ready func() bool) (*Clients, *recS3, *strings.Builder) {
 	t.Helper()
 	rec := &recS3{Client: s3.NewFromConfig(motoConfig(t), func(o *s3.Options) { o.UsePathStyle = true })}
 	ctx := t.Context()
@@ -58,7 +58,7 @@ func agentsEnv(t *testing.T, tagged bool, ready func() bool) (*Service, *recS3, 
 	ios, _, _, _ := iostreams.Test()
 	out := &strings.Builder{}
 	ios.ErrOut = out
-	return &Service{Stacks: bucketStacks{bucket: "core-bucket", ready: ready, asked: new(atomic.Int32)}, S3: rec, IO: ios, Agents: testAgents}, rec, out
+	return &Clients{Stacks: bucketStacks{bucket: "core-bucket", ready: ready, asked: new(atomic.Int32)}, S3: rec, IO: ios, Agents: testAgents}, rec, out
 }
 
 func agentKeys(t *testing.T) []string {
@@ -74,10 +74,10 @@ func agentKeys(t *testing.T) []string {
 // bucket exists, and the creation is waited for to its end.
 func TestCreateUploadsAgentsOnceTheBucketExists(t *testing.T) {
 	s, rec, out := agentsEnv(t, true, func() bool { return true })
-	set, _ := s.agents(t.Context())
+	set, _ := newArtifacts(s).agents(t.Context())
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	st, err := s.whileCreating(ctx, "core", set, func(ctx context.Context, started func(string)) (*stacks.Stack, error) {
+	st, err := newArtifacts(s).whileCreating(ctx, "core", set, func(ctx context.Context, started func(string)) (*stacks.Stack, error) {
 		started("stack-id")
 		// CloudFormation's managers wait for the agent: the stack
 		// completes only once it is there.
@@ -100,7 +100,7 @@ func TestCreateUploadsAgentsOnceTheBucketExists(t *testing.T) {
 		t.Errorf("output:\n%s", out)
 	}
 	// A re-attached wait finds them there: nothing is put twice.
-	if _, err := s.whileCreating(t.Context(), "core", set, func(ctx context.Context, started func(string)) (*stacks.Stack, error) {
+	if _, err := newArtifacts(s).whileCreating(t.Context(), "core", set, func(ctx context.Context, started func(string)) (*stacks.Stack, error) {
 		started("stack-id")
 		return &stacks.Stack{Status: "CREATE_COMPLETE"}, nil
 	}); err != nil || len(rec.puts) != 2 {
@@ -117,10 +117,10 @@ func s3Has(ctx context.Context, api *recS3, key string) bool {
 // at once: the upload stops looking, nothing is uploaded.
 func TestCreateFailingBeforeTheBucketUploadsNothing(t *testing.T) {
 	s, rec, _ := agentsEnv(t, true, func() bool { return false })
-	set, _ := s.agents(t.Context())
+	set, _ := newArtifacts(s).agents(t.Context())
 	failed := errors.New("stack rolled back")
 	start := time.Now()
-	_, err := s.whileCreating(t.Context(), "core", set, func(ctx context.Context, started func(string)) (*stacks.Stack, error) {
+	_, err := newArtifacts(s).whileCreating(t.Context(), "core", set, func(ctx context.Context, started func(string)) (*stacks.Stack, error) {
 		started("stack-id")
 		return &stacks.Stack{Status: "ROLLBACK_COMPLETE"}, failed
 	})
@@ -136,8 +136,8 @@ func TestCreateFailingBeforeTheBucketUploadsNothing(t *testing.T) {
 // what to do, not to wait (waiting refuses again).
 func TestCreateUploadsOnlyIntoTheClustersBucket(t *testing.T) {
 	s, rec, _ := agentsEnv(t, false, func() bool { return true })
-	set, _ := s.agents(t.Context())
-	_, err := s.whileCreating(t.Context(), "core", set, func(ctx context.Context, started func(string)) (*stacks.Stack, error) {
+	set, _ := newArtifacts(s).agents(t.Context())
+	_, err := newArtifacts(s).whileCreating(t.Context(), "core", set, func(ctx context.Context, started func(string)) (*stacks.Stack, error) {
 		started("stack-id")
 		<-ctx.Done() // the stack would go on for minutes
 		return nil, ctx.Err()
@@ -147,15 +147,15 @@ func TestCreateUploadsOnlyIntoTheClustersBucket(t *testing.T) {
 	}
 }
 
-// The agents come from the Service's source, which a clusterctl without
+// The agents come from the Clients' source, which a clusterctl without
 // any refuses as bad input.
 func TestNoAgents(t *testing.T) {
-	s := &Service{}
-	if _, err := s.agents(t.Context()); err == nil {
-		t.Error("a Service without agents")
+	s := &Clients{}
+	if _, err := newArtifacts(s).agents(t.Context()); err == nil {
+		t.Error("Clients without agents")
 	}
 	s.Agents = func(context.Context) (agentbin.Set, error) { return nil, agentbin.ErrNoAgents }
-	if _, err := s.agents(t.Context()); !errors.Is(err, agentbin.ErrNoAgents) {
+	if _, err := newArtifacts(s).agents(t.Context()); !errors.Is(err, agentbin.ErrNoAgents) {
 		t.Error(err)
 	}
 }

@@ -20,7 +20,7 @@ func TestAlreadyExistsInProgressSaysWait(t *testing.T) {
 	if err := g.Complete("core"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.s.AddAgents(t.Context(), "core", g, CreateOptions{})
+	_, err := NewGroups(e.s).AddAgents(t.Context(), "core", g, CreateOptions{})
 	if err == nil || !strings.Contains(err.Error(), "follow the operation in progress with `clusterctl wait core -n g`") {
 		t.Errorf("add-agents of a group being updated: %v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/iostreams"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
@@ -90,6 +90,19 @@ func (p *StackPlan) Changing() bool {
 	return p.Action == ActionCreate || p.Action == ActionUpdate || p.Action == ActionDelete
 }
 
+// Applier plans and applies a cluster file.
+type Applier struct {
+	artifacts *Artifacts
+	core      *Core
+	find      *Finder
+	groups    *Groups
+	observer  *Observer
+	plans     *Plans
+	say       *Say
+	IO        *iostreams.IO
+	Stacks    StackManager
+}
+
 // Apply makes a cluster what the file declares: it observes what is
 // deployed, plans every stack (the core, then the groups, planned in
 // parallel), shows the plan, asks before deleting groups (--prune), then
@@ -98,7 +111,7 @@ func (p *StackPlan) Changing() bool {
 // Nothing changes when the plan cannot be made. The plan comes back with
 // each stack's outcome, also when some failed (then the error names each
 // failure with what to do).
-func (s *Service) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, error) {
+func (s *Applier) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, error) {
 	c := o.Spec
 	if err := c.Complete(); err != nil {
 		return nil, err
@@ -144,7 +157,7 @@ func (s *Service) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, erro
 		asks = append(asks, fmt.Sprintf("delete %s of cluster %q, not in the file: %s", query.Plural(len(deletes), "group stack"), c.Name, strings.Join(deletes, ", ")))
 	}
 	for _, what := range append(asks, p.asks(obs)...) {
-		if err := s.confirm(ctx, o.Yes, what); err != nil {
+		if err := s.say.confirm(ctx, o.Yes, what); err != nil {
 			s.discardAll(ctx, p)
 			return p, err
 		}
@@ -156,10 +169,10 @@ func (s *Service) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, erro
 // observeForApply reads the cluster as deployed; nil when it has no core
 // yet. A cluster with group stacks but no core is refused: apply would
 // create a core beside groups it cannot read.
-func (s *Service) observeForApply(ctx context.Context, name string) (*Observed, error) {
+func (s *Applier) observeForApply(ctx context.Context, name string) (*Observed, error) {
 	_, err := s.Stacks.Get(ctx, name)
 	if errors.Is(err, stacks.ErrNotFound) {
-		groups, _, err := s.groupStacks(ctx, name)
+		groups, _, err := s.find.groupStacks(ctx, name)
 		if err != nil {
 			return nil, err
 		}
@@ -175,7 +188,7 @@ func (s *Service) observeForApply(ctx context.Context, name string) (*Observed, 
 	if err != nil {
 		return nil, err
 	}
-	obs, err := s.Observe(ctx, name)
+	obs, err := s.observer.Observe(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -189,14 +202,14 @@ func (s *Service) observeForApply(ctx context.Context, name string) (*Observed, 
 // updated as update-core would (managers replaced one at a time, groups
 // untouched), planned with its change set. A VPC or subnets the file
 // leaves out are the ones the core was created in.
-func (s *Service) planCoreStack(ctx context.Context, c spec.Cluster, obs *Observed) (*StackPlan, error) {
+func (s *Applier) planCoreStack(ctx context.Context, c spec.Cluster, obs *Observed) (*StackPlan, error) {
 	sp := &StackPlan{Plan: Plan{Stack: c.Name, Settings: []spec.Change{}, Changes: []ResourceChange{}}}
 	if obs == nil {
 		sp.Action, sp.core = ActionCreate, &c.Core
 		sp.Settings = spec.Diff(spec.Core{}, c.Core)
 		sp.Note = "core: " + c.Core.Type()
 		// A new cluster named close to a live one may be a slip.
-		if live, err := s.listNames(ctx); err == nil {
+		if live, err := s.find.listNames(ctx); err == nil {
 			if near := Closest(c.Name, live.Clusters); near != "" {
 				sp.Note += " (a new cluster: did you mean " + near + "?)"
 			}
@@ -214,14 +227,14 @@ func (s *Service) planCoreStack(ctx context.Context, c spec.Cluster, obs *Observ
 		sp.Action = ActionUnchanged
 		return sp, nil
 	}
-	oc, err := s.observeCore(ctx, obs.Core)
+	oc, err := s.observer.observeCore(ctx, obs.Core)
 	if err != nil {
 		return sp, err
 	}
 	if render.ContractOlder(render.ContractVersion, oc.Contract) {
 		return sp, refused("core %s has join contract %s, newer than this clusterctl's %s: apply it with a newer clusterctl", c.Name, oc.Contract, render.ContractVersion)
 	}
-	u, err := s.planCoreUpdate(ctx, oc, want)
+	u, err := s.plans.planCoreUpdate(ctx, oc, want)
 	if err != nil {
 		return sp, within(c.Name, err)
 	}
@@ -237,7 +250,7 @@ func (s *Service) planCoreStack(ctx context.Context, c spec.Cluster, obs *Observ
 // planGroups says what becomes of each group, before anything is read
 // of them: created (also over a dead stack), updated (planned by
 // prepare), kept or deleted.
-func (s *Service) planGroups(c spec.Cluster, obs *Observed, prune bool) []*StackPlan {
+func (s *Applier) planGroups(c spec.Cluster, obs *Observed, prune bool) []*StackPlan {
 	var out []*StackPlan
 	deployed := map[string]*ObservedGroup{}
 	if obs != nil {
@@ -283,7 +296,7 @@ func (s *Service) planGroups(c spec.Cluster, obs *Observed, prune bool) []*Stack
 // read back, rendered and planned (with its change set); a create is
 // rendered, so that what cannot be rendered is refused before anything
 // changes. Every problem is reported, not only the first.
-func (s *Service) prepare(ctx context.Context, p *ClusterPlan, obs *Observed, parallel int) error {
+func (s *Applier) prepare(ctx context.Context, p *ClusterPlan, obs *Observed, parallel int) error {
 	var g errgroup.Group
 	g.SetLimit(parallel)
 	for _, sp := range p.Stacks {
@@ -306,7 +319,7 @@ func (s *Service) prepare(ctx context.Context, p *ClusterPlan, obs *Observed, pa
 	return joinProblems(problems)
 }
 
-func (s *Service) prepareGroup(ctx context.Context, cluster string, sp *StackPlan, obs *Observed) error {
+func (s *Applier) prepareGroup(ctx context.Context, cluster string, sp *StackPlan, obs *Observed) error {
 	if sp.Action == ActionCreate && !sp.replace {
 		// A stack of the group's name that Observe did not take for a
 		// group is someone else's.
@@ -322,8 +335,8 @@ func (s *Service) prepareGroup(ctx context.Context, cluster string, sp *StackPla
 		// exists, to nothing: rendering then checks the limits only.
 		var err error
 		if obs != nil {
-			_, err = s.renderChecked(ctx, obs.Core, *sp.group, nil)
-		} else if b, berr := s.build(ctx); berr != nil {
+			_, err = s.plans.renderChecked(ctx, obs.Core, *sp.group, nil)
+		} else if b, berr := s.artifacts.build(ctx); berr != nil {
 			err = berr
 		} else if _, rerr := render.Group(cluster, *sp.group, render.Join{}, b); rerr != nil {
 			err = errs.AsUsage(rerr)
@@ -334,7 +347,7 @@ func (s *Service) prepareGroup(ctx context.Context, cluster string, sp *StackPla
 	if err := usable(og.Stack, "group"); err != nil {
 		return err
 	}
-	u, err := s.planUpdate(ctx, obs.Core, og, *sp.group)
+	u, err := s.plans.planUpdate(ctx, obs.Core, og, *sp.group)
 	if err != nil {
 		return within(sp.Stack, err)
 	}
@@ -376,13 +389,6 @@ type joined struct{ err error }
 
 func (j *joined) Error() string { return j.err.Error() }
 
-// discardAll deletes the change sets of the planned updates.
-func (s *Service) discardAll(ctx context.Context, p *ClusterPlan) {
-	for _, sp := range p.Stacks {
-		s.discard(ctx, sp.update)
-	}
-}
-
 // asks are the questions update-core and update-group would ask before
 // the updates of the plan, in its order (coreAsk, groupAsks).
 func (p *ClusterPlan) asks(obs *Observed) []string {
@@ -415,109 +421,6 @@ func (p *ClusterPlan) names(action string) []string {
 	return out
 }
 
-// execute applies the plan: a core to create first (the groups need its
-// outputs), then the groups in parallel, parallel at a time, each to its
-// end whatever the others do.
-func (s *Service) execute(ctx context.Context, p *ClusterPlan, obs *Observed, parallel int, file string) error {
-	var core *stacks.Stack
-	var todo []*StackPlan
-	for _, sp := range p.Stacks {
-		if sp.Changing() && sp.Group != "" {
-			todo = append(todo, sp)
-		}
-	}
-	if cp := p.Stacks[0]; cp.Action == ActionCreate {
-		cp.run(func() (err error) {
-			core, err = s.createCore(ctx, p.Cluster, *cp.core, CreateOptions{})
-			return err
-		})
-		if cp.err != nil {
-			for _, sp := range todo {
-				sp.Result = ResultNotStarted
-			}
-			return applyFailed(ctx, p, file)
-		}
-	} else {
-		core = obs.Core
-	}
-	if cp := p.Stacks[0]; cp.Action == ActionUpdate {
-		cp.run(func() error { return s.applyUpdate(ctx, cp.update) })
-		if cp.err == nil {
-			core, cp.err = s.getCore(ctx, p.Cluster)
-		}
-		if cp.err == nil {
-			cp.err = s.rejoin(ctx, core, obs, todo)
-		}
-		if cp.err != nil {
-			if cp.Result == ResultDone {
-				cp.Result, cp.Error = ResultFailed, errs.Message(cp.err)
-			}
-			for _, sp := range todo {
-				s.discard(ctx, sp.update)
-				sp.Result = ResultNotStarted
-			}
-			return applyFailed(ctx, p, file)
-		}
-	}
-	if len(todo) > 0 {
-		stackNames := make([]string, len(todo))
-		for i, sp := range todo {
-			stackNames[i] = sp.Stack
-		}
-		s.Stacks.Expect(stackNames)
-	}
-	var g errgroup.Group
-	g.SetLimit(parallel)
-	for _, sp := range todo {
-		g.Go(func() error {
-			if ctx.Err() != nil {
-				sp.Result = ResultNotStarted
-				s.Stacks.Skip(sp.Stack, ResultNotStarted)
-				return nil
-			}
-			sp.run(func() error { return s.runGroup(ctx, core, sp) })
-			return nil
-		})
-	}
-	_ = g.Wait()
-	return applyFailed(ctx, p, file)
-}
-
-// rejoin plans again the group updates of an apply whose core was just
-// updated, when the core's outputs changed (a core brought to a newer join
-// contract): their change sets were made with the outputs as they were.
-// The settings planned stay what they were; only what the groups receive
-// from the core follows it.
-func (s *Service) rejoin(ctx context.Context, core *stacks.Stack, obs *Observed, todo []*StackPlan) error {
-	if maps.Equal(core.Outputs, obs.Core.Outputs) {
-		return nil
-	}
-	for _, sp := range todo {
-		if sp.Action != ActionUpdate || sp.update == nil {
-			continue
-		}
-		s.discard(ctx, sp.update)
-		u, err := s.planUpdate(ctx, core, obs.Groups[sp.Group], *sp.group)
-		if err != nil {
-			return within(sp.Stack, err)
-		}
-		sp.update = u
-	}
-	return nil
-}
-
-func (s *Service) runGroup(ctx context.Context, core *stacks.Stack, sp *StackPlan) error {
-	switch sp.Action {
-	case ActionCreate:
-		return s.createGroup(ctx, core, *sp.group, CreateOptions{ReplaceFailed: sp.replace})
-	case ActionUpdate:
-		return s.applyUpdate(ctx, sp.update)
-	case ActionDelete:
-		return s.pruneGroup(ctx, core.Name, sp.Group)
-	}
-	return nil
-}
-
 // run runs one stack's action and records how it went.
 func (sp *StackPlan) run(action func() error) {
 	start := time.Now()
@@ -536,63 +439,7 @@ func (sp *StackPlan) run(action func() error) {
 	}
 }
 
-// applyFailed is the error of an apply some of whose stacks failed or
-// were stopped (Ctrl-C, --timeout): each failure with its root cause and
-// what to do, then how to converge. nil when every stack is done.
-func applyFailed(ctx context.Context, p *ClusterPlan, file string) error {
-	var failed, stopped []string
-	changed := 0
-	for _, sp := range p.Stacks {
-		if !sp.Changing() {
-			continue
-		}
-		changed++
-		switch sp.Result {
-		case ResultFailed:
-			failed = append(failed, fmt.Sprintf("%s (%s): %s", sp.Stack, sp.Action, errs.Message(sp.err)))
-		case ResultInterrupted, ResultNotStarted:
-			stopped = append(stopped, sp.Stack+" ("+sp.Result+")")
-		}
-	}
-	if len(failed) == 0 && len(stopped) == 0 {
-		return nil
-	}
-	again := "clusterctl apply -f " + file
-	var lines []string
-	if len(failed) > 0 {
-		lines = append(lines, fmt.Sprintf("%d of %s failed:", len(failed), query.Plural(changed, "stack change")))
-		lines = append(lines, failed...)
-		lines = append(lines, fmt.Sprintf("once the cause is fixed, `%s` converges the rest (it re-creates a group that was rolled back)", again))
-	}
-	if len(stopped) == 0 {
-		return &applyError{msg: strings.Join(lines, "\n")}
-	}
-	lines = append(lines, "stopped: "+strings.Join(stopped, ", "))
-	hint := fmt.Sprintf("CloudFormation carries on with the stacks in progress (follow one with `clusterctl wait %s -n GROUP`); then run `%s` again", p.Cluster, again)
-	cause := ctx.Err()
-	if cause == nil {
-		cause = context.Canceled
-	}
-	err := fmt.Errorf("%s: %w", strings.Join(lines, "\n"), cause)
-	if errors.Is(cause, context.Canceled) {
-		return &errs.InterruptedError{Err: err, Hint: hint}
-	}
-	return fmt.Errorf("%w\n%s", err, hint)
-}
-
 // applyError is an apply some of whose stacks failed (exit code 1).
 type applyError struct{ msg string }
 
 func (e *applyError) Error() string { return e.msg }
-
-// Export reads cluster name as a cluster file says it: the deployed
-// settings, those at their default left out.
-func (s *Service) Export(ctx context.Context, name string) (spec.Cluster, error) {
-	obs, err := s.Observe(ctx, name)
-	if err != nil {
-		return spec.Cluster{}, err
-	}
-	c := obs.Spec
-	c.Trim()
-	return c, nil
-}

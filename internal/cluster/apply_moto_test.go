@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/clusterctl/clusterctl/internal/clusterfile"
 	"github.com/clusterctl/clusterctl/internal/render"
@@ -32,7 +33,7 @@ type motoWorld struct {
 	offered []string
 }
 
-func newMotoWorld(t *testing.T, s *Service) motoWorld {
+func newMotoWorld(t *testing.T, s *Clients) motoWorld {
 	t.Helper()
 	ctx := t.Context()
 	ec2c := s.EC2.(*ec2.Client)
@@ -65,10 +66,10 @@ func newMotoWorld(t *testing.T, s *Service) motoWorld {
 
 // roundTrip exports cluster name, writes the file in format, reads it
 // back and applies it (dry run): nothing may change.
-func roundTrip(t *testing.T, s *Service, name, format string) {
+func roundTrip(t *testing.T, s *Clients, name, format string) {
 	t.Helper()
 	ctx := t.Context()
-	c, err := s.Export(ctx, name)
+	c, err := NewObserver(s).Export(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func roundTrip(t *testing.T, s *Service, name, format string) {
 	if err != nil {
 		t.Fatalf("the exported file does not read back: %v\n%s", err, b)
 	}
-	p, err := s.Apply(ctx, ApplyOptions{Spec: back, DryRun: true})
+	p, err := NewApplier(s).Apply(ctx, ApplyOptions{Spec: back, DryRun: true})
 	if err != nil {
 		t.Fatalf("apply of the exported file: %v\n%s", err, b)
 	}
@@ -197,18 +198,31 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		}
 	}
 
+	// The clusters, then the groups, are created DefaultParallel at a time
+	// (as apply creates groups): most of a create is waiting on its stack.
 	// The VPC is public (for the load balancers): every node needs a
 	// public IP there.
+	var creates errgroup.Group
+	creates.SetLimit(DefaultParallel)
+	core, groups := NewCore(s), NewGroups(s)
 	for i, c := range coreCases {
-		name := fmt.Sprintf("c%d", i)
 		c.core.PublicIPs = true
-		if _, err := s.CreateCore(ctx, name, c.core, CreateOptions{}); err != nil {
-			t.Fatalf("core %s: %v", c.setting, err)
-		}
-		t.Run("core "+c.setting, func(t *testing.T) { roundTrip(t, s, name, "yaml") })
+		creates.Go(func() error {
+			if _, err := core.CreateCore(ctx, fmt.Sprintf("c%d", i), c.core, CreateOptions{}); err != nil {
+				return fmt.Errorf("core %s: %w", c.setting, err)
+			}
+			return nil
+		})
 	}
-	if _, err := s.CreateCore(ctx, "rt", spec.Core{PublicIPs: true}, CreateOptions{}); err != nil {
+	creates.Go(func() error {
+		_, err := core.CreateCore(ctx, "rt", spec.Core{PublicIPs: true}, CreateOptions{})
+		return err
+	})
+	if err := creates.Wait(); err != nil {
 		t.Fatal(err)
+	}
+	for i, c := range coreCases {
+		t.Run("core "+c.setting, func(t *testing.T) { roundTrip(t, s, fmt.Sprintf("c%d", i), "yaml") })
 	}
 	for i, c := range groupCases {
 		g := c.group
@@ -217,9 +231,15 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 			g.InstanceType = spec.InstanceTypes{"t3.small"}
 		}
 		g.PublicIPs = true
-		if _, err := s.AddAgents(ctx, "rt", g, CreateOptions{}); err != nil {
-			t.Fatalf("group %s: %v", c.setting, err)
-		}
+		creates.Go(func() error {
+			if _, err := groups.AddAgents(ctx, "rt", g, CreateOptions{}); err != nil {
+				return fmt.Errorf("group %s: %w", c.setting, err)
+			}
+			return nil
+		})
+	}
+	if err := creates.Wait(); err != nil {
+		t.Fatal(err)
 	}
 	for _, format := range []string{"yaml", "json"} {
 		t.Run("groups as "+format, func(t *testing.T) { roundTrip(t, s, "rt", format) })
@@ -258,7 +278,7 @@ groups:
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.Apply(ctx, ApplyOptions{Spec: want, File: "prod.yaml"})
+	p, err := NewApplier(s).Apply(ctx, ApplyOptions{Spec: want, File: "prod.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +289,7 @@ groups:
 		t.Errorf("results %v", got)
 	}
 
-	got, err := s.Export(ctx, "prod")
+	got, err := NewObserver(s).Export(ctx, "prod")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,14 +311,14 @@ groups:
 	edited := want
 	edited.Groups = []spec.Group{want.Groups[0], {Name: "cache", InstanceType: spec.InstanceTypes{"r5.large"}}}
 	edited.Groups[0].Count, edited.Groups[0].Max = intp(3), nil
-	p, err = s.Apply(ctx, ApplyOptions{Spec: edited, Prune: true, Yes: true})
+	p, err = NewApplier(s).Apply(ctx, ApplyOptions{Spec: edited, Prune: true, Yes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := actions(p); !slices.Equal(got, []string{"prod unchanged", "prod-web update", "prod-cache create", "prod-db delete"}) {
 		t.Errorf("edit: %v", got)
 	}
-	obs, err := s.Observe(ctx, "prod")
+	obs, err := NewObserver(s).Observe(ctx, "prod")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +335,7 @@ groups:
 
 // secretSources creates on moto what a core's settings may point at: a
 // secret (its ARN returned), a parameter and an SNS topic.
-func secretSources(t *testing.T, s *Service, secret, parameter, topic string) string {
+func secretSources(t *testing.T, s *Clients, secret, parameter, topic string) string {
 	t.Helper()
 	ctx := t.Context()
 	out, err := s.Sources.SecretsManager.(*secretsmanager.Client).CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String(secret), SecretString: aws.String(`{"password":"p"}`)})

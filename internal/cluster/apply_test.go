@@ -55,7 +55,7 @@ func TestApplyCreatesUpdatesAndKeeps(t *testing.T) {
 	e := fakeService(t)
 	e.seed(t, group("same", 2), group("grow", 2), group("old", 1))
 	var shown *ClusterPlan
-	p, err := e.s.Apply(t.Context(), ApplyOptions{File: "cluster.yaml",
+	p, err := NewApplier(e.s).Apply(t.Context(), ApplyOptions{File: "cluster.yaml",
 		Spec:   file(group("same", 2), group("grow", 3), spec.Group{Name: "new", InstanceType: spec.InstanceTypes{"c5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"}}),
 		OnPlan: func(p *ClusterPlan) error { shown = p; return nil }})
 	if err != nil {
@@ -98,7 +98,7 @@ func TestApplyCreatesUpdatesAndKeeps(t *testing.T) {
 	// AMI for the stacks it created, so a change set is made to be sure;
 	// it comes back empty.)
 	e.fake.ResetLog()
-	p, err = e.s.Apply(t.Context(), ApplyOptions{Spec: file(group("same", 2), group("grow", 3), spec.Group{Name: "new", InstanceType: spec.InstanceTypes{"c5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"}})})
+	p, err = NewApplier(e.s).Apply(t.Context(), ApplyOptions{Spec: file(group("same", 2), group("grow", 3), spec.Group{Name: "new", InstanceType: spec.InstanceTypes{"c5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"}})})
 	if err != nil || !p.NoChanges || p.Applied {
 		t.Fatalf("second apply: %+v, %v", p, err)
 	}
@@ -116,7 +116,7 @@ func TestApplyPrune(t *testing.T) {
 	e := fakeService(t)
 	e.seed(t, group("a", 1), group("b", 1))
 	e.fake.ResetLog()
-	_, err := e.s.Apply(t.Context(), ApplyOptions{Spec: file(group("a", 2)), Prune: true})
+	_, err := NewApplier(e.s).Apply(t.Context(), ApplyOptions{Spec: file(group("a", 2)), Prune: true})
 	if errs.ExitCode(err) != errs.ExitUsage || !strings.Contains(err.Error(), "--yes") {
 		t.Fatalf("prune without --yes off a terminal: %v", err)
 	}
@@ -130,7 +130,7 @@ func TestApplyPrune(t *testing.T) {
 	}
 
 	// A dry run lists the deletion and deletes nothing.
-	p, err := e.s.Apply(t.Context(), ApplyOptions{Spec: file(group("a", 1)), Prune: true, DryRun: true})
+	p, err := NewApplier(e.s).Apply(t.Context(), ApplyOptions{Spec: file(group("a", 1)), Prune: true, DryRun: true})
 	if err != nil || !slices.Equal(actions(p), []string{"core unchanged", "core-a unchanged", "core-b delete"}) || p.Applied {
 		t.Fatalf("dry run: %v, %v", actions(p), err)
 	}
@@ -143,7 +143,7 @@ func TestApplyPrune(t *testing.T) {
 	in := e.s.IO.In.(*bytes.Buffer)
 	in.WriteString("n\n")
 	shown := false
-	_, err = e.s.Apply(t.Context(), ApplyOptions{Spec: file(group("a", 2)), Prune: true, OnPlan: func(*ClusterPlan) error { shown = true; return nil }})
+	_, err = NewApplier(e.s).Apply(t.Context(), ApplyOptions{Spec: file(group("a", 2)), Prune: true, OnPlan: func(*ClusterPlan) error { shown = true; return nil }})
 	if !errors.Is(err, ErrRefused) || !shown {
 		t.Fatalf("prune answered no: %v (plan shown: %v)", err, shown)
 	}
@@ -152,7 +152,7 @@ func TestApplyPrune(t *testing.T) {
 			e.fake.Calls("ExecuteChangeSet"), e.fake.Calls("DeleteStack"), e.fake.Calls("DeleteChangeSet"), e.fake.Calls("CreateChangeSet"))
 	}
 	in.WriteString("y\n")
-	p, err = e.s.Apply(t.Context(), ApplyOptions{Spec: file(group("a", 1)), Prune: true})
+	p, err = NewApplier(e.s).Apply(t.Context(), ApplyOptions{Spec: file(group("a", 1)), Prune: true})
 	if err != nil || !reflect.DeepEqual(results(p), map[string]string{"core-b": ResultDone}) {
 		t.Fatalf("prune: %v, %v", results(p), err)
 	}
@@ -176,7 +176,7 @@ func TestApplyParallelIsBounded(t *testing.T) {
 	var p *ClusterPlan
 	go func() {
 		var err error
-		p, err = e.s.Apply(t.Context(), ApplyOptions{Spec: file(groups...), Parallel: 2})
+		p, err = NewApplier(e.s).Apply(t.Context(), ApplyOptions{Spec: file(groups...), Parallel: 2})
 		done <- err
 	}()
 	// Two creates start; however long they take, no third one does.
@@ -220,7 +220,7 @@ func TestApplyOneGroupFails(t *testing.T) {
 	lt := cfnfake.Res{LogicalID: names.ResourceLaunchTemplate, Type: "AWS::EC2::LaunchTemplate"}
 	e.fake.Script("core-b", cfnfake.Create, cfnfake.CreateRollback(time.Minute, asg, "Received 0 SUCCESS signal(s) out of 1", lt)...)
 	c := file(group("a", 1), group("b", 1), group("c", 1))
-	p, err := e.s.Apply(t.Context(), ApplyOptions{Spec: c, File: "prod.yaml"})
+	p, err := NewApplier(e.s).Apply(t.Context(), ApplyOptions{Spec: c, File: "prod.yaml"})
 	if err == nil {
 		t.Fatal("apply succeeded")
 	}
@@ -252,7 +252,7 @@ func TestApplyOneGroupFails(t *testing.T) {
 	}
 
 	// Again, once the cause is gone: b is created over its dead stack.
-	p, err = e.s.Apply(t.Context(), ApplyOptions{Spec: c, File: "prod.yaml"})
+	p, err = NewApplier(e.s).Apply(t.Context(), ApplyOptions{Spec: c, File: "prod.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestApplyUpdatesCore(t *testing.T) {
 	c := file(group("a", 3), group("b", 1))
 	c.Core = spec.Core{InstanceType: "m5.large", Managers: intp(3), SSHCIDR: "203.0.113.0/24"}
 
-	p, err := e.s.Apply(t.Context(), ApplyOptions{Spec: c, DryRun: true})
+	p, err := NewApplier(e.s).Apply(t.Context(), ApplyOptions{Spec: c, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestApplyUpdatesCore(t *testing.T) {
 		t.Errorf("a dry run executed %d change sets", n)
 	}
 
-	p, err = e.s.Apply(t.Context(), ApplyOptions{Spec: c, Yes: true})
+	p, err = NewApplier(e.s).Apply(t.Context(), ApplyOptions{Spec: c, Yes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,14 +315,14 @@ func TestApplyUpdatesCore(t *testing.T) {
 	if err1 != nil || err2 != nil || !groupStack.Updated.After(coreStack.Updated) {
 		t.Errorf("core-a updated at %v, the core at %v: the groups go after the core (%v, %v)", groupStack.Updated, coreStack.Updated, err1, err2)
 	}
-	if obs, err := e.s.Observe(t.Context(), "core"); err != nil || obs.Spec.Core.InstanceType != "m5.large" || obs.Spec.Core.SSHCIDR != "203.0.113.0/24" {
+	if obs, err := NewObserver(e.s).Observe(t.Context(), "core"); err != nil || obs.Spec.Core.InstanceType != "m5.large" || obs.Spec.Core.SSHCIDR != "203.0.113.0/24" {
 		t.Errorf("the core after apply: %+v, %v", obs, err)
 	}
 
 	// What update-core refuses, apply refuses before anything changes.
 	e.fake.ResetLog()
 	c.Core.Managers = intp(1)
-	if _, err := e.s.Apply(t.Context(), ApplyOptions{Spec: c}); !errors.Is(err, ErrRefused) && errs.ExitCode(err) != errs.ExitUsage {
+	if _, err := NewApplier(e.s).Apply(t.Context(), ApplyOptions{Spec: c}); !errors.Is(err, ErrRefused) && errs.ExitCode(err) != errs.ExitUsage {
 		t.Errorf("3 → 1 managers and a new type at once: %v", err)
 	}
 	for _, action := range []string{"CreateStack", "ExecuteChangeSet", "DeleteStack"} {
@@ -340,7 +340,7 @@ func TestApplyStopsAfterFailedCoreUpdate(t *testing.T) {
 	e.fake.Script("core", cfnfake.Update, cfnfake.UpdateRollback(time.Minute, managerGroup, "Received 0 SUCCESS signal(s) out of 1")...)
 	c := file(group("a", 2))
 	c.Core = spec.Core{InstanceType: "m5.large"}
-	p, err := e.s.Apply(t.Context(), ApplyOptions{Spec: c, File: "prod.yaml", Yes: true})
+	p, err := NewApplier(e.s).Apply(t.Context(), ApplyOptions{Spec: c, File: "prod.yaml", Yes: true})
 	if err == nil {
 		t.Fatal("the apply succeeded")
 	}
@@ -367,7 +367,7 @@ func TestApplyDryRun(t *testing.T) {
 	e.fake.ResetLog()
 	changed := group("a", 2)
 	changed.InstanceType = spec.InstanceTypes{"m5.xlarge"}
-	p, err := e.s.Apply(t.Context(), ApplyOptions{Spec: file(changed, group("b", 1)), DryRun: true})
+	p, err := NewApplier(e.s).Apply(t.Context(), ApplyOptions{Spec: file(changed, group("b", 1)), DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +393,7 @@ func TestApplyPlanProblemChangesNothing(t *testing.T) {
 	e.fake.Seed(cfnfake.Seed{Name: "core-busy", Status: "UPDATE_IN_PROGRESS", Template: seededTemplate(t, group("busy", 1)),
 		Tags: map[string]string{names.TagCluster: "core", names.TagRole: names.RoleAgents, names.TagGroup: "busy"}})
 	e.fake.ResetLog()
-	p, err := e.s.Apply(t.Context(), ApplyOptions{Spec: file(group("a", 2), group("busy", 1), group("new", 1))})
+	p, err := NewApplier(e.s).Apply(t.Context(), ApplyOptions{Spec: file(group("a", 2), group("busy", 1), group("new", 1))})
 	if !errors.Is(err, ErrRefused) && !strings.Contains(err.Error(), "busy") {
 		t.Fatalf("apply with a busy group: %v", err)
 	}
@@ -433,7 +433,7 @@ func TestApplyInterrupted(t *testing.T) {
 	var p *ClusterPlan
 	go func() {
 		var err error
-		p, err = e.s.Apply(ctx, ApplyOptions{Spec: file(group("a", 1), group("b", 1), group("c", 1)), Parallel: 2, File: "prod.yaml"})
+		p, err = NewApplier(e.s).Apply(ctx, ApplyOptions{Spec: file(group("a", 1), group("b", 1), group("c", 1)), Parallel: 2, File: "prod.yaml"})
 		done <- err
 	}()
 	waitFor(t, func() bool { return e.fake.Calls("CreateStack") >= 2 })

@@ -61,7 +61,7 @@ func shrink(deployed *ObservedGroup, desired spec.Group) (from, to int) {
 // refuseUnasked is apply's refusal, off a terminal without --yes, of the
 // group stacks it would delete and the load balancers it would remove;
 // nil when there is nothing to ask or it may.
-func (s *Service) refuseUnasked(yes bool, deletes, lbChanges []string) error {
+func (s *Applier) refuseUnasked(yes bool, deletes, lbChanges []string) error {
 	switch {
 	case yes || s.IO.InTTY:
 		return nil

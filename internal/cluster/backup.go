@@ -33,19 +33,31 @@ type Backup struct {
 	Key        string    `json:"key"`
 }
 
+// Requests are sent to the managers through the cluster's queue: backup,
+// restore, secrets sync.
+type Requests struct {
+	find     *Finder
+	leases   *Leases
+	observer *Observer
+	say      *Say
+	status   *Status
+	Region   string
+	SQS      SQSAPI
+}
+
 // Backups lists the backups of cluster's swarm, newest first, as its
 // status snapshot says; stale tells a snapshot no leader published
 // lately (the list is as of then).
-func (s *Service) Backups(ctx context.Context, cluster string) (list []Backup, stale string, err error) {
-	core, err := s.getCore(ctx, cluster)
+func (s *Requests) Backups(ctx context.Context, cluster string) (list []Backup, stale string, err error) {
+	core, err := s.find.getCore(ctx, cluster)
 	if err != nil {
 		return nil, "", err
 	}
-	bucket, err := s.bucketOf(ctx, core)
+	bucket, err := s.find.bucketOf(ctx, core)
 	if err != nil {
 		return nil, "", err
 	}
-	st, err := s.readStatus(ctx, bucket, cluster)
+	st, err := s.status.readStatus(ctx, bucket, cluster)
 	if err != nil {
 		return nil, "", err
 	}
@@ -105,20 +117,20 @@ type BackupResult struct {
 // RequestBackup asks the managers of cluster to back the swarm up now,
 // and with wait waits until the status snapshot shows a backup taken
 // since.
-func (s *Service) RequestBackup(ctx context.Context, cluster string, wait bool, progress io.Writer) (*BackupResult, error) {
+func (s *Requests) RequestBackup(ctx context.Context, cluster string, wait bool, progress io.Writer) (*BackupResult, error) {
 	start := time.Now()
 	if spec.CheckClusterName(cluster) != nil {
 		return nil, fmt.Errorf("invalid cluster name %q", cluster)
 	}
-	core, err := s.getCore(ctx, cluster)
+	core, err := s.find.getCore(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
-	bucket, err := s.bucketOf(ctx, core)
+	bucket, err := s.find.bucketOf(ctx, core)
 	if err != nil {
 		return nil, err
 	}
-	queue, err := s.queueOf(ctx, core)
+	queue, err := s.leases.queueOf(ctx, core)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +153,7 @@ func (s *Service) RequestBackup(ctx context.Context, cluster string, wait bool, 
 				return nil, stoppedWaiting(fmt.Errorf("waiting for the backup: %w", ctx.Err()), hint)
 			case <-tick.C:
 			}
-			st, err := s.readStatus(ctx, bucket, cluster)
+			st, err := s.status.readStatus(ctx, bucket, cluster)
 			if err != nil {
 				return nil, err
 			}
@@ -160,8 +172,8 @@ func (s *Service) RequestBackup(ctx context.Context, cluster string, wait bool, 
 }
 
 // sendBackupRequest puts a backup request on the core's queue.
-func (s *Service) sendBackupRequest(ctx context.Context, queue, cluster string, at time.Time) (string, error) {
-	caller, err := s.caller(ctx)
+func (s *Requests) sendBackupRequest(ctx context.Context, queue, cluster string, at time.Time) (string, error) {
+	caller, err := s.leases.caller(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -182,23 +194,23 @@ func (s *Service) sendBackupRequest(ctx context.Context, queue, cluster string, 
 // Reachable manager, minutes later, so the backup is taken before any
 // manager goes. Nothing is asked of a swarm whose status is missing or
 // stale (no leader would act on it), nor of a core without a queue.
-func (s *Service) backupBeforeManagersChange(ctx context.Context, core *stacks.Stack) {
-	bucket, err := s.bucketOf(ctx, core)
+func (s *Requests) backupBeforeManagersChange(ctx context.Context, core *stacks.Stack) {
+	bucket, err := s.find.bucketOf(ctx, core)
 	if err != nil {
 		return
 	}
-	st, err := s.readStatus(ctx, bucket, core.Name)
+	st, err := s.status.readStatus(ctx, bucket, core.Name)
 	if err != nil || st == nil || st.at(time.Now()).Stale() {
 		return
 	}
-	queue, err := s.queueOf(ctx, core)
+	queue, err := s.leases.queueOf(ctx, core)
 	if err != nil {
 		return
 	}
 	id, err := s.sendBackupRequest(ctx, queue, core.Name, time.Now())
 	if err != nil {
-		s.printf("Note: asking the managers for a backup before the update failed: %v\n", err)
+		s.say.printf("Note: asking the managers for a backup before the update failed: %v\n", err)
 		return
 	}
-	s.printf("Asked the managers of cluster %s for a backup before the managers change (request %s)\n", core.Name, id)
+	s.say.printf("Asked the managers of cluster %s for a backup before the managers change (request %s)\n", core.Name, id)
 }

@@ -53,26 +53,26 @@ func TestHealth(t *testing.T) {
 
 func TestConfirm(t *testing.T) {
 	ios, in, _, errOut := iostreams.Test()
-	s := &Service{IO: ios}
-	if err := s.confirm(t.Context(), false, "delete everything"); errs.ExitCode(err) != errs.ExitUsage || !strings.Contains(err.Error(), "--yes") {
+	s := &Clients{IO: ios}
+	if err := s.run().say.confirm(t.Context(), false, "delete everything"); errs.ExitCode(err) != errs.ExitUsage || !strings.Contains(err.Error(), "--yes") {
 		t.Errorf("without a terminal: %v", err)
 	}
-	if err := s.confirm(t.Context(), true, "x"); err != nil {
+	if err := s.run().say.confirm(t.Context(), true, "x"); err != nil {
 		t.Errorf("--yes: %v", err)
 	}
 	ios.InTTY = true
 	in.WriteString("n\n")
-	if err := s.confirm(t.Context(), false, "x"); !errors.Is(err, ErrRefused) {
+	if err := s.run().say.confirm(t.Context(), false, "x"); !errors.Is(err, ErrRefused) {
 		t.Errorf("answer no: %v", err)
 	}
 	in.WriteString("yes\n")
-	if err := s.confirm(t.Context(), false, "x"); err != nil {
+	if err := s.run().say.confirm(t.Context(), false, "x"); err != nil {
 		t.Errorf("answer yes: %v", err)
 	}
 	// End of input: refused, and the prompt's line is ended so that the
 	// message starts on its own.
 	errOut.Reset()
-	if err := s.confirm(t.Context(), false, "x"); !errors.Is(err, ErrRefused) || err.Error() != "not confirmed" {
+	if err := s.run().say.confirm(t.Context(), false, "x"); !errors.Is(err, ErrRefused) || err.Error() != "not confirmed" {
 		t.Errorf("end of input: %v", err)
 	}
 	if errOut.String() != "Really x? [y/N]: \n" {
@@ -87,10 +87,10 @@ func TestConfirmInterrupted(t *testing.T) {
 	r, w := io.Pipe() // nothing is ever typed
 	defer w.Close()
 	ios.In, ios.InTTY = r, true
-	s := &Service{IO: ios}
+	s := &Clients{IO: ios}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	err := s.confirm(ctx, false, "x")
+	err := s.run().say.confirm(ctx, false, "x")
 	if !errors.Is(err, context.Canceled) || errs.ExitCode(err) != errs.ExitInterrupted || !strings.Contains(err.Error(), "not confirmed") {
 		t.Errorf("interrupted prompt: %v (exit %d)", err, errs.ExitCode(err))
 	}

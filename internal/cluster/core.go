@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/clusterctl/clusterctl/internal/agentbin"
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/lease"
@@ -30,24 +32,42 @@ type CreateOptions struct {
 	ReplaceFailed bool
 }
 
+// Core runs the core's lifecycle: create, update, delete.
+type Core struct {
+	artifacts *Artifacts
+	find      *Finder
+	leases    *Leases
+	observer  *Observer
+	plans     *Plans
+	requests  *Requests
+	say       *Say
+	CWLogs    LogsAPI
+	EC2       EC2API
+	S3        S3API
+	SSM       SSMAPI
+	Stacks    StackManager
+	Version   string
+	Sources   preflight.Sources // what a core's settings point at: the alarms' topic, the secrets' sources
+}
+
 // CreateCore creates the core stack of cluster name from its spec, waits
 // for it and returns it. The VPC and subnets left out are resolved from
 // the account (its default VPC, the VPC's subnets).
-func (s *Service) CreateCore(ctx context.Context, name string, core spec.Core, o CreateOptions) (*stacks.Stack, error) {
+func (s *Core) CreateCore(ctx context.Context, name string, core spec.Core, o CreateOptions) (*stacks.Stack, error) {
 	return s.createCore(ctx, name, core, o)
 }
 
 // createCore is how create-core and apply create a core: prepare, then
 // create the stack and wait.
-func (s *Service) createCore(ctx context.Context, name string, core spec.Core, o CreateOptions) (*stacks.Stack, error) {
+func (s *Core) createCore(ctx context.Context, name string, core spec.Core, o CreateOptions) (*stacks.Stack, error) {
 	if err := spec.CheckClusterName(name); err != nil {
 		return nil, err
 	}
 	if st, err := s.Stacks.Get(ctx, name); err == nil && creatingCore(st, name) {
 		// A re-run of an interrupted create-core converges: it waits for
 		// the creation, uploading the node agent as the first run would.
-		s.printf("Core stack %s is being created (by an earlier create-core): waiting for it\n", name)
-		sts, err := s.resumeCreate(ctx, st, func(ctx context.Context) ([]*stacks.Stack, error) {
+		s.say.printf("Core stack %s is being created (by an earlier create-core): waiting for it\n", name)
+		sts, err := s.artifacts.resumeCreate(ctx, st, func(ctx context.Context) ([]*stacks.Stack, error) {
 			st, err := s.Stacks.Wait(ctx, name)
 			return []*stacks.Stack{st}, err
 		})
@@ -61,8 +81,8 @@ func (s *Service) createCore(ctx context.Context, name string, core spec.Core, o
 		return nil, err
 	}
 	subnets := spec.SplitList(r.Parameters[names.ParamSubnetIDs])
-	s.printf("Creating core stack %s in %s (%s)\n", r.StackName, r.Parameters[names.ParamVpcID], query.Plural(len(subnets), "subnet"))
-	st, err := s.whileCreating(ctx, name, set, func(ctx context.Context, started func(string)) (*stacks.Stack, error) {
+	s.say.printf("Creating core stack %s in %s (%s)\n", r.StackName, r.Parameters[names.ParamVpcID], query.Plural(len(subnets), "subnet"))
+	st, err := s.artifacts.whileCreating(ctx, name, set, func(ctx context.Context, started func(string)) (*stacks.Stack, error) {
 		return s.Stacks.CreateStarted(ctx, specFrom(r, o.NoRollback), started)
 	})
 	if err != nil {
@@ -73,14 +93,14 @@ func (s *Service) createCore(ctx context.Context, name string, core spec.Core, o
 
 // prepareCore is everything create-core does before it changes anything:
 // the core rendered, pinning the node agents it returns.
-func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) (*render.Rendered, agentbin.Set, error) {
+func (s *Core) prepareCore(ctx context.Context, name string, core spec.Core) (*render.Rendered, agentbin.Set, error) {
 	if err := spec.CheckClusterName(name); err != nil {
 		return nil, nil, err
 	}
 	if err := core.Complete(); err != nil {
 		return nil, nil, err
 	}
-	if err := s.resolveOperators(ctx, &core, nil); err != nil {
+	if err := s.leases.resolveOperators(ctx, &core, nil); err != nil {
 		return nil, nil, err
 	}
 	existing, err := s.Stacks.Get(ctx, name)
@@ -109,10 +129,10 @@ func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) 
 		return nil, nil, err
 	}
 	for _, n := range notes {
-		s.printf("Note: %s\n", n)
+		s.say.printf("Note: %s\n", n)
 	}
 	core.VpcID, core.SubnetIDs = vpc, subnets
-	set, err := s.agents(ctx)
+	set, err := s.artifacts.agents(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -127,7 +147,7 @@ func (s *Service) prepareCore(ctx context.Context, name string, core spec.Core) 
 // stack is created. The control node runs in the first subnet, so its
 // zone must offer the type; the others are for groups, which launch
 // where their types are offered.
-func (s *Service) preflightCore(ctx context.Context, core spec.Core, vpc string, subnets []string) error {
+func (s *Core) preflightCore(ctx context.Context, core spec.Core, vpc string, subnets []string) error {
 	rep, err := preflight.Check(ctx, s.EC2, s.SSM, preflight.Request{
 		InstanceTypes: []string{core.InstanceType}, Image: core.ImageID, KeyName: core.KeyName,
 		SubnetIDs: subnets, VpcID: vpc, Zones: preflight.SomeZone,
@@ -140,7 +160,7 @@ func (s *Service) preflightCore(ctx context.Context, core spec.Core, vpc string,
 			return errs.Usage("pre-flight: instance type %s is not offered in %s, the zone of subnet %s where the control node runs: pass --subnet-ids starting with a subnet of another zone", core.InstanceType, g.Zone, subnets[0])
 		}
 	}
-	return s.checkPublicIPs(ctx, "the managers", vpc, subnets, core.PublicIPs)
+	return s.plans.checkPublicIPs(ctx, "the managers", vpc, subnets, core.PublicIPs)
 }
 
 // DeleteCoreOptions are the delete-core flags.
@@ -165,6 +185,73 @@ type CoreDeletion struct {
 	Bucket string
 }
 
+func groupNamesOf(groups []query.Group) []string {
+	var out []string
+	for _, g := range groups {
+		out = append(out, g.Group)
+	}
+	return out
+}
+
+// specFrom turns a rendered template into a stack spec.
+func specFrom(r *render.Rendered, noRollback bool) stacks.Spec {
+	spec := stacks.Spec{Name: r.StackName, Template: r.Template, Tags: r.Tags, Capabilities: r.Capabilities, DisableRollback: noRollback}
+	for _, k := range slices.Sorted(maps.Keys(r.Parameters)) {
+		spec.Parameters = append(spec.Parameters, stacks.Param{Key: k, Value: r.Parameters[k]})
+	}
+	return spec
+}
+
+// PlanCore is create-core --dry-run: every check and lookup create-core
+// makes before it creates anything (the name is free, the network
+// resolved), and what it would deploy. It changes nothing.
+func (s *Core) PlanCore(ctx context.Context, name string, core spec.Core) (*Deployment, error) {
+	r, _, err := s.prepareCore(ctx, name, core)
+	if err != nil {
+		return nil, err
+	}
+	return DeploymentOf(r), nil
+}
+
+// countVersions counts the object versions and delete markers under
+// prefix ("" for the whole bucket): what emptying it deletes.
+func (s *Core) countVersions(ctx context.Context, bucket, prefix string) (int, error) {
+	n := 0
+	err := s.artifacts.eachVersionPage(ctx, bucket, prefix, func(ids []s3types.ObjectIdentifier) error {
+		n += len(ids)
+		return nil
+	})
+	return n, err
+}
+
+// emptyBucket deletes every object version and delete marker under prefix
+// ("" for the whole bucket).
+func (s *Core) emptyBucket(ctx context.Context, bucket, prefix string) (int, error) {
+	n, _, err := s.deleteVersions(ctx, bucket, prefix, nil)
+	return n, err
+}
+
+// deleteVersions deletes the object versions and delete markers under
+// prefix except those keep says to keep (nil: none). It returns how many
+// it deleted and their keys, each once.
+func (s *Core) deleteVersions(ctx context.Context, bucket, prefix string, keep func(key, version string) bool) (int, []string, error) {
+	deleted := 0
+	var keys []string
+	err := s.artifacts.eachVersionPage(ctx, bucket, prefix, func(ids []s3types.ObjectIdentifier) error {
+		if keep != nil {
+			ids = slices.DeleteFunc(ids, func(id s3types.ObjectIdentifier) bool { return keep(aws.ToString(id.Key), aws.ToString(id.VersionId)) })
+		}
+		for _, k := range distinctKeys(ids) {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+		deleted += len(ids)
+		return s.artifacts.deleteIdentifiers(ctx, bucket, ids)
+	})
+	return deleted, keys, err
+}
+
 // DeleteCore deletes a cluster's core stack. It refuses while groups exist
 // unless Cascade, which deletes them first (in parallel). The bucket is
 // emptied first because CloudFormation cannot delete a non-empty bucket.
@@ -176,11 +263,11 @@ type CoreDeletion struct {
 // is released right after DeleteStack, long before CloudFormation gets to
 // the bucket. Re-run after an interruption it converges: a core being
 // deleted is followed, one already deleted reported.
-func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDeletion, error) {
+func (s *Core) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDeletion, error) {
 	if err := spec.CheckClusterName(o.Name); err != nil {
 		return nil, err
 	}
-	core, err := s.getCore(ctx, o.Name)
+	core, err := s.find.getCore(ctx, o.Name)
 	if errors.Is(err, errNoCore) {
 		if prev, lerr := s.Stacks.LastDeleted(ctx, o.Name); lerr == nil {
 			return s.deleteLeftBucket(ctx, o, prev, err)
@@ -192,7 +279,7 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 	if core.Status == "DELETE_IN_PROGRESS" {
 		// An interrupted delete-core: its work is done but for the wait
 		// and the bucket the stack leaves behind.
-		bucket, err := s.coreBucket(ctx, core)
+		bucket, err := s.find.coreBucket(ctx, core)
 		if err != nil {
 			return nil, err
 		}
@@ -209,18 +296,18 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 		}
 		return done, nil
 	}
-	groups, conflicts, err := s.groupStacks(ctx, o.Name)
+	groups, conflicts, err := s.find.groupStacks(ctx, o.Name)
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range conflicts {
-		s.printf("Note: %s\n", c)
+		s.say.printf("Note: %s\n", c)
 	}
 	groupNames := groupNamesOf(groups)
 	if len(groups) > 0 && !o.Cascade {
 		return nil, refused("cluster %q still has %s: %s; remove them first or pass --cascade", o.Name, query.Plural(len(groups), "group"), strings.Join(groupNames, ", "))
 	}
-	bucket, err := s.coreBucket(ctx, core)
+	bucket, err := s.find.coreBucket(ctx, core)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +329,7 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 		}
 		question += fmt.Sprintf(", and its log group %s (%s stored)", group, sizeText(stored))
 	}
-	if err := s.confirm(ctx, o.Yes, question); err != nil {
+	if err := s.say.confirm(ctx, o.Yes, question); err != nil {
 		return nil, err
 	}
 	if bucket == "" {
@@ -250,7 +337,7 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 		// hold a lease in, and no group can join it.
 		return s.deleteCore(ctx, o, nil, "", groupNames)
 	}
-	leases, err := s.leasesIn(ctx, o.Name, bucket)
+	leases, err := s.leases.leasesIn(ctx, o.Name, bucket)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +345,7 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 	if err != nil {
 		return nil, err
 	}
-	defer s.releaseAfterStart(ctx, l) // when DeleteStack was not reached
+	defer s.leases.releaseAfterStart(ctx, l) // when DeleteStack was not reached
 	gctx, cancel := l.Guard(ctx)
 	defer cancel()
 	done, err := s.deleteCore(gctx, o, l, bucket, groupNames)
@@ -270,10 +357,10 @@ func (s *Service) DeleteCore(ctx context.Context, o DeleteCoreOptions) (*CoreDel
 
 // deleteCore does the deletion under the cluster's lease l (nil: none).
 // confirmed are the groups the operator agreed to delete.
-func (s *Service) deleteCore(ctx context.Context, o DeleteCoreOptions, l *lease.Lease, bucket string, confirmed []string) (*CoreDeletion, error) {
+func (s *Core) deleteCore(ctx context.Context, o DeleteCoreOptions, l *lease.Lease, bucket string, confirmed []string) (*CoreDeletion, error) {
 	// The groups as they are now, under the lease: one added since the
 	// question was asked was not agreed to.
-	groups, _, err := s.groupStacks(ctx, o.Name)
+	groups, _, err := s.find.groupStacks(ctx, o.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +375,7 @@ func (s *Service) deleteCore(ctx context.Context, o DeleteCoreOptions, l *lease.
 		for i, g := range groups {
 			stackNames[i] = g.Stack
 		}
-		s.printf("Deleting %s: %s\n", query.Plural(len(stackNames), "group stack"), strings.Join(stackNames, ", "))
+		s.say.printf("Deleting %s: %s\n", query.Plural(len(stackNames), "group stack"), strings.Join(stackNames, ", "))
 		outcomes, err := s.Stacks.DeleteMany(ctx, stackNames, 4)
 		if err != nil {
 			// The groups' deletions carry on; the core's has not started.
@@ -313,13 +400,13 @@ func (s *Service) deleteCore(ctx context.Context, o DeleteCoreOptions, l *lease.
 		if err != nil {
 			return nil, err
 		}
-		s.printf("Emptied bucket %s (%s)\n", bucket, query.Plural(n, "object version"))
-		release = func() { s.releaseAfterStart(ctx, l) }
+		s.say.printf("Emptied bucket %s (%s)\n", bucket, query.Plural(n, "object version"))
+		release = func() { s.leases.releaseAfterStart(ctx, l) }
 	}
 	if o.RetainFailed {
-		s.printf("Deleting stack %s, keeping the resources that failed to delete\n", o.Name)
+		s.say.printf("Deleting stack %s, keeping the resources that failed to delete\n", o.Name)
 	} else {
-		s.printf("Deleting stack %s\n", o.Name)
+		s.say.printf("Deleting stack %s\n", o.Name)
 	}
 	out, err := s.Stacks.DeleteStarted(ctx, o.Name, o.RetainFailed, release)
 	if err != nil {
@@ -341,7 +428,7 @@ func (s *Service) deleteCore(ctx context.Context, o DeleteCoreOptions, l *lease.
 // deleted only when the deleted stack carried the cluster's core tags and
 // the bucket carries them too; otherwise it is left, and the error says
 // why. notFound is the error for a cluster that does not exist.
-func (s *Service) deleteLeftBucket(ctx context.Context, o DeleteCoreOptions, prev *stacks.Stack, notFound error) (*CoreDeletion, error) {
+func (s *Core) deleteLeftBucket(ctx context.Context, o DeleteCoreOptions, prev *stacks.Stack, notFound error) (*CoreDeletion, error) {
 	deleted, err := s.Stacks.Get(ctx, prev.ID)
 	if err != nil {
 		return nil, fmt.Errorf("reading the deleted stack %s: %w", o.Name, err)
@@ -372,7 +459,7 @@ func (s *Service) deleteLeftBucket(ctx context.Context, o DeleteCoreOptions, pre
 	if bucket == "" {
 		return done, nil
 	}
-	if missing, err := s.missingCoreTag(ctx, bucket, o.Name); err != nil {
+	if missing, err := s.find.missingCoreTag(ctx, bucket, o.Name); err != nil {
 		return nil, err
 	} else if missing != "" {
 		return nil, refused("cluster %q was already deleted, but the bucket its stack left is not known to be clusterctl's (bucket %s carries no %s tag; a cluster created before clusterctl tagged its bucket gets the tag from update-core): it was left untouched; delete it with the AWS CLI if it is yours", o.Name, bucket, missing)
@@ -382,7 +469,7 @@ func (s *Service) deleteLeftBucket(ctx context.Context, o DeleteCoreOptions, pre
 		if err != nil {
 			return nil, err
 		}
-		if err := s.confirm(ctx, false, fmt.Sprintf("delete bucket %s (%s), left by the deleted core of cluster %q", bucket, query.Plural(n, "object version"), o.Name)); err != nil {
+		if err := s.say.confirm(ctx, false, fmt.Sprintf("delete bucket %s (%s), left by the deleted core of cluster %q", bucket, query.Plural(n, "object version"), o.Name)); err != nil {
 			return nil, err
 		}
 	}
@@ -393,7 +480,7 @@ func (s *Service) deleteLeftBucket(ctx context.Context, o DeleteCoreOptions, pre
 }
 
 // bucketExists tells whether the bucket is there.
-func (s *Service) bucketExists(ctx context.Context, bucket string) (bool, error) {
+func (s *Core) bucketExists(ctx context.Context, bucket string) (bool, error) {
 	_, err := s.S3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)})
 	if code := errorCode(err); code == "NotFound" || code == "NoSuchBucket" {
 		return false, nil
@@ -404,34 +491,12 @@ func (s *Service) bucketExists(ctx context.Context, bucket string) (bool, error)
 	return true, nil
 }
 
-// missingCoreTag is the first of the core's ownership tags for cluster
-// that the bucket does not carry, as key=value ("" when it carries both).
-func (s *Service) missingCoreTag(ctx context.Context, bucket, cluster string) (string, error) {
-	tags := map[string]string{}
-	out, err := s.S3.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: aws.String(bucket)})
-	switch {
-	case errorCode(err) == "NoSuchTagSet":
-	case err != nil:
-		return "", fmt.Errorf("reading the tags of bucket %s: %w", bucket, err)
-	default:
-		for _, t := range out.TagSet {
-			tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
-		}
-	}
-	for _, want := range [][2]string{{names.TagCluster, cluster}, {names.TagRole, names.RoleCore}} {
-		if tags[want[0]] != want[1] {
-			return want[0] + "=" + want[1], nil
-		}
-	}
-	return "", nil
-}
-
 // deleteSurvivingBucket deletes the core's bucket once its stack is gone:
 // the stack retains it (DeletionPolicy Retain), because the managers write
 // to it until CloudFormation has terminated them, so a bucket emptied
 // before the stack's deletion would not be empty when CloudFormation got to
 // it. It returns the bucket's name, or "" when it was gone already.
-func (s *Service) deleteSurvivingBucket(ctx context.Context, bucket string) (string, error) {
+func (s *Core) deleteSurvivingBucket(ctx context.Context, bucket string) (string, error) {
 	if ok, err := s.bucketExists(ctx, bucket); err != nil || !ok {
 		return "", err
 	}
@@ -443,26 +508,27 @@ func (s *Service) deleteSurvivingBucket(ctx context.Context, bucket string) (str
 		return "", fmt.Errorf("deleting bucket %s after the core's stack: %w", bucket, err)
 	}
 	if n > 0 {
-		s.printf("Deleted bucket %s (%s written since it was emptied)\n", bucket, query.Plural(n, "object version"))
+		s.say.printf("Deleted bucket %s (%s written since it was emptied)\n", bucket, query.Plural(n, "object version"))
 	} else {
-		s.printf("Deleted bucket %s\n", bucket)
+		s.say.printf("Deleted bucket %s\n", bucket)
 	}
 	return bucket, nil
 }
 
-func groupNamesOf(groups []query.Group) []string {
-	var out []string
-	for _, g := range groups {
-		out = append(out, g.Group)
+// logGroupBytes is how many bytes the log group stores, as CloudWatch
+// Logs says (0 for a group that is gone already).
+func (s *Core) logGroupBytes(ctx context.Context, group string) (int64, error) {
+	p := cloudwatchlogs.NewDescribeLogGroupsPaginator(s.CWLogs, &cloudwatchlogs.DescribeLogGroupsInput{LogGroupNamePrefix: aws.String(group)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("describing log group %s: %w", group, err)
+		}
+		for _, g := range page.LogGroups {
+			if aws.ToString(g.LogGroupName) == group {
+				return aws.ToInt64(g.StoredBytes), nil
+			}
+		}
 	}
-	return out
-}
-
-// specFrom turns a rendered template into a stack spec.
-func specFrom(r *render.Rendered, noRollback bool) stacks.Spec {
-	spec := stacks.Spec{Name: r.StackName, Template: r.Template, Tags: r.Tags, Capabilities: r.Capabilities, DisableRollback: noRollback}
-	for _, k := range slices.Sorted(maps.Keys(r.Parameters)) {
-		spec.Parameters = append(spec.Parameters, stacks.Param{Key: k, Value: r.Parameters[k]})
-	}
-	return spec
+	return 0, nil
 }

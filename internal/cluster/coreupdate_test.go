@@ -44,7 +44,7 @@ func TestUpdateCoreRollbackExplained(t *testing.T) {
 	e.fake.Script("core", cfnfake.Update, cfnfake.UpdateRollback(time.Minute, managerGroup,
 		"Received 0 SUCCESS signal(s) out of 1. Unable to satisfy 100% MinSuccessfulInstancesPercent requirement")...)
 
-	res, err := e.s.UpdateCore(t.Context(), CoreUpdateOptions{Cluster: "core", Yes: true,
+	res, err := NewCore(e.s).UpdateCore(t.Context(), CoreUpdateOptions{Cluster: "core", Yes: true,
 		Desired: func(d spec.Core) spec.Core { d.InstanceType = "m6i.large"; return d }})
 	if err == nil {
 		t.Fatal("the update succeeded")
@@ -74,20 +74,20 @@ func TestUpdateCoreContinueRollback(t *testing.T) {
 	e.fake.Script("core", cfnfake.Update, cfnfake.UpdateRollbackFails(time.Minute, managerGroup, "Received 0 SUCCESS signal(s) out of 1",
 		sg, "resource sg-1 has a dependent object")...)
 
-	_, err := e.s.UpdateCore(t.Context(), CoreUpdateOptions{Cluster: "core", Yes: true,
+	_, err := NewCore(e.s).UpdateCore(t.Context(), CoreUpdateOptions{Cluster: "core", Yes: true,
 		Desired: func(d spec.Core) spec.Core { d.SSHCIDR = "203.0.113.0/24"; return d }})
 	if err == nil || !strings.Contains(err.Error(), "UPDATE_ROLLBACK_FAILED") || !strings.Contains(err.Error(), "`clusterctl update-core core --continue-rollback`") {
 		t.Fatalf("error %v, want the advice to continue the rollback", err)
 	}
-	if _, err := e.s.UpdateCore(t.Context(), CoreUpdateOptions{Cluster: "core", Yes: true}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "--continue-rollback") {
+	if _, err := NewCore(e.s).UpdateCore(t.Context(), CoreUpdateOptions{Cluster: "core", Yes: true}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "--continue-rollback") {
 		t.Errorf("an update of a stuck core: %v", err)
 	}
-	st, err := e.s.ContinueRollback(t.Context(), "core", "")
+	st, err := NewGroups(e.s).ContinueRollback(t.Context(), "core", "")
 	if err != nil || st.Status != "UPDATE_ROLLBACK_COMPLETE" {
 		t.Fatalf("continue rollback: %+v, %v", st, err)
 	}
 	// The core runs its previous configuration again: usable, nothing to change.
-	res, err := e.s.UpdateCore(t.Context(), CoreUpdateOptions{Cluster: "core"})
+	res, err := NewCore(e.s).UpdateCore(t.Context(), CoreUpdateOptions{Cluster: "core"})
 	if err != nil || !res.NoOp {
 		t.Errorf("flagless update after the rollback: %+v, %v", res, err)
 	}
@@ -110,7 +110,7 @@ func TestUpdateCoreRefusals(t *testing.T) {
 		{"resize and replace", func(c *spec.Core) { c.Managers = intp(3); c.InstanceType = "m6i.large" }, "managers", "make the changes in two updates"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := e.s.UpdateCore(t.Context(), CoreUpdateOptions{Cluster: "core", Yes: true,
+			_, err := NewCore(e.s).UpdateCore(t.Context(), CoreUpdateOptions{Cluster: "core", Yes: true,
 				Desired: func(d spec.Core) spec.Core { tc.change(&d); return d }})
 			var fe *spec.FieldError
 			if !errors.As(err, &fe) || fe.Path != tc.path || !strings.Contains(fe.Msg, tc.want) || errs.ExitCode(err) != errs.ExitUsage {
@@ -135,7 +135,7 @@ func TestUpdateCoreScalingPlans(t *testing.T) {
 		{5, []string{"2 managers will be added (3 → 5): they join the swarm as managers."}},
 		{1, []string{"2 managers will be demoted and removed, one at a time (3 → 1)."}},
 	} {
-		res, err := e.s.UpdateCore(t.Context(), CoreUpdateOptions{Cluster: "core", DryRun: true,
+		res, err := NewCore(e.s).UpdateCore(t.Context(), CoreUpdateOptions{Cluster: "core", DryRun: true,
 			Desired: func(d spec.Core) spec.Core { d.Managers = intp(tc.to); return d }})
 		if err != nil || res.Applied || res.Plan.NodesReplaced != 0 || !reflect.DeepEqual(res.Plan.Notes, tc.notes) {
 			t.Errorf("3 → %d: %+v, %v", tc.to, res, err)
@@ -144,7 +144,7 @@ func TestUpdateCoreScalingPlans(t *testing.T) {
 			t.Errorf("3 → %d settings %+v", tc.to, res.Plan.Settings)
 		}
 	}
-	_, err := e.s.UpdateCore(t.Context(), CoreUpdateOptions{Cluster: "core",
+	_, err := NewCore(e.s).UpdateCore(t.Context(), CoreUpdateOptions{Cluster: "core",
 		Desired: func(d spec.Core) spec.Core { d.Managers = intp(5); return d }})
 	if errs.ExitCode(err) != errs.ExitUsage || !strings.Contains(err.Error(), "--yes") {
 		t.Errorf("no terminal, no --yes: %v", err)

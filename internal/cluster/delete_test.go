@@ -3,11 +3,12 @@ package cluster
 import (
 	"context"
 	"errors"
-	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
@@ -24,7 +25,7 @@ func TestDeleteCorePromptNamesBucketAndCount(t *testing.T) {
 	svc := motoService(t)
 	ios := svc.IO
 	ctx := context.Background()
-	core, err := svc.CreateCore(ctx, "core", spec.Core{}, CreateOptions{})
+	core, err := NewCore(svc).CreateCore(ctx, "core", spec.Core{}, CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestDeleteCorePromptNamesBucketAndCount(t *testing.T) {
 	errOut := &strings.Builder{}
 	ios.In, ios.ErrOut, ios.InTTY = strings.NewReader("n\n"), errOut, true
 
-	_, err = svc.DeleteCore(ctx, DeleteCoreOptions{Name: "core"})
+	_, err = NewCore(svc).DeleteCore(ctx, DeleteCoreOptions{Name: "core"})
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "not confirmed") {
 		t.Fatalf("DeleteCore declined = %v", err)
 	}
@@ -55,7 +56,7 @@ func TestDeleteCorePromptNamesBucketAndCount(t *testing.T) {
 	if !strings.Contains(errOut.String(), want) {
 		t.Errorf("prompt:\n%s\nwant %q", errOut, want)
 	}
-	if n, err := svc.countVersions(ctx, bucket, ""); err != nil || n != 5 {
+	if n, err := NewCore(svc).countVersions(ctx, bucket, ""); err != nil || n != 5 {
 		t.Errorf("bucket holds %d versions after declining (%v), want 5", n, err)
 	}
 	if _, err := svc.Stacks.Get(ctx, "core"); err != nil {
@@ -104,7 +105,7 @@ func (p *policyS3) DeleteObjects(ctx context.Context, in *s3.DeleteObjectsInput,
 func TestDeleteCoreUnderTheBucketPolicy(t *testing.T) {
 	svc := motoService(t)
 	ctx := context.Background()
-	core, err := svc.CreateCore(ctx, "core", spec.Core{}, CreateOptions{})
+	core, err := NewCore(svc).CreateCore(ctx, "core", spec.Core{}, CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,10 +120,10 @@ func TestDeleteCoreUnderTheBucketPolicy(t *testing.T) {
 		return err == nil && !strings.HasPrefix(string(st.Status), "DELETE_COMPLETE")
 	}}
 	svc.S3 = p
-	if _, err := svc.DeleteCore(ctx, DeleteCoreOptions{Name: "core", Yes: true}); err != nil {
+	if _, err := NewCore(svc).DeleteCore(ctx, DeleteCoreOptions{Name: "core", Yes: true}); err != nil {
 		t.Fatalf("DeleteCore: %v (refused %v)", err, p.refused)
 	}
-	if ok, err := svc.bucketExists(ctx, bucket); err != nil || ok {
+	if ok, err := NewCore(svc).bucketExists(ctx, bucket); err != nil || ok {
 		t.Errorf("bucket left after delete-core: %v %v", ok, err)
 	}
 }

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -10,11 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
-	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
 // Deployment is what creating one stack deploys: the stack, the size of
@@ -133,62 +130,6 @@ func StackInputOf(r *render.Rendered) StackInput {
 		in.Tags = append(in.Tags, StackTag{k, r.Tags[k]})
 	}
 	return in
-}
-
-// RenderGroup renders group g joined to the current outputs of the core of
-// cluster: exactly what add-agents (or update-group) would deploy, node
-// configuration included. It changes nothing.
-func (s *Service) RenderGroup(ctx context.Context, cluster string, g spec.Group) (*render.Rendered, error) {
-	if err := spec.CheckClusterName(cluster); err != nil {
-		return nil, err
-	}
-	if err := g.Complete(cluster); err != nil {
-		return nil, err
-	}
-	core, err := s.getCore(ctx, cluster)
-	if err != nil {
-		return nil, err
-	}
-	join, err := s.groupJoin(ctx, core, g)
-	if err != nil {
-		return nil, err
-	}
-	b, err := s.build(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r, err := render.Group(core.Name, g, join, b)
-	if err != nil {
-		return nil, errs.AsUsage(err)
-	}
-	return r, nil
-}
-
-// PlanCore is create-core --dry-run: every check and lookup create-core
-// makes before it creates anything (the name is free, the network
-// resolved), and what it would deploy. It changes nothing.
-func (s *Service) PlanCore(ctx context.Context, name string, core spec.Core) (*Deployment, error) {
-	r, _, err := s.prepareCore(ctx, name, core)
-	if err != nil {
-		return nil, err
-	}
-	return DeploymentOf(r), nil
-}
-
-// PlanAgents is add-agents --dry-run: every check add-agents makes before
-// it uploads or creates anything (the core usable, the group free or, with
-// ReplaceFailed, dead), and what it would deploy and upload. It changes
-// nothing.
-func (s *Service) PlanAgents(ctx context.Context, cluster string, g spec.Group, o CreateOptions) (*Deployment, error) {
-	r, dead, err := s.prepareAgents(ctx, cluster, g, o)
-	if err != nil {
-		return nil, err
-	}
-	d := DeploymentOf(r)
-	if dead != nil {
-		d.Replaces = dead.Status
-	}
-	return d, nil
 }
 
 // NodeConfig is a group's node configuration: the script add-agents and

@@ -31,7 +31,7 @@ func TestDryRunsShowWhatIsDeployed(t *testing.T) {
 	cfn := s.CFN.(*cloudformation.Client)
 	s3c := s.S3.(*s3.Client)
 
-	plan, err := s.PlanCore(ctx, "core", spec.Core{SSHCIDR: "203.0.113.0/24"})
+	plan, err := NewCore(s).PlanCore(ctx, "core", spec.Core{SSHCIDR: "203.0.113.0/24"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,20 +45,20 @@ func TestDryRunsShowWhatIsDeployed(t *testing.T) {
 		t.Fatalf("the core's dry run created %d stacks", n)
 	}
 
-	coreStack, err := s.CreateCore(ctx, "core", spec.Core{SSHCIDR: "203.0.113.0/24"}, CreateOptions{})
+	coreStack, err := NewCore(s).CreateCore(ctx, "core", spec.Core{SSHCIDR: "203.0.113.0/24"}, CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := deployedParams(t, cfn, "core"); !sameParams(t, s, got, plan.Parameters) {
 		t.Errorf("core deployed with %v, planned %v", got, plan.Parameters)
 	}
-	if _, err := s.PlanCore(ctx, "core", spec.Core{}); !errors.Is(err, ErrRefused) {
+	if _, err := NewCore(s).PlanCore(ctx, "core", spec.Core{}); !errors.Is(err, ErrRefused) {
 		t.Errorf("dry run of an existing core: %v", err)
 	}
 
 	bucket := coreStack.Outputs[names.OutputBucketName]
 	web := spec.Group{Name: "web", InstanceType: spec.InstanceTypes{"c5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"}}
-	plan, err = s.PlanAgents(ctx, "core", web, CreateOptions{})
+	plan, err = NewGroups(s).PlanAgents(ctx, "core", web, CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestDryRunsShowWhatIsDeployed(t *testing.T) {
 		t.Errorf("the group's dry run uploaded %v", keys)
 	}
 
-	live, err := s.RenderGroup(ctx, "core", web)
+	live, err := NewGroups(s).RenderGroup(ctx, "core", web)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestDryRunsShowWhatIsDeployed(t *testing.T) {
 		t.Errorf("live render %+v differs from the plan %+v", d, plan)
 	}
 
-	if _, err := s.AddAgents(ctx, "core", web, CreateOptions{}); err != nil {
+	if _, err := NewGroups(s).AddAgents(ctx, "core", web, CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	up := plan.Uploads[0]
@@ -110,10 +110,10 @@ func TestDryRunsShowWhatIsDeployed(t *testing.T) {
 	if aws.ToString(tpl.TemplateBody) != string(live.Template) {
 		t.Error("the deployed template differs from the live render")
 	}
-	if _, err := s.PlanAgents(ctx, "core", web, CreateOptions{}); !errors.Is(err, ErrRefused) {
+	if _, err := NewGroups(s).PlanAgents(ctx, "core", web, CreateOptions{}); !errors.Is(err, ErrRefused) {
 		t.Errorf("dry run of an existing group: %v", err)
 	}
-	if _, err := s.RenderGroup(ctx, "nosuch", web); !errors.Is(err, ErrRefused) {
+	if _, err := NewGroups(s).RenderGroup(ctx, "nosuch", web); !errors.Is(err, ErrRefused) {
 		t.Errorf("live render against a missing core: %v", err)
 	}
 }
@@ -143,7 +143,7 @@ func deployedParams(t *testing.T, cfn *cloudformation.Client, stack string) map[
 // sameParams compares deployed parameters with planned ones as
 // CloudFormation implementations report them: lists in either form, and
 // the image path as given or as the AMI it resolves to (moto).
-func sameParams(t *testing.T, s *Service, deployed, planned map[string]string) bool {
+func sameParams(t *testing.T, s *Clients, deployed, planned map[string]string) bool {
 	t.Helper()
 	if len(deployed) != len(planned) {
 		return false

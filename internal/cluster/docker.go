@@ -37,7 +37,7 @@ type Manager struct {
 
 // Docker runs docker with the arguments on the swarm's leader through Run
 // Command and returns how it ended: the command's output and exit code.
-func (s *Service) Docker(ctx context.Context, o DockerOptions) (*remote.Result, *Manager, error) {
+func (s *Nodes) Docker(ctx context.Context, o DockerOptions) (*remote.Result, *Manager, error) {
 	m, err := s.Manager(ctx, o.Cluster)
 	if err != nil {
 		return nil, nil, err
@@ -61,16 +61,16 @@ func (s *Service) Docker(ctx context.Context, o DockerOptions) (*remote.Result, 
 // cluster, in the core's group, is ever chosen: the snapshot names it, AWS
 // says what it is (a group of someone else's with copied tags is not the
 // core's).
-func (s *Service) Manager(ctx context.Context, cluster string) (*Manager, error) {
-	core, err := s.getCore(ctx, cluster)
+func (s *Nodes) Manager(ctx context.Context, cluster string) (*Manager, error) {
+	core, err := s.find.getCore(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
 	// docker and shell act on the swarm as root on a manager.
-	if err := s.checkOperator(ctx, core); err != nil {
+	if err := s.leases.checkOperator(ctx, core); err != nil {
 		return nil, err
 	}
-	bucket, err := s.bucketOf(ctx, core)
+	bucket, err := s.find.bucketOf(ctx, core)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (s *Service) Manager(ctx context.Context, cluster string) (*Manager, error)
 		return nil, refused("cluster %q has no running manager to run the command on (clusterctl list-nodes -j %s -n %s)", cluster, cluster, names.GroupControl)
 	}
 	m := &Manager{Cluster: cluster, Bucket: bucket}
-	w, err := s.swarmIn(ctx, cluster, bucket)
+	w, err := s.status.swarmIn(ctx, cluster, bucket)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func (s *Service) Manager(ctx context.Context, cluster string) (*Manager, error)
 
 // inService keeps, of the instances, those the core's managers' group
 // has in service, in their order.
-func (s *Service) inService(ctx context.Context, core string, instances []string) ([]string, error) {
+func (s *Nodes) inService(ctx context.Context, core string, instances []string) ([]string, error) {
 	r, err := s.Stacks.Resource(ctx, core, names.ResourceManagerGroup)
 	if err != nil {
 		return nil, fmt.Errorf("finding the managers' group of cluster %q: %w", core, err)
@@ -141,13 +141,13 @@ func (s *Service) inService(ctx context.Context, core string, instances []string
 // ShellTarget is the instance a shell opens on: the one named, once it is
 // proved a node of a cluster (of cluster, when given), or the cluster's
 // manager (the leader when known).
-func (s *Service) ShellTarget(ctx context.Context, instance, cluster string) (string, error) {
+func (s *Nodes) ShellTarget(ctx context.Context, instance, cluster string) (string, error) {
 	if instance != "" {
 		n, err := s.findNode(ctx, instance, cluster)
 		if err != nil {
 			return "", err
 		}
-		if err := s.checkOperator(ctx, n.core); err != nil {
+		if err := s.leases.checkOperator(ctx, n.core); err != nil {
 			return "", err
 		}
 		return n.InstanceID, nil

@@ -53,7 +53,7 @@ const pollStatus = 2 * time.Second
 // snapshot shows them so and, drained, running no task. Nodes that
 // already are so make it a success with nothing sent. The request is
 // idempotent: interrupted, the command can be run again.
-func (s *Service) DrainNode(ctx context.Context, o DrainOptions) (*Drain, error) {
+func (s *Nodes) DrainNode(ctx context.Context, o DrainOptions) (*Drain, error) {
 	start := time.Now()
 	want := AvailabilityDrain
 	if o.Undo {
@@ -63,15 +63,15 @@ func (s *Service) DrainNode(ctx context.Context, o DrainOptions) (*Drain, error)
 	if err != nil {
 		return nil, err
 	}
-	bucket, err := s.bucketOf(ctx, n.core)
+	bucket, err := s.find.bucketOf(ctx, n.core)
 	if err != nil {
 		return nil, err
 	}
-	queue, err := s.queueOf(ctx, n.core)
+	queue, err := s.leases.queueOf(ctx, n.core)
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.currentStatus(ctx, n, bucket)
+	st, err := s.status.currentStatus(ctx, n, bucket)
 	if err != nil {
 		return nil, err
 	}
@@ -84,9 +84,9 @@ func (s *Service) DrainNode(ctx context.Context, o DrainOptions) (*Drain, error)
 		return d, nil
 	}
 	if want == AvailabilityDrain && n.manager() {
-		s.printf("Note: %s is a manager: drained, it runs no tasks but stays a manager; the swarm keeps its quorum\n", n.InstanceID)
+		s.say.printf("Note: %s is a manager: drained, it runs no tasks but stays a manager; the swarm keeps its quorum\n", n.InstanceID)
 	}
-	caller, err := s.caller(ctx)
+	caller, err := s.leases.caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (s *Service) DrainNode(ctx context.Context, o DrainOptions) (*Drain, error)
 // the instance as asked, keeping the last seen in d. A request the
 // managers have not acted on when it is older than names.RequestMaxAge
 // never will be: they drop it.
-func (s *Service) awaitAvailability(ctx context.Context, n *clusterNode, bucket, want string, sent time.Time, d *Drain, progress io.Writer) error {
+func (s *Nodes) awaitAvailability(ctx context.Context, n *clusterNode, bucket, want string, sent time.Time, d *Drain, progress io.Writer) error {
 	hint := fmt.Sprintf("the request stands: the managers act on it if they take it within %s of sending; `clusterctl drain-node %s` again waits for it", names.RequestMaxAge, n.InstanceID)
 	if want == AvailabilityActive {
 		hint = strings.Replace(hint, "drain-node "+n.InstanceID, "drain-node "+n.InstanceID+" --undo", 1)
@@ -129,7 +129,7 @@ func (s *Service) awaitAvailability(ctx context.Context, n *clusterNode, bucket,
 			return stoppedWaiting(fmt.Errorf("waiting for %s to be %s: %w", n.InstanceID, want, ctx.Err()), hint)
 		case <-tick.C:
 		}
-		st, err := s.readStatus(ctx, bucket, n.Cluster)
+		st, err := s.status.readStatus(ctx, bucket, n.Cluster)
 		if ctx.Err() != nil {
 			return stoppedWaiting(fmt.Errorf("waiting for %s to be %s: %w", n.InstanceID, want, ctx.Err()), hint)
 		}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/clusterctl/clusterctl/internal/agentbin"
-	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
@@ -16,18 +14,30 @@ import (
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
+// Groups runs the agent groups' lifecycle: add, update, remove.
+type Groups struct {
+	artifacts *Artifacts
+	find      *Finder
+	leases    *Leases
+	observer  *Observer
+	plans     *Plans
+	say       *Say
+	EC2       EC2API
+	Stacks    StackManager
+}
+
 // AddAgents creates group g of cluster joined to the core's current
 // outputs, waits, and returns the group's nodes. It holds the group's
 // lease from before it reads anything it decides from until the stack is
 // created.
-func (s *Service) AddAgents(ctx context.Context, cluster string, g spec.Group, o CreateOptions) ([]query.Node, error) {
+func (s *Groups) AddAgents(ctx context.Context, cluster string, g spec.Group, o CreateOptions) ([]query.Node, error) {
 	if err := spec.CheckClusterName(cluster); err != nil {
 		return nil, err
 	}
 	if err := g.Complete(cluster); err != nil {
 		return nil, err
 	}
-	err := s.withLease(ctx, cluster, lease.Group(g.Name), func(ctx context.Context, in leased) error {
+	err := s.leases.withLease(ctx, cluster, lease.Group(g.Name), func(ctx context.Context, in leased) error {
 		return s.addAgents(ctx, in, g, o)
 	})
 	if err != nil {
@@ -36,7 +46,7 @@ func (s *Service) AddAgents(ctx context.Context, cluster string, g spec.Group, o
 	return query.ListNodes(ctx, s.EC2, cluster, g.Name)
 }
 
-func (s *Service) addAgents(ctx context.Context, in leased, g spec.Group, o CreateOptions) error {
+func (s *Groups) addAgents(ctx context.Context, in leased, g spec.Group, o CreateOptions) error {
 	if err := usable(in.core, "core"); err != nil {
 		return err
 	}
@@ -51,14 +61,14 @@ func (s *Service) addAgents(ctx context.Context, in leased, g spec.Group, o Crea
 // the checks, the group rendered joined to the core, and the dead stack of
 // the group that ReplaceFailed deletes first (nil when there is none). A
 // dry run shows what it returns.
-func (s *Service) prepareAgents(ctx context.Context, cluster string, g spec.Group, o CreateOptions) (*render.Rendered, *stacks.Stack, error) {
+func (s *Groups) prepareAgents(ctx context.Context, cluster string, g spec.Group, o CreateOptions) (*render.Rendered, *stacks.Stack, error) {
 	if err := spec.CheckClusterName(cluster); err != nil {
 		return nil, nil, err
 	}
 	if err := g.Complete(cluster); err != nil {
 		return nil, nil, err
 	}
-	core, err := s.getCore(ctx, cluster)
+	core, err := s.find.getCore(ctx, cluster)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -73,7 +83,7 @@ func (s *Service) prepareAgents(ctx context.Context, cluster string, g spec.Grou
 // current outputs, after pre-flight. A stack of that name is refused
 // unless it is dead and o.ReplaceFailed: it is then returned, for
 // deployGroup to delete first.
-func (s *Service) prepareNewGroup(ctx context.Context, core *stacks.Stack, g spec.Group, o CreateOptions) (*render.Rendered, *stacks.Stack, error) {
+func (s *Groups) prepareNewGroup(ctx context.Context, core *stacks.Stack, g spec.Group, o CreateOptions) (*render.Rendered, *stacks.Stack, error) {
 	cluster := core.Name
 	name := names.GroupStack(cluster, g.Name)
 	var dead *stacks.Stack
@@ -94,7 +104,7 @@ func (s *Service) prepareNewGroup(ctx context.Context, core *stacks.Stack, g spe
 	case !errors.Is(err, stacks.ErrNotFound):
 		return nil, nil, err
 	}
-	r, err := s.renderChecked(ctx, core, g, nil)
+	r, err := s.plans.renderChecked(ctx, core, g, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -103,59 +113,35 @@ func (s *Service) prepareNewGroup(ctx context.Context, core *stacks.Stack, g spe
 
 // createGroup creates group g (completed and checked) under its lease:
 // how apply creates a group, with the same steps as add-agents.
-func (s *Service) createGroup(ctx context.Context, core *stacks.Stack, g spec.Group, o CreateOptions) error {
-	return s.withLease(ctx, core.Name, lease.Group(g.Name), func(ctx context.Context, in leased) error {
+func (s *Groups) createGroup(ctx context.Context, core *stacks.Stack, g spec.Group, o CreateOptions) error {
+	return s.leases.withLease(ctx, core.Name, lease.Group(g.Name), func(ctx context.Context, in leased) error {
 		return s.addAgents(ctx, in, g, o)
 	})
 }
 
 // deployGroup deletes the dead stack a prepared group replaces, uploads
 // its node configuration and creates its stack, waiting for it.
-func (s *Service) deployGroup(ctx context.Context, in leased, g spec.Group, r *render.Rendered, dead *stacks.Stack, o CreateOptions) error {
+func (s *Groups) deployGroup(ctx context.Context, in leased, g spec.Group, r *render.Rendered, dead *stacks.Stack, o CreateOptions) error {
 	cluster := in.core.Name
 	if dead != nil {
-		s.printf("Deleting dead group stack %s (%s) before creating it again\n", dead.Name, dead.Status)
+		s.say.printf("Deleting dead group stack %s (%s) before creating it again\n", dead.Name, dead.Status)
 		if err := s.Stacks.Delete(ctx, dead.Name); err != nil {
 			return explain(err, cluster, g.Name)
 		}
 	}
 	// Whatever an earlier group of that name left in the bucket is of no
 	// use: no stack of the name exists.
-	if _, err := s.tidyNodeConfigs(ctx, in, g.Name, nil, ConfigGrace); err != nil {
+	if _, err := s.artifacts.tidyNodeConfigs(ctx, in, g.Name, nil, ConfigGrace); err != nil {
 		return err
 	}
-	if err := s.uploadAll(ctx, in.bucket, r); err != nil {
+	if err := s.artifacts.uploadAll(ctx, in.bucket, r); err != nil {
 		return err
 	}
-	s.printf("Creating group stack %s (%s) in cluster %s\n", r.StackName, g.Size(), cluster)
+	s.say.printf("Creating group stack %s (%s) in cluster %s\n", r.StackName, g.Size(), cluster)
 	if _, err := s.Stacks.Create(ctx, specFrom(r, o.NoRollback)); err != nil {
 		return explain(err, cluster, g.Name)
 	}
 	return nil
-}
-
-// renderChecked renders a group joined to the core's current outputs,
-// after checking its settings against the account (pre-flight): nothing is
-// uploaded or created for a group that cannot launch. deployed is the
-// group as it is (nil for a new one): what pre-flight notes of it is said
-// only when news.
-func (s *Service) renderChecked(ctx context.Context, core *stacks.Stack, g spec.Group, deployed *spec.Group) (*render.Rendered, error) {
-	join, err := s.groupJoin(ctx, core, g)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.preflightGroup(ctx, join, g, deployed); err != nil {
-		return nil, err
-	}
-	b, err := s.build(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r, err := render.Group(core.Name, g, join, b)
-	if err != nil {
-		return nil, errs.AsUsage(err)
-	}
-	return r, nil
 }
 
 // UpdateOptions say what update-group should make of a group.
@@ -187,7 +173,7 @@ type UpdateResult struct {
 // the difference through a change set. It touches neither the core nor any
 // other group. It holds the group's lease while it reads, plans and
 // applies; a dry run changes nothing and takes none.
-func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResult, error) {
+func (s *Groups) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResult, error) {
 	if err := checkNames(o.Cluster, o.Group); err != nil {
 		return nil, err
 	}
@@ -197,17 +183,17 @@ func (s *Service) UpdateGroup(ctx context.Context, o UpdateOptions) (*UpdateResu
 		return err
 	}
 	if o.DryRun {
-		in, err := s.unleased(ctx, o.Cluster)
+		in, err := s.leases.unleased(ctx, o.Cluster)
 		if err != nil {
 			return nil, err
 		}
 		return res, update(ctx, in)
 	}
-	err := s.withLease(ctx, o.Cluster, lease.Group(o.Group), update)
+	err := s.leases.withLease(ctx, o.Cluster, lease.Group(o.Group), update)
 	return res, err
 }
 
-func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (*UpdateResult, error) {
+func (s *Groups) updateGroup(ctx context.Context, in leased, o UpdateOptions) (*UpdateResult, error) {
 	// The revision first: a change after it, even between the reads below
 	// (by a tool that takes no lease), stops the update before it reverts
 	// that change.
@@ -215,7 +201,7 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 	if err != nil && !errors.Is(err, stacks.ErrNotFound) {
 		return nil, err
 	}
-	st, err := s.groupStack(ctx, o.Cluster, o.Group)
+	st, err := s.find.groupStack(ctx, o.Cluster, o.Group)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +211,7 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 	if err := usable(in.core, "core"); err != nil {
 		return nil, err
 	}
-	deployed, err := s.observeGroup(ctx, o.Group, st)
+	deployed, err := s.observer.observeGroup(ctx, o.Group, st)
 	if err != nil {
 		return nil, err
 	}
@@ -243,24 +229,24 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 	if err := desired.Complete(o.Cluster); err != nil {
 		return nil, err
 	}
-	r, err := s.renderChecked(ctx, in.core, desired, &deployed.Spec)
+	r, err := s.plans.renderChecked(ctx, in.core, desired, &deployed.Spec)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := s.planGroup(ctx, deployed, desired, r)
+	plan, err := s.plans.planGroup(ctx, deployed, desired, r)
 	if err != nil {
 		return nil, err
 	}
 	res := &UpdateResult{Plan: plan}
 	var configs nodeConfigs // nil in a dry run: nothing tidied, nothing known
 	if !o.DryRun {
-		if configs, err = s.tidyNodeConfigs(ctx, in, o.Group, st, ConfigGrace); err != nil {
+		if configs, err = s.artifacts.tidyNodeConfigs(ctx, in, o.Group, st, ConfigGrace); err != nil {
 			return nil, err
 		}
 	}
 	if plan.unchanged {
 		res.NoOp = true
-		return res, s.repairGroup(ctx, in.bucket, o.Group, r, configs, res)
+		return res, s.artifacts.repairGroup(ctx, in.bucket, o.Group, r, configs, res)
 	}
 	stackSpec := specFrom(r, false)
 	stackSpec.Revision = revision
@@ -270,7 +256,7 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 	}
 	if cs.Empty {
 		res.NoOp = true
-		return res, s.repairGroup(ctx, in.bucket, o.Group, r, configs, res)
+		return res, s.artifacts.repairGroup(ctx, in.bucket, o.Group, r, configs, res)
 	}
 	plan.setChanges(cs.Changes)
 	if o.OnPlan != nil {
@@ -283,12 +269,12 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 		return res, s.Stacks.Discard(ctx, cs)
 	}
 	for _, what := range groupAsks(o.Cluster, deployed, desired, plan) {
-		if err := s.confirm(ctx, o.Yes, what); err != nil {
+		if err := s.say.confirm(ctx, o.Yes, what); err != nil {
 			s.Stacks.Discard(ctx, cs)
 			return res, err
 		}
 	}
-	if err := s.uploadAll(ctx, in.bucket, r); err != nil {
+	if err := s.artifacts.uploadAll(ctx, in.bucket, r); err != nil {
 		return res, err
 	}
 	if _, err := s.Stacks.Apply(ctx, cs); err != nil {
@@ -298,74 +284,15 @@ func (s *Service) updateGroup(ctx context.Context, in leased, o UpdateOptions) (
 	return res, nil
 }
 
-// repairGroup puts back what an unchanged group lacks: its node
-// configuration, when it was deleted from the bucket (every node the group
-// launches would fail to start), as the listing configs shows (nil: a dry
-// run, which only looks and says), and the node agents it pins.
-func (s *Service) repairGroup(ctx context.Context, bucket, group string, r *render.Rendered, configs nodeConfigs, res *UpdateResult) error {
-	dryRun := configs == nil
-	for _, a := range r.Artifacts {
-		ok := configs.has(group, a.Key)
-		if dryRun {
-			var err error
-			if ok, err = s.objectExists(ctx, bucket, a.Key); err != nil {
-				return err
-			}
-		}
-		if ok {
-			continue
-		}
-		what := fmt.Sprintf("node configuration s3://%s/%s", bucket, a.Key)
-		if dryRun {
-			res.Repaired = append(res.Repaired, what+" is missing (would be uploaded again)")
-			continue
-		}
-		if err := s.uploadArtifacts(ctx, bucket, &render.Rendered{Artifacts: []render.Artifact{a}}); err != nil {
-			return err
-		}
-		res.Repaired = append(res.Repaired, "uploaded the missing "+what+" again")
-	}
-	// The node agents the group pins, as its nodes fetch them at boot.
-	set, err := s.agents(ctx)
-	if err != nil {
-		return err
-	}
-	for _, b := range set.Sorted() {
-		if pinned := pinnedAgents(r.Parameters)[b.Arch]; pinned != b.SHA256 {
-			continue
-		}
-		ok, err := agentbin.Present(ctx, s.S3, bucket, b)
-		if err != nil {
-			return err
-		}
-		if ok {
-			continue
-		}
-		what := fmt.Sprintf("node agent s3://%s/%s", bucket, b.Key())
-		if dryRun {
-			res.Repaired = append(res.Repaired, what+" is missing (would be uploaded again)")
-			continue
-		}
-		if err := agentbin.Put(ctx, s.S3, bucket, b); err != nil {
-			return err
-		}
-		res.Repaired = append(res.Repaired, "uploaded the missing "+what+" again")
-	}
-	if len(res.Repaired) > 0 {
-		res.NoOp = false
-	}
-	return nil
-}
-
 // deleteStack deletes one stack; with retainFailed a DELETE_FAILED stack is
 // deleted keeping the resources that failed to delete. resume is what to
 // run when the wait is stopped.
-func (s *Service) deleteStack(ctx context.Context, name string, retainFailed bool, resume string) error {
+func (s *Groups) deleteStack(ctx context.Context, name string, retainFailed bool, resume string) error {
 	if retainFailed {
-		s.printf("Deleting stack %s, keeping the resources that failed to delete\n", name)
+		s.say.printf("Deleting stack %s, keeping the resources that failed to delete\n", name)
 		return explainResume(s.Stacks.DeleteRetaining(ctx, name, nil), resume)
 	}
-	s.printf("Deleting stack %s\n", name)
+	s.say.printf("Deleting stack %s\n", name)
 	return explainResume(s.Stacks.Delete(ctx, name), resume)
 }
 
@@ -390,24 +317,24 @@ type GroupRemoval struct {
 // configurations, holding the group's lease. Re-run after an interruption
 // it converges: a stack being deleted is followed to its end, one already
 // deleted is cleaned up after.
-func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) (*GroupRemoval, error) {
+func (s *Groups) RemoveGroup(ctx context.Context, o RemoveOptions) (*GroupRemoval, error) {
 	if err := checkNames(o.Cluster, o.Group); err != nil {
 		return nil, err
 	}
 	name := names.GroupStack(o.Cluster, o.Group)
 	// Read first for the question; what is done is decided under the lease.
-	st, err := s.groupStack(ctx, o.Cluster, o.Group)
+	st, err := s.find.groupStack(ctx, o.Cluster, o.Group)
 	gone := errors.Is(err, stacks.ErrNotFound)
 	if err != nil && !gone {
 		return nil, err
 	}
 	if !gone && st.Status != "DELETE_IN_PROGRESS" {
-		if err := s.confirm(ctx, o.Yes, fmt.Sprintf("remove group %q of cluster %q (stack %s)", o.Group, o.Cluster, st.Name)); err != nil {
+		if err := s.say.confirm(ctx, o.Yes, fmt.Sprintf("remove group %q of cluster %q (stack %s)", o.Group, o.Cluster, st.Name)); err != nil {
 			return nil, err
 		}
 	}
 	var done *GroupRemoval
-	err = s.withLease(ctx, o.Cluster, lease.Group(o.Group), func(ctx context.Context, in leased) (err error) {
+	err = s.leases.withLease(ctx, o.Cluster, lease.Group(o.Group), func(ctx context.Context, in leased) (err error) {
 		done, err = s.removeGroup(ctx, in, o)
 		return err
 	})
@@ -422,11 +349,11 @@ func (s *Service) RemoveGroup(ctx context.Context, o RemoveOptions) (*GroupRemov
 	return done, err
 }
 
-func (s *Service) removeGroup(ctx context.Context, in leased, o RemoveOptions) (*GroupRemoval, error) {
+func (s *Groups) removeGroup(ctx context.Context, in leased, o RemoveOptions) (*GroupRemoval, error) {
 	name := names.GroupStack(o.Cluster, o.Group)
 	start := time.Now()
 	done := &GroupRemoval{Outcome: stacks.Outcome{Stack: name, Status: "DELETE_COMPLETE"}}
-	st, err := s.groupStack(ctx, o.Cluster, o.Group)
+	st, err := s.find.groupStack(ctx, o.Cluster, o.Group)
 	switch {
 	case errors.Is(err, stacks.ErrNotFound):
 		// Deleted before this run: clean up after it, if there is anything
@@ -435,7 +362,7 @@ func (s *Service) removeGroup(ctx context.Context, in leased, o RemoveOptions) (
 		if err != nil && !errors.Is(err, stacks.ErrNotFound) {
 			return nil, err
 		}
-		left, err := s.listNodeConfigs(ctx, in.bucket, names.GroupConfigPrefix(o.Group))
+		left, err := s.artifacts.listNodeConfigs(ctx, in.bucket, names.GroupConfigPrefix(o.Group))
 		if err != nil {
 			return nil, err
 		}
@@ -452,13 +379,13 @@ func (s *Service) removeGroup(ctx context.Context, in leased, o RemoveOptions) (
 	}
 	done.Duration = time.Since(start)
 	// The group's node configurations are of no use without it.
-	_, err = s.tidyNodeConfigs(ctx, in, o.Group, nil, 0)
+	_, err = s.artifacts.tidyNodeConfigs(ctx, in, o.Group, nil, 0)
 	return done, err
 }
 
 // resumeRemove says what finishes a remove-group whose wait was stopped:
 // running it again (the node configurations are removed after the stack).
-func (s *Service) resumeRemove(o RemoveOptions) string {
+func (s *Groups) resumeRemove(o RemoveOptions) string {
 	return fmt.Sprintf("finish with: clusterctl remove-group -n %s -j %s (it waits for the deletion, then cleans up)", o.Group, o.Cluster)
 }
 
@@ -474,82 +401,10 @@ type groupUpdate struct {
 
 func (u *groupUpdate) noop() bool { return u.changeSet == nil }
 
-// planUpdate plans the update of a deployed group to desired (completed
-// and checked), joined to the core's current outputs: the settings that
-// change, and, unless the rendered stack equals the deployed one, a change
-// set with CloudFormation's resource actions (refused at apply time if the
-// stack changed since it was read).
-func (s *Service) planUpdate(ctx context.Context, core *stacks.Stack, deployed *ObservedGroup, desired spec.Group) (*groupUpdate, error) {
-	u := &groupUpdate{cluster: core.Name, group: desired.Name}
-	revision, err := s.Stacks.Revision(ctx, names.GroupStack(core.Name, desired.Name))
-	if err != nil {
-		return nil, err
-	}
-	r, err := s.renderChecked(ctx, core, desired, &deployed.Spec)
-	if err != nil {
-		return nil, err
-	}
-	u.rendered = r
-	if u.plan, err = s.planGroup(ctx, deployed, desired, r); err != nil {
-		return nil, err
-	}
-	if u.plan.unchanged {
-		return u, nil
-	}
-	stackSpec := specFrom(r, false)
-	stackSpec.Revision = revision
-	cs, err := s.Stacks.Plan(ctx, stackSpec)
-	if err != nil {
-		return nil, explain(err, u.cluster, u.group)
-	}
-	if cs.Empty {
-		return u, nil
-	}
-	u.changeSet = cs
-	u.plan.setChanges(cs.Changes)
-	return u, nil
-}
-
-// applyUpdate uploads the node agent and the new node configuration,
-// then executes the
-// change set and waits, holding the stack's lease.
-func (s *Service) applyUpdate(ctx context.Context, u *groupUpdate) error {
-	if u.noop() {
-		return nil
-	}
-	scope := lease.Group(u.group)
-	if u.group == "" {
-		scope = lease.Core()
-	}
-	return s.withLease(ctx, u.cluster, scope, func(ctx context.Context, in leased) error {
-		if err := s.uploadAll(ctx, in.bucket, u.rendered); err != nil {
-			return err
-		}
-		if _, err := s.Stacks.Apply(ctx, u.changeSet); err != nil {
-			return explain(err, u.cluster, u.group)
-		}
-		if u.group == "" && u.plan != nil && u.plan.changes("secrets") {
-			s.requestSecretsSync(ctx, in.core)
-		}
-		return nil
-	})
-}
-
-// discard deletes a planned update's change set, even when ctx is done (a
-// change set left behind clutters the stack); it is best effort.
-func (s *Service) discard(ctx context.Context, u *groupUpdate) {
-	if u == nil || u.noop() {
-		return
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	_ = s.Stacks.Discard(cctx, u.changeSet)
-}
-
 // pruneGroup removes a group under its lease: how apply --prune removes
 // one, with the same steps as remove-group.
-func (s *Service) pruneGroup(ctx context.Context, cluster, group string) error {
-	return s.withLease(ctx, cluster, lease.Group(group), func(ctx context.Context, in leased) error {
+func (s *Groups) pruneGroup(ctx context.Context, cluster, group string) error {
+	return s.leases.withLease(ctx, cluster, lease.Group(group), func(ctx context.Context, in leased) error {
 		_, err := s.removeGroup(ctx, in, RemoveOptions{Cluster: cluster, Group: group, Yes: true})
 		return err
 	})
@@ -570,4 +425,69 @@ func joinOf(core *stacks.Stack) (render.Join, error) {
 		return join, refused("core %q cannot be joined: %v (changed outside clusterctl?): refusing to use it; see `clusterctl describe %s`", core.Name, err, core.Name)
 	}
 	return join, nil
+}
+
+// RenderGroup renders group g joined to the current outputs of the core of
+// cluster: exactly what add-agents (or update-group) would deploy, node
+// configuration included. It changes nothing.
+func (s *Groups) RenderGroup(ctx context.Context, cluster string, g spec.Group) (*render.Rendered, error) {
+	if err := spec.CheckClusterName(cluster); err != nil {
+		return nil, err
+	}
+	if err := g.Complete(cluster); err != nil {
+		return nil, err
+	}
+	core, err := s.find.getCore(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	join, err := s.plans.groupJoin(ctx, core, g)
+	if err != nil {
+		return nil, err
+	}
+	return s.plans.renderGroup(ctx, core, g, join)
+}
+
+// PlanAgents is add-agents --dry-run: every check add-agents makes before
+// it uploads or creates anything (the core usable, the group free or, with
+// ReplaceFailed, dead), and what it would deploy and upload. It changes
+// nothing.
+func (s *Groups) PlanAgents(ctx context.Context, cluster string, g spec.Group, o CreateOptions) (*Deployment, error) {
+	r, dead, err := s.prepareAgents(ctx, cluster, g, o)
+	if err != nil {
+		return nil, err
+	}
+	d := DeploymentOf(r)
+	if dead != nil {
+		d.Replaces = dead.Status
+	}
+	return d, nil
+}
+
+// ContinueRollback continues a group's failed update rollback
+// (UPDATE_ROLLBACK_FAILED) and waits for it, holding the group's lease
+// (the core's for the core stack, group "").
+func (s *Groups) ContinueRollback(ctx context.Context, cluster, group string) (*stacks.Stack, error) {
+	if err := checkAnyNames(cluster, group); err != nil {
+		return nil, err
+	}
+	scope := lease.Core()
+	if group != "" {
+		scope = lease.Group(group)
+	}
+	name := stackName(cluster, group)
+	var st *stacks.Stack
+	err := s.leases.withLease(ctx, cluster, scope, func(ctx context.Context, _ leased) (err error) {
+		st, err = s.Stacks.Get(ctx, name)
+		if err != nil {
+			return notFound(err, cluster, group)
+		}
+		if st.Status != "UPDATE_ROLLBACK_FAILED" {
+			return refused("stack %s is %s, not UPDATE_ROLLBACK_FAILED: there is no rollback to continue", name, st.Status)
+		}
+		s.say.printf("Continuing the update rollback of %s\n", name)
+		st, err = s.Stacks.ContinueUpdateRollback(ctx, name)
+		return explain(err, cluster, group)
+	})
+	return st, err
 }

@@ -82,15 +82,15 @@ type GroupHealth struct {
 
 // Describe reads a cluster's core (outputs, parameters, status) and its
 // groups, and checks what each really has.
-func (s *Service) Describe(ctx context.Context, cluster string) (*Description, error) {
+func (s *Inspector) Describe(ctx context.Context, cluster string) (*Description, error) {
 	if err := checkAnyNames(cluster, ""); err != nil {
 		return nil, err
 	}
-	core, err := s.getCore(ctx, cluster)
+	core, err := s.find.getCore(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
-	groups, conflicts, err := s.groupStacks(ctx, cluster)
+	groups, conflicts, err := s.find.groupStacks(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (s *Service) Describe(ctx context.Context, cluster string) (*Description, e
 	}
 	var swarm query.Swarm
 	if bucket != "" {
-		if swarm, err = s.swarmIn(ctx, cluster, bucket); err != nil {
+		if swarm, err = s.status.swarmIn(ctx, cluster, bucket); err != nil {
 			return nil, err
 		}
 		// Its problem says why the swarm is unknown.
@@ -158,9 +158,9 @@ func settled(status string) bool {
 
 // coreProblems checks the core's join contract and its bucket; it returns
 // the bucket when it is the core's own and present ("" otherwise).
-func (s *Service) coreProblems(ctx context.Context, core *stacks.Stack) ([]Problem, string, error) {
+func (s *Inspector) coreProblems(ctx context.Context, core *stacks.Stack) ([]Problem, string, error) {
 	problems := []Problem{}
-	bucket, err := s.coreBucket(ctx, core)
+	bucket, err := s.find.coreBucket(ctx, core)
 	if err != nil && !isRefusal(err) {
 		return nil, "", err
 	}
@@ -208,7 +208,7 @@ func restoreCoreAdvice(core *stacks.Stack, owned bool) string {
 // groupProblems checks a group's Auto Scaling group, its nodes in service
 // and the node configuration its launch template fetches (in bucket, ""
 // when the core's bucket is not usable), and its join.
-func (s *Service) groupProblems(ctx context.Context, cluster, bucket string, g query.Group) ([]Problem, error) {
+func (s *Inspector) groupProblems(ctx context.Context, cluster, bucket string, g query.Group) ([]Problem, error) {
 	ref := cmds{Ref{Cluster: cluster, Group: g.Group}}
 	problems := []Problem{}
 	if !g.Joined {
@@ -248,7 +248,7 @@ func (s *Service) groupProblems(ctx context.Context, cluster, bucket string, g q
 	if id == "" {
 		return problems, nil
 	}
-	versions, err := s.launchTemplateVersions(ctx, id, []string{version})
+	versions, err := s.artifacts.launchTemplateVersions(ctx, id, []string{version})
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +258,7 @@ func (s *Service) groupProblems(ctx context.Context, cluster, bucket string, g q
 			Repair: s.recreateRepair(ctx, cluster, g.Group)}), nil
 	}
 	for _, key := range configKeys(versions[0]) {
-		ok, err := s.objectExists(ctx, bucket, key)
+		ok, err := s.artifacts.objectExists(ctx, bucket, key)
 		if err != nil {
 			return nil, err
 		}
@@ -274,8 +274,8 @@ func (s *Service) groupProblems(ctx context.Context, cluster, bucket string, g q
 
 // recreateRepair is recreateAdvice with the group's settings as deployed,
 // when they can be read.
-func (s *Service) recreateRepair(ctx context.Context, cluster, group string) string {
-	if og, err := s.ObserveGroup(ctx, cluster, group); err == nil {
+func (s *Inspector) recreateRepair(ctx context.Context, cluster, group string) string {
+	if og, err := s.observer.ObserveGroup(ctx, cluster, group); err == nil {
 		return recreateAdvice(cluster, og.Spec)
 	}
 	ref := cmds{Ref{Cluster: cluster, Group: group}}

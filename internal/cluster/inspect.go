@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/query"
 
 	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
@@ -67,6 +67,21 @@ func usable(st *stacks.Stack, what string) error {
 	return refused("%s %s is %s (%s)\n%s", what, st.Name, st.Status, stacks.Classify(st.Status), Advice(st, RefOf(st), nil))
 }
 
+// Inspector describes, lists and follows clusters.
+type Inspector struct {
+	artifacts *Artifacts
+	find      *Finder
+	observer  *Observer
+	status    *Status
+	ASG       ASGAPI
+	CFN       query.CFNAPI
+	CWLogs    LogsAPI
+	EC2       EC2API
+	ELB       query.ELBAPI
+	S3        S3API
+	Stacks    StackManager
+}
+
 // Wait re-attaches to whatever operation is in progress on the core or a
 // group, and returns with that operation's outcome; a deletion that has
 // finished (the stack is gone) is reported as DELETE_COMPLETE. For the
@@ -74,7 +89,7 @@ func usable(st *stacks.Stack, what string) error {
 // operation in progress, so an interrupted `delete-core --cascade` is
 // followed to the end of its group deletions. The stacks come back groups
 // first, the core last.
-func (s *Service) Wait(ctx context.Context, cluster, group string) ([]*stacks.Stack, error) {
+func (s *Inspector) Wait(ctx context.Context, cluster, group string) ([]*stacks.Stack, error) {
 	if err := checkAnyNames(cluster, group); err != nil {
 		return nil, err
 	}
@@ -85,7 +100,7 @@ func (s *Service) Wait(ctx context.Context, cluster, group string) ([]*stacks.St
 		}
 		return []*stacks.Stack{st}, nil
 	}
-	groups, _, err := s.groupStacks(ctx, cluster)
+	groups, _, err := s.find.groupStacks(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +117,7 @@ func (s *Service) Wait(ctx context.Context, cluster, group string) ([]*stacks.St
 	if core, gerr := s.Stacks.Get(ctx, cluster); gerr == nil && creatingCore(core, cluster) {
 		// An interrupted create-core: its node agent goes up as the
 		// creation goes on.
-		sts, err = s.resumeCreate(ctx, core, waitAll)
+		sts, err = s.artifacts.resumeCreate(ctx, core, waitAll)
 	} else {
 		sts, err = waitAll(ctx)
 	}
@@ -114,62 +129,9 @@ func (s *Service) Wait(ctx context.Context, cluster, group string) ([]*stacks.St
 
 // Events passes the events of the core or a group to emit, oldest first;
 // with follow, until the operation in progress ends.
-func (s *Service) Events(ctx context.Context, cluster, group string, follow bool, emit func([]stacks.Event)) error {
+func (s *Inspector) Events(ctx context.Context, cluster, group string, follow bool, emit func([]stacks.Event)) error {
 	if err := checkAnyNames(cluster, group); err != nil {
 		return err
 	}
 	return notFound(s.Stacks.Events(ctx, stackName(cluster, group), follow, emit), cluster, group)
-}
-
-// ContinueRollback continues a group's failed update rollback
-// (UPDATE_ROLLBACK_FAILED) and waits for it, holding the group's lease
-// (the core's for the core stack, group "").
-func (s *Service) ContinueRollback(ctx context.Context, cluster, group string) (*stacks.Stack, error) {
-	if err := checkAnyNames(cluster, group); err != nil {
-		return nil, err
-	}
-	scope := lease.Core()
-	if group != "" {
-		scope = lease.Group(group)
-	}
-	name := stackName(cluster, group)
-	var st *stacks.Stack
-	err := s.withLease(ctx, cluster, scope, func(ctx context.Context, _ leased) (err error) {
-		st, err = s.Stacks.Get(ctx, name)
-		if err != nil {
-			return notFound(err, cluster, group)
-		}
-		if st.Status != "UPDATE_ROLLBACK_FAILED" {
-			return refused("stack %s is %s, not UPDATE_ROLLBACK_FAILED: there is no rollback to continue", name, st.Status)
-		}
-		s.printf("Continuing the update rollback of %s\n", name)
-		st, err = s.Stacks.ContinueUpdateRollback(ctx, name)
-		return explain(err, cluster, group)
-	})
-	return st, err
-}
-
-// checkExists refuses a cluster without its core stack, and a group (other
-// than the control node's) without its stack in that cluster.
-func (s *Service) checkExists(ctx context.Context, cluster, group string) error {
-	if _, err := s.getCore(ctx, cluster); err != nil {
-		return err
-	}
-	return s.checkGroup(ctx, cluster, group)
-}
-
-// checkGroup refuses a group (other than the managers') without its stack
-// in cluster.
-func (s *Service) checkGroup(ctx context.Context, cluster, group string) error {
-	if group == "" || group == names.GroupControl {
-		return nil
-	}
-	st, err := s.Stacks.Get(ctx, stackName(cluster, group))
-	if err != nil {
-		return notFound(err, cluster, group)
-	}
-	if st.Tags[names.TagCluster] != cluster || st.Tags[names.TagRole] != names.RoleAgents {
-		return groupNotFound(nil, cluster, group, "(stack "+st.Name+" is not one of its groups)")
-	}
-	return nil
 }

@@ -15,7 +15,7 @@ import (
 // (core.Network) from the network's outputs, as a group joins its core:
 // the nodes in its private subnets, internet-facing load balancers in its
 // public ones. What the operator gave as well must be the network's.
-func (s *Service) joinNetwork(ctx context.Context, core *spec.Core) error {
+func (s *Core) joinNetwork(ctx context.Context, core *spec.Core) error {
 	if core.Network == "" {
 		return nil
 	}

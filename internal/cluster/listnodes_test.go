@@ -144,8 +144,8 @@ func TestListNodesFindsTheBucketByTag(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &calls{}
-			s := &Service{EC2: listEC2{calls: c, instances: tt.instances}, S3: bucketsS3{calls: c, buckets: tt.buckets}, Stacks: coreStacks{calls: c, bucket: "core-bucket"}}
-			nodes, swarms, err := s.ListNodes(t.Context(), "core", "")
+			s := &Clients{EC2: listEC2{calls: c, instances: tt.instances}, S3: bucketsS3{calls: c, buckets: tt.buckets}, Stacks: coreStacks{calls: c, bucket: "core-bucket"}}
+			nodes, swarms, err := NewInspector(s).ListNodes(t.Context(), "core", "")
 			if err != nil {
 				t.Fatal(err)
 			}

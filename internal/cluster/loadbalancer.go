@@ -1,40 +1,12 @@
 package cluster
 
 import (
-	"context"
 	"fmt"
 	"io"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-
 	"github.com/clusterctl/clusterctl/internal/names"
-	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
-	"github.com/clusterctl/clusterctl/internal/stacks"
 )
-
-// groupJoin is the core's join contract for group g, with what g's load
-// balancer needs besides: the VPC's CIDR, as EC2 says it, when an
-// internal load balancer admits the VPC by default.
-func (s *Service) groupJoin(ctx context.Context, core *stacks.Stack, g spec.Group) (render.Join, error) {
-	join, err := joinOf(core)
-	if err != nil {
-		return join, err
-	}
-	if !g.Published() || g.Scheme() != spec.SchemeInternal || len(g.AllowFrom) > 0 {
-		return join, nil
-	}
-	out, err := s.EC2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{VpcIds: []string{join.VpcId}})
-	if err != nil {
-		return join, fmt.Errorf("describing the core's VPC %s: %w", join.VpcId, err)
-	}
-	if len(out.Vpcs) != 1 || aws.ToString(out.Vpcs[0].CidrBlock) == "" {
-		return join, refused("the core's VPC %s was not found: the internal load balancer's default --allow-from is its CIDR; give --allow-from (allowFrom in a cluster file) the CIDRs to admit, or check the core with `clusterctl describe %s`", join.VpcId, core.Name)
-	}
-	join.VpcCidr = aws.ToString(out.Vpcs[0].CidrBlock)
-	return join, nil
-}
 
 // lbRemoval says, when an update removes a group's load balancer, what
 // clients lose: its endpoint changes (a new load balancer gets a new DNS

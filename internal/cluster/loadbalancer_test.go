@@ -25,7 +25,7 @@ import (
 
 // issuedCertificate imports a self-signed certificate into moto's ACM
 // (imported certificates are issued) and returns its ARN.
-func issuedCertificate(t *testing.T, s *Service) string {
+func issuedCertificate(t *testing.T, s *Clients) string {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -53,7 +53,7 @@ func issuedCertificate(t *testing.T, s *Service) string {
 
 // publicVPC routes the VPC's main route table to an internet gateway, as
 // an internet-facing load balancer needs.
-func publicVPC(t *testing.T, s *Service, vpc string) {
+func publicVPC(t *testing.T, s *Clients, vpc string) {
 	t.Helper()
 	ctx := t.Context()
 	c := s.EC2.(*ec2.Client)
@@ -108,10 +108,10 @@ func TestApplyRemovingLoadBalancerAsks(t *testing.T) {
 	newMotoWorld(t, s)
 	c := spec.New("lbapply")
 	c.Groups = []spec.Group{{Name: "web", InstanceType: spec.InstanceTypes{"t3.small"}, Publish: spec.Ports{"80"}, LoadBalancer: spec.SchemeInternal}}
-	if _, err := s.Apply(ctx, ApplyOptions{Spec: c}); err != nil {
+	if _, err := NewApplier(s).Apply(ctx, ApplyOptions{Spec: c}); err != nil {
 		t.Fatal(err)
 	}
-	obs, err := s.Observe(ctx, "lbapply")
+	obs, err := NewObserver(s).Observe(ctx, "lbapply")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,17 +123,17 @@ func TestApplyRemovingLoadBalancerAsks(t *testing.T) {
 		t.Errorf("internal load balancer allows %q, want the default VPC's CIDR", got)
 	}
 	c.Groups = []spec.Group{{Name: "web", InstanceType: spec.InstanceTypes{"t3.small"}}}
-	_, err = s.Apply(ctx, ApplyOptions{Spec: c})
+	_, err = NewApplier(s).Apply(ctx, ApplyOptions{Spec: c})
 	if err == nil || errs.ExitCode(err) != 2 || !strings.Contains(err.Error(), `refusing to remove group "web"'s load balancer`) || !strings.Contains(err.Error(), "pass --yes") {
 		t.Fatalf("removal without --yes: %v", err)
 	}
-	if obs, err := s.Observe(ctx, "lbapply"); err != nil || !obs.Groups["web"].Spec.Published() {
+	if obs, err := NewObserver(s).Observe(ctx, "lbapply"); err != nil || !obs.Groups["web"].Spec.Published() {
 		t.Fatalf("the load balancer changed without --yes: %v", err)
 	}
-	if _, err := s.Apply(ctx, ApplyOptions{Spec: c, Yes: true}); err != nil {
+	if _, err := NewApplier(s).Apply(ctx, ApplyOptions{Spec: c, Yes: true}); err != nil {
 		t.Fatal(err)
 	}
-	if obs, err := s.Observe(ctx, "lbapply"); err != nil || obs.Groups["web"].Spec.Published() {
+	if obs, err := NewObserver(s).Observe(ctx, "lbapply"); err != nil || obs.Groups["web"].Spec.Published() {
 		t.Fatalf("after apply --yes: %+v, %v", obs.Groups["web"].Spec, err)
 	}
 	lbs, err := s.ELB.(*elasticloadbalancingv2.Client).DescribeLoadBalancers(ctx, &elasticloadbalancingv2.DescribeLoadBalancersInput{})

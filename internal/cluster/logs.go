@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
-
 	"github.com/clusterctl/clusterctl/internal/logs"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
@@ -14,8 +11,8 @@ import (
 
 // Logs reads the events of a cluster's log group that req asks for (its
 // Group is the core's), handing them to emit in time order.
-func (s *Service) Logs(ctx context.Context, cluster string, req logs.Request, emit func(logs.Event) error) error {
-	core, err := s.getCore(ctx, cluster)
+func (s *Inspector) Logs(ctx context.Context, cluster string, req logs.Request, emit func(logs.Event) error) error {
+	core, err := s.find.getCore(ctx, cluster)
 	if err != nil {
 		return err
 	}
@@ -28,24 +25,6 @@ func (s *Service) Logs(ctx context.Context, cluster string, req logs.Request, em
 	}
 	req.Group = group
 	return logs.Read(ctx, s.CWLogs, req, emit)
-}
-
-// logGroupBytes is how many bytes the log group stores, as CloudWatch
-// Logs says (0 for a group that is gone already).
-func (s *Service) logGroupBytes(ctx context.Context, group string) (int64, error) {
-	p := cloudwatchlogs.NewDescribeLogGroupsPaginator(s.CWLogs, &cloudwatchlogs.DescribeLogGroupsInput{LogGroupNamePrefix: aws.String(group)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("describing log group %s: %w", group, err)
-		}
-		for _, g := range page.LogGroups {
-			if aws.ToString(g.LogGroupName) == group {
-				return aws.ToInt64(g.StoredBytes), nil
-			}
-		}
-	}
-	return 0, nil
 }
 
 // sizeText says a size in bytes, with its binary multiple beside it from

@@ -19,7 +19,7 @@ import (
 // --subnet-ids are given. Subnets are ordered by zone so the control node's
 // placement (first subnet) is stable
 // when the operator names none.
-func (s *Service) resolveNetwork(ctx context.Context, vpcID string, subnetIDs []string) (string, []string, error) {
+func (s *Core) resolveNetwork(ctx context.Context, vpcID string, subnetIDs []string) (string, []string, error) {
 	if vpcID == "" && len(subnetIDs) == 0 {
 		out, err := s.EC2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{Filters: []ec2types.Filter{{Name: aws.String("is-default"), Values: []string{"true"}}}})
 		if err != nil {

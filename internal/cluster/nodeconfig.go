@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/clusterctl/clusterctl/internal/agentbin"
 	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
@@ -63,7 +64,7 @@ func UploadArtifacts(ctx context.Context, api ObjectPutter, bucket string, arts 
 // what it does. A key is its content's hash: one the bucket holds already
 // is that very configuration, neither uploaded nor said again (an update
 // that changes no node's configuration says nothing of it).
-func (s *Service) uploadArtifacts(ctx context.Context, bucket string, r *render.Rendered) error {
+func (s *Artifacts) uploadArtifacts(ctx context.Context, bucket string, r *render.Rendered) error {
 	var news []render.Artifact
 	for _, a := range r.Artifacts {
 		there, err := s.objectExists(ctx, bucket, a.Key)
@@ -71,7 +72,7 @@ func (s *Service) uploadArtifacts(ctx context.Context, bucket string, r *render.
 			return err
 		}
 		if !there {
-			s.printf("Uploading node configuration s3://%s/%s\n", bucket, a.Key)
+			s.say.printf("Uploading node configuration s3://%s/%s\n", bucket, a.Key)
 			news = append(news, a)
 		}
 	}
@@ -104,7 +105,7 @@ const keptVersions = 2
 // stack, so none). known is false when they cannot be told for sure (no
 // launch template to read, user data that names none): then nothing may
 // be removed.
-func (s *Service) referencedConfigs(ctx context.Context, st *stacks.Stack) (refs map[string]bool, known bool, err error) {
+func (s *Artifacts) referencedConfigs(ctx context.Context, st *stacks.Stack) (refs map[string]bool, known bool, err error) {
 	refs = map[string]bool{}
 	if st == nil {
 		return refs, true, nil
@@ -136,7 +137,7 @@ func (s *Service) referencedConfigs(ctx context.Context, st *stacks.Stack) (refs
 
 // launchTemplateVersions reads the versions of a launch template (all of
 // them when versions is nil); none when it does not exist.
-func (s *Service) launchTemplateVersions(ctx context.Context, id string, versions []string) ([]ec2types.LaunchTemplateVersion, error) {
+func (s *Artifacts) launchTemplateVersions(ctx context.Context, id string, versions []string) ([]ec2types.LaunchTemplateVersion, error) {
 	var out []ec2types.LaunchTemplateVersion
 	p := ec2.NewDescribeLaunchTemplateVersionsPaginator(s.EC2, &ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateId: aws.String(id), Versions: versions})
 	for p.HasMorePages() {
@@ -171,7 +172,7 @@ type nodeConfigs map[string][]s3types.ObjectIdentifier
 
 // listNodeConfigs lists the node configurations under prefix (a group's,
 // or every group's: names.NodeConfigPrefix + "/").
-func (s *Service) listNodeConfigs(ctx context.Context, bucket, prefix string) (nodeConfigs, error) {
+func (s *Artifacts) listNodeConfigs(ctx context.Context, bucket, prefix string) (nodeConfigs, error) {
 	all := nodeConfigs{}
 	err := s.eachVersionPage(ctx, bucket, prefix, func(ids []s3types.ObjectIdentifier) error {
 		for _, id := range ids {
@@ -196,7 +197,7 @@ func (c nodeConfigs) has(group, key string) bool {
 // listing. The caller holds group's lease. Those of group are removed
 // once grace old (0: at once, when the group itself is removed), the
 // others' once ConfigGrace old.
-func (s *Service) tidyNodeConfigs(ctx context.Context, in leased, group string, st *stacks.Stack, grace time.Duration) (nodeConfigs, error) {
+func (s *Artifacts) tidyNodeConfigs(ctx context.Context, in leased, group string, st *stacks.Stack, grace time.Duration) (nodeConfigs, error) {
 	all, err := s.listNodeConfigs(ctx, in.bucket, names.NodeConfigPrefix+"/")
 	if err != nil {
 		return nil, err
@@ -212,7 +213,7 @@ func (s *Service) tidyNodeConfigs(ctx context.Context, in leased, group string, 
 // is none) keeps and that were last written over grace ago, and returns
 // those left. A stack with an operation in progress is left alone: its
 // templates are moving.
-func (s *Service) pruneNodeConfigs(ctx context.Context, bucket, group string, st *stacks.Stack, versions []s3types.ObjectIdentifier, grace time.Duration) ([]s3types.ObjectIdentifier, error) {
+func (s *Artifacts) pruneNodeConfigs(ctx context.Context, bucket, group string, st *stacks.Stack, versions []s3types.ObjectIdentifier, grace time.Duration) ([]s3types.ObjectIdentifier, error) {
 	if len(versions) == 0 || st != nil && stacks.Classify(st.Status) == stacks.InProgress {
 		return versions, nil
 	}
@@ -225,7 +226,7 @@ func (s *Service) pruneNodeConfigs(ctx context.Context, bucket, group string, st
 	written := map[string]time.Time{}
 	for _, id := range versions {
 		k := aws.ToString(id.Key)
-		t := s.now()
+		t := s.status.now()
 		if id.LastModifiedTime != nil {
 			t = *id.LastModifiedTime
 		}
@@ -233,7 +234,7 @@ func (s *Service) pruneNodeConfigs(ctx context.Context, bucket, group string, st
 			written[k] = t
 		}
 	}
-	cutoff := s.now().Add(-grace)
+	cutoff := s.status.now().Add(-grace)
 	used := func(id s3types.ObjectIdentifier) bool {
 		k := aws.ToString(id.Key)
 		return refs[k] || grace > 0 && written[k].After(cutoff)
@@ -243,7 +244,7 @@ func (s *Service) pruneNodeConfigs(ctx context.Context, bucket, group string, st
 		return nil, fmt.Errorf("removing unused node configurations of group %q: %w", group, err)
 	}
 	if n := len(distinctKeys(unused)); n > 0 {
-		s.printf("Removed %s no launch template of group %s uses\n", query.Plural(n, "node configuration"), group)
+		s.say.printf("Removed %s no launch template of group %s uses\n", query.Plural(n, "node configuration"), group)
 	}
 	return slices.DeleteFunc(slices.Clone(versions), func(id s3types.ObjectIdentifier) bool { return !used(id) }), nil
 }
@@ -253,7 +254,7 @@ func (s *Service) pruneNodeConfigs(ctx context.Context, bucket, group string, st
 // before it cleaned up, and never re-run), each under its group's lease
 // and listed again under it: a group that another run is creating is left
 // alone. own is the group the caller holds the lease of.
-func (s *Service) sweepNodeConfigs(ctx context.Context, in leased, own string, all nodeConfigs) error {
+func (s *Artifacts) sweepNodeConfigs(ctx context.Context, in leased, own string, all nodeConfigs) error {
 	cluster := in.core.Name
 	var others []string
 	for g := range all {
@@ -282,7 +283,7 @@ func (s *Service) sweepNodeConfigs(ctx context.Context, in leased, own string, a
 
 // sweepGroup removes the node configurations of group, which had no stack,
 // under its lease.
-func (s *Service) sweepGroup(ctx context.Context, in leased, group string) error {
+func (s *Artifacts) sweepGroup(ctx context.Context, in leased, group string) error {
 	l, err := in.leases.Acquire(ctx, lease.Group(group))
 	if errors.Is(err, lease.ErrHeld) {
 		return nil // another run works on that group
@@ -310,4 +311,129 @@ func distinctKeys(ids []s3types.ObjectIdentifier) []string {
 		}
 	}
 	return keys
+}
+
+// objectExists tells whether the bucket holds key.
+func (s *Artifacts) objectExists(ctx context.Context, bucket, key string) (bool, error) {
+	_, err := s.S3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	switch code := errorCode(err); {
+	case err == nil:
+		return true, nil
+	case code == "NotFound" || code == "NoSuchKey" || isNoBucket(err):
+		return false, nil
+	}
+	return false, fmt.Errorf("looking for s3://%s/%s: %w", bucket, key, err)
+}
+
+// deleteIdentifiers deletes object versions, 1000 a call.
+func (s *Artifacts) deleteIdentifiers(ctx context.Context, bucket string, ids []s3types.ObjectIdentifier) error {
+	for len(ids) > 0 {
+		n := min(len(ids), 1000)
+		// The key and version alone: S3 reads the other fields as
+		// conditions, which general purpose buckets refuse.
+		objs := make([]s3types.ObjectIdentifier, n)
+		for i, id := range ids[:n] {
+			objs[i] = s3types.ObjectIdentifier{Key: id.Key, VersionId: id.VersionId}
+		}
+		out, err := s.S3.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &s3types.Delete{Objects: objs, Quiet: aws.Bool(true)}})
+		if err != nil {
+			return fmt.Errorf("emptying bucket %q: %w", bucket, err)
+		}
+		if len(out.Errors) > 0 {
+			e := out.Errors[0]
+			return fmt.Errorf("emptying bucket %q: %s: %s", bucket, aws.ToString(e.Key), aws.ToString(e.Message))
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+// eachVersionPage calls fn with the object versions and delete markers of
+// each page of the bucket's listing under prefix, each with its
+// modification time. A bucket that is gone has none.
+func (s *Artifacts) eachVersionPage(ctx context.Context, bucket, prefix string, fn func([]s3types.ObjectIdentifier) error) error {
+	in := &s3.ListObjectVersionsInput{Bucket: aws.String(bucket)}
+	if prefix != "" {
+		in.Prefix = aws.String(prefix)
+	}
+	p := s3.NewListObjectVersionsPaginator(s.S3, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			if isNoBucket(err) {
+				return nil
+			}
+			return fmt.Errorf("listing bucket %q: %w", bucket, err)
+		}
+		var ids []s3types.ObjectIdentifier
+		for _, v := range page.Versions {
+			ids = append(ids, s3types.ObjectIdentifier{Key: v.Key, VersionId: v.VersionId, LastModifiedTime: v.LastModified})
+		}
+		for _, m := range page.DeleteMarkers {
+			ids = append(ids, s3types.ObjectIdentifier{Key: m.Key, VersionId: m.VersionId, LastModifiedTime: m.LastModified})
+		}
+		if err := fn(ids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// repairGroup puts back what an unchanged group lacks: its node
+// configuration, when it was deleted from the bucket (every node the group
+// launches would fail to start), as the listing configs shows (nil: a dry
+// run, which only looks and says), and the node agents it pins.
+func (s *Artifacts) repairGroup(ctx context.Context, bucket, group string, r *render.Rendered, configs nodeConfigs, res *UpdateResult) error {
+	dryRun := configs == nil
+	for _, a := range r.Artifacts {
+		ok := configs.has(group, a.Key)
+		if dryRun {
+			var err error
+			if ok, err = s.objectExists(ctx, bucket, a.Key); err != nil {
+				return err
+			}
+		}
+		if ok {
+			continue
+		}
+		what := fmt.Sprintf("node configuration s3://%s/%s", bucket, a.Key)
+		if dryRun {
+			res.Repaired = append(res.Repaired, what+" is missing (would be uploaded again)")
+			continue
+		}
+		if err := s.uploadArtifacts(ctx, bucket, &render.Rendered{Artifacts: []render.Artifact{a}}); err != nil {
+			return err
+		}
+		res.Repaired = append(res.Repaired, "uploaded the missing "+what+" again")
+	}
+	// The node agents the group pins, as its nodes fetch them at boot.
+	set, err := s.agents(ctx)
+	if err != nil {
+		return err
+	}
+	for _, b := range set.Sorted() {
+		if pinned := pinnedAgents(r.Parameters)[b.Arch]; pinned != b.SHA256 {
+			continue
+		}
+		ok, err := agentbin.Present(ctx, s.S3, bucket, b)
+		if err != nil {
+			return err
+		}
+		if ok {
+			continue
+		}
+		what := fmt.Sprintf("node agent s3://%s/%s", bucket, b.Key())
+		if dryRun {
+			res.Repaired = append(res.Repaired, what+" is missing (would be uploaded again)")
+			continue
+		}
+		if err := agentbin.Put(ctx, s.S3, bucket, b); err != nil {
+			return err
+		}
+		res.Repaired = append(res.Repaired, "uploaded the missing "+what+" again")
+	}
+	if len(res.Repaired) > 0 {
+		res.NoOp = false
+	}
+	return nil
 }

@@ -22,17 +22,17 @@ import (
 func TestUnusedNodeConfigsRemovedAfterGrace(t *testing.T) {
 	s := motoService(t)
 	ctx := context.Background()
-	core, err := s.CreateCore(ctx, "core", spec.Core{}, CreateOptions{})
+	core, err := NewCore(s).CreateCore(ctx, "core", spec.Core{}, CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	bucket := core.Outputs[names.OutputBucketName]
-	if _, err := s.AddAgents(ctx, "core", spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"t3.small"}}, CreateOptions{}); err != nil {
+	if _, err := NewGroups(s).AddAgents(ctx, "core", spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"t3.small"}}, CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	keys := func(group string) []string {
 		t.Helper()
-		all, err := s.listNodeConfigs(ctx, bucket, names.GroupConfigPrefix(group))
+		all, err := newArtifacts(s).listNodeConfigs(ctx, bucket, names.GroupConfigPrefix(group))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +40,7 @@ func TestUnusedNodeConfigsRemovedAfterGrace(t *testing.T) {
 	}
 	update := func(change spec.Group, given ...string) {
 		t.Helper()
-		_, err := s.UpdateGroup(ctx, UpdateOptions{Cluster: "core", Group: "g", Yes: true,
+		_, err := NewGroups(s).UpdateGroup(ctx, UpdateOptions{Cluster: "core", Group: "g", Yes: true,
 			Desired: func(d spec.Group) spec.Group { return d.Update(change, given) }})
 		if err != nil {
 			t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/errs"
 	"github.com/clusterctl/clusterctl/internal/names"
-	"github.com/clusterctl/clusterctl/internal/query"
+	"github.com/clusterctl/clusterctl/internal/remote"
 	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
@@ -54,10 +53,26 @@ func (n *clusterNode) what() string {
 	return fmt.Sprintf("instance %s of group %s of cluster %s", n.InstanceID, n.Group, n.Cluster)
 }
 
+// Nodes drains, replaces and reaches a cluster's nodes.
+type Nodes struct {
+	find       *Finder
+	leases     *Leases
+	say        *Say
+	status     *Status
+	ASG        ASGAPI
+	EC2        EC2API
+	Region     string
+	Run        Run
+	RunCommand remote.SSMAPI
+	S3         S3API
+	SQS        SQSAPI
+	Stacks     StackManager
+}
+
 // closeNode says which live node of a cluster (of cluster, when given)
 // has an instance id close to the one typed, read with one listing:
 // "; did you mean i-...?", or "".
-func (s *Service) closeNode(ctx context.Context, instance, cluster string) string {
+func (s *Nodes) closeNode(ctx context.Context, instance, cluster string) string {
 	filters := []ec2types.Filter{
 		{Name: aws.String("tag-key"), Values: []string{names.TagCluster}},
 		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}},
@@ -86,7 +101,7 @@ func (s *Service) closeNode(ctx context.Context, instance, cluster string) strin
 // and the group its tags name exist, and it is an instance of that
 // group's Auto Scaling group. An instance that is not a node of a cluster
 // is bad input (exit 2): nothing is sent or changed for it.
-func (s *Service) findNode(ctx context.Context, instance, cluster string) (*clusterNode, error) {
+func (s *Nodes) findNode(ctx context.Context, instance, cluster string) (*clusterNode, error) {
 	if err := CheckInstanceID(instance); err != nil {
 		return nil, err
 	}
@@ -127,7 +142,7 @@ func (s *Service) findNode(ctx context.Context, instance, cluster string) (*clus
 	case cluster != "" && cluster != n.Cluster:
 		return nil, errs.Usage("instance %s is a node of cluster %q, not of %q", instance, n.Cluster, cluster)
 	}
-	n.core, err = s.getCore(ctx, n.Cluster)
+	n.core, err = s.find.getCore(ctx, n.Cluster)
 	if errors.Is(err, errNoCore) {
 		return nil, errs.Usage("instance %s is tagged as a node of cluster %q, which does not exist (no core stack)", instance, n.Cluster)
 	}
@@ -135,7 +150,7 @@ func (s *Service) findNode(ctx context.Context, instance, cluster string) (*clus
 		return nil, err
 	}
 	if !n.manager() {
-		if _, err := s.groupStack(ctx, n.Cluster, n.Group); errors.Is(err, ErrRefused) {
+		if _, err := s.find.groupStack(ctx, n.Cluster, n.Group); errors.Is(err, ErrRefused) {
 			return nil, errs.Usage("instance %s is tagged as a node of group %q of cluster %q, which has no such group", instance, n.Group, n.Cluster)
 		} else if err != nil {
 			return nil, err
@@ -169,38 +184,4 @@ func (s *Service) findNode(ctx context.Context, instance, cluster string) (*clus
 		return nil, errs.Usage("instance %s is not a node of group %q of cluster %q: its Auto Scaling group %s is not that group's", instance, n.Group, n.Cluster, n.AutoScalingGroup)
 	}
 	return n, nil
-}
-
-// queueOf is the URL of the core's queue, which the managers' housekeeping
-// reads, once the caller is known to be one of the core's operators.
-func (s *Service) queueOf(ctx context.Context, core *stacks.Stack) (string, error) {
-	if err := s.checkOperator(ctx, core); err != nil {
-		return "", err
-	}
-	r, err := s.Stacks.Resource(ctx, core.Name, names.ResourceLifecycleQueue)
-	if errors.Is(err, stacks.ErrNoResource) || err == nil && r.PhysicalID == "" {
-		return "", refused("the core of cluster %q has no queue for its managers (%s): update it with this clusterctl first (clusterctl update-core %s)",
-			core.Name, names.ResourceLifecycleQueue, core.Name)
-	}
-	if err != nil {
-		return "", err
-	}
-	return r.PhysicalID, nil
-}
-
-// currentStatus reads the status snapshot and refuses when there is none
-// or it is stale: no leader would act on a request, nor show its effect.
-func (s *Service) currentStatus(ctx context.Context, n *clusterNode, bucket string) (*swarmStatus, error) {
-	st, err := s.readStatus(ctx, bucket, n.Cluster)
-	if err != nil {
-		return nil, err
-	}
-	if st == nil {
-		return nil, refused("cluster %q has no swarm status in its bucket: its managers have never published one (is the control plane up? clusterctl describe %s)", n.Cluster, n.Cluster)
-	}
-	if now := time.Now(); st.stale(now) {
-		return nil, refused("the swarm status of cluster %q is %s old: no manager leads the swarm or its housekeeping is stopped, so nothing would act on the request (clusterctl describe %s)",
-			n.Cluster, query.FormatAge(st.age(now)), n.Cluster)
-	}
-	return st, nil
 }

@@ -246,8 +246,8 @@ func TestCurrentStatus(t *testing.T) {
 		{"not a snapshot", statusS3{body: "<html>"}, "is not a status snapshot"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &Service{S3: tt.s3}
-			st, err := s.currentStatus(t.Context(), n, "bucket")
+			s := &Clients{S3: tt.s3}
+			st, err := newStatus(s).currentStatus(t.Context(), n, "bucket")
 			if tt.want == "" {
 				if err != nil {
 					t.Fatal(err)

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -33,16 +32,23 @@ type ObservedGroup struct {
 	Nodes int
 }
 
+// Observer reads what is deployed as a spec.
+type Observer struct {
+	find   *Finder
+	ASG    ASGAPI
+	Stacks StackManager
+}
+
 // Observe reads cluster name back into the model: the core from its
 // stack's parameters and template, each group from its stack's parameters,
 // its template's recorded intent and its Auto Scaling group. A stack is a
 // group of the cluster when its tags say so and its name is
 // <cluster>-<group>.
-func (s *Service) Observe(ctx context.Context, name string) (*Observed, error) {
+func (s *Observer) Observe(ctx context.Context, name string) (*Observed, error) {
 	if err := spec.CheckClusterName(name); err != nil {
 		return nil, err
 	}
-	core, err := s.getCore(ctx, name)
+	core, err := s.find.getCore(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +58,7 @@ func (s *Service) Observe(ctx context.Context, name string) (*Observed, error) {
 	}
 	o := &Observed{Spec: spec.New(name), Core: core, Groups: map[string]*ObservedGroup{}}
 	o.Spec.Core = oc.Spec
-	groups, _, err := s.groupStacks(ctx, name) // conflicts are no groups
+	groups, _, err := s.find.groupStacks(ctx, name) // conflicts are no groups
 	if err != nil {
 		return nil, err
 	}
@@ -68,15 +74,15 @@ func (s *Service) Observe(ctx context.Context, name string) (*Observed, error) {
 }
 
 // ObserveGroup reads one group of cluster back into the model.
-func (s *Service) ObserveGroup(ctx context.Context, cluster, group string) (*ObservedGroup, error) {
-	st, err := s.groupStack(ctx, cluster, group)
+func (s *Observer) ObserveGroup(ctx context.Context, cluster, group string) (*ObservedGroup, error) {
+	st, err := s.find.groupStack(ctx, cluster, group)
 	if err != nil {
 		return nil, err
 	}
 	return s.observeGroup(ctx, group, st)
 }
 
-func (s *Service) observeGroup(ctx context.Context, group string, st *stacks.Stack) (*ObservedGroup, error) {
+func (s *Observer) observeGroup(ctx context.Context, group string, st *stacks.Stack) (*ObservedGroup, error) {
 	body, err := s.Stacks.Template(ctx, st.Name)
 	if err != nil {
 		return nil, err
@@ -92,27 +98,10 @@ func (s *Service) observeGroup(ctx context.Context, group string, st *stacks.Sta
 	return &ObservedGroup{Spec: g, Stack: st, Template: body, Nodes: nodes}, nil
 }
 
-// groupStack reads the stack of a group, refusing a stack of that name
-// that is not a group of the cluster by its tags.
-func (s *Service) groupStack(ctx context.Context, cluster, group string) (*stacks.Stack, error) {
-	name := names.GroupStack(cluster, group)
-	st, err := s.Stacks.Get(ctx, name)
-	if errors.Is(err, stacks.ErrNotFound) {
-		return nil, notFound(err, cluster, group)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if st.Tags[names.TagCluster] != cluster || st.Tags[names.TagRole] != names.RoleAgents || st.Tags[names.TagGroup] != group {
-		return nil, refused("stack %s is not an agent group of cluster %q", name, cluster)
-	}
-	return st, nil
-}
-
 // groupNodes counts the instances of a group's Auto Scaling group; -1 when
 // it has none. The group is found by its ownership tags (the stack's
 // output naming it goes stale on some implementations after an update).
-func (s *Service) groupNodes(ctx context.Context, st *stacks.Stack) (int, error) {
+func (s *Observer) groupNodes(ctx context.Context, st *stacks.Stack) (int, error) {
 	in := &autoscaling.DescribeAutoScalingGroupsInput{Filters: []asgtypes.Filter{
 		{Name: aws.String("tag:" + names.TagCluster), Values: []string{st.Tags[names.TagCluster]}},
 		{Name: aws.String("tag:" + names.TagGroup), Values: []string{st.Tags[names.TagGroup]}},
@@ -129,4 +118,48 @@ func (s *Service) groupNodes(ctx context.Context, st *stacks.Stack) (int, error)
 		}
 	}
 	return nodes, nil
+}
+
+// Export reads cluster name as a cluster file says it: the deployed
+// settings, those at their default left out.
+func (s *Observer) Export(ctx context.Context, name string) (spec.Cluster, error) {
+	obs, err := s.Observe(ctx, name)
+	if err != nil {
+		return spec.Cluster{}, err
+	}
+	c := obs.Spec
+	c.Trim()
+	return c, nil
+}
+
+func (s *Observer) observeCore(ctx context.Context, st *stacks.Stack) (*ObservedCore, error) {
+	body, err := s.Stacks.Template(ctx, st.Name)
+	if err != nil {
+		return nil, err
+	}
+	c, err := render.ReadCore(render.Deployed{Template: body, Parameters: st.Parameters, Tags: st.Tags})
+	if err != nil {
+		return nil, fmt.Errorf("core %s: %w", st.Name, err)
+	}
+	managers, err := s.groupNodes(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	contract := st.Outputs[names.OutputContractVersion]
+	if contract == "" {
+		contract = "1" // the first cores said nothing when their outputs were missing
+	}
+	return &ObservedCore{Spec: c, Stack: st, Template: body, Managers: managers, Contract: contract}, nil
+}
+
+// ObserveCore reads the core of cluster back into the model.
+func (s *Observer) ObserveCore(ctx context.Context, cluster string) (*ObservedCore, error) {
+	if err := spec.CheckClusterName(cluster); err != nil {
+		return nil, err
+	}
+	st, err := s.find.getCore(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	return s.observeCore(ctx, st)
 }

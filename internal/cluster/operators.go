@@ -7,9 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
-
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
@@ -18,7 +15,7 @@ import (
 // IAMAPI reads a role: the ARN of an assumed role's session lacks the
 // role's path, which aws:PrincipalArn (and so the core's policies) has.
 type IAMAPI interface {
-	GetRole(ctx context.Context, in *iam.GetRoleInput, opts ...func(*iam.Options)) (*iam.GetRoleOutput, error)
+	RoleARN(ctx context.Context, name string) (string, error)
 }
 
 // callerARN is an STS caller identity's ARN taken apart.
@@ -63,14 +60,14 @@ func principalOf(ctx context.Context, api IAMAPI, caller string) (principal, rol
 		if api == nil {
 			return "", guess, fmt.Errorf("finding the role of %s: no IAM client", caller)
 		}
-		out, err := api.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(role)})
+		arn, err := api.RoleARN(ctx, role)
 		if err != nil {
 			return "", guess, fmt.Errorf("finding the role of %s: %w", caller, err)
 		}
-		if out.Role == nil || aws.ToString(out.Role.Arn) == "" {
+		if arn == "" {
 			return "", guess, fmt.Errorf("finding the role of %s: IAM named no ARN", caller)
 		}
-		return aws.ToString(out.Role.Arn), "", nil
+		return arn, "", nil
 	}
 	return "", "", fmt.Errorf("caller %s: %w", caller, errNotIAM)
 }
@@ -79,7 +76,7 @@ func principalOf(ctx context.Context, api IAMAPI, caller string) (principal, rol
 // core's (nil when creating), else the role or user running clusterctl.
 // Without an STS client (tests) there is no caller to take: they stay
 // unset, and the core has no operator but its managers.
-func (s *Service) resolveOperators(ctx context.Context, core *spec.Core, deployed []string) error {
+func (s *Leases) resolveOperators(ctx context.Context, core *spec.Core, deployed []string) error {
 	if core.Operators != nil {
 		return nil
 	}
@@ -107,7 +104,7 @@ func (s *Service) resolveOperators(ctx context.Context, core *spec.Core, deploye
 // not list as an operator: the queue and the bucket would refuse it
 // anyway, with less to go on. A core deployed before operators lists none
 // and checks nobody.
-func (s *Service) checkOperator(ctx context.Context, core *stacks.Stack) error {
+func (s *Leases) checkOperator(ctx context.Context, core *stacks.Stack) error {
 	raw, ok := core.Parameters[names.ParamOperators]
 	if !ok {
 		return nil

@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
-	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
@@ -26,15 +24,15 @@ func (c fixedCaller) GetCallerIdentity(context.Context, *sts.GetCallerIdentityIn
 // roles answers GetRole from its map (role name → ARN); nil refuses.
 type roles map[string]string
 
-func (r roles) GetRole(_ context.Context, in *iam.GetRoleInput, _ ...func(*iam.Options)) (*iam.GetRoleOutput, error) {
+func (r roles) RoleARN(_ context.Context, name string) (string, error) {
 	if r == nil {
-		return nil, errors.New("AccessDenied: iam:GetRole")
+		return "", errors.New("AccessDenied: iam:GetRole")
 	}
-	arn, ok := r[aws.ToString(in.RoleName)]
+	arn, ok := r[name]
 	if !ok {
-		return nil, errors.New("NoSuchEntity")
+		return "", errors.New("NoSuchEntity")
 	}
-	return &iam.GetRoleOutput{Role: &iamtypes.Role{Arn: aws.String(arn)}}, nil
+	return arn, nil
 }
 
 // motoCaller is the IAM user moto's GetCallerIdentity names.
@@ -58,14 +56,14 @@ func TestDefaultOperator(t *testing.T) {
 		{"arn:aws:sts::123456789012:assumed-role/Admin/alice", nil, "", "finding the role of arn:aws:sts::123456789012:assumed-role/Admin/alice: AccessDenied"},
 		{"arn:aws:sts::123456789012:federated-user/carol", nil, "", "not an IAM role or user"},
 	} {
-		s := &Service{STS: fixedCaller(tc.caller)}
+		s := &Clients{STS: fixedCaller(tc.caller)}
 		if tc.iam != nil {
 			s.IAM = tc.iam
 		} else {
 			s.IAM = roles(nil)
 		}
 		core := spec.Core{}
-		err := s.resolveOperators(context.Background(), &core, nil)
+		err := s.run().leases.resolveOperators(context.Background(), &core, nil)
 		switch {
 		case tc.err == "" && (err != nil || len(core.Operators) != 1 || core.Operators[0] != tc.want):
 			t.Errorf("%s: operators %v, %v; want %s", tc.caller, core.Operators, err, tc.want)
@@ -74,14 +72,14 @@ func TestDefaultOperator(t *testing.T) {
 		}
 	}
 	// Given, or deployed: kept.
-	s := &Service{STS: fixedCaller("arn:aws:iam::123456789012:user/x")}
+	s := &Clients{STS: fixedCaller("arn:aws:iam::123456789012:user/x")}
 	for _, tc := range []struct{ given, deployed, want []string }{
 		{[]string{"arn:aws:iam::123456789012:role/a"}, []string{"arn:aws:iam::123456789012:role/b"}, []string{"arn:aws:iam::123456789012:role/a"}},
 		{nil, []string{"arn:aws:iam::123456789012:role/b"}, []string{"arn:aws:iam::123456789012:role/b"}},
 		{nil, nil, []string{"arn:aws:iam::123456789012:user/x"}},
 	} {
 		core := spec.Core{Operators: tc.given}
-		if err := s.resolveOperators(context.Background(), &core, tc.deployed); err != nil || strings.Join(core.Operators, ",") != strings.Join(tc.want, ",") {
+		if err := s.run().leases.resolveOperators(context.Background(), &core, tc.deployed); err != nil || strings.Join(core.Operators, ",") != strings.Join(tc.want, ",") {
 			t.Errorf("given %v, deployed %v: %v, %v", tc.given, tc.deployed, core.Operators, err)
 		}
 	}
@@ -114,11 +112,11 @@ func TestCheckOperator(t *testing.T) {
 		{"another role's session", "arn:aws:sts::123456789012:assumed-role/Dev/x", roles{"Dev": "arn:aws:iam::123456789012:role/teams/Dev"}, core(ssoRole, true),
 			"clusterctl update-core core --operators " + ssoRole + ",arn:aws:iam::123456789012:role/teams/Dev "},
 	} {
-		s := &Service{STS: fixedCaller(tc.caller), IAM: roles(nil)}
+		s := &Clients{STS: fixedCaller(tc.caller), IAM: roles(nil)}
 		if tc.iam != nil {
 			s.IAM = tc.iam
 		}
-		err := s.checkOperator(context.Background(), tc.core)
+		err := s.run().leases.checkOperator(context.Background(), tc.core)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: refused: %v", tc.name, err)

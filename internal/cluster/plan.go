@@ -8,11 +8,16 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/lease"
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/preflight"
 	"github.com/clusterctl/clusterctl/internal/query"
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
@@ -68,9 +73,22 @@ func (p *Plan) setChanges(cs []stacks.Change) {
 // resolvedImage names the plan row of an image path whose AMI moved.
 const resolvedImage = "imageId (resolved)"
 
+// Plans renders a stack, plans its change and applies or discards it.
+type Plans struct {
+	artifacts *Artifacts
+	leases    *Leases
+	requests  *Requests
+	say       *Say
+	ACM       preflight.ACMAPI
+	EC2       EC2API
+	SSM       SSMAPI
+	Stacks    StackManager
+	Sources   preflight.Sources
+}
+
 // planGroup compares a group as deployed with its desired spec rendered
 // as r.
-func (s *Service) planGroup(ctx context.Context, deployed *ObservedGroup, desired spec.Group, r *render.Rendered) (*Plan, error) {
+func (s *Plans) planGroup(ctx context.Context, deployed *ObservedGroup, desired spec.Group, r *render.Rendered) (*Plan, error) {
 	settings := spec.Diff(deployed.Spec, desired)
 	from, keep := shrink(deployed, desired)
 	if desired.Autoscale.Enabled {
@@ -132,7 +150,7 @@ func newPlan(stack string, settings []spec.Change, batch int) *Plan {
 // type changes anyway), and whether anything changes at all. It returns
 // both sides' parameters with the image path resolved to its AMI, as
 // CloudFormation sees them.
-func (s *Service) compare(ctx context.Context, p *Plan, prev *stacks.Stack, prevTemplate []byte, r *render.Rendered, imageChanges bool) (oldParams, newParams map[string]string, err error) {
+func (s *Plans) compare(ctx context.Context, p *Plan, prev *stacks.Stack, prevTemplate []byte, r *render.Rendered, imageChanges bool) (oldParams, newParams map[string]string, err error) {
 	// The image path resolves to an AMI on every deploy: compare AMIs.
 	// CloudFormation reports the resolved AMI as ResolvedValue; some
 	// implementations report it as the value itself.
@@ -274,4 +292,293 @@ func replacement(r string) string {
 		return "in place"
 	}
 	return "-"
+}
+
+// preflightGroup checks a group's settings against the account before
+// anything is uploaded or created: subnets the operator named must all
+// offer every type of the group; the core's, taken by default, at least
+// one of them each. The types must share one architecture as EC2 says.
+//
+// Which zones do not offer a type is said when it is news: for a new
+// group, or when an update changes its types or subnets; not on every
+// update of a group that already lives with it.
+func (s *Plans) preflightGroup(ctx context.Context, join render.Join, g spec.Group, deployed *spec.Group) error {
+	subnets, rule := g.SubnetIDs, preflight.EveryZone
+	if len(subnets) == 0 {
+		subnets, rule = join.SubnetIds, preflight.SomeZone
+	}
+	rep, err := preflight.Check(ctx, s.EC2, s.SSM, preflight.Request{
+		InstanceTypes: g.InstanceType, Image: g.ImageID, KeyName: g.KeyName,
+		SubnetIDs: subnets, VpcID: join.VpcId, Zones: rule,
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.checkPublicIPs(ctx, "group "+g.Name+"'s nodes", join.VpcId, subnets, g.PublicIPs); err != nil {
+		return err
+	}
+	news := deployed == nil || !slices.Equal(deployed.InstanceType, g.InstanceType) || !slices.Equal(deployed.SubnetIDs, g.SubnetIDs)
+	for _, n := range zoneNotes(g.Name, rep.Unoffered) {
+		if news {
+			s.say.noteOnce(n)
+		}
+	}
+	if !g.Published() {
+		return nil
+	}
+	cert := ""
+	if g.TLS() {
+		cert = g.Certificate
+	}
+	return preflight.CheckLoadBalancer(ctx, s.EC2, s.ACM, preflight.LoadBalancerRequest{
+		Scheme: g.Scheme(), Certificate: cert, SubnetIDs: render.LoadBalancerSubnets(g, join), SubnetZones: rep.SubnetZones, VpcID: join.VpcId,
+	})
+}
+
+// zoneNotes says, once per zone, which of a group's types that zone does
+// not offer: one line per zone, however many types the group has.
+func zoneNotes(group string, gaps []preflight.Gap) []string {
+	var zones []string
+	types := map[string][]string{}
+	subnets := map[string][]string{}
+	for _, g := range gaps {
+		if _, ok := types[g.Zone]; !ok {
+			zones = append(zones, g.Zone)
+		}
+		types[g.Zone] = append(types[g.Zone], g.InstanceType)
+		subnets[g.Zone] = g.Subnets
+	}
+	var out []string
+	for _, z := range zones {
+		verb := "is"
+		if len(types[z]) > 1 {
+			verb = "are"
+		}
+		out = append(out, fmt.Sprintf("Note: group %s: %s %s not offered in %s (subnet %s): its nodes launch in the other zones\n",
+			group, strings.Join(types[z], ", "), verb, z, strings.Join(subnets[z], ", ")))
+	}
+	return out
+}
+
+// planCore compares a core as deployed with its desired spec rendered as
+// r: the settings, the managers replaced (by what they are launched with)
+// and those added or removed.
+func (s *Plans) planCore(ctx context.Context, deployed *ObservedCore, desired spec.Core, r *render.Rendered) (*Plan, error) {
+	p := newPlan(r.StackName, spec.Diff(deployed.Spec, desired), 1)
+	p.managers = true
+	if deployed.Contract != render.ContractVersion {
+		p.Settings = append(p.Settings, spec.Change{Path: "contractVersion", Old: deployed.Contract, New: render.ContractVersion,
+			OldText: deployed.Contract, NewText: render.ContractVersion})
+	}
+	oldParams, newParams, err := s.compare(ctx, p, deployed.Stack, deployed.Template, r, changes(p.Settings, "imageId", "instanceType"))
+	if err != nil {
+		return nil, err
+	}
+	planAgent(p, deployed.Stack.Parameters, r.Parameters)
+	from, to := deployed.Spec.ManagerCount(), desired.ManagerCount()
+	if deployed.Legacy() {
+		p.NodesReplaced = 1
+		p.Notes = append(p.Notes, fmt.Sprintf("The control node of join contract %s is replaced by %s in an Auto Scaling group. It cannot hand its swarm over: "+
+			"the managers form a new swarm, the agents rejoin it on their own, and the services, secrets and networks of the old swarm must be created again. "+
+			"The groups keep running, joined; `clusterctl update-group` brings each to contract %s.", deployed.Contract, query.Plural(to, "manager"), render.ContractVersion))
+		return p, nil
+	}
+	oldLaunch, errOld := render.CoreLaunch(deployed.Template, oldParams)
+	newLaunch, err := render.CoreLaunch(r.Template, newParams)
+	if err != nil {
+		return nil, err
+	}
+	current := deployed.Managers
+	if current < 0 {
+		current = from
+	}
+	if errOld != nil || oldLaunch != newLaunch {
+		p.NodesReplaced = min(current, to)
+		p.Notes = append(p.Notes, "Each new manager joins the swarm, and is a Reachable manager, before an old one is drained, demoted and removed: the swarm keeps its quorum.")
+	}
+	switch {
+	case to > from:
+		p.Notes = append(p.Notes, fmt.Sprintf("%s will be added (%d → %d): they join the swarm as managers.", query.Plural(to-from, "manager"), from, to))
+	case to < from:
+		p.Notes = append(p.Notes, fmt.Sprintf("%s will be demoted and removed, one at a time (%d → %d).", query.Plural(from-to, "manager"), from, to))
+	}
+	return p, nil
+}
+
+// renderChecked renders a group joined to the core's current outputs,
+// after checking its settings against the account (pre-flight): nothing is
+// uploaded or created for a group that cannot launch. deployed is the
+// group as it is (nil for a new one): what pre-flight notes of it is said
+// only when news.
+func (s *Plans) renderChecked(ctx context.Context, core *stacks.Stack, g spec.Group, deployed *spec.Group) (*render.Rendered, error) {
+	join, err := s.groupJoin(ctx, core, g)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.preflightGroup(ctx, join, g, deployed); err != nil {
+		return nil, err
+	}
+	return s.renderGroup(ctx, core, g, join)
+}
+
+// renderGroup renders a group joined to its core, for this clusterctl.
+func (s *Plans) renderGroup(ctx context.Context, core *stacks.Stack, g spec.Group, join render.Join) (*render.Rendered, error) {
+	b, err := s.artifacts.build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := render.Group(core.Name, g, join, b)
+	if err != nil {
+		return nil, errs.AsUsage(err)
+	}
+	return r, nil
+}
+
+// planUpdate plans the update of a deployed group to desired (completed
+// and checked), joined to the core's current outputs: the settings that
+// change, and, unless the rendered stack equals the deployed one, a change
+// set with CloudFormation's resource actions (refused at apply time if the
+// stack changed since it was read).
+func (s *Plans) planUpdate(ctx context.Context, core *stacks.Stack, deployed *ObservedGroup, desired spec.Group) (*groupUpdate, error) {
+	u := &groupUpdate{cluster: core.Name, group: desired.Name}
+	revision, err := s.Stacks.Revision(ctx, names.GroupStack(core.Name, desired.Name))
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.renderChecked(ctx, core, desired, &deployed.Spec)
+	if err != nil {
+		return nil, err
+	}
+	u.rendered = r
+	if u.plan, err = s.planGroup(ctx, deployed, desired, r); err != nil {
+		return nil, err
+	}
+	if u.plan.unchanged {
+		return u, nil
+	}
+	stackSpec := specFrom(r, false)
+	stackSpec.Revision = revision
+	cs, err := s.Stacks.Plan(ctx, stackSpec)
+	if err != nil {
+		return nil, explain(err, u.cluster, u.group)
+	}
+	if cs.Empty {
+		return u, nil
+	}
+	u.changeSet = cs
+	u.plan.setChanges(cs.Changes)
+	return u, nil
+}
+
+// applyUpdate uploads the node agent and the new node configuration,
+// then executes the
+// change set and waits, holding the stack's lease.
+func (s *Plans) applyUpdate(ctx context.Context, u *groupUpdate) error {
+	if u.noop() {
+		return nil
+	}
+	scope := lease.Group(u.group)
+	if u.group == "" {
+		scope = lease.Core()
+	}
+	return s.leases.withLease(ctx, u.cluster, scope, func(ctx context.Context, in leased) error {
+		if err := s.artifacts.uploadAll(ctx, in.bucket, u.rendered); err != nil {
+			return err
+		}
+		if _, err := s.Stacks.Apply(ctx, u.changeSet); err != nil {
+			return explain(err, u.cluster, u.group)
+		}
+		if u.group == "" && u.plan != nil && u.plan.changes("secrets") {
+			s.requests.requestSecretsSync(ctx, in.core)
+		}
+		return nil
+	})
+}
+
+// discard deletes a planned update's change set, even when ctx is done (a
+// change set left behind clutters the stack); it is best effort.
+func (s *Plans) discard(ctx context.Context, u *groupUpdate) {
+	if u == nil || u.noop() {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_ = s.Stacks.Discard(cctx, u.changeSet)
+}
+
+// groupJoin is the core's join contract for group g, with what g's load
+// balancer needs besides: the VPC's CIDR, as EC2 says it, when an
+// internal load balancer admits the VPC by default.
+func (s *Plans) groupJoin(ctx context.Context, core *stacks.Stack, g spec.Group) (render.Join, error) {
+	join, err := joinOf(core)
+	if err != nil {
+		return join, err
+	}
+	if !g.Published() || g.Scheme() != spec.SchemeInternal || len(g.AllowFrom) > 0 {
+		return join, nil
+	}
+	out, err := s.EC2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{VpcIds: []string{join.VpcId}})
+	if err != nil {
+		return join, fmt.Errorf("describing the core's VPC %s: %w", join.VpcId, err)
+	}
+	if len(out.Vpcs) != 1 || aws.ToString(out.Vpcs[0].CidrBlock) == "" {
+		return join, refused("the core's VPC %s was not found: the internal load balancer's default --allow-from is its CIDR; give --allow-from (allowFrom in a cluster file) the CIDRs to admit, or check the core with `clusterctl describe %s`", join.VpcId, core.Name)
+	}
+	join.VpcCidr = aws.ToString(out.Vpcs[0].CidrBlock)
+	return join, nil
+}
+
+// planCoreUpdate plans the update of a deployed core to desired: the
+// settings that change, what becomes of the managers, and, unless the
+// rendered stack equals the deployed one, a change set. Apply it with
+// applyUpdate, or discard it. What the core cannot become is refused
+// (exit 2) before anything is planned.
+func (s *Plans) planCoreUpdate(ctx context.Context, deployed *ObservedCore, desired spec.Core) (*groupUpdate, error) {
+	cluster := deployed.Stack.Name
+	if err := desired.Complete(); err != nil {
+		return nil, err
+	}
+	// A core deployed before operators gets the caller as its operator.
+	if err := s.leases.resolveOperators(ctx, &desired, deployed.Spec.Operators); err != nil {
+		return nil, err
+	}
+	if err := checkCoreChange(deployed, desired); err != nil {
+		return nil, err
+	}
+	if err := s.checkPublicIPs(ctx, "the managers", desired.VpcID, desired.SubnetIDs, desired.PublicIPs); err != nil {
+		return nil, err
+	}
+	notes, err := s.Sources.CheckCore(ctx, &deployed.Spec, desired)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.artifacts.build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := render.Core(cluster, desired, b)
+	if err != nil {
+		return nil, errs.AsUsage(err)
+	}
+	u := &groupUpdate{cluster: cluster, rendered: r}
+	if u.plan, err = s.planCore(ctx, deployed, desired, r); err != nil {
+		return nil, err
+	}
+	u.plan.Notes = append(u.plan.Notes, notes...)
+	if u.plan.unchanged {
+		return u, nil
+	}
+	if from, to := deployed.Spec.ManagerCount(), desired.ManagerCount(); from != to && u.plan.NodesReplaced > 0 && !deployed.Legacy() {
+		return nil, managersError("changing the number of managers (%d → %d) and what they run at once would replace and add or remove managers in one rolling update: make the changes in two updates", from, to)
+	}
+	cs, err := s.Stacks.Plan(ctx, specFrom(r, false))
+	if err != nil {
+		return nil, explain(err, cluster, "")
+	}
+	if cs.Empty {
+		return u, nil
+	}
+	u.changeSet = cs
+	u.plan.setChanges(cs.Changes)
+	return u, nil
 }

@@ -10,7 +10,7 @@ import (
 // stack is created or updated: nodes without one in public subnets are
 // refused (they could reach nothing), nodes given one there are said to
 // have one, once per run.
-func (s *Service) checkPublicIPs(ctx context.Context, what, vpc string, subnets []string, public bool) error {
+func (s *Plans) checkPublicIPs(ctx context.Context, what, vpc string, subnets []string, public bool) error {
 	note, err := preflight.CheckPublicIPs(ctx, s.EC2, preflight.PublicIPsRequest{
 		What: what, Flag: "--public-ips", SubnetIDs: subnets, VpcID: vpc, PublicIPs: public,
 	})
@@ -18,7 +18,7 @@ func (s *Service) checkPublicIPs(ctx context.Context, what, vpc string, subnets 
 		return err
 	}
 	if note != "" {
-		s.noteOnce(note)
+		s.say.noteOnce(note)
 	}
 	return nil
 }

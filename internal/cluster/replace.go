@@ -53,7 +53,7 @@ type Replacement struct {
 // manager, for a manager) and the old node has left the swarm. A manager
 // whose removal would cost the swarm its quorum is refused; the only
 // manager is replaced only when confirmed.
-func (s *Service) ReplaceNode(ctx context.Context, o ReplaceOptions) (*Replacement, error) {
+func (s *Nodes) ReplaceNode(ctx context.Context, o ReplaceOptions) (*Replacement, error) {
 	start := time.Now()
 	n, err := s.findNode(ctx, o.Instance, o.Cluster)
 	if err != nil {
@@ -66,8 +66,8 @@ func (s *Service) ReplaceNode(ctx context.Context, o ReplaceOptions) (*Replaceme
 	if n.manager() {
 		scope = lease.Core()
 	}
-	err = s.withLease(ctx, n.Cluster, scope, func(ctx context.Context, in leased) error {
-		st, err := s.readStatus(ctx, in.bucket, n.Cluster)
+	err = s.leases.withLease(ctx, n.Cluster, scope, func(ctx context.Context, in leased) error {
+		st, err := s.status.readStatus(ctx, in.bucket, n.Cluster)
 		if err != nil {
 			return err
 		}
@@ -81,7 +81,7 @@ func (s *Service) ReplaceNode(ctx context.Context, o ReplaceOptions) (*Replaceme
 			}
 			if st != nil {
 				if odd := strangers(st, running); len(odd) > 0 {
-					s.printf("Note: the swarm status names %s that %s no running instance of the managers of cluster %s, not counted: %s\n",
+					s.say.printf("Note: the swarm status names %s that %s no running instance of the managers of cluster %s, not counted: %s\n",
 						query.Plural(len(odd), "manager"), isAre(len(odd)), n.Cluster, strings.Join(odd, ", "))
 				}
 			}
@@ -91,8 +91,8 @@ func (s *Service) ReplaceNode(ctx context.Context, o ReplaceOptions) (*Replaceme
 			return err
 		}
 		if risk != "" {
-			s.printf("Note: %s\n", risk)
-			if err := s.confirm(ctx, o.Yes, fmt.Sprintf("replace %s, the only manager of cluster %s", n.InstanceID, n.Cluster)); err != nil {
+			s.say.printf("Note: %s\n", risk)
+			if err := s.say.confirm(ctx, o.Yes, fmt.Sprintf("replace %s, the only manager of cluster %s", n.InstanceID, n.Cluster)); err != nil {
 				return err
 			}
 		}
@@ -120,7 +120,7 @@ func (s *Service) ReplaceNode(ctx context.Context, o ReplaceOptions) (*Replaceme
 // (its own ManagerGroup resource, not a group that carries its tags), as
 // Auto Scaling and EC2 both say: the managers a safety decision may count.
 // The manager n must be one of that group's.
-func (s *Service) runningManagers(ctx context.Context, n *clusterNode) (map[string]bool, error) {
+func (s *Nodes) runningManagers(ctx context.Context, n *clusterNode) (map[string]bool, error) {
 	r, err := s.Stacks.Resource(ctx, n.core.Name, names.ResourceManagerGroup)
 	if err != nil {
 		return nil, fmt.Errorf("finding the managers' group of cluster %q: %w", n.Cluster, err)
@@ -249,7 +249,7 @@ func checkReplace(st *swarmStatus, n *clusterNode, running map[string]bool, now 
 
 // groupInstances maps the instances of an Auto Scaling group to their
 // lifecycle states (InService, Pending, Terminating:Wait, ...).
-func (s *Service) groupInstances(ctx context.Context, name string) (map[string]string, error) {
+func (s *Nodes) groupInstances(ctx context.Context, name string) (map[string]string, error) {
 	out, err := s.ASG.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{name}})
 	if err != nil {
 		return nil, fmt.Errorf("describing the auto scaling group %s: %w", name, err)
@@ -267,7 +267,7 @@ func (s *Service) groupInstances(ctx context.Context, name string) (map[string]s
 // it before is in service and Ready in the swarm, and the node of the
 // instance replaced has left the swarm; it says each change on progress
 // and fills in r.
-func (s *Service) awaitReplacement(ctx context.Context, n *clusterNode, bucket string, before map[string]string, r *Replacement, progress io.Writer) error {
+func (s *Nodes) awaitReplacement(ctx context.Context, n *clusterNode, bucket string, before map[string]string, r *Replacement, progress io.Writer) error {
 	hint := fmt.Sprintf("Auto Scaling carries on replacing %s; follow it with `clusterctl list-nodes -j %s -n %s`", n.InstanceID, n.Cluster, n.Group)
 	said := map[string]string{}
 	say := func(instance, line string) {
@@ -287,7 +287,7 @@ func (s *Service) awaitReplacement(ctx context.Context, n *clusterNode, bucket s
 		now, err := s.groupInstances(ctx, n.AutoScalingGroup)
 		var st *swarmStatus
 		if err == nil {
-			st, err = s.readStatus(ctx, bucket, n.Cluster)
+			st, err = s.status.readStatus(ctx, bucket, n.Cluster)
 		}
 		if ctx.Err() != nil {
 			return stoppedWaiting(fmt.Errorf("waiting for the replacement of %s: %w", n.InstanceID, ctx.Err()), hint)

@@ -72,7 +72,7 @@ func ParseRestoreFrom(s string) (time.Time, bool, error) {
 // RequestRestore asks the managers of cluster to restore its swarm from
 // the backup o.From, once the plan is confirmed; with Wait it waits for
 // the outcome in the status snapshot.
-func (s *Service) RequestRestore(ctx context.Context, o RestoreOptions, progress io.Writer) (*RestoreResult, error) {
+func (s *Requests) RequestRestore(ctx context.Context, o RestoreOptions, progress io.Writer) (*RestoreResult, error) {
 	if spec.CheckClusterName(o.Cluster) != nil {
 		return nil, errs.Usage("invalid cluster name %q", o.Cluster)
 	}
@@ -83,15 +83,15 @@ func (s *Service) RequestRestore(ctx context.Context, o RestoreOptions, progress
 	if err != nil {
 		return nil, errs.Usage("%v", err)
 	}
-	core, err := s.getCore(ctx, o.Cluster)
+	core, err := s.find.getCore(ctx, o.Cluster)
 	if err != nil {
 		return nil, err
 	}
-	bucket, err := s.bucketOf(ctx, core)
+	bucket, err := s.find.bucketOf(ctx, core)
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.readStatus(ctx, bucket, o.Cluster)
+	st, err := s.status.readStatus(ctx, bucket, o.Cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -119,14 +119,14 @@ func (s *Service) RequestRestore(ctx context.Context, o RestoreOptions, progress
 	}
 	progressf(progress, "%s", restorePlan(o, r, st, now))
 	question := fmt.Sprintf("restore the swarm of cluster %s from its backup of %s (every change since is undone)", o.Cluster, chosen.Taken.Format(time.RFC3339))
-	if err := s.confirm(ctx, o.Yes, question); err != nil {
+	if err := s.say.confirm(ctx, o.Yes, question); err != nil {
 		return nil, err
 	}
-	queue, err := s.queueOf(ctx, core)
+	queue, err := s.leases.queueOf(ctx, core)
 	if err != nil {
 		return nil, err
 	}
-	caller, err := s.caller(ctx)
+	caller, err := s.leases.caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ func chooseBackup(list []wire.BackupInfo, o RestoreOptions, at time.Time, latest
 
 // waitRestore waits until the status snapshot says how the request
 // ended: restored, refused or failed (the last two an error).
-func (s *Service) waitRestore(ctx context.Context, bucket, cluster string, r *RestoreResult) error {
+func (s *Requests) waitRestore(ctx context.Context, bucket, cluster string, r *RestoreResult) error {
 	hint := fmt.Sprintf("the request stands: the managers act on it if they take it within %s of sending; `clusterctl describe %s` shows the swarm", names.RequestMaxAge, cluster)
 	deadline := r.Sent.Add(names.RequestMaxAge + 5*time.Minute)
 	tick := time.NewTicker(pollStatus)
@@ -196,7 +196,7 @@ func (s *Service) waitRestore(ctx context.Context, bucket, cluster string, r *Re
 		}
 		// A snapshot may be missing or unreadable while the leader's
 		// engine is being restored: read again.
-		st, err := s.readStatus(ctx, bucket, cluster)
+		st, err := s.status.readStatus(ctx, bucket, cluster)
 		if err == nil && st != nil && st.Restore != nil && st.Restore.RequestID == r.RequestID && st.Restore.Outcome != wire.RestoreRestoring {
 			out := st.Restore.Outcome
 			r.Outcome, r.Reason = &out, st.Restore.Reason

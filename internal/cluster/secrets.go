@@ -22,36 +22,36 @@ type SecretList struct {
 
 // Secrets lists the core's declared secrets with what the leader's last
 // snapshot says of each.
-func (s *Service) Secrets(ctx context.Context, cluster string) (*SecretList, error) {
-	core, err := s.getCore(ctx, cluster)
+func (s *Requests) Secrets(ctx context.Context, cluster string) (*SecretList, error) {
+	core, err := s.find.getCore(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
-	oc, err := s.observeCore(ctx, core)
+	oc, err := s.observer.observeCore(ctx, core)
 	if err != nil {
 		return nil, err
 	}
-	bucket, err := s.bucketOf(ctx, core)
+	bucket, err := s.find.bucketOf(ctx, core)
 	if err != nil {
 		return nil, err
 	}
-	w, err := s.swarmIn(ctx, cluster, bucket)
+	w, err := s.status.swarmIn(ctx, cluster, bucket)
 	if err != nil {
 		return nil, err
 	}
-	return &SecretList{Secrets: query.SecretsOf(oc.Spec.Secrets, w.Snapshot), Note: w.Problem(), Now: s.now()}, nil
+	return &SecretList{Secrets: query.SecretsOf(oc.Spec.Secrets, w.Snapshot), Note: w.Problem(), Now: s.status.now()}, nil
 }
 
 // requestSecretsSync asks the managers' leader to sync the secrets now,
 // after the core's declaration changed. Not sent, the leader still reads
 // the declaration within its next rounds: a warning, not a failure.
-func (s *Service) requestSecretsSync(ctx context.Context, core *stacks.Stack) {
+func (s *Requests) requestSecretsSync(ctx context.Context, core *stacks.Stack) {
 	err := func() error {
-		queue, err := s.queueOf(ctx, core)
+		queue, err := s.leases.queueOf(ctx, core)
 		if err != nil {
 			return err
 		}
-		caller, err := s.caller(ctx)
+		caller, err := s.leases.caller(ctx)
 		if err != nil {
 			return err
 		}
@@ -63,11 +63,11 @@ func (s *Service) requestSecretsSync(ctx context.Context, core *stacks.Stack) {
 		if _, err := s.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queue), MessageBody: aws.String(body)}); err != nil {
 			return err
 		}
-		s.printf("Asked the managers of cluster %s to sync the secrets now (request %s)\n", core.Name, id)
+		s.say.printf("Asked the managers of cluster %s to sync the secrets now (request %s)\n", core.Name, id)
 		return nil
 	}()
 	if err != nil {
-		s.printf("Warning: the managers of cluster %s were not asked to sync the secrets now (%v); they read the declaration within a minute\n", core.Name, err)
+		s.say.printf("Warning: the managers of cluster %s were not asked to sync the secrets now (%v); they read the declaration within a minute\n", core.Name, err)
 	}
 }
 

@@ -65,12 +65,12 @@ func TestMain(m *testing.M) {
 
 // motoService returns a Service on a fresh moto account. A missing
 // moto_server fails the test: these tests never skip.
-func motoService(t *testing.T) *Service {
+func motoService(t *testing.T) *Clients {
 	t.Helper()
 	cfg := motoConfig(t)
 	cfn := cloudformation.NewFromConfig(cfg)
 	ios, _, _, _ := iostreams.Test()
-	return &Service{
+	return &Clients{
 		Stacks:  stacks.NewManager(cfn, stacks.Options{RunID: "test"}),
 		CFN:     cfn,
 		EC2:     ec2.NewFromConfig(cfg),
@@ -119,20 +119,20 @@ func TestOrchestrationOnMoto(t *testing.T) {
 	ctx := t.Context()
 
 	core := spec.Core{SSHCIDR: "203.0.113.0/24", VolumeSize: intp(25)}
-	coreStack, err := s.CreateCore(ctx, "core", core, CreateOptions{})
+	coreStack, err := NewCore(s).CreateCore(ctx, "core", core, CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if coreStack.Outputs[names.OutputBucketName] == "" {
 		t.Fatalf("core outputs %v", coreStack.Outputs)
 	}
-	if _, err := s.CreateCore(ctx, "core", core, CreateOptions{}); !errors.Is(err, ErrRefused) {
+	if _, err := NewCore(s).CreateCore(ctx, "core", core, CreateOptions{}); !errors.Is(err, ErrRefused) {
 		t.Errorf("second CreateCore: %v", err)
 	}
 
 	web := spec.Group{Name: "web", InstanceType: spec.InstanceTypes{"c5.large"}, Count: intp(2), Labels: spec.Labels{"role": "web"},
 		VolumeSize: intp(40), SSHCIDR: "198.51.100.0/24", RollingUpdate: spec.RollingUpdate{MaxBatch: intp(2)}}
-	nodes, err := s.AddAgents(ctx, "core", web, CreateOptions{})
+	nodes, err := NewGroups(s).AddAgents(ctx, "core", web, CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestOrchestrationOnMoto(t *testing.T) {
 	}
 
 	// What is deployed reads back into the spec it was created from.
-	obs, err := s.Observe(ctx, "core")
+	obs, err := NewObserver(s).Observe(ctx, "core")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestOrchestrationOnMoto(t *testing.T) {
 	}
 
 	// Nothing asked, nothing changes.
-	res, err := s.UpdateGroup(ctx, UpdateOptions{Cluster: "core", Group: "web"})
+	res, err := NewGroups(s).UpdateGroup(ctx, UpdateOptions{Cluster: "core", Group: "web"})
 	if err != nil || !res.NoOp || res.Applied {
 		t.Fatalf("identity update: %+v, %v", res, err)
 	}
@@ -173,7 +173,7 @@ func TestOrchestrationOnMoto(t *testing.T) {
 	// A count change: the plan has the value, and no node is replaced
 	// (moto's change set lists no change for it).
 	var shown *Plan
-	res, err = s.UpdateGroup(ctx, UpdateOptions{Cluster: "core", Group: "web",
+	res, err = NewGroups(s).UpdateGroup(ctx, UpdateOptions{Cluster: "core", Group: "web",
 		Desired: func(d spec.Group) spec.Group { d.Count = intp(3); return d },
 		OnPlan:  func(p *Plan) error { shown = p; return nil }})
 	if err != nil || !res.Applied || shown != res.Plan {
@@ -183,12 +183,12 @@ func TestOrchestrationOnMoto(t *testing.T) {
 	if !reflect.DeepEqual(res.Plan.Settings, want) || res.Plan.NodesReplaced != 0 {
 		t.Errorf("plan %+v, want %+v and no node replaced", res.Plan, want)
 	}
-	if g, _ := s.ObserveGroup(ctx, "core", "web"); *g.Spec.Count != 3 || g.Nodes != 3 {
+	if g, _ := NewObserver(s).ObserveGroup(ctx, "core", "web"); *g.Spec.Count != 3 || g.Nodes != 3 {
 		t.Errorf("after the count update: %+v, %d nodes", g.Spec, g.Nodes)
 	}
 
 	// A type change replaces every node, two at a time; a dry run changes nothing.
-	res, err = s.UpdateGroup(ctx, UpdateOptions{Cluster: "core", Group: "web", DryRun: true,
+	res, err = NewGroups(s).UpdateGroup(ctx, UpdateOptions{Cluster: "core", Group: "web", DryRun: true,
 		Desired: func(d spec.Group) spec.Group { d.InstanceType = spec.InstanceTypes{"c5.xlarge"}; return d }})
 	if err != nil || res.Applied || res.NoOp {
 		t.Fatalf("dry run: %+v, %v", res, err)
@@ -203,12 +203,12 @@ func TestOrchestrationOnMoto(t *testing.T) {
 		}) {
 		t.Errorf("type plan %+v", p)
 	}
-	if g, _ := s.ObserveGroup(ctx, "core", "web"); g.Spec.InstanceType.String() != "c5.large" {
+	if g, _ := NewObserver(s).ObserveGroup(ctx, "core", "web"); g.Spec.InstanceType.String() != "c5.large" {
 		t.Errorf("the dry run changed the type to %s", g.Spec.InstanceType)
 	}
 
 	// Bad desired settings are a usage error at their path; nothing changes.
-	_, err = s.UpdateGroup(ctx, UpdateOptions{Cluster: "core", Group: "web",
+	_, err = NewGroups(s).UpdateGroup(ctx, UpdateOptions{Cluster: "core", Group: "web",
 		Desired: func(d spec.Group) spec.Group { d.Min = intp(9); return d }})
 	var fe *spec.FieldError
 	if !errors.As(err, &fe) || fe.Path != "min" || errs.ExitCode(err) != errs.ExitUsage {
@@ -216,10 +216,10 @@ func TestOrchestrationOnMoto(t *testing.T) {
 	}
 
 	// remove-group deletes the stack and the group's node configurations.
-	if _, err := s.RemoveGroup(ctx, RemoveOptions{Cluster: "core", Group: "web", Yes: true}); err != nil {
+	if _, err := NewGroups(s).RemoveGroup(ctx, RemoveOptions{Cluster: "core", Group: "web", Yes: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ObserveGroup(ctx, "core", "web"); !errors.Is(err, ErrRefused) {
+	if _, err := NewObserver(s).ObserveGroup(ctx, "core", "web"); !errors.Is(err, ErrRefused) {
 		t.Errorf("observing a removed group: %v", err)
 	}
 	objs, err := s.S3.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(coreStack.Outputs[names.OutputBucketName]), Prefix: aws.String(names.GroupConfigPrefix("web"))})
@@ -227,10 +227,10 @@ func TestOrchestrationOnMoto(t *testing.T) {
 		t.Errorf("node configurations left: %v, %v", objs, err)
 	}
 
-	if _, err := s.DeleteCore(ctx, DeleteCoreOptions{Name: "core", Yes: true}); err != nil {
+	if _, err := NewCore(s).DeleteCore(ctx, DeleteCoreOptions{Name: "core", Yes: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Observe(ctx, "core"); !errors.Is(err, ErrRefused) {
+	if _, err := NewObserver(s).Observe(ctx, "core"); !errors.Is(err, ErrRefused) {
 		t.Errorf("observing a deleted cluster: %v", err)
 	}
 }
@@ -239,7 +239,7 @@ func TestOrchestrationOnMoto(t *testing.T) {
 // services it does not speak.
 type fakeEnv struct {
 	fake *cfnfake.Server
-	s    *Service
+	s    *Clients
 	s3   *recS3
 }
 
@@ -259,7 +259,7 @@ func fakeService(t *testing.T) *fakeEnv {
 		{Key: aws.String(names.TagCluster), Value: aws.String("core")}, {Key: aws.String(names.TagRole), Value: aws.String(names.RoleCore)}}}}); err != nil {
 		t.Fatal(err)
 	}
-	return &fakeEnv{fake: fake, s3: rec, s: &Service{
+	return &fakeEnv{fake: fake, s3: rec, s: &Clients{
 		Stacks:  stacks.NewManager(fake.Client(), stacks.Options{RunID: "test", Clock: fake.Clock}),
 		CFN:     fake.Client(),
 		EC2:     memEC2{},
@@ -332,7 +332,7 @@ func TestUpdateRollbackExplained(t *testing.T) {
 	asg := cfnfake.Res{LogicalID: names.ResourceAutoScalingGroup, Type: "AWS::AutoScaling::AutoScalingGroup"}
 	e.fake.Script("core-g", cfnfake.Update, cfnfake.UpdateRollback(time.Minute, asg, "Received 0 SUCCESS signal(s) out of 1")...)
 
-	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", Yes: true,
+	res, err := NewGroups(e.s).UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", Yes: true,
 		Desired: func(d spec.Group) spec.Group { d.InstanceType = spec.InstanceTypes{"m5.xlarge"}; return d }})
 	if err == nil {
 		t.Fatal("the update succeeded")
@@ -370,7 +370,7 @@ func TestUpdateNothingCreatesNoChangeSet(t *testing.T) {
 	e.seed(t, spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2), Min: intp(1), Max: intp(5), SSHCIDR: "203.0.113.0/24",
 		KeyName: "ops", Labels: spec.Labels{"a": "1"}, ImageID: "/my/images/node", VolumeSize: intp(50), SubnetIDs: []string{"subnet-0bbb2222"},
 		RollingUpdate: spec.RollingUpdate{MaxBatch: intp(2), MinInService: intp(0)}})
-	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g",
+	res, err := NewGroups(e.s).UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g",
 		Desired: func(d spec.Group) spec.Group { return d.Update(spec.Group{}, nil) }})
 	if err != nil || !res.NoOp {
 		t.Fatalf("flagless update: %+v, %v", res, err)
@@ -388,7 +388,7 @@ func TestPlanFollowsCoreAndImage(t *testing.T) {
 	moved := testJoin
 	moved.SubnetIds = []string{"subnet-0ccc3333"}
 	e.seedWith(t, moved, testJoin, "ami-00000000000000001", spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2)})
-	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", DryRun: true})
+	res, err := NewGroups(e.s).UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", DryRun: true})
 	if err != nil || res.NoOp || res.Applied {
 		t.Fatalf("update: %+v, %v", res, err)
 	}
@@ -412,7 +412,7 @@ func TestDeleteCascadeExplained(t *testing.T) {
 	for _, g := range []string{"core-a", "core-b"} {
 		e.fake.Script(g, cfnfake.Delete, cfnfake.DeleteFails(30*time.Second, sg, "resource sg-1 has a dependent object")...)
 	}
-	_, err := e.s.DeleteCore(t.Context(), DeleteCoreOptions{Name: "core", Cascade: true, Yes: true})
+	_, err := NewCore(e.s).DeleteCore(t.Context(), DeleteCoreOptions{Name: "core", Cascade: true, Yes: true})
 	if err == nil {
 		t.Fatal("the cascade succeeded")
 	}
@@ -569,7 +569,7 @@ func TestContinueRollbackHoldsTheGroupLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.s.ContinueRollback(t.Context(), "core", "g")
+	_, err = NewGroups(e.s).ContinueRollback(t.Context(), "core", "g")
 	if !errors.Is(err, lease.ErrHeld) || !strings.Contains(err.Error(), "`update-group -n g -j core -c 3`") {
 		t.Errorf("ContinueRollback under another run's lease = %v", err)
 	}
@@ -577,7 +577,7 @@ func TestContinueRollbackHoldsTheGroupLease(t *testing.T) {
 		t.Errorf("ContinueUpdateRollback called %d times under another run's lease", n)
 	}
 	l.Release(t.Context())
-	st, err := e.s.ContinueRollback(t.Context(), "core", "g")
+	st, err := NewGroups(e.s).ContinueRollback(t.Context(), "core", "g")
 	if err != nil || st.Status != "UPDATE_ROLLBACK_COMPLETE" {
 		t.Errorf("ContinueRollback = %+v, %v", st, err)
 	}
@@ -589,7 +589,7 @@ func TestContinueRollbackHoldsTheGroupLease(t *testing.T) {
 func TestUpdateChangesTags(t *testing.T) {
 	e := fakeService(t)
 	e.seed(t, spec.Group{Name: "g", InstanceType: spec.InstanceTypes{"m5.large"}, Count: intp(2), Tags: spec.Tags{"team": "web", "owner": "jane"}})
-	res, err := e.s.UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", Yes: true,
+	res, err := NewGroups(e.s).UpdateGroup(t.Context(), UpdateOptions{Cluster: "core", Group: "g", Yes: true,
 		Desired: func(d spec.Group) spec.Group {
 			return d.Update(spec.Group{Tags: spec.Tags{"team": "api"}}, []string{"tags"})
 		}})

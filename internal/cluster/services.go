@@ -22,16 +22,16 @@ type ServiceList struct {
 // its bucket, then one GetObject; nothing reaches the managers. A stale
 // snapshot still answers, with a note; no snapshot, or one that lists no
 // services (managers of an older clusterctl), is refused.
-func (s *Service) Services(ctx context.Context, cluster, name string) (*ServiceList, error) {
-	core, err := s.getCore(ctx, cluster)
+func (s *Inspector) Services(ctx context.Context, cluster, name string) (*ServiceList, error) {
+	core, err := s.find.getCore(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
-	bucket, err := s.bucketOf(ctx, core)
+	bucket, err := s.find.bucketOf(ctx, core)
 	if err != nil {
 		return nil, err
 	}
-	w, err := s.swarmIn(ctx, cluster, bucket)
+	w, err := s.status.swarmIn(ctx, cluster, bucket)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (s *Service) Services(ctx context.Context, cluster, name string) (*ServiceL
 // snapshot read is the cluster's own or refused (query.ReadSnapshot). The
 // stacks that carry a cluster's tags under a name they do not give come
 // back apart, as conflicts.
-func (s *Service) ListClusters(ctx context.Context) ([]query.ClusterSummary, []query.Conflict, error) {
+func (s *Inspector) ListClusters(ctx context.Context) ([]query.ClusterSummary, []query.Conflict, error) {
 	cores, err := query.ListCores(ctx, s.CFN)
 	if err != nil {
 		return nil, nil, err
@@ -74,18 +74,18 @@ func (s *Service) ListClusters(ctx context.Context) ([]query.ClusterSummary, []q
 		out[i] = query.ClusterSummary{Cluster: core.Name, Status: core.Status, Managers: query.ManagersOf(core), Groups: cores.Groups[core.Name],
 			Network: core.Parameters[names.ParamNetwork]}
 		g.Go(func() error {
-			w := query.Swarm{Cluster: core.Name, Now: s.now(), Missing: fmt.Sprintf("the core has no %s output to find its bucket by (stack %s)", names.OutputBucketName, core.Status)}
+			w := query.Swarm{Cluster: core.Name, Now: s.status.now(), Missing: fmt.Sprintf("the core has no %s output to find its bucket by (stack %s)", names.OutputBucketName, core.Status)}
 			if bucket := core.Outputs[names.OutputBucketName]; bucket != "" {
 				// Read only once its tags prove it the cluster's: a stack
 				// with copied tags names whatever bucket it likes.
-				err := s.provenBucket(gctx, bucket, core.Name)
+				err := s.find.provenBucket(gctx, bucket, core.Name)
 				switch {
 				case err != nil && gctx.Err() != nil:
 					return err
 				case err != nil:
 					w.Missing = err.Error()
 				default:
-					if w, err = s.swarmIn(gctx, core.Name, bucket); err != nil {
+					if w, err = s.status.swarmIn(gctx, core.Name, bucket); err != nil {
 						return err
 					}
 				}

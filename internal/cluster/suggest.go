@@ -34,7 +34,7 @@ func groupNotFound(cause error, cluster, group, why string) error {
 // closest name that does ("did you mean core?"), read with one listing of
 // the account's stacks. Any other error, or a failed listing, comes back
 // as it was.
-func (s *Service) Suggest(ctx context.Context, err error) error {
+func (s *Finder) Suggest(ctx context.Context, err error) error {
 	var r *refusal
 	if !errors.As(err, &r) || r.missing == nil || ctx.Err() != nil {
 		return err
@@ -75,7 +75,7 @@ func Closest(typed string, candidates []string) string {
 }
 
 // listNames lists the account's clusters and groups by their tags.
-func (s *Service) listNames(ctx context.Context) (query.Names, error) {
+func (s *Finder) listNames(ctx context.Context) (query.Names, error) {
 	if s.CFN == nil {
 		return query.Names{}, errors.New("no CloudFormation client")
 	}

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/query"
-	"github.com/clusterctl/clusterctl/internal/stacks"
 )
 
 // The swarm's status snapshot (names.StatusKey in the cluster bucket) is
@@ -20,73 +18,8 @@ import (
 // state unknown and says why; inventory still lists what EC2 and
 // CloudFormation say. Only an interruption fails the command.
 
-// now is the moment a snapshot's age is measured against.
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
-// swarmOf reads the swarm's status snapshot of a cluster whose core stack
-// is read.
-func (s *Service) swarmOf(ctx context.Context, core *stacks.Stack) (query.Swarm, error) {
-	return s.swarmOfReusing(ctx, core, nil)
-}
-
-// swarmOfReusing is swarmOf where read, when not nil, is what was already
-// read from one bucket (swarmByTag): if that is the core's bucket, it is
-// not read again.
-func (s *Service) swarmOfReusing(ctx context.Context, core *stacks.Stack, read *query.Swarm) (query.Swarm, error) {
-	bucket, err := s.coreBucket(ctx, core)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return query.Swarm{}, err
-	case err != nil:
-		return query.Swarm{Cluster: core.Name, Missing: err.Error(), Now: s.now()}, nil
-	case bucket == "":
-		return query.Swarm{Cluster: core.Name, Missing: fmt.Sprintf("the core owns no bucket to read its status from (stack %s)", core.Status), Now: s.now()}, nil
-	case read != nil && read.Where == statusWhere(bucket):
-		return *read, nil
-	}
-	return s.swarmIn(ctx, core.Name, bucket)
-}
-
 // statusWhere is where a bucket's status snapshot is, as Swarm.Where says.
 func statusWhere(bucket string) string { return fmt.Sprintf("s3://%s/%s", bucket, names.StatusKey) }
-
-// swarmIn reads the swarm's status snapshot of cluster from its bucket.
-func (s *Service) swarmIn(ctx context.Context, cluster, bucket string) (query.Swarm, error) {
-	w := query.Swarm{Cluster: cluster, Where: statusWhere(bucket)}
-	snap, err := query.ReadSnapshot(ctx, s.S3, bucket, cluster)
-	w.Now = s.now()
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return query.Swarm{}, err
-	case errors.Is(err, query.ErrUntrusted):
-		w.Missing = "refused: " + err.Error()
-	case err != nil:
-		w.Missing = err.Error()
-	case snap == nil:
-		w.Missing = query.NoSnapshotYet(w.Where)
-	}
-	w.Snapshot = snap
-	return w, nil
-}
-
-// clusterSwarm reads a cluster's core stack and its swarm's snapshot; a
-// cluster without a core (or whose core cannot be read) has an unknown
-// swarm. read is as in swarmOfReusing.
-func (s *Service) clusterSwarm(ctx context.Context, cluster string, read *query.Swarm) (query.Swarm, error) {
-	core, err := s.getCore(ctx, cluster)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return query.Swarm{}, err
-	case err != nil:
-		return query.Swarm{Cluster: cluster, Missing: err.Error(), Now: s.now()}, nil
-	}
-	return s.swarmOfReusing(ctx, core, read)
-}
 
 // taggedBucket is the bucket a cluster's instances name (names.TagNodeBucket),
 // "" when none does or they disagree.
@@ -102,30 +35,6 @@ func taggedBucket(nodes []query.Node, cluster string) string {
 		}
 	}
 	return bucket
-}
-
-// swarmByTag reads a cluster's snapshot from the bucket its instances name,
-// without CloudFormation: list-nodes' calls are then DescribeInstances and
-// GetObject. ok is false, and the core's own bucket is to be found and
-// read, unless that bucket holds a snapshot ReadSnapshot trusts: one that
-// names this cluster. A tag can be wrong (or written by someone else); a
-// snapshot that names the cluster it was read for is what the managers
-// publish. Anything else (no snapshot there yet, refused, unreadable) is
-// only what that bucket says: read is then what was read, if anything, so
-// that the core's bucket is not read twice when it is the same.
-func (s *Service) swarmByTag(ctx context.Context, cluster string, nodes []query.Node) (w query.Swarm, read *query.Swarm, ok bool, err error) {
-	bucket := taggedBucket(nodes, cluster)
-	if bucket == "" {
-		return query.Swarm{}, nil, false, nil
-	}
-	got, err := s.swarmIn(ctx, cluster, bucket)
-	switch {
-	case err != nil:
-		return query.Swarm{}, nil, false, err
-	case got.Snapshot != nil:
-		return got, nil, true, nil
-	}
-	return query.Swarm{}, &got, false, nil
 }
 
 // swarmReaders bounds the clusters whose snapshots are read at once.
@@ -154,7 +63,7 @@ func clusterSwarms(ctx context.Context, clusters []string, read func(ctx context
 // it is read from the core stack's bucket. A named cluster or group that
 // has no nodes is checked to exist, so a wrong name is "not found", not an
 // empty cluster.
-func (s *Service) ListNodes(ctx context.Context, cluster, group string) ([]query.Node, []query.Swarm, error) {
+func (s *Inspector) ListNodes(ctx context.Context, cluster, group string) ([]query.Node, []query.Swarm, error) {
 	if cluster == "" {
 		nodes, err := query.ListNodes(ctx, s.EC2, "", group)
 		if err != nil {
@@ -167,11 +76,11 @@ func (s *Service) ListNodes(ctx context.Context, cluster, group string) ([]query
 			}
 		}
 		swarms, err := clusterSwarms(ctx, clusters, func(ctx context.Context, c string) (query.Swarm, error) {
-			w, read, ok, err := s.swarmByTag(ctx, c, nodes)
+			w, read, ok, err := s.status.swarmByTag(ctx, c, nodes)
 			if err != nil || ok {
 				return w, err
 			}
-			return s.clusterSwarm(ctx, c, read)
+			return s.status.clusterSwarm(ctx, c, read)
 		})
 		if err != nil {
 			return nil, nil, err
@@ -186,7 +95,7 @@ func (s *Service) ListNodes(ctx context.Context, cluster, group string) ([]query
 		return nil, nil, err
 	}
 	// The instances name the bucket: two calls in all.
-	w, read, ok, err := s.swarmByTag(ctx, cluster, nodes)
+	w, read, ok, err := s.status.swarmByTag(ctx, cluster, nodes)
 	switch {
 	case err != nil:
 		return nil, nil, err
@@ -202,22 +111,22 @@ func (s *Service) ListNodes(ctx context.Context, cluster, group string) ([]query
 // core stack (DescribeStacks, ListStackResources, then GetObject unless
 // read is of that bucket), for the nodes listed. A core that cannot be read
 // leaves the swarm unknown while there are nodes to list.
-func (s *Service) listNodesByCore(ctx context.Context, cluster, group string, nodes []query.Node, read *query.Swarm) ([]query.Node, []query.Swarm, error) {
+func (s *Inspector) listNodesByCore(ctx context.Context, cluster, group string, nodes []query.Node, read *query.Swarm) ([]query.Node, []query.Swarm, error) {
 	var w query.Swarm
-	core, err := s.getCore(ctx, cluster)
+	core, err := s.find.getCore(ctx, cluster)
 	switch {
 	case err != nil && (len(nodes) == 0 || ctx.Err() != nil):
 		return nil, nil, err
 	case err != nil:
-		w = query.Swarm{Cluster: cluster, Missing: err.Error(), Now: s.now()}
+		w = query.Swarm{Cluster: cluster, Missing: err.Error(), Now: s.status.now()}
 	default:
-		if w, err = s.swarmOfReusing(ctx, core, read); err != nil {
+		if w, err = s.status.swarmOfReusing(ctx, core, read); err != nil {
 			return nil, nil, err
 		}
 	}
 	nodes = query.WithSwarm(nodes, w, group)
 	if len(nodes) == 0 {
-		if err := s.checkGroup(ctx, cluster, group); err != nil {
+		if err := s.find.checkGroup(ctx, cluster, group); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -230,13 +139,13 @@ func (s *Service) listNodesByCore(ctx context.Context, cluster, group string, no
 // under other names (conflicts); none for a named cluster is checked as
 // ListNodes does. The snapshot of each cluster with groups is read: its
 // core's bucket, then the one object.
-func (s *Service) ListGroups(ctx context.Context, cluster string) (query.Inventory, error) {
+func (s *Inspector) ListGroups(ctx context.Context, cluster string) (query.Inventory, error) {
 	inv, err := query.ListInventory(ctx, s.CFN, s.ASG, cluster)
 	if err != nil {
 		return query.Inventory{}, err
 	}
 	if len(inv.Groups) == 0 && cluster != "" {
-		return inv, s.checkExists(ctx, cluster, "")
+		return inv, s.find.checkExists(ctx, cluster, "")
 	}
 	var clusters []string
 	for _, g := range inv.Groups {
@@ -246,9 +155,9 @@ func (s *Service) ListGroups(ctx context.Context, cluster string) (query.Invento
 	}
 	if inv.Swarms, err = clusterSwarms(ctx, clusters, func(ctx context.Context, c string) (query.Swarm, error) {
 		if core := inv.Cores[c]; core != nil {
-			return s.swarmOf(ctx, core)
+			return s.status.swarmOf(ctx, core)
 		}
-		return s.clusterSwarm(ctx, c, nil)
+		return s.status.clusterSwarm(ctx, c, nil)
 	}); err != nil {
 		return query.Inventory{}, err
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/invopop/jsonschema"
-	"gopkg.in/yaml.v3"
+	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/clusterctl/clusterctl/internal/spec"
 )

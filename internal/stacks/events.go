@@ -10,7 +10,7 @@ import (
 // status (nil, whatever the outcome) or ctx is done (ctx's error). emit is
 // called from one goroutine at a time.
 func (m *Manager) Events(ctx context.Context, name string, follow bool, emit func([]Event)) error {
-	hist, id, err := m.history(ctx, name)
+	hist, id, err := history(ctx, m.api, name)
 	if err != nil {
 		return err
 	}

@@ -164,7 +164,7 @@ func (m *Manager) CreateStarted(ctx context.Context, spec Spec, started func(id 
 		}
 		// A retry of our own CreateStack whose first response was lost meets
 		// AlreadyExists: the stack's events carry our token, so wait on it.
-		hist, id, herr := m.history(ctx, spec.Name)
+		hist, id, herr := history(ctx, m.api, spec.Name)
 		if herr != nil || !hasToken(hist, tok) {
 			return nil, fmt.Errorf("creating stack %q: stack %w", spec.Name, ErrAlreadyExists)
 		}
@@ -270,11 +270,11 @@ func (m *Manager) Plan(ctx context.Context, spec Spec) (*Plan, error) {
 	}
 	ready, err := m.awaitChangeSet(ctx, plan)
 	if err != nil {
-		m.cleanupChangeSet(ctx, plan)
+		cleanupChangeSet(ctx, m.api, plan)
 		return nil, err
 	}
 	if ready.Status == types.ChangeSetStatusFailed {
-		m.cleanupChangeSet(ctx, plan)
+		cleanupChangeSet(ctx, m.api, plan)
 		reason := aws.ToString(ready.StatusReason)
 		if noChanges(reason) {
 			plan.Empty = true
@@ -282,7 +282,7 @@ func (m *Manager) Plan(ctx context.Context, spec Spec) (*Plan, error) {
 		}
 		return nil, fmt.Errorf("change set for stack %q failed: %s", spec.Name, reason)
 	}
-	if err := m.collectChanges(ctx, plan, ready); err != nil {
+	if err := collectChanges(ctx, m.api, plan, ready); err != nil {
 		return nil, err
 	}
 	return plan, nil
@@ -315,7 +315,7 @@ func (p *Plan) describeInput(next *string) *cloudformation.DescribeChangeSetInpu
 	return in
 }
 
-func (m *Manager) collectChanges(ctx context.Context, plan *Plan, page *cloudformation.DescribeChangeSetOutput) error {
+func collectChanges(ctx context.Context, api API, plan *Plan, page *cloudformation.DescribeChangeSetOutput) error {
 	for {
 		for _, c := range page.Changes {
 			if ch, ok := changeFrom(c); ok {
@@ -326,7 +326,7 @@ func (m *Manager) collectChanges(ctx context.Context, plan *Plan, page *cloudfor
 			return nil
 		}
 		var err error
-		page, err = m.api.DescribeChangeSet(ctx, plan.describeInput(page.NextToken))
+		page, err = api.DescribeChangeSet(ctx, plan.describeInput(page.NextToken))
 		if err != nil {
 			return fmt.Errorf("describing change set of stack %q: %w", plan.Stack, err)
 		}
@@ -335,19 +335,19 @@ func (m *Manager) collectChanges(ctx context.Context, plan *Plan, page *cloudfor
 
 // cleanupChangeSet deletes a change set we will not execute, even when ctx
 // is already cancelled: leaving it would clutter the stack.
-func (m *Manager) cleanupChangeSet(ctx context.Context, plan *Plan) {
+func cleanupChangeSet(ctx context.Context, api API, plan *Plan) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	_ = m.deleteChangeSet(cctx, plan)
+	_ = deleteChangeSet(cctx, api, plan)
 }
 
-func (m *Manager) deleteChangeSet(ctx context.Context, plan *Plan) error {
+func deleteChangeSet(ctx context.Context, api API, plan *Plan) error {
 	in := &cloudformation.DeleteChangeSetInput{ChangeSetName: aws.String(plan.ChangeSetID)}
 	if plan.ChangeSetID == "" {
 		in.ChangeSetName = aws.String(plan.ChangeSetName)
 		in.StackName = aws.String(plan.Stack)
 	}
-	_, err := m.api.DeleteChangeSet(ctx, in)
+	_, err := api.DeleteChangeSet(ctx, in)
 	return err
 }
 
@@ -356,7 +356,7 @@ func (m *Manager) Discard(ctx context.Context, plan *Plan) error {
 	if plan == nil || plan.Empty {
 		return nil
 	}
-	if err := m.deleteChangeSet(ctx, plan); err != nil {
+	if err := deleteChangeSet(ctx, m.api, plan); err != nil {
 		return fmt.Errorf("deleting change set of stack %q: %w", plan.Stack, err)
 	}
 	return nil
@@ -380,7 +380,7 @@ func (m *Manager) Apply(ctx context.Context, plan *Plan) (*Stack, error) {
 		return nil, err
 	}
 	if err := checkRevision(plan.Stack, plan.Revision, latest); err != nil {
-		m.cleanupChangeSet(ctx, plan)
+		cleanupChangeSet(ctx, m.api, plan)
 		return nil, err
 	}
 	in := &cloudformation.ExecuteChangeSetInput{

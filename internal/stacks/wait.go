@@ -143,12 +143,12 @@ func reverse(evs []Event) {
 
 // history returns all events of a stack (up to maxHistory pages), oldest
 // first, and the stack ID.
-func (m *Manager) history(ctx context.Context, name string) ([]Event, string, error) {
+func history(ctx context.Context, api API, name string) ([]Event, string, error) {
 	var evs []Event
 	var next *string
 	id := name
 	for page := 0; page < maxHistory; page++ {
-		out, err := m.api.DescribeStackEvents(ctx, &cloudformation.DescribeStackEventsInput{StackName: aws.String(name), NextToken: next})
+		out, err := api.DescribeStackEvents(ctx, &cloudformation.DescribeStackEventsInput{StackName: aws.String(name), NextToken: next})
 		if err != nil {
 			if isNotFound(err) {
 				return nil, "", newNotFound(name, err)
@@ -289,7 +289,7 @@ func (m *Manager) failure(ctx context.Context, o *op, st *Stack) *OperationError
 	var rc *Event
 	if o.token == "" {
 		// Re-attached: the failure may predate our first look.
-		if hist, _, err := m.history(ctx, o.id); err == nil {
+		if hist, _, err := history(ctx, m.api, o.id); err == nil {
 			rc = RootCause(currentOperation(hist))
 		}
 	}
