@@ -311,7 +311,7 @@ func stripLogs(t *testing.T, c clients, stack string) {
 		case "LogRetentionDays", "LogKmsKey", "LogDriver":
 		case "ImageParameter": // reported resolved
 			params = append(params, cfntypes.Parameter{ParameterKey: p.ParameterKey, ParameterValue: aws.String(render.DefaultImageParameter("t3.medium"))})
-		case "SubnetIds": // reported as a Python list
+		case "SubnetIds", "PublicSubnetIds", "Operators": // reported as a Python list
 			params = append(params, cfntypes.Parameter{ParameterKey: p.ParameterKey, ParameterValue: aws.String(strings.Join(spec.SplitList(aws.ToString(p.ParameterValue)), ","))})
 		default:
 			params = append(params, cfntypes.Parameter{ParameterKey: p.ParameterKey, ParameterValue: p.ParameterValue})

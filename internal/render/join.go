@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/clusterctl/clusterctl/internal/names"
+	"github.com/clusterctl/clusterctl/internal/spec"
 )
 
 // Join is the core's join contract: the outputs an agent group consumes, as
@@ -118,11 +119,9 @@ func JoinFromOutputs(outputs map[string]string) (Join, error) {
 			j.SubnetIds = append(j.SubnetIds, s)
 		}
 	}
-	for _, s := range strings.Split(get(names.OutputCorePublicSubnet), ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			j.PublicSubnetIds = append(j.PublicSubnetIds, s)
-		}
-	}
+	// An empty list may read back in CloudFormation's list form ([''] on
+	// moto): no public subnet, not a malformed one.
+	j.PublicSubnetIds = spec.SplitList(get(names.OutputCorePublicSubnet))
 	return j, j.check()
 }
 
