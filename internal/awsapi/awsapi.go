@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
@@ -408,6 +409,23 @@ func NewSTS(cfg aws.Config, opts ...func(*sts.Options)) STS {
 
 func (a STS) GetCallerIdentity(ctx context.Context, in *sts.GetCallerIdentityInput, optFns ...func(*sts.Options)) (*sts.GetCallerIdentityOutput, error) {
 	return a.getCallerIdentity(ctx, in, optFns...)
+}
+
+// IAM makes clusterctl's IAM calls.
+type IAM struct {
+	getRole func(context.Context, *iam.GetRoleInput, ...func(*iam.Options)) (*iam.GetRoleOutput, error)
+}
+
+// NewIAM returns the IAM calls of cfg, with opts applied to the client.
+func NewIAM(cfg aws.Config, opts ...func(*iam.Options)) IAM {
+	c := iam.NewFromConfig(cfg, opts...)
+	return IAM{
+		getRole: c.GetRole,
+	}
+}
+
+func (a IAM) GetRole(ctx context.Context, in *iam.GetRoleInput, optFns ...func(*iam.Options)) (*iam.GetRoleOutput, error) {
+	return a.getRole(ctx, in, optFns...)
 }
 
 // ACM makes clusterctl's ACM calls.

@@ -40,6 +40,8 @@ var services = []service{
 		[]string{"DescribeSecret"}},
 	{"STS", "STS", "sts", "github.com/aws/aws-sdk-go-v2/service/sts",
 		[]string{"GetCallerIdentity"}},
+	{"IAM", "IAM", "iam", "github.com/aws/aws-sdk-go-v2/service/iam",
+		[]string{"GetRole"}},
 	{"ACM", "ACM", "acm", "github.com/aws/aws-sdk-go-v2/service/acm",
 		[]string{"DescribeCertificate"}},
 	{"ELB", "ELB", "elbv2", "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2",

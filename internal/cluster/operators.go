@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/spec"
 	"github.com/clusterctl/clusterctl/internal/stacks"
@@ -15,7 +18,7 @@ import (
 // IAMAPI reads a role: the ARN of an assumed role's session lacks the
 // role's path, which aws:PrincipalArn (and so the core's policies) has.
 type IAMAPI interface {
-	RoleARN(ctx context.Context, name string) (string, error)
+	GetRole(ctx context.Context, in *iam.GetRoleInput, opts ...func(*iam.Options)) (*iam.GetRoleOutput, error)
 }
 
 // callerARN is an STS caller identity's ARN taken apart.
@@ -60,14 +63,14 @@ func principalOf(ctx context.Context, api IAMAPI, caller string) (principal, rol
 		if api == nil {
 			return "", guess, fmt.Errorf("finding the role of %s: no IAM client", caller)
 		}
-		arn, err := api.RoleARN(ctx, role)
+		out, err := api.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(role)})
 		if err != nil {
 			return "", guess, fmt.Errorf("finding the role of %s: %w", caller, err)
 		}
-		if arn == "" {
+		if out.Role == nil || aws.ToString(out.Role.Arn) == "" {
 			return "", guess, fmt.Errorf("finding the role of %s: IAM named no ARN", caller)
 		}
-		return arn, "", nil
+		return aws.ToString(out.Role.Arn), "", nil
 	}
 	return "", "", fmt.Errorf("caller %s: %w", caller, errNotIAM)
 }

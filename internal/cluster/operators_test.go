@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
@@ -24,15 +26,15 @@ func (c fixedCaller) GetCallerIdentity(context.Context, *sts.GetCallerIdentityIn
 // roles answers GetRole from its map (role name → ARN); nil refuses.
 type roles map[string]string
 
-func (r roles) RoleARN(_ context.Context, name string) (string, error) {
+func (r roles) GetRole(_ context.Context, in *iam.GetRoleInput, _ ...func(*iam.Options)) (*iam.GetRoleOutput, error) {
 	if r == nil {
-		return "", errors.New("AccessDenied: iam:GetRole")
+		return nil, errors.New("AccessDenied: iam:GetRole")
 	}
-	arn, ok := r[name]
+	arn, ok := r[aws.ToString(in.RoleName)]
 	if !ok {
-		return "", errors.New("NoSuchEntity")
+		return nil, errors.New("NoSuchEntity")
 	}
-	return arn, nil
+	return &iam.GetRoleOutput{Role: &iamtypes.Role{Arn: aws.String(arn)}}, nil
 }
 
 // motoCaller is the IAM user moto's GetCallerIdentity names.
