@@ -386,8 +386,11 @@ func (s *Artifacts) eachVersionPage(ctx context.Context, bucket, prefix string, 
 func (s *Artifacts) repairGroup(ctx context.Context, bucket, group string, r *render.Rendered, configs nodeConfigs, res *UpdateResult) error {
 	dryRun := configs == nil
 	for _, a := range r.Artifacts {
+		// The listing holds every version and delete marker: a deleted
+		// configuration is still listed, so whether it is there now is
+		// asked of S3.
 		ok := configs.has(group, a.Key)
-		if dryRun {
+		if dryRun || ok {
 			var err error
 			if ok, err = s.objectExists(ctx, bucket, a.Key); err != nil {
 				return err

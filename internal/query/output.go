@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,7 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/itchyny/gojq"
-	"github.com/mattn/go-runewidth"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
 	yaml "go.yaml.in/yaml/v4"
 )
 
@@ -163,37 +166,46 @@ func runQuery(code *gojq.Code, v any) ([]any, error) {
 	}
 }
 
-// WriteTable prints aligned columns without borders (kubectl style): each
-// column as wide as its widest cell on a terminal (runewidth: an East Asian
-// wide character takes two), three blanks between columns, none trailing.
+// WriteTable prints aligned columns without borders (kubectl style).
 func WriteTable(w io.Writer, t Table) error {
-	rows := make([][]string, 0, len(t.Rows)+1)
-	if len(t.Header) > 0 {
-		rows = append(rows, cells(t.Header))
-	}
+	var buf bytes.Buffer
+	tbl := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Settings: tw.Settings{
+				Separators: tw.Separators{ShowHeader: tw.Off, ShowFooter: tw.Off, BetweenRows: tw.Off, BetweenColumns: tw.Off},
+				Lines:      tw.Lines{ShowTop: tw.Off, ShowBottom: tw.Off, ShowHeaderLine: tw.Off, ShowFooterLine: tw.Off},
+			},
+		})),
+		tablewriter.WithConfig(tablewriter.Config{
+			Header: tw.CellConfig{
+				Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
+				Formatting: tw.CellFormatting{AutoFormat: tw.Off},
+				Padding:    tw.CellPadding{Global: tw.Padding{Left: "", Right: "   "}},
+			},
+			Row: tw.CellConfig{
+				Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
+				Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone},
+				Padding:    tw.CellPadding{Global: tw.Padding{Left: "", Right: "   "}},
+			},
+		}),
+	)
+	tbl.Header(cells(t.Header))
 	for _, r := range t.Rows {
-		rows = append(rows, cells(r))
-	}
-	var widths []int
-	for _, r := range rows {
-		for i, c := range r {
-			if i == len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], runewidth.StringWidth(c))
-		}
-	}
-	var line strings.Builder
-	for _, r := range rows {
-		line.Reset()
-		for i, c := range r {
-			line.WriteString(c)
-			if i < len(r)-1 {
-				line.WriteString(strings.Repeat(" ", widths[i]-runewidth.StringWidth(c)+3))
-			}
-		}
-		if _, err := io.WriteString(w, strings.TrimRight(line.String(), " ")+"\n"); err != nil {
+		if err := tbl.Append(cells(r)); err != nil {
 			return fmt.Errorf("writing table: %w", err)
+		}
+	}
+	if err := tbl.Render(); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
+	// The column padding leaves trailing blanks that only get in the way of diff and grep.
+	for _, line := range strings.SplitAfter(buf.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
 		}
 	}
 	return nil
