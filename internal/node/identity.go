@@ -116,6 +116,16 @@ func Identify(nodes []Node, ips map[string]string) Identities {
 
 // identify proves the nodes' instances with what EC2 says of them now,
 // and logs each node's problem once (again when it changes).
+// nodesIdentified lists the swarm's nodes with what EC2 proves of them.
+func (m *Manager) nodesIdentified(ctx context.Context) ([]Node, Identities, error) {
+	nodes, err := m.Engine.Nodes(ctx)
+	if err != nil {
+		return nil, Identities{}, err
+	}
+	ids, err := m.identify(ctx, nodes)
+	return nodes, ids, err
+}
+
 func (m *Manager) identify(ctx context.Context, nodes []Node) (Identities, error) {
 	var ask []string
 	for _, n := range nodes {

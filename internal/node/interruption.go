@@ -55,11 +55,7 @@ func (m *Manager) handleInterruption(ctx context.Context, file string, n notice,
 		m.Log("ignoring a notice of %s without an instance", e.DetailType)
 		return m.forget(ctx, file, n)
 	}
-	nodes, err := m.Engine.Nodes(ctx)
-	if err != nil {
-		return err
-	}
-	ids, err := m.identify(ctx, nodes)
+	_, ids, err := m.nodesIdentified(ctx)
 	if err != nil {
 		return err
 	}

@@ -55,11 +55,7 @@ func (m *Manager) guardNodes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	nodes, err := m.Engine.Nodes(ctx)
-	if err != nil {
-		return err
-	}
-	ids, err := m.identify(ctx, nodes)
+	nodes, ids, err := m.nodesIdentified(ctx)
 	if err != nil {
 		return err
 	}
