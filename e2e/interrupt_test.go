@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,14 +31,48 @@ func runInterrupted(t *testing.T, url string, after time.Duration, args ...strin
 // runInterruptedEnv is runInterrupted with the whole environment given.
 func runInterruptedEnv(t *testing.T, environ []string, after time.Duration, args ...string) result {
 	t.Helper()
+	return runInterruptedWhen(t, environ, func(string) bool { return true }, after, args...)
+}
+
+// syncBuffer is a bytes.Buffer the test may read while the binary writes
+// to it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// runInterruptedWhen sends SIGINT once at least after has passed and ready
+// holds for what the binary has written to stderr so far: a loaded
+// machine may take longer than after to get there, and an interrupt sent
+// before it tests something else.
+func runInterruptedWhen(t *testing.T, environ []string, ready func(stderr string) bool, after time.Duration, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = environ
-	var out, errOut bytes.Buffer
+	var out, errOut syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(after)
+	for deadline := time.Now().Add(30 * time.Second); !ready(errOut.String()); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("clusterctl never got to where the test interrupts it\nstderr:\n%s", errOut.String())
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +109,19 @@ func TestInterruptAndReattach(t *testing.T) {
 		cfnfake.Step{At: time.Hour, Status: "DELETE_COMPLETE", Events: []cfnfake.Ev{{LogicalID: "AutoScalingGroup", Type: "AWS::AutoScaling::AutoScalingGroup", Status: "DELETE_COMPLETE"}}},
 	)
 
-	r := runInterruptedEnv(t, environ, 1500*time.Millisecond, "remove-group", "-n", "g", "-j", "core", "--yes")
+	// Interrupted once it has seen the stack deleting: two calls after the
+	// DeleteStack (the waiter's calls follow one another, so the first
+	// one's answer is in).
+	deleting := func(string) bool {
+		calls := fake.Log("")
+		for i, c := range calls {
+			if c.Action == "DeleteStack" {
+				return i < len(calls)-2
+			}
+		}
+		return false
+	}
+	r := runInterruptedWhen(t, environ, deleting, 500*time.Millisecond, "remove-group", "-n", "g", "-j", "core", "--yes")
 	if r.code != 130 {
 		t.Errorf("exit %d, want 130\n%s", r.code, r)
 	}
