@@ -93,6 +93,14 @@ func runInterruptedWhen(t *testing.T, environ []string, ready func(stderr string
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 
+// answered is ready once the fake has had two more calls than when it was
+// made: the run's calls follow one another, so the first one's answer is
+// in.
+func answered(fake *cfnfake.Server) func(string) bool {
+	n := len(fake.Log(""))
+	return func(string) bool { return len(fake.Log("")) >= n+2 }
+}
+
 // Ctrl-C while a group is being deleted stops waiting (CloudFormation
 // carries on), exits 130 and says how to re-attach; `clusterctl wait`
 // re-attaches and returns the operation's outcome.
@@ -142,7 +150,7 @@ func TestInterruptAndReattach(t *testing.T) {
 
 	// Following the events as JSON: Ctrl-C still prints the events seen, as
 	// one array, and exits 130.
-	r = runInterrupted(t, fake.URL, time.Second, "events", "core", "-n", "g", "--follow", "-o", "json")
+	r = runInterruptedWhen(t, append(env(), "AWS_ENDPOINT_URL="+fake.URL), answered(fake), 300*time.Millisecond, "events", "core", "-n", "g", "--follow", "-o", "json")
 	var evs []map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &evs); err != nil || len(evs) == 0 || r.code != 130 {
 		t.Errorf("interrupted events --follow -o json (%v):\n%s", err, r)
@@ -151,7 +159,7 @@ func TestInterruptAndReattach(t *testing.T) {
 	}
 
 	// Interrupting `wait` itself behaves the same.
-	r = runInterrupted(t, fake.URL, time.Second, "wait", "core", "-n", "g")
+	r = runInterruptedWhen(t, append(env(), "AWS_ENDPOINT_URL="+fake.URL), answered(fake), 300*time.Millisecond, "wait", "core", "-n", "g")
 	if r.code != 130 || !strings.Contains(r.stderr, "clusterctl wait core -n g") {
 		t.Errorf("interrupted wait:\n%s", r)
 	}
