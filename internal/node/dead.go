@@ -11,17 +11,33 @@ import (
 
 const downDir = "down"
 
-// cleanDeadNodes removes, every DeadEvery, nodes that have been Down for
-// DeadGrace (as this manager saw them) and whose instance is terminated or
+// deadNodes removes the nodes that are gone for good (clean).
+type deadNodes struct {
+	Engine    Engine
+	Instances Instances
+	State     State
+	Clock     Clock
+	Log       Logger
+	// Every is how often it checks; Grace how long a node is Down before
+	// it is removed.
+	Every, Grace time.Duration
+
+	prover *prover
+
+	next time.Time
+}
+
+// clean removes, every Every, nodes that have been Down for
+// Grace (as this manager saw them) and whose instance is terminated or
 // gone, or that have a Ready successor with the same instance (the node
 // rejoined under another node id). A manager is demoted first.
-func (m *Manager) cleanDeadNodes(ctx context.Context) error {
-	now := m.Clock.Now()
-	if now.Before(m.nextDead) {
+func (dn *deadNodes) clean(ctx context.Context) error {
+	now := dn.Clock.Now()
+	if now.Before(dn.next) {
 		return nil
 	}
-	m.nextDead = now.Add(m.T.DeadEvery)
-	nodes, err := m.Engine.Nodes(ctx)
+	dn.next = now.Add(dn.Every)
+	nodes, err := dn.Engine.Nodes(ctx)
 	if err != nil {
 		return err
 	}
@@ -31,13 +47,13 @@ func (m *Manager) cleanDeadNodes(ctx context.Context) error {
 			down[n.ID] = true
 		}
 	}
-	kept, err := m.State.List(downDir)
+	kept, err := dn.State.List(downDir)
 	if err != nil {
 		return err
 	}
 	for _, f := range kept {
 		if !down[path.Base(f)] {
-			if err := m.State.Remove(f); err != nil {
+			if err := dn.State.Remove(f); err != nil {
 				return err
 			}
 		}
@@ -53,17 +69,17 @@ func (m *Manager) cleanDeadNodes(ctx context.Context) error {
 			continue
 		}
 		var since time.Time
-		ok, err := m.State.Load(downDir+"/"+n.ID, &since)
+		ok, err := dn.State.Load(downDir+"/"+n.ID, &since)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			since = now
-			if err := m.State.Save(downDir+"/"+n.ID, since); err != nil {
+			if err := dn.State.Save(downDir+"/"+n.ID, since); err != nil {
 				return err
 			}
 		}
-		if now.Sub(since) >= m.T.DeadGrace {
+		if now.Sub(since) >= dn.Grace {
 			due = append(due, candidate{n: n, instance: n.Labels[names.EngineLabelInstanceID]})
 		}
 	}
@@ -74,7 +90,7 @@ func (m *Manager) cleanDeadNodes(ctx context.Context) error {
 	// instance: another node's label alone would let any agent have a
 	// node that is down for a moment removed. A Down node whose label and
 	// address disagree is left alone (and reported).
-	ids, err := m.identify(ctx, nodes)
+	ids, err := dn.prover.identify(ctx, nodes)
 	if err != nil {
 		return err
 	}
@@ -92,7 +108,7 @@ func (m *Manager) cleanDeadNodes(ctx context.Context) error {
 	}
 	states := map[string]string{}
 	if len(ask) > 0 {
-		if states, err = m.Instances.States(ctx, ask); err != nil {
+		if states, err = dn.Instances.States(ctx, ask); err != nil {
 			return err
 		}
 	}
@@ -111,24 +127,24 @@ func (m *Manager) cleanDeadNodes(ctx context.Context) error {
 				continue
 			}
 		}
-		if err := m.removeNode(ctx, c.n); err != nil {
-			m.Log("removing Down node %s: %v", c.n.ID, err)
+		if err := removeNode(ctx, dn.Engine, c.n); err != nil {
+			dn.Log("removing Down node %s: %v", c.n.ID, err)
 			continue
 		}
-		_ = m.State.Remove(downDir + "/" + c.n.ID)
-		m.Log("removed Down node %s of instance %s (%s)", c.n.ID, orQ(c.instance), why)
+		_ = dn.State.Remove(downDir + "/" + c.n.ID)
+		dn.Log("removed Down node %s of instance %s (%s)", c.n.ID, orQ(c.instance), why)
 	}
 	return nil
 }
 
 // removeNode removes a node from the swarm, demoting a manager first.
-func (m *Manager) removeNode(ctx context.Context, n Node) error {
+func removeNode(ctx context.Context, e Engine, n Node) error {
 	if n.Role == "manager" {
-		if err := m.Engine.Demote(ctx, n.ID); err != nil {
+		if err := e.Demote(ctx, n.ID); err != nil {
 			return err
 		}
 	}
-	return m.Engine.RemoveNode(ctx, n.ID)
+	return e.RemoveNode(ctx, n.ID)
 }
 
 func orQ(s string) string {

@@ -25,7 +25,7 @@ func TestDeadNodes(t *testing.T) {
 	}
 	term.Reachability = "unreachable"
 	l.ec2.states = map[string]string{"i-00000000000000d02": "terminated", "i-00000000000000d03": "running"}
-	if err := l.m.cleanDeadNodes(ctx); err != nil {
+	if err := l.m.parts().dead.clean(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if l.c.index("docker node") >= 0 || l.c.index("ec2") >= 0 {
@@ -33,12 +33,12 @@ func TestDeadNodes(t *testing.T) {
 	}
 	// Within the grace period: nothing.
 	l.clock.now = start.Add(l.m.T.DeadGrace - time.Second)
-	l.m.cleanDeadNodes(ctx)
+	l.m.parts().dead.clean(ctx)
 	if l.c.index("docker node") >= 0 {
 		t.Fatalf("acted within the grace: %v", l.c.l)
 	}
 	l.clock.now = start.Add(l.m.T.DeadGrace + l.m.T.DeadEvery)
-	if err := l.m.cleanDeadNodes(ctx); err != nil {
+	if err := l.m.parts().dead.clean(ctx); err != nil {
 		t.Fatal(err)
 	}
 	l.order("ec2 describe i-00000000000000d01,i-00000000000000d02,i-00000000000000d03", "docker node rm "+gone.ID)
@@ -52,7 +52,7 @@ func TestDeadNodes(t *testing.T) {
 	// A node back up is forgotten: Down again, its grace starts over.
 	alive.State = "ready"
 	l.clock.now = l.clock.now.Add(l.m.T.DeadEvery)
-	l.m.cleanDeadNodes(ctx)
+	l.m.parts().dead.clean(ctx)
 	if files, _ := l.m.State.List(downDir); len(files) != 0 {
 		t.Errorf("still counted Down: %v", files)
 	}
@@ -95,8 +95,8 @@ func TestJoinMaterial(t *testing.T) {
 	}
 	// Managers apply the pairs published.
 	l.e.ca = string(l.b.objects["join/swarm/ca.pem"])
-	l.m.applyAliases(ctx)
-	l.m.applyAliases(ctx)
+	l.m.parts().join.applyAliases(ctx)
+	l.m.parts().join.applyAliases(ctx)
 	if l.c.count("redirect 10.0.1.2 10.0.1.7") != 1 {
 		t.Errorf("redirects %v", l.c.l)
 	}
