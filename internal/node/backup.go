@@ -323,7 +323,7 @@ func (sb *swarmBackups) takeBackup(ctx context.Context, managers int, reason str
 	return nil
 }
 
-// followBackupOrder is a follower's part: the order that names this node,
+// followOrder is a follower's part: the order that names this node,
 // not carried out yet and not past its deadline, is taken once, unless
 // this node leads now or too few managers are reachable to pause one.
 func (sb *swarmBackups) followOrder(ctx context.Context) error {
@@ -405,7 +405,7 @@ func keepOf(setting int) int {
 	return wire.BackupKeep
 }
 
-// pruneBackups removes the oldest backups beyond BackupKeep, and the lone
+// prune removes the oldest backups beyond Keep, and the lone
 // manager's single backup of before once there is a newer one.
 func (sb *swarmBackups) prune(ctx context.Context, list []listedBackup) error {
 	for len(list) > keepOf(sb.Keep) {
@@ -424,7 +424,7 @@ func (sb *swarmBackups) prune(ctx context.Context, list []listedBackup) error {
 	return nil
 }
 
-// swarmDigest is a digest of the swarm's members and objects (services,
+// digest is a digest of the swarm's members and objects (services,
 // secrets, configs, networks, each with its version): a backup is due
 // when it changes.
 func (sb *swarmBackups) digest(ctx context.Context, nodes []Node) (string, error) {
@@ -437,7 +437,7 @@ func (sb *swarmBackups) digest(ctx context.Context, nodes []Node) (string, error
 	return Digest([]byte(members(nodes) + "\n" + strings.Join(objects, "\n"))), nil
 }
 
-// describeBackups keeps the backups kept, with their metadata (read once
+// describe keeps the backups kept, with their metadata (read once
 // per backup), for the status snapshot: the bucket lets only the managers
 // read them, and clusterctl backups lists them from the snapshot.
 func (sb *swarmBackups) describe(ctx context.Context, list []listedBackup) error {

@@ -336,7 +336,7 @@ func TestRestoreChoice(t *testing.T) {
 		if tc.changed == 0 {
 			l.b.set(names.ControlKey(names.ManagersChanged), []byte("3 0\n"))
 		}
-		key, archive, err := l.m.restoreCandidate(ctx)
+		key, archive, err := l.m.formation().restoreCandidate(ctx)
 		if err != nil || key != tc.want || key != string(archive) {
 			t.Errorf("%s: %q, %v", tc.name, key, err)
 		}
