@@ -58,7 +58,7 @@ func TestLoneManagerBackups(t *testing.T) {
 		t.Fatalf("asked for: %v, %v", err, l.c.l)
 	}
 	// The snapshot says the newest.
-	s, err := l.m.Snapshot(ctx)
+	s, err := l.m.parts().status.Snapshot(ctx)
 	if err != nil || s.LastBackup == nil || !s.LastBackup.Equal(start.Add(27*time.Minute)) {
 		t.Errorf("snapshot's last backup %v, %v", s.LastBackup, err)
 	}
@@ -174,7 +174,7 @@ func TestFollowerBackups(t *testing.T) {
 	if _, ok := l.b.objects[orderKey]; ok || !l.logged("follower "+nodeID("m2")+" took the backup ordered") {
 		t.Fatalf("order left: %v; %v", l.c.l, l.logs)
 	}
-	s, _ := l.m.Snapshot(ctx)
+	s, _ := l.m.parts().status.Snapshot(ctx)
 	if s.LastBackup == nil || !s.LastBackup.Equal(start.Add(10*time.Second)) {
 		t.Errorf("snapshot's last backup %v", s.LastBackup)
 	}
@@ -336,7 +336,7 @@ func TestRestoreChoice(t *testing.T) {
 		if tc.changed == 0 {
 			l.b.set(names.ControlKey(names.ManagersChanged), []byte("3 0\n"))
 		}
-		key, archive, err := l.m.formation().restoreCandidate(ctx)
+		key, archive, err := l.m.restoreCandidate(ctx)
 		if err != nil || key != tc.want || key != string(archive) {
 			t.Errorf("%s: %q, %v", tc.name, key, err)
 		}
@@ -390,7 +390,7 @@ func TestBackupRequest(t *testing.T) {
 		t.Fatalf("asked for, no backup: %v; %v", l.c.l, l.logs)
 	}
 	l.round() // the listing of the next round has it
-	s, err := l.m.Snapshot(ctx)
+	s, err := l.m.parts().status.Snapshot(ctx)
 	if err != nil || len(s.Backups) != 2 || s.Backups[1].Key != names.BackupKey(s.Backups[1].Taken, iM1) || s.Backups[1].Taken.Before(start.Add(2*time.Minute)) ||
 		s.Backups[1].TakenBy != iM1 || s.Backups[1].Managers != 1 || s.Backups[1].SwarmID != "swarm1" || s.Backups[1].Size == 0 {
 		t.Errorf("snapshot's backups %+v, %v", s.Backups, err)

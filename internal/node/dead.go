@@ -11,33 +11,17 @@ import (
 
 const downDir = "down"
 
-// deadNodes removes the nodes that are gone for good (clean).
-type deadNodes struct {
-	Engine    Engine
-	Instances Instances
-	State     State
-	Clock     Clock
-	Log       Logger
-	// Every is how often it checks; Grace how long a node is Down before
-	// it is removed.
-	Every, Grace time.Duration
-
-	prover *prover
-
-	next time.Time
-}
-
-// clean removes, every Every, nodes that have been Down for
-// Grace (as this manager saw them) and whose instance is terminated or
+// clean removes, every DeadEvery, nodes that have been Down for
+// DeadGrace (as this manager saw them) and whose instance is terminated or
 // gone, or that have a Ready successor with the same instance (the node
 // rejoined under another node id). A manager is demoted first.
-func (dn *deadNodes) clean(ctx context.Context) error {
-	now := dn.Clock.Now()
-	if now.Before(dn.next) {
+func (g *nodeGuard) clean(ctx context.Context) error {
+	now := g.Clock.Now()
+	if now.Before(g.nextDead) {
 		return nil
 	}
-	dn.next = now.Add(dn.Every)
-	nodes, err := dn.Engine.Nodes(ctx)
+	g.nextDead = now.Add(g.T.DeadEvery)
+	nodes, err := g.Engine.Nodes(ctx)
 	if err != nil {
 		return err
 	}
@@ -47,13 +31,13 @@ func (dn *deadNodes) clean(ctx context.Context) error {
 			down[n.ID] = true
 		}
 	}
-	kept, err := dn.State.List(downDir)
+	kept, err := g.State.List(downDir)
 	if err != nil {
 		return err
 	}
 	for _, f := range kept {
 		if !down[path.Base(f)] {
-			if err := dn.State.Remove(f); err != nil {
+			if err := g.State.Remove(f); err != nil {
 				return err
 			}
 		}
@@ -69,17 +53,17 @@ func (dn *deadNodes) clean(ctx context.Context) error {
 			continue
 		}
 		var since time.Time
-		ok, err := dn.State.Load(downDir+"/"+n.ID, &since)
+		ok, err := g.State.Load(downDir+"/"+n.ID, &since)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			since = now
-			if err := dn.State.Save(downDir+"/"+n.ID, since); err != nil {
+			if err := g.State.Save(downDir+"/"+n.ID, since); err != nil {
 				return err
 			}
 		}
-		if now.Sub(since) >= dn.Grace {
+		if now.Sub(since) >= g.T.DeadGrace {
 			due = append(due, candidate{n: n, instance: n.Labels[names.EngineLabelInstanceID]})
 		}
 	}
@@ -90,7 +74,7 @@ func (dn *deadNodes) clean(ctx context.Context) error {
 	// instance: another node's label alone would let any agent have a
 	// node that is down for a moment removed. A Down node whose label and
 	// address disagree is left alone (and reported).
-	ids, err := dn.prover.identify(ctx, nodes)
+	ids, err := g.prover.identify(ctx, nodes)
 	if err != nil {
 		return err
 	}
@@ -108,7 +92,7 @@ func (dn *deadNodes) clean(ctx context.Context) error {
 	}
 	states := map[string]string{}
 	if len(ask) > 0 {
-		if states, err = dn.Instances.States(ctx, ask); err != nil {
+		if states, err = g.Instances.States(ctx, ask); err != nil {
 			return err
 		}
 	}
@@ -127,12 +111,12 @@ func (dn *deadNodes) clean(ctx context.Context) error {
 				continue
 			}
 		}
-		if err := removeNode(ctx, dn.Engine, c.n); err != nil {
-			dn.Log("removing Down node %s: %v", c.n.ID, err)
+		if err := removeNode(ctx, g.Engine, c.n); err != nil {
+			g.Log("removing Down node %s: %v", c.n.ID, err)
 			continue
 		}
-		_ = dn.State.Remove(downDir + "/" + c.n.ID)
-		dn.Log("removed Down node %s of instance %s (%s)", c.n.ID, orQ(c.instance), why)
+		_ = g.State.Remove(downDir + "/" + c.n.ID)
+		g.Log("removed Down node %s of instance %s (%s)", c.n.ID, orQ(c.instance), why)
 	}
 	return nil
 }

@@ -18,22 +18,26 @@ const lifecycleWait = "Terminating:Wait"
 // about to.
 var activeTask = []string{"new", "allocated", "pending", "assigned", "accepted", "preparing", "ready", "starting", "running"}
 
-// drains drains and removes the swarm nodes of an instance its Auto
-// Scaling group terminates, as its lifecycle hook's notice on the queue
-// says, then lets the termination go on (completes the lifecycle action).
+// drains drains the swarm nodes of an instance on a notice of the queue:
+// one its Auto Scaling group terminates, as its lifecycle hook's notice
+// says, which it then removes and lets go (completes the lifecycle
+// action); one EC2 is about to interrupt, once its agent confirms it
+// (interruption.go).
 type drains struct {
 	Cluster    string
 	InstanceID string
 	Engine     Engine
 	Scaling    Scaling
 	Queue      Queue
+	Bucket     Bucket
+	Instances  Instances
 	State      State
 	Clock      Clock
 	Log        Logger
-	// Timeout bounds a drain, checked every Poll; the lifecycle actions
-	// are heartbeated every HeartbeatEvery meanwhile, and their messages
-	// hidden for Visibility.
-	Timeout, Poll, HeartbeatEvery, Visibility time.Duration
+	// T: DrainTimeout, DrainPoll, HeartbeatEvery, Visibility,
+	// ConfirmWait, InterruptedHold, and DeadEvery for the drains on a
+	// warning to release.
+	T Timings
 
 	inbox   *inbox
 	prover  *prover
@@ -41,11 +45,13 @@ type drains struct {
 	backups *swarmBackups
 	// demoted tells the round that this manager left the lead.
 	demoted func()
+
+	nextRelease time.Time
 }
 
-// handle drains and removes the swarm nodes of an instance its
+// handleTermination drains and removes the swarm nodes of an instance its
 // Auto Scaling group terminates, then completes the lifecycle action.
-func (d *drains) handle(ctx context.Context, file string, n notice, e wire.Event) error {
+func (d *drains) handleTermination(ctx context.Context, file string, n notice, e wire.Event) error {
 	lc, err := e.Lifecycle()
 	if err != nil {
 		d.Log("ignoring a notice that is not an instance termination of a lifecycle hook: %v", err)
@@ -139,7 +145,7 @@ func (d *drains) handle(ctx context.Context, file string, n notice, e wire.Event
 	}); err != nil {
 		return err
 	}
-	deadline := n.Since.Add(d.Timeout)
+	deadline := n.Since.Add(d.T.DrainTimeout)
 	var nextBeat time.Time
 	for {
 		done, err := d.drained(ctx, n)
@@ -151,7 +157,7 @@ func (d *drains) handle(ctx context.Context, file string, n notice, e wire.Event
 		}
 		now := d.Clock.Now()
 		if !now.Before(deadline) {
-			d.Log("instance %s: its tasks did not all move within %s; removing it anyway", a.Instance, d.Timeout)
+			d.Log("instance %s: its tasks did not all move within %s; removing it anyway", a.Instance, d.T.DrainTimeout)
 			break
 		}
 		if !now.Before(nextBeat) {
@@ -159,10 +165,10 @@ func (d *drains) handle(ctx context.Context, file string, n notice, e wire.Event
 				d.Log("receiving notices failed: %v", err)
 			}
 			d.heartbeat(ctx)
-			nextBeat = now.Add(d.HeartbeatEvery)
+			nextBeat = now.Add(d.T.HeartbeatEvery)
 		}
 		d.status.publishOrLog(ctx)
-		if err := d.Clock.Sleep(ctx, d.Poll); err != nil {
+		if err := d.Clock.Sleep(ctx, d.T.DrainPoll); err != nil {
 			return err
 		}
 	}
@@ -249,7 +255,7 @@ func (d *drains) heartbeat(ctx context.Context) {
 				}
 			}
 		}
-		_ = d.Queue.Hide(ctx, n.Receipt, d.Visibility)
+		_ = d.Queue.Hide(ctx, n.Receipt, d.T.Visibility)
 	}
 }
 

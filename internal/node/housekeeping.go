@@ -3,7 +3,6 @@ package node
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/clusterctl/clusterctl/internal/names"
@@ -148,13 +147,13 @@ func (m *Manager) Round(ctx context.Context) {
 	if err := p.join.round(ctx); err != nil {
 		m.Log("publishing the join material failed: %v", err)
 	}
-	if err := p.dead.clean(ctx); err != nil {
+	if err := p.guard.clean(ctx); err != nil {
 		m.Log("the dead-node check failed: %v", err)
 	}
 	// Before the notices: a node proven again gets its availability back
 	// before a notice may drain it, so that no drain of a notice is undone.
 	log.failed("guarding the swarm from unproven nodes", p.guard.round(ctx))
-	log.failed("setting active the nodes of interrupted instances that run on", p.interruptions.release(ctx))
+	log.failed("setting active the nodes of interrupted instances that run on", p.drains.release(ctx))
 	if decided, err := p.scaler.round(ctx); err != nil {
 		m.Log("autoscaling failed: %v", err)
 	} else if decided {
@@ -216,7 +215,7 @@ func (m *Manager) handleNotice(ctx context.Context, file string) error {
 	}
 	// Every decision taken on the message is logged with who sent it, as
 	// the queue recorded it: the body's own words are anyone's.
-	m.about = fmt.Sprintf("message %s, sent by %s", n.ID, cmp.Or(n.Sender, "a sender the queue did not record"))
+	m.about = "message " + n.ID + ", sent by " + cmp.Or(n.Sender, "a sender the queue did not record")
 	defer func() { m.about = "" }()
 	e, err := wire.ParseEvent(n.Body)
 	if err != nil {
@@ -225,7 +224,7 @@ func (m *Manager) handleNotice(ctx context.Context, file string) error {
 	}
 	switch e.DetailType {
 	case wire.DetailSpot, wire.DetailRebalance:
-		return p.interruptions.handle(ctx, file, n, e)
+		return p.drains.handleInterruption(ctx, file, n, e)
 	case names.RequestNodeAvailability:
 		return p.requests.availability(ctx, file, n, e)
 	case names.RequestSecretsSync:
@@ -235,7 +234,7 @@ func (m *Manager) handleNotice(ctx context.Context, file string) error {
 	case names.RequestRestore:
 		return p.requests.restore(ctx, file, n, e)
 	}
-	return p.drains.handle(ctx, file, n, e)
+	return p.drains.handleTermination(ctx, file, n, e)
 }
 
 // log is the parts' log: Log, each line naming the message being handled
@@ -245,15 +244,4 @@ func (m *Manager) log(format string, args ...any) {
 		format, args = format+" [%s]", append(args, m.about)
 	}
 	m.Log(format, args...)
-}
-
-// PublishJoinMaterial publishes the swarm's join material when it is not
-// what was last published (always with force).
-func (m *Manager) PublishJoinMaterial(ctx context.Context, force bool) error {
-	return m.parts().join.publish(ctx, force)
-}
-
-// Snapshot is the swarm's status, as the leader publishes it.
-func (m *Manager) Snapshot(ctx context.Context) (wire.Snapshot, error) {
-	return m.parts().status.Snapshot(ctx)
 }

@@ -144,7 +144,7 @@ func (g *nodeGuard) labelNodes(ctx context.Context, nodes []Node, ids Identities
 		}
 		g.Log("labelled node %s, proven to be instance %s: %s", n.ID, instance, describeLabels(set, remove))
 	}
-	g.nextLabels = g.Clock.Now().Add(g.LabelsEvery)
+	g.nextLabels = g.Clock.Now().Add(g.T.LabelsEvery)
 	return nil
 }
 

@@ -23,56 +23,9 @@ import (
 
 var initKey = names.ControlKey(names.InitMarker)
 
-// formation makes this node a manager of the swarm at boot: it forms
-// the swarm, joins it, or restores it (see above). It keeps nothing
-// between calls: the Manager builds one for each.
-type formation struct {
-	Cluster    string
-	InstanceID string
-	Address    string // this node's private IPv4
-	Engine     Engine
-	Bucket     Bucket
-	Instances  Instances
-	Network    Network
-	// Backups restores the swarm from a backup; Proof (nil: none) says
-	// whether the published managers are gone (publishedGone).
-	Backups Backups
-	Proof   ManagerProof
-	Clock   Clock
-	Log     Logger
-	// Timeout bounds the boot's waits; the claims are Pause apart.
-	Timeout, Pause time.Duration
-
-	join *joining
-}
-
-// formation is the boot's part, built of the fields as they are now.
-func (m *Manager) formation() *formation {
-	f := &formation{Cluster: m.Cluster, InstanceID: m.InstanceID, Address: m.Address, Engine: m.Engine, Bucket: m.Bucket,
-		Instances: m.Instances, Network: m.Network, Backups: m.Backups, Clock: m.Clock, Log: m.Log,
-		Timeout: m.T.JoinTimeout, Pause: m.T.JoinPause, join: m.parts().join}
-	if m.Recovery != nil {
-		f.Proof = m.Recovery.Proof
-	}
-	return f
-}
-
 // Init makes this node a manager of the cluster's swarm.
-func (m *Manager) Init(ctx context.Context) error { return m.formation().init(ctx) }
-
-// PublishAtBoot publishes the join material, retrying while a newly joined
-// manager's swarm settles.
-func (m *Manager) PublishAtBoot(ctx context.Context) error { return m.formation().publishAtBoot(ctx) }
-
-// Ready waits until this node is a Reachable manager of its swarm (the
-// leader is one): only then does it signal CloudFormation, and does a
-// rolling update go on to replace the next manager. Managers run no
-// workloads: it drains itself.
-func (m *Manager) Ready(ctx context.Context) error { return m.formation().ready(ctx) }
-
-// init makes this node a manager of the cluster's swarm.
-func (fm *formation) init(ctx context.Context) error {
-	self, err := fm.Engine.Self(ctx)
+func (m *Manager) Init(ctx context.Context) error {
+	self, err := m.Engine.Self(ctx)
 	if err != nil {
 		return err
 	}
@@ -80,35 +33,35 @@ func (fm *formation) init(ctx context.Context) error {
 		if !self.ControlAvailable {
 			return fmt.Errorf("this node is in a swarm but not one of its managers")
 		}
-		fm.Log("already a manager of the swarm")
-		if err := fm.join.applyAliases(ctx); err != nil {
-			fm.Log("applying the managers' addresses failed: %v", err)
+		m.Log("already a manager of the swarm")
+		if err := m.parts().join.applyAliases(ctx); err != nil {
+			m.Log("applying the managers' addresses failed: %v", err)
 		}
 		return nil
 	}
-	deadline := fm.Clock.Now().Add(fm.Timeout)
+	deadline := m.Clock.Now().Add(m.T.JoinTimeout)
 	for {
-		if self, err := fm.Engine.Self(ctx); err == nil && self.LocalState == StatePending {
-			_ = fm.Engine.Leave(ctx)
+		if self, err := m.Engine.Self(ctx); err == nil && self.LocalState == StatePending {
+			_ = m.Engine.Leave(ctx)
 		}
-		if err := fm.claim(ctx, ""); err == nil {
-			return fm.initialise(ctx)
+		if err := m.claim(ctx, ""); err == nil {
+			return m.initialise(ctx)
 		} else if !errors.Is(err, ErrLost) {
-			fm.Log("claiming the swarm's initialisation: %v", err)
+			m.Log("claiming the swarm's initialisation: %v", err)
 		}
-		if err := fm.join.applyAliases(ctx); err != nil {
-			fm.Log("applying the managers' addresses failed: %v", err)
+		if err := m.parts().join.applyAliases(ctx); err != nil {
+			m.Log("applying the managers' addresses failed: %v", err)
 		}
-		if fm.join.joinManagers(ctx) {
+		if m.parts().join.joinManagers(ctx) {
 			return nil
 		}
-		if etag, ok := fm.staleMarker(ctx); ok && fm.claim(ctx, etag) == nil {
-			return fm.initialise(ctx)
+		if etag, ok := m.staleMarker(ctx); ok && m.claim(ctx, etag) == nil {
+			return m.initialise(ctx)
 		}
-		if !fm.Clock.Now().Before(deadline) {
-			return fmt.Errorf("not a manager of the swarm within %s", fm.Timeout)
+		if !m.Clock.Now().Before(deadline) {
+			return fmt.Errorf("not a manager of the swarm within %s", m.T.JoinTimeout)
 		}
-		if err := fm.Clock.Sleep(ctx, fm.Pause); err != nil {
+		if err := m.Clock.Sleep(ctx, m.T.JoinPause); err != nil {
 			return err
 		}
 	}
@@ -117,40 +70,40 @@ func (fm *formation) init(ctx context.Context) error {
 // claim writes the initialisation marker naming this instance: only if
 // there is none, or, given its ETag, only if the marker is still that one.
 // Of managers claiming at once, exactly one succeeds.
-func (fm *formation) claim(ctx context.Context, etag string) error {
-	marker := wire.InitMarker{InstanceID: fm.InstanceID, Address: fm.Address, Time: fm.Clock.Now()}
-	return fm.Bucket.Claim(ctx, initKey, marker.Marshal(), etag)
+func (m *Manager) claim(ctx context.Context, etag string) error {
+	marker := wire.InitMarker{InstanceID: m.InstanceID, Address: m.Address, Time: m.Clock.Now()}
+	return m.Bucket.Claim(ctx, initKey, marker.Marshal(), etag)
 }
 
 // staleMarker is the ETag of the initialisation marker when it is stale:
 // it names this instance (an earlier boot claimed it and did not finish),
 // or its instance is gone while no published manager answers.
-func (fm *formation) staleMarker(ctx context.Context) (string, bool) {
-	body, obj, err := fm.Bucket.Get(ctx, initKey)
+func (m *Manager) staleMarker(ctx context.Context) (string, bool) {
+	body, obj, err := m.Bucket.Get(ctx, initKey)
 	if err != nil {
 		return "", false
 	}
 	owner := wire.ParseInitMarker(body).InstanceID
-	if owner != fm.InstanceID && wire.ValidInstanceID(owner) {
-		if b, _, err := fm.Bucket.Get(ctx, names.ManagersKey); err == nil {
+	if owner != m.InstanceID && wire.ValidInstanceID(owner) {
+		if b, _, err := m.Bucket.Get(ctx, names.ManagersKey); err == nil {
 			for _, a := range strings.Fields(string(b)) {
-				if ValidManager(a) && fm.Network.Answers(ctx, a) {
+				if ValidManager(a) && m.Network.Answers(ctx, a) {
 					return "", false
 				}
 			}
 		}
-		states, err := fm.Instances.States(ctx, []string{owner})
+		states, err := m.Instances.States(ctx, []string{owner})
 		if err != nil {
 			return "", false // better to wait than to take over
 		}
 		if s := states[owner]; s == "pending" || s == "running" {
 			return "", false
 		}
-		if why, ok := fm.publishedGone(ctx); !ok {
-			fm.Log("not taking the swarm over: %s", why)
+		if why, ok := m.publishedGone(ctx); !ok {
+			m.Log("not taking the swarm over: %s", why)
 			return "", false
 		}
-		fm.Log("the swarm's managers are gone (the initialising instance %s too): taking over", owner)
+		m.Log("the swarm's managers are gone (the initialising instance %s too): taking over", owner)
 	}
 	return obj.ETag, true
 }
@@ -158,13 +111,13 @@ func (fm *formation) staleMarker(ctx context.Context) (string, bool) {
 // publishedGone tells whether every published manager but this node is
 // proven gone by EC2 and Auto Scaling (provenGone), and why not: one that
 // does not answer may be cut off, and taking the swarm over then would
-// make a second swarm. Without the means to ask (no Proof), the
+// make a second swarm. Without the means to ask (no Recovery), the
 // answers and the initialising instance decide alone, as before.
-func (fm *formation) publishedGone(ctx context.Context) (string, bool) {
-	if fm.Proof == nil {
+func (m *Manager) publishedGone(ctx context.Context) (string, bool) {
+	if m.Recovery == nil || m.Recovery.Proof == nil {
 		return "", true
 	}
-	b, _, err := fm.Bucket.Get(ctx, names.ManagersKey)
+	b, _, err := m.Bucket.Get(ctx, names.ManagersKey)
 	if errors.Is(err, ErrMissing) {
 		return "", true
 	}
@@ -173,22 +126,22 @@ func (fm *formation) publishedGone(ctx context.Context) (string, bool) {
 	}
 	var addrs []string
 	for _, a := range strings.Fields(string(b)) {
-		if ValidManager(a) && host(a) != fm.Address {
+		if ValidManager(a) && host(a) != m.Address {
 			addrs = append(addrs, host(a))
 		}
 	}
 	if len(addrs) == 0 {
 		return "", true
 	}
-	at, err := fm.Proof.At(ctx, addrs)
+	at, err := m.Recovery.Proof.At(ctx, addrs)
 	if err != nil {
 		return fmt.Sprintf("asking EC2 for the published managers: %v", err), false
 	}
-	group, err := fm.Proof.ManagerGroup(ctx, fm.Cluster)
+	group, err := m.Recovery.Proof.ManagerGroup(ctx, m.Cluster)
 	if err != nil {
 		return fmt.Sprintf("asking Auto Scaling for the managers' group: %v", err), false
 	}
-	if alive, _ := judgeLost(ctx, fm.Proof, fm.Log, addrs, at, group); len(alive) > 0 {
+	if alive, _ := judgeLost(ctx, m.Recovery.Proof, m.Log, addrs, at, group); len(alive) > 0 {
 		return strings.Join(alive, "; "), false
 	}
 	return "", true
@@ -196,22 +149,22 @@ func (fm *formation) publishedGone(ctx context.Context) (string, bool) {
 
 // initialise initialises the swarm on this node, or restores it from the
 // newest backup that is not refused (restoreCandidate).
-func (fm *formation) initialise(ctx context.Context) error {
-	key, archive, err := fm.restoreCandidate(ctx)
+func (m *Manager) initialise(ctx context.Context) error {
+	key, archive, err := m.restoreCandidate(ctx)
 	if err != nil {
 		return err
 	}
 	if key != "" {
-		if err := fm.Backups.Restore(ctx, archive, fm.Address); err != nil {
+		if err := m.Backups.Restore(ctx, archive, m.Address); err != nil {
 			return err
 		}
-		fm.Log("restored the swarm from its backup %s on %s", key, fm.Address)
+		m.Log("restored the swarm from its backup %s on %s", key, m.Address)
 		return nil
 	}
-	if err := fm.Engine.Init(ctx, fm.Address); err != nil {
+	if err := m.Engine.Init(ctx, m.Address); err != nil {
 		return err
 	}
-	fm.Log("initialised the swarm on %s", fm.Address)
+	m.Log("initialised the swarm on %s", m.Address)
 	return nil
 }
 
@@ -221,8 +174,8 @@ func (fm *formation) initialise(ctx context.Context) error {
 // or lost managers, and lost them all. The
 // backups are tried newest first, the lone manager's single backup of
 // before last; "" when none is left, each refusal logged.
-func (fm *formation) restoreCandidate(ctx context.Context) (string, []byte, error) {
-	list, err := listBackups(ctx, fm.Bucket)
+func (m *Manager) restoreCandidate(ctx context.Context) (string, []byte, error) {
+	list, err := listBackups(ctx, m.Bucket)
 	if err != nil {
 		return "", nil, err
 	}
@@ -232,27 +185,27 @@ func (fm *formation) restoreCandidate(ctx context.Context) (string, []byte, erro
 	}
 	keys = append(keys, names.ControlKey(names.Backup))
 	for _, key := range keys {
-		archive, obj, err := fm.Bucket.Get(ctx, key)
+		archive, obj, err := m.Bucket.Get(ctx, key)
 		if errors.Is(err, ErrMissing) {
 			continue
 		}
 		if err != nil {
 			return "", nil, err
 		}
-		if meta, _ := wire.ParseBackupMeta(obj.Metadata); meta.Cluster != "" && meta.Cluster != fm.Cluster {
+		if meta, _ := wire.ParseBackupMeta(obj.Metadata); meta.Cluster != "" && meta.Cluster != m.Cluster {
 			// Copied from another cluster's bucket: its agents are not
 			// this cluster's, and restoring it would take them in.
-			fm.Log("refusing the backup: taken by the managers of cluster %q, not %q: %s", meta.Cluster, fm.Cluster, key)
+			m.Log("refusing the backup: taken by the managers of cluster %q, not %q: %s", meta.Cluster, m.Cluster, key)
 			continue
 		}
-		err = fm.current(ctx, obj)
+		err = m.current(ctx, obj)
 		if err == nil {
 			return key, archive, nil
 		}
 		if !errors.Is(err, errStaleBackup) {
 			return "", nil, err
 		}
-		fm.Log("%v: %s", err, key)
+		m.Log("%v: %s", err, key)
 	}
 	return "", nil, nil
 }
@@ -261,9 +214,9 @@ func (fm *formation) restoreCandidate(ctx context.Context) (string, []byte, erro
 // Unix seconds) since the number of managers last changed: an older one,
 // or one that does not say, is of a swarm that had others. As the shell
 // managers judge it: no record of the managers is no change.
-func (fm *formation) current(ctx context.Context, obj Object) error {
+func (m *Manager) current(ctx context.Context, obj Object) error {
 	var since int64
-	switch b, _, err := fm.Bucket.Get(ctx, names.ControlKey(names.ManagersChanged)); {
+	switch b, _, err := m.Bucket.Get(ctx, names.ControlKey(names.ManagersChanged)); {
 	case err == nil:
 		mc, ok := parseManagersChanged(b)
 		if !ok {
@@ -291,43 +244,46 @@ var errStaleBackup = errors.New("refusing the backup: older than the last change
 
 func unixTime(s int64) string { return time.Unix(s, 0).UTC().Format(time.RFC3339) }
 
-// publishAtBoot publishes the join material, retrying while a newly
-// joined manager's swarm settles.
-func (fm *formation) publishAtBoot(ctx context.Context) error {
-	deadline := fm.Clock.Now().Add(fm.Timeout)
+// PublishAtBoot publishes the join material, retrying while a newly joined
+// manager's swarm settles.
+func (m *Manager) PublishAtBoot(ctx context.Context) error {
+	deadline := m.Clock.Now().Add(m.T.JoinTimeout)
 	for {
-		err := fm.join.publish(ctx, true)
+		err := m.parts().join.publish(ctx, true)
 		if err == nil {
 			return nil
 		}
-		if !fm.Clock.Now().Before(deadline) {
+		if !m.Clock.Now().Before(deadline) {
 			return err
 		}
-		if err := fm.Clock.Sleep(ctx, 2*time.Second); err != nil {
+		if err := m.Clock.Sleep(ctx, 2*time.Second); err != nil {
 			return err
 		}
 	}
 }
 
-// ready waits until this node is a Reachable manager (Ready).
-func (fm *formation) ready(ctx context.Context) error {
-	deadline := fm.Clock.Now().Add(fm.Timeout)
+// Ready waits until this node is a Reachable manager of its swarm (the
+// leader is one): only then does it signal CloudFormation, and does a
+// rolling update go on to replace the next manager. Managers run no
+// workloads: it drains itself.
+func (m *Manager) Ready(ctx context.Context) error {
+	deadline := m.Clock.Now().Add(m.T.JoinTimeout)
 	for {
-		self, err := fm.Engine.Self(ctx)
+		self, err := m.Engine.Self(ctx)
 		if err == nil && self.NodeID != "" {
-			n, err := fm.Engine.Node(ctx, self.NodeID)
+			n, err := m.Engine.Node(ctx, self.NodeID)
 			if err == nil && n.Reachability == "reachable" {
-				fm.Log("a Reachable manager of the swarm")
+				m.Log("a Reachable manager of the swarm")
 				if n.Availability != wire.AvailabilityDrain {
-					return fm.Engine.SetAvailability(ctx, n.ID, wire.AvailabilityDrain)
+					return m.Engine.SetAvailability(ctx, n.ID, wire.AvailabilityDrain)
 				}
 				return nil
 			}
 		}
-		if !fm.Clock.Now().Before(deadline) {
-			return fmt.Errorf("not a Reachable manager within %s", fm.Timeout)
+		if !m.Clock.Now().Before(deadline) {
+			return fmt.Errorf("not a Reachable manager within %s", m.T.JoinTimeout)
 		}
-		if err := fm.Clock.Sleep(ctx, time.Second); err != nil {
+		if err := m.Clock.Sleep(ctx, time.Second); err != nil {
 			return err
 		}
 	}

@@ -89,8 +89,7 @@ func (rs *restorer) restore(ctx context.Context, r wire.RestoreDetail) error {
 		return err
 	}
 	if why != "" {
-		rs.Log("refusing restore request %s: %s", r.RequestID, why)
-		rs.restored = &wire.RestoreStatus{RequestID: r.RequestID, Backup: r.Backup, Outcome: wire.RestoreRefused, Reason: why, Time: rs.Clock.Now().UTC()}
+		rs.refuse(r, why)
 		return nil
 	}
 	nodes, err := rs.Engine.Nodes(ctx)
@@ -113,8 +112,7 @@ func (rs *restorer) restore(ctx context.Context, r wire.RestoreDetail) error {
 		if n.Role == "manager" && n.Manager() && n.ID != self.NodeID {
 			if n.Reachability != "reachable" {
 				why := fmt.Sprintf("the manager %s is %s: a restore demotes every other manager first, and one that does not hear it could keep the swarm as it is", n.ID, orQ(n.Reachability))
-				rs.Log("refusing restore request %s: %s", r.RequestID, why)
-				rs.restored = &wire.RestoreStatus{RequestID: r.RequestID, Backup: r.Backup, Outcome: wire.RestoreRefused, Reason: why, Time: rs.Clock.Now().UTC()}
+				rs.refuse(r, why)
 				return nil
 			}
 			others = append(others, n.ID)
@@ -173,6 +171,12 @@ func (rs *restorer) restore(ctx context.Context, r wire.RestoreDetail) error {
 	rs.join.republished(ctx)
 	rs.finish(ctx, r, wire.RestoreRestored, reason, &marker)
 	return rs.State.Remove(restoreRun)
+}
+
+// refuse says why the request r is refused: in the log and the snapshot.
+func (rs *restorer) refuse(r wire.RestoreDetail, why string) {
+	rs.Log("refusing restore request %s: %s", r.RequestID, why)
+	rs.restored = &wire.RestoreStatus{RequestID: r.RequestID, Backup: r.Backup, Outcome: wire.RestoreRefused, Reason: why, Time: rs.Clock.Now().UTC()}
 }
 
 // choose reads the backup the request names, or why it is
@@ -408,30 +412,31 @@ func (rs *restorer) restoreAsRestorer(ctx context.Context, mk wire.RestoreMarker
 	if err := rs.State.Save(restoreRun, mk.RequestID); err != nil {
 		return
 	}
+	outcome, reason := rs.restoreTaken(ctx, mk, archive)
+	rs.finish(ctx, r, outcome, reason, &mk)
+	_ = rs.State.Remove(restoreRun)
+	if outcome == wire.RestoreRestored && rs.State.Save(restoreFollowed, mk.RequestID) == nil {
+		_ = rs.State.Remove(restoreLeft)
+	}
+}
+
+// restoreTaken restores archive, the backup of the marker this manager
+// took, and rotates the join tokens and the CA when the marker says, then
+// publishes the join material: the outcome, and why.
+func (rs *restorer) restoreTaken(ctx context.Context, mk wire.RestoreMarker, archive []byte) (outcome, reason string) {
 	rs.Log("restoring the backup %s it took, on %s, as the leader asked", mk.Backup, rs.Address)
 	if err := rs.Backups.Restore(ctx, archive, rs.Address); err != nil {
-		rs.finish(ctx, r, wire.RestoreFailed, fmt.Sprintf("restoring the backup: %v", err), &mk)
-		_ = rs.State.Remove(restoreRun)
-		return
+		return wire.RestoreFailed, fmt.Sprintf("restoring the backup: %v", err)
 	}
-	reason := ""
 	if mk.Rotate {
 		if rs.Tokens == nil {
-			rs.finish(ctx, r, wire.RestoreFailed, "restored, but the join tokens of another cluster's swarm cannot be rotated here", &mk)
-			_ = rs.State.Remove(restoreRun)
-			return
+			return wire.RestoreFailed, "restored, but the join tokens of another cluster's swarm cannot be rotated here"
 		}
 		if err := rotateAll(ctx, rs.Tokens); err != nil {
-			rs.finish(ctx, r, wire.RestoreFailed, fmt.Sprintf("restored, but rotating the CA and join tokens failed: %v", err), &mk)
-			_ = rs.State.Remove(restoreRun)
-			return
+			return wire.RestoreFailed, fmt.Sprintf("restored, but rotating the CA and join tokens failed: %v", err)
 		}
 		reason = "another cluster's backup: the CA and the join tokens rotated"
 	}
 	rs.join.republished(ctx)
-	rs.finish(ctx, r, wire.RestoreRestored, reason, &mk)
-	_ = rs.State.Remove(restoreRun)
-	if rs.State.Save(restoreFollowed, mk.RequestID) == nil {
-		_ = rs.State.Remove(restoreLeft)
-	}
+	return wire.RestoreRestored, reason
 }

@@ -121,7 +121,7 @@ func TestRestoreLiveSwarm(t *testing.T) {
 	if err != nil || !mk.Done || mk.RequestID != id || !slices.Equal(mk.Demoted, []string{nodeID("m2"), nodeID("m3")}) {
 		t.Fatalf("marker %+v, %v", mk, err)
 	}
-	s, err := l.m.Snapshot(ctx)
+	s, err := l.m.parts().status.Snapshot(ctx)
 	if err != nil || s.Restore == nil || s.Restore.Outcome != wire.RestoreRestored || s.Restore.RequestID != id || s.Restore.Backup != key {
 		t.Fatalf("snapshot's restore %+v, %v", s.Restore, err)
 	}
@@ -225,7 +225,7 @@ func TestRestoreDemotedStay(t *testing.T) {
 	if !restored || !l.logged("did not leave within 2m0s: restoring anyway") || l.clock.now.Sub(start) < restoreWait {
 		t.Fatalf("restored %v at %s; logs %v", restored, l.clock.now, l.logs)
 	}
-	s, _ := l.m.Snapshot(context.Background())
+	s, _ := l.m.parts().status.Snapshot(context.Background())
 	if s.Restore == nil || s.Restore.Outcome != wire.RestoreRestored {
 		t.Fatalf("snapshot's restore %+v", s.Restore)
 	}
@@ -248,7 +248,7 @@ func TestRestoreFollowerAlreadyIn(t *testing.T) {
 	f2 = l.follower(nodeID("m2"), iM2)
 	f2.Address = "10.0.1.2"
 	f2.Engine = noLeader{f2.Engine.(*engine)}
-	if err := l.m.PublishJoinMaterial(ctx, true); err != nil {
+	if err := l.m.parts().join.publish(ctx, true); err != nil {
 		t.Fatal(err)
 	}
 	if !f2.parts().restores.follow(ctx) || l.c.index("docker swarm leave") < 0 || l.c.index("docker swarm join 10.0.1.2") < 0 {
@@ -295,7 +295,7 @@ func TestRestoreRefusals(t *testing.T) {
 			if l.c.index("docker node demote") >= 0 || l.c.index("restore ") >= 0 || l.c.index("sqs delete r1") < 0 || l.c.index("s3 put "+restoreKey) >= 0 {
 				t.Fatalf("calls %v", l.c.l)
 			}
-			s, err := l.m.Snapshot(context.Background())
+			s, err := l.m.parts().status.Snapshot(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -322,7 +322,7 @@ func TestRestoreOtherClusterRotatesTokens(t *testing.T) {
 	l.round()
 	l.order("docker node demote", "restore 10.0.1.1", "docker swarm ca --rotate", "docker swarm join-token --rotate")
 	l.after("docker swarm join-token --rotate", "s3 put "+names.ManagersKey)
-	s, _ := l.m.Snapshot(context.Background())
+	s, _ := l.m.parts().status.Snapshot(context.Background())
 	if s.Restore == nil || s.Restore.Outcome != wire.RestoreRestored || !strings.Contains(s.Restore.Reason, "the CA and the join tokens rotated") {
 		t.Fatalf("snapshot's restore %+v", s.Restore)
 	}
@@ -334,7 +334,7 @@ func TestRestoreOtherClusterRotatesTokens(t *testing.T) {
 	l.q.put("r1", body, start)
 	l.round()
 	l.round()
-	s, _ = l.m.Snapshot(context.Background())
+	s, _ = l.m.parts().status.Snapshot(context.Background())
 	if s.Restore == nil || s.Restore.Outcome != wire.RestoreFailed || !strings.Contains(s.Restore.Reason, "rotating the CA and join tokens of cluster prod's swarm failed: the rotation did not finish") {
 		t.Fatalf("snapshot's restore %+v", s.Restore)
 	}
@@ -361,7 +361,7 @@ func TestRestoreCutShort(t *testing.T) {
 	l.round()
 	l.round()
 	mk, _ := wire.ParseRestoreMarker(l.b.objects[restoreKey])
-	s, _ := l.m.Snapshot(context.Background())
+	s, _ := l.m.parts().status.Snapshot(context.Background())
 	if l.c.index("restore ") >= 0 || !mk.Done || s.Restore == nil || s.Restore.Outcome != wire.RestoreFailed {
 		t.Fatalf("calls %v; marker %+v; restore %+v", l.c.l, mk, s.Restore)
 	}

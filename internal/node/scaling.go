@@ -24,9 +24,9 @@ type autoscaling struct {
 	Bucket Bucket
 	Clock  Clock
 	Log    Logger
-	// Every is how often it decides, at most; JoinWait and DrainTimeout
-	// are the Autoscaler's.
-	Every, JoinWait, DrainTimeout time.Duration
+	// T: AutoscaleEvery, how often it decides at most; JoinWait and
+	// DrainTimeout, the Autoscaler's.
+	T Timings
 
 	prover *prover
 
@@ -55,7 +55,7 @@ func (as *autoscaling) round(ctx context.Context) (decided bool, err error) {
 	if as.Groups == nil || now.Before(as.next) {
 		return false, nil
 	}
-	as.next = now.Add(as.Every)
+	as.next = now.Add(as.T.AutoscaleEvery)
 	as.loadDecisions(ctx)
 	groups, err := as.Groups.Groups(ctx, as.Cluster)
 	if err != nil {
@@ -106,7 +106,7 @@ func (as *autoscaling) round(ctx context.Context) (decided bool, err error) {
 		in.Leased[g.Group] = held
 	}
 	if as.auto == nil {
-		as.auto = &Autoscaler{JoinWait: as.JoinWait, DrainTimeout: as.DrainTimeout}
+		as.auto = &Autoscaler{JoinWait: as.T.JoinWait, DrainTimeout: as.T.DrainTimeout}
 	}
 	plan := as.auto.Decide(in)
 	as.unplaceable = plan.Unplaceable

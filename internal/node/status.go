@@ -21,9 +21,9 @@ type statusPublisher struct {
 	State      State
 	Clock      Clock
 	Log        Logger
-	// Every is how often it is published; WatchEvery how often while a
-	// request is watched, for WatchFor after it.
-	Every, WatchEvery, WatchFor time.Duration
+	// T: StatusEvery, how often it is published; WatchEvery, how often
+	// while a request is watched, for WatchFor after it.
+	T Timings
 
 	prover   *prover
 	secrets  *SecretsSync
@@ -55,9 +55,9 @@ func (sp *statusPublisher) publish(ctx context.Context) (*wire.Snapshot, error) 
 	if err := sp.Bucket.Put(ctx, names.StatusKey, b, "application/json", nil); err != nil {
 		return &snap, err
 	}
-	sp.next = now.Add(sp.Every)
-	if now.Before(sp.watchUntil) && sp.WatchEvery < sp.Every {
-		sp.next = now.Add(sp.WatchEvery)
+	sp.next = now.Add(sp.T.StatusEvery)
+	if now.Before(sp.watchUntil) && sp.T.WatchEvery < sp.T.StatusEvery {
+		sp.next = now.Add(sp.T.WatchEvery)
 	}
 	return &snap, nil
 }
@@ -72,7 +72,7 @@ func (sp *statusPublisher) publishOrLog(ctx context.Context) {
 // watch publishes the snapshot now and often for a while.
 func (sp *statusPublisher) watch() {
 	sp.next = time.Time{}
-	sp.watchUntil = sp.Clock.Now().Add(sp.WatchFor)
+	sp.watchUntil = sp.Clock.Now().Add(sp.T.WatchFor)
 }
 
 // now has the snapshot published in this round, whatever the time.

@@ -45,22 +45,27 @@ func unprovenSince(n Node) (time.Time, bool) {
 	return t, err == nil
 }
 
-// nodeGuard keeps the nodes the leader cannot prove from tasks, and
-// labels those it proves (labels.go).
+// nodeGuard keeps the swarm to the nodes it should have: it removes the
+// nodes gone for good (dead.go), keeps the nodes the leader cannot prove
+// from tasks, and labels those it proves (labels.go).
 type nodeGuard struct {
-	Cluster string
-	Engine  Engine
+	Cluster   string
+	Engine    Engine
+	Instances Instances
 	// Facts says what the proven nodes' instances are, Groups which
 	// groups hold them, for their node labels; either nil: none is set.
 	Facts  Describer
 	Groups GroupScaling
+	State  State
 	Clock  Clock
 	Log    Logger
-	// Grace is how long a node stays unproven before it is removed;
-	// LabelsEvery how often the proven nodes' labels are read again.
-	Grace, LabelsEvery time.Duration
+	// T: UnprovenGrace, LabelsEvery, DeadEvery, DeadGrace.
+	T Timings
 
 	prover *prover
+
+	// nextDead: when the Down nodes are checked again.
+	nextDead time.Time
 
 	// noted: the unproven nodes, with why, as last logged; quorumKept:
 	// the unproven managers kept for the quorum (logged).
@@ -156,7 +161,7 @@ func (g *nodeGuard) unproven(ctx context.Context, n Node, nodes []Node, why stri
 			return err
 		}
 	}
-	until := since.Add(g.Grace)
+	until := since.Add(g.T.UnprovenGrace)
 	if drain {
 		if err := g.Engine.SetAvailability(ctx, n.ID, wire.AvailabilityDrain); err != nil {
 			return err
@@ -180,7 +185,7 @@ func (g *nodeGuard) removeUnproven(ctx context.Context, n Node, nodes []Node, wh
 	if n.Role == "manager" {
 		if !quorumWithout(nodes, n) {
 			if !g.quorumKept[n.ID] {
-				g.Log("not removing manager %s, unproven for %s: the swarm needs it for its quorum", n.ID, g.Grace)
+				g.Log("not removing manager %s, unproven for %s: the swarm needs it for its quorum", n.ID, g.T.UnprovenGrace)
 				g.quorumKept[n.ID] = true
 			}
 			return nil
@@ -194,7 +199,7 @@ func (g *nodeGuard) removeUnproven(ctx context.Context, n Node, nodes []Node, wh
 	}
 	delete(g.noted, n.ID)
 	delete(g.quorumKept, n.ID)
-	g.Log("removed node %s from the swarm, unproven for %s: %s", n.ID, g.Grace, why)
+	g.Log("removed node %s from the swarm, unproven for %s: %s", n.ID, g.T.UnprovenGrace, why)
 	return nil
 }
 

@@ -7,18 +7,16 @@ package node
 // instance), the inbox (the queue's messages kept), the join material,
 // the status snapshot.
 type parts struct {
-	prover        *prover
-	join          *joining
-	inbox         *inbox
-	status        *statusPublisher
-	dead          *deadNodes
-	guard         *nodeGuard
-	interruptions *interruptions
-	scaler        *autoscaling
-	backups       *swarmBackups
-	restores      *restorer
-	drains        *drains
-	requests      *requests
+	prover   *prover
+	join     *joining
+	inbox    *inbox
+	status   *statusPublisher
+	guard    *nodeGuard
+	scaler   *autoscaling
+	backups  *swarmBackups
+	restores *restorer
+	drains   *drains
+	requests *requests
 }
 
 // parts builds the parts from the Manager's fields once, when first
@@ -34,11 +32,11 @@ func (m *Manager) parts() *parts {
 	join := &joining{Engine: m.Engine, Bucket: m.Bucket, Network: m.Network, State: m.State, Clock: m.Clock, Log: log, Address: m.Address}
 	in := &inbox{Queue: m.Queue, State: m.State, Log: log, Visibility: t.Visibility}
 	scaler := &autoscaling{Cluster: m.Cluster, Groups: m.Groups, Engine: m.Engine, Bucket: m.Bucket, Clock: m.Clock, Log: log,
-		Every: t.AutoscaleEvery, JoinWait: t.JoinWait, DrainTimeout: t.DrainTimeout, prover: pr}
+		T: t, prover: pr}
 	backups := &swarmBackups{Cluster: m.Cluster, InstanceID: m.InstanceID, Engine: m.Engine, Bucket: m.Bucket, Objects: m.Objects,
 		Backups: m.Backups, State: m.State, Clock: m.Clock, Log: log, T: t, Keep: m.BackupKeep}
 	status := &statusPublisher{Cluster: m.Cluster, InstanceID: m.InstanceID, Engine: m.Engine, Bucket: m.Bucket, State: m.State,
-		Clock: m.Clock, Log: log, Every: t.StatusEvery, WatchEvery: t.WatchEvery, WatchFor: t.WatchFor,
+		Clock: m.Clock, Log: log, T: t,
 		prover: pr, secrets: m.Secrets, scaler: scaler, backups: backups}
 	restores := &restorer{Cluster: m.Cluster, InstanceID: m.InstanceID, Address: m.Address, Engine: m.Engine, Bucket: m.Bucket,
 		Backups: m.Backups, Tokens: m.Tokens, State: m.State, Clock: m.Clock, Log: log, Keep: m.BackupKeep,
@@ -46,15 +44,11 @@ func (m *Manager) parts() *parts {
 	status.restores = restores
 	m.p = &parts{
 		prover: pr, join: join, inbox: in, status: status, scaler: scaler, backups: backups, restores: restores,
-		dead: &deadNodes{Engine: m.Engine, Instances: m.Instances, State: m.State, Clock: m.Clock, Log: log,
-			Every: t.DeadEvery, Grace: t.DeadGrace, prover: pr},
-		guard: &nodeGuard{Cluster: m.Cluster, Engine: m.Engine, Facts: m.Facts, Groups: m.Groups, Clock: m.Clock, Log: log,
-			Grace: t.UnprovenGrace, LabelsEvery: t.LabelsEvery, prover: pr},
-		interruptions: &interruptions{Engine: m.Engine, Bucket: m.Bucket, Instances: m.Instances, Scaling: m.Scaling, State: m.State,
-			Clock: m.Clock, Log: log, ConfirmWait: t.ConfirmWait, Hold: t.InterruptedHold, Every: t.DeadEvery, inbox: in, prover: pr},
+		guard: &nodeGuard{Cluster: m.Cluster, Engine: m.Engine, Instances: m.Instances, Facts: m.Facts, Groups: m.Groups,
+			State: m.State, Clock: m.Clock, Log: log, T: t, prover: pr},
 		drains: &drains{Cluster: m.Cluster, InstanceID: m.InstanceID, Engine: m.Engine, Scaling: m.Scaling, Queue: m.Queue,
-			State: m.State, Clock: m.Clock, Log: log, Timeout: t.DrainTimeout, Poll: t.DrainPoll, HeartbeatEvery: t.HeartbeatEvery,
-			Visibility: t.Visibility, inbox: in, prover: pr, status: status, backups: backups, demoted: demoted},
+			Bucket: m.Bucket, Instances: m.Instances, State: m.State, Clock: m.Clock, Log: log,
+			T: t, inbox: in, prover: pr, status: status, backups: backups, demoted: demoted},
 		requests: &requests{Cluster: m.Cluster, Clock: m.Clock, Log: log, MaxAge: t.RequestMaxAge,
 			inbox: in, status: status, prover: pr, secrets: m.Secrets, backups: backups, restores: restores},
 	}
