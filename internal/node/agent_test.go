@@ -83,7 +83,7 @@ func (l *agentLab) run(d time.Duration, leader bool) {
 					l.e.add(Node{ID: l.ae.self.NodeID, Labels: map[string]string{}})
 				}
 			}
-			l.m.publishStatus(ctx)
+			l.m.parts().status.publish(ctx)
 		}
 		if !l.clock.now.Before(end) {
 			cancel()
@@ -94,7 +94,7 @@ func (l *agentLab) run(d time.Duration, leader bool) {
 }
 
 func (l *agentLab) publish() {
-	if err := l.m.PublishJoinMaterial(context.Background(), true); err != nil {
+	if err := l.m.parts().join.publish(context.Background(), true); err != nil {
 		l.t.Fatal(err)
 	}
 }

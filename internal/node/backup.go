@@ -91,37 +91,72 @@ func countManagers(nodes []Node) int {
 	return c
 }
 
+// swarmBackups are the backups of the swarm (see above): the leader's
+// part and a follower's, and what the leader keeps of them for the
+// snapshot.
+type swarmBackups struct {
+	Cluster    string
+	InstanceID string
+	Engine     Engine
+	Bucket     Bucket
+	// Objects is what a backup is judged by: the swarm's id and objects;
+	// Backups takes one.
+	Objects SwarmObjects
+	Backups Backups
+	State   State
+	Clock   Clock
+	Log     Logger
+	T       Timings
+	// Keep is how many backups are kept (0: wire.BackupKeep).
+	Keep int
+
+	// managers is the number of managers last recorded in the bucket (0:
+	// not read yet); deferred why a backup due is not taken (last
+	// logged); legacyGone: the lone manager's single backup of before is
+	// removed.
+	managers   int
+	deferred   string
+	legacyGone bool
+	// meta and list: the backups kept, for the snapshot.
+	meta map[string]wire.BackupMeta
+	list []wire.BackupInfo
+}
+
+// reset forgets what the record of managers says when this manager stops
+// leading: another leader may change it meanwhile.
+func (sb *swarmBackups) reset() { sb.managers, sb.deferred = 0, "" }
+
 // recordManagers records the number of managers in the bucket when it is
 // not the one recorded, and since when: now, unless there was no record
 // (0, as the shell managers write it).
-func (m *Manager) recordManagers(ctx context.Context, count int) error {
-	known := m.managers != 0
+func (sb *swarmBackups) recordManagers(ctx context.Context, count int) error {
+	known := sb.managers != 0
 	if !known {
-		b, _, err := m.Bucket.Get(ctx, names.ControlKey(names.ManagersChanged))
+		b, _, err := sb.Bucket.Get(ctx, names.ControlKey(names.ManagersChanged))
 		switch {
 		case err == nil:
 			if mc, ok := parseManagersChanged(b); ok {
-				m.managers, known = mc.Count, true
+				sb.managers, known = mc.Count, true
 			} else {
 				// Unreadable: rewritten as changed now, which refuses
 				// any older backup.
-				m.managers, known = -1, true
+				sb.managers, known = -1, true
 			}
 		case !errors.Is(err, ErrMissing):
 			return err
 		}
 	}
-	if known && m.managers == count {
+	if known && sb.managers == count {
 		return nil
 	}
 	mc := managersChanged{Count: count}
 	if known {
-		mc.Since = m.Clock.Now().Unix()
+		mc.Since = sb.Clock.Now().Unix()
 	}
-	if err := m.Bucket.Put(ctx, names.ControlKey(names.ManagersChanged), []byte(mc.String()), "text/plain", nil); err != nil {
+	if err := sb.Bucket.Put(ctx, names.ControlKey(names.ManagersChanged), []byte(mc.String()), "text/plain", nil); err != nil {
 		return err
 	}
-	m.managers = count
+	sb.managers = count
 	return nil
 }
 
@@ -137,84 +172,84 @@ func (m *Manager) recordManagers(ctx context.Context, count int) error {
 
 // backUp is the leader's part, every round; with force (a request, the
 // last manager leaving) a backup is due now.
-func (m *Manager) backUp(ctx context.Context, force bool) error {
-	nodes, err := m.Engine.Nodes(ctx)
+func (sb *swarmBackups) backUp(ctx context.Context, force bool) error {
+	nodes, err := sb.Engine.Nodes(ctx)
 	if err != nil {
 		return err
 	}
 	count := countManagers(nodes)
-	if err := m.recordManagers(ctx, count); err != nil {
+	if err := sb.recordManagers(ctx, count); err != nil {
 		return fmt.Errorf("recording the manager count: %w", err)
 	}
 	var rec backupRecord
-	if _, err := m.State.Load(backupState, &rec); err != nil {
+	if _, err := sb.State.Load(backupState, &rec); err != nil {
 		return err
 	}
 	if force && rec.Wanted == "" && rec.Order == nil {
 		// An order outstanding is a backup taken from now on: it will do.
 		rec.Wanted = "asked for"
 	}
-	list, err := m.listBackups(ctx)
+	list, err := listBackups(ctx, sb.Bucket)
 	if err != nil {
 		return err
 	}
-	now := m.Clock.Now()
+	now := sb.Clock.Now()
 	if n := len(list); n > 0 && list[n-1].Time.After(rec.Time) {
 		rec.Time = list[n-1].Time
 		if rec.Order != nil && !list[n-1].Time.Before(rec.Order.Time.Truncate(time.Second)) {
-			m.Log("follower %s took the backup ordered (%s)", rec.Order.Node, list[n-1].Key)
+			sb.Log("follower %s took the backup ordered (%s)", rec.Order.Node, list[n-1].Key)
 			rec.Members, rec.Order, rec.Lapsed = rec.OrderDigest, nil, nil
-			if err := m.Bucket.Delete(ctx, names.ControlKey(names.BackupOrder)); err != nil {
+			if err := sb.Bucket.Delete(ctx, names.ControlKey(names.BackupOrder)); err != nil {
 				return err
 			}
 		}
 	}
-	if err := m.pruneBackups(ctx, list); err != nil {
+	if err := sb.prune(ctx, list); err != nil {
 		return err
 	}
-	if err := m.describeBackups(ctx, list); err != nil {
+	if err := sb.describe(ctx, list); err != nil {
 		return err
 	}
 	if o := rec.Order; o != nil {
 		if now.Before(o.Deadline) {
-			return m.State.Save(backupState, rec) // the follower is at it
+			return sb.State.Save(backupState, rec) // the follower is at it
 		}
-		m.Log("follower %s did not take the backup ordered by %s: asking another", o.Node, o.Deadline.Format(time.RFC3339))
+		sb.Log("follower %s did not take the backup ordered by %s: asking another", o.Node, o.Deadline.Format(time.RFC3339))
 		rec.Lapsed, rec.Order, rec.Wanted = append(rec.Lapsed, o.Node), nil, o.Reason
 	}
-	digest, err := m.swarmDigest(ctx, nodes)
+	digest, err := sb.digest(ctx, nodes)
 	if err != nil {
 		return err
 	}
-	reason := backupDue(rec, digest, now, m.T)
+	reason := backupDue(rec, digest, now, sb.T)
 	if reason == "" {
-		return m.State.Save(backupState, rec)
+		return sb.State.Save(backupState, rec)
 	}
 	if raftManagers(nodes) <= 1 {
 		// Alone in the Raft (a restored or forced swarm still lists its
 		// lost managers until they are removed): no follower to ask.
-		if err := m.takeBackup(ctx, 1, reason); err != nil {
+		if err := sb.takeBackup(ctx, 1, reason); err != nil {
 			return err
 		}
 		rec.Time, rec.Members, rec.Wanted, rec.Lapsed = now.UTC().Truncate(time.Second), digest, "", nil
-		return m.State.Save(backupState, rec)
+		return sb.State.Save(backupState, rec)
 	}
 	follower, why := chooseFollower(nodes, rec.Lapsed)
 	if follower == "" {
-		if why != m.backupDeferred {
-			m.Log("a backup is due (%s) but none is taken: %s", reason, why)
+		if why != sb.deferred {
+			sb.Log("a backup is due (%s) but none is taken: %s", reason, why)
 		}
-		m.backupDeferred = why
-		return m.State.Save(backupState, rec)
+		sb.deferred = why
+		return sb.State.Save(backupState, rec)
 	}
-	m.backupDeferred = ""
-	order := wire.BackupOrder{ID: wire.NewRequestID(), Node: follower, Time: now.UTC(), Deadline: now.Add(m.T.BackupOrderWait).UTC(), Reason: reason}
-	if err := m.Bucket.Put(ctx, names.ControlKey(names.BackupOrder), order.Marshal(), "application/json", nil); err != nil {
+	sb.deferred = ""
+	order := wire.BackupOrder{ID: wire.NewRequestID(), Node: follower, Time: now.UTC(), Deadline: now.Add(sb.T.BackupOrderWait).UTC(), Reason: reason}
+	if err := sb.Bucket.Put(ctx, names.ControlKey(names.BackupOrder), order.Marshal(), "application/json", nil); err != nil {
 		return err
 	}
 	rec.Order, rec.OrderDigest, rec.Wanted = &order, digest, ""
-	m.Log("a backup is due (%s): ordered it of follower %s", reason, follower)
-	return m.State.Save(backupState, rec)
+	sb.Log("a backup is due (%s): ordered it of follower %s", reason, follower)
+	return sb.State.Save(backupState, rec)
 }
 
 // backupDue is why a backup is due, "" when none is: none yet, asked for,
@@ -269,30 +304,30 @@ func chooseFollower(nodes []Node, lapsed []string) (string, string) {
 
 // takeBackup archives this engine's swarm state and writes it under
 // BackupsPrefix with its metadata.
-func (m *Manager) takeBackup(ctx context.Context, managers int, reason string) error {
-	swarmID, _, err := m.Objects.Objects(ctx)
+func (sb *swarmBackups) takeBackup(ctx context.Context, managers int, reason string) error {
+	swarmID, _, err := sb.Objects.Objects(ctx)
 	if err != nil {
 		return err
 	}
-	archive, err := m.Backups.Archive(ctx)
+	archive, err := sb.Backups.Archive(ctx)
 	if err != nil {
 		return err
 	}
-	now := m.Clock.Now().UTC().Truncate(time.Second)
-	meta := wire.BackupMeta{Taken: now, SwarmID: swarmID, Managers: managers, TakenBy: m.InstanceID, Cluster: m.Cluster}
-	key := names.BackupKey(now, m.InstanceID)
-	if err := m.Bucket.Put(ctx, key, archive, "application/gzip", meta.Metadata()); err != nil {
+	now := sb.Clock.Now().UTC().Truncate(time.Second)
+	meta := wire.BackupMeta{Taken: now, SwarmID: swarmID, Managers: managers, TakenBy: sb.InstanceID, Cluster: sb.Cluster}
+	key := names.BackupKey(now, sb.InstanceID)
+	if err := sb.Bucket.Put(ctx, key, archive, "application/gzip", meta.Metadata()); err != nil {
 		return err
 	}
-	m.Log("backed the swarm state up to %s (%d bytes, %d managers): %s", key, len(archive), managers, reason)
+	sb.Log("backed the swarm state up to %s (%d bytes, %d managers): %s", key, len(archive), managers, reason)
 	return nil
 }
 
-// followBackupOrder is a follower's part: the order that names this node,
+// followOrder is a follower's part: the order that names this node,
 // not carried out yet and not past its deadline, is taken once, unless
 // this node leads now or too few managers are reachable to pause one.
-func (m *Manager) followBackupOrder(ctx context.Context) error {
-	body, _, err := m.Bucket.Get(ctx, names.ControlKey(names.BackupOrder))
+func (sb *swarmBackups) followOrder(ctx context.Context) error {
+	body, _, err := sb.Bucket.Get(ctx, names.ControlKey(names.BackupOrder))
 	if errors.Is(err, ErrMissing) {
 		return nil
 	}
@@ -303,18 +338,18 @@ func (m *Manager) followBackupOrder(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	self, err := m.Engine.Self(ctx)
+	self, err := sb.Engine.Self(ctx)
 	if err != nil || order.Node != self.NodeID {
 		return err
 	}
 	var done string
-	if _, err := m.State.Load(orderDone, &done); err != nil {
+	if _, err := sb.State.Load(orderDone, &done); err != nil {
 		return err
 	}
-	if done == order.ID || !m.Clock.Now().Before(order.Deadline) {
+	if done == order.ID || !sb.Clock.Now().Before(order.Deadline) {
 		return nil
 	}
-	nodes, err := m.Engine.Nodes(ctx)
+	nodes, err := sb.Engine.Nodes(ctx)
 	if err != nil {
 		return err
 	}
@@ -325,13 +360,13 @@ func (m *Manager) followBackupOrder(ctx context.Context) error {
 		}
 	}
 	if follower == "" || why != "" {
-		m.Log("not taking the backup ordered (%s): %s", order.ID, why)
-		return m.State.Save(orderDone, order.ID)
+		sb.Log("not taking the backup ordered (%s): %s", order.ID, why)
+		return sb.State.Save(orderDone, order.ID)
 	}
-	if err := m.takeBackup(ctx, countManagers(nodes), "ordered by the leader: "+order.Reason); err != nil {
+	if err := sb.takeBackup(ctx, countManagers(nodes), "ordered by the leader: "+order.Reason); err != nil {
 		return err
 	}
-	return m.State.Save(orderDone, order.ID)
+	return sb.State.Save(orderDone, order.ID)
 }
 
 // orderDone is the state file of the last order this follower carried out
@@ -345,9 +380,9 @@ type listedBackup struct {
 	Size int64
 }
 
-// listBackups lists the swarm's backups, oldest first.
-func (m *Manager) listBackups(ctx context.Context) ([]listedBackup, error) {
-	objs, err := m.Bucket.List(ctx, names.ControlKey(names.BackupsPrefix)+"/")
+// listBackups lists the swarm's backups in bucket, oldest first.
+func listBackups(ctx context.Context, bucket Bucket) ([]listedBackup, error) {
+	objs, err := bucket.List(ctx, names.ControlKey(names.BackupsPrefix)+"/")
 	if err != nil {
 		return nil, err
 	}
@@ -361,38 +396,39 @@ func (m *Manager) listBackups(ctx context.Context) ([]listedBackup, error) {
 	return out, nil
 }
 
-// keep is how many backups are kept.
-func (m *Manager) keep() int {
-	if m.BackupKeep > 0 {
-		return m.BackupKeep
+// keepOf is how many backups are kept, given the core's setting (0:
+// wire.BackupKeep).
+func keepOf(setting int) int {
+	if setting > 0 {
+		return setting
 	}
 	return wire.BackupKeep
 }
 
-// pruneBackups removes the oldest backups beyond BackupKeep, and the lone
+// prune removes the oldest backups beyond Keep, and the lone
 // manager's single backup of before once there is a newer one.
-func (m *Manager) pruneBackups(ctx context.Context, list []listedBackup) error {
-	for len(list) > m.keep() {
-		if err := m.Bucket.Delete(ctx, list[0].Key); err != nil {
+func (sb *swarmBackups) prune(ctx context.Context, list []listedBackup) error {
+	for len(list) > keepOf(sb.Keep) {
+		if err := sb.Bucket.Delete(ctx, list[0].Key); err != nil {
 			return err
 		}
-		m.Log("removed the backup %s: %d are kept", list[0].Key, m.keep())
+		sb.Log("removed the backup %s: %d are kept", list[0].Key, keepOf(sb.Keep))
 		list = list[1:]
 	}
-	if len(list) > 0 && !m.legacyGone {
-		if err := m.Bucket.Delete(ctx, names.ControlKey(names.Backup)); err != nil {
+	if len(list) > 0 && !sb.legacyGone {
+		if err := sb.Bucket.Delete(ctx, names.ControlKey(names.Backup)); err != nil {
 			return err
 		}
-		m.legacyGone = true
+		sb.legacyGone = true
 	}
 	return nil
 }
 
-// swarmDigest is a digest of the swarm's members and objects (services,
+// digest is a digest of the swarm's members and objects (services,
 // secrets, configs, networks, each with its version): a backup is due
 // when it changes.
-func (m *Manager) swarmDigest(ctx context.Context, nodes []Node) (string, error) {
-	_, objects, err := m.Objects.Objects(ctx)
+func (sb *swarmBackups) digest(ctx context.Context, nodes []Node) (string, error) {
+	_, objects, err := sb.Objects.Objects(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -401,22 +437,22 @@ func (m *Manager) swarmDigest(ctx context.Context, nodes []Node) (string, error)
 	return Digest([]byte(members(nodes) + "\n" + strings.Join(objects, "\n"))), nil
 }
 
-// describeBackups keeps the backups kept, with their metadata (read once
+// describe keeps the backups kept, with their metadata (read once
 // per backup), for the status snapshot: the bucket lets only the managers
 // read them, and clusterctl backups lists them from the snapshot.
-func (m *Manager) describeBackups(ctx context.Context, list []listedBackup) error {
-	if len(list) > m.keep() {
-		list = list[len(list)-m.keep():]
+func (sb *swarmBackups) describe(ctx context.Context, list []listedBackup) error {
+	if len(list) > keepOf(sb.Keep) {
+		list = list[len(list)-keepOf(sb.Keep):]
 	}
-	if m.backupMeta == nil {
-		m.backupMeta = map[string]wire.BackupMeta{}
+	if sb.meta == nil {
+		sb.meta = map[string]wire.BackupMeta{}
 	}
 	infos := make([]wire.BackupInfo, 0, len(list))
 	known := map[string]wire.BackupMeta{}
 	for _, b := range list {
-		meta, ok := m.backupMeta[b.Key]
+		meta, ok := sb.meta[b.Key]
 		if !ok {
-			obj, err := m.Bucket.Head(ctx, b.Key)
+			obj, err := sb.Bucket.Head(ctx, b.Key)
 			if errors.Is(err, ErrMissing) {
 				continue
 			}
@@ -424,7 +460,7 @@ func (m *Manager) describeBackups(ctx context.Context, list []listedBackup) erro
 				return err
 			}
 			if meta, err = wire.ParseBackupMeta(obj.Metadata); err != nil {
-				m.Log("the backup %s: %v", b.Key, err)
+				sb.Log("the backup %s: %v", b.Key, err)
 			}
 			if meta.Taken.IsZero() {
 				meta.Taken = b.Time
@@ -433,29 +469,6 @@ func (m *Manager) describeBackups(ctx context.Context, list []listedBackup) erro
 		known[b.Key] = meta
 		infos = append(infos, wire.BackupInfo{Key: b.Key, Size: b.Size, BackupMeta: meta})
 	}
-	m.backupMeta, m.backupList = known, infos
+	sb.meta, sb.list = known, infos
 	return nil
-}
-
-// handleBackupRequest backs the swarm up now, as clusterctl backup asks
-// (a follower takes it when there are several managers), and publishes
-// the status snapshot often for a while, which says when the newest was
-// taken. A request older than RequestMaxAge, or of another shape or
-// cluster, is dropped.
-func (m *Manager) handleBackupRequest(ctx context.Context, file string, n notice, e wire.Event) error {
-	r, err := e.BackupRequest(m.Cluster)
-	age := m.Clock.Now().Sub(n.Sent)
-	switch {
-	case err != nil:
-		m.Log("ignoring a backup request: %v", err)
-	case age > m.T.RequestMaxAge:
-		m.Log("dropping backup request %s: made %s ago", r.RequestID, age.Round(time.Second))
-	default:
-		m.Log("backup request %s from %s", r.RequestID, r.RequestedBy)
-		if err := m.backUp(ctx, true); err != nil {
-			return err
-		}
-		m.watch()
-	}
-	return m.forget(ctx, file, n)
 }

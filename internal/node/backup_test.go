@@ -28,7 +28,7 @@ func TestLoneManagerBackups(t *testing.T) {
 	step := func(what string, at time.Time, want int) {
 		t.Helper()
 		l.clock.now = at
-		if err := l.m.backUp(ctx, false); err != nil {
+		if err := l.m.parts().backups.backUp(ctx, false); err != nil {
 			t.Fatal(err)
 		}
 		if got := l.backupsTaken(); got != want {
@@ -54,11 +54,11 @@ func TestLoneManagerBackups(t *testing.T) {
 	step("a secret updated, after the spacing", start.Add(12*time.Minute), 5)
 	step("nothing changed", start.Add(26*time.Minute), 5)
 	step("BackupEvery", start.Add(27*time.Minute), 6)
-	if err := l.m.backUp(ctx, true); err != nil || l.backupsTaken() != 7 {
+	if err := l.m.parts().backups.backUp(ctx, true); err != nil || l.backupsTaken() != 7 {
 		t.Fatalf("asked for: %v, %v", err, l.c.l)
 	}
 	// The snapshot says the newest.
-	s, err := l.m.Snapshot(ctx)
+	s, err := l.m.parts().status.Snapshot(ctx)
 	if err != nil || s.LastBackup == nil || !s.LastBackup.Equal(start.Add(27*time.Minute)) {
 		t.Errorf("snapshot's last backup %v, %v", s.LastBackup, err)
 	}
@@ -126,6 +126,7 @@ func (l *lab) follower(id, instance string) *Manager {
 	e.self = Self{NodeID: id, LocalState: StateActive, ControlAvailable: true}
 	f := *l.m
 	f.InstanceID, f.Engine, f.Objects, f.State = instance, &e, &e, State{Dir: l.t.TempDir()}
+	f.p = nil // its own parts, of its own engine and state
 	return &f
 }
 
@@ -140,7 +141,7 @@ func TestFollowerBackups(t *testing.T) {
 	l.e.addManager(nodeID("m3"), "i-0000000000000f003", "10.0.1.3", false)
 	f2, f3 := l.follower(nodeID("m2"), iM2), l.follower(nodeID("m3"), "i-0000000000000f003")
 	orderKey := names.ControlKey(names.BackupOrder)
-	if err := l.m.backUp(ctx, false); err != nil {
+	if err := l.m.parts().backups.backUp(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	order, err := wire.ParseBackupOrder(l.b.objects[orderKey])
@@ -149,48 +150,48 @@ func TestFollowerBackups(t *testing.T) {
 	}
 	// The leader does not order again while the follower is at it.
 	l.clock.now = start.Add(10 * time.Second)
-	l.m.backUp(ctx, false)
+	l.m.parts().backups.backUp(ctx, false)
 	if l.c.count("s3 put "+orderKey) != 1 {
 		t.Fatalf("ordered again: %v", l.c.l)
 	}
 	// Not named: nothing.
-	if err := f3.followBackupOrder(ctx); err != nil || l.c.index("archive") >= 0 {
+	if err := f3.parts().backups.followOrder(ctx); err != nil || l.c.index("archive") >= 0 {
 		t.Fatalf("another follower took it: %v, %v", err, l.c.l)
 	}
-	if err := f2.followBackupOrder(ctx); err != nil || l.backupsTaken() != 1 {
+	if err := f2.parts().backups.followOrder(ctx); err != nil || l.backupsTaken() != 1 {
 		t.Fatalf("the follower ordered: %v, %v", err, l.c.l)
 	}
 	meta, _ := wire.ParseBackupMeta(l.b.meta[names.BackupKey(l.clock.now, iM2)])
 	if meta.TakenBy != iM2 || meta.Managers != 3 {
 		t.Errorf("metadata %+v", meta)
 	}
-	f2.followBackupOrder(ctx)
+	f2.parts().backups.followOrder(ctx)
 	if l.backupsTaken() != 1 {
 		t.Fatalf("the same order taken twice: %v", l.c.l)
 	}
 	l.clock.now = start.Add(20 * time.Second)
-	l.m.backUp(ctx, false)
+	l.m.parts().backups.backUp(ctx, false)
 	if _, ok := l.b.objects[orderKey]; ok || !l.logged("follower "+nodeID("m2")+" took the backup ordered") {
 		t.Fatalf("order left: %v; %v", l.c.l, l.logs)
 	}
-	s, _ := l.m.Snapshot(ctx)
+	s, _ := l.m.parts().status.Snapshot(ctx)
 	if s.LastBackup == nil || !s.LastBackup.Equal(start.Add(10*time.Second)) {
 		t.Errorf("snapshot's last backup %v", s.LastBackup)
 	}
 	// Not due again before BackupEvery.
 	l.clock.now = start.Add(10 * time.Minute)
-	l.m.backUp(ctx, false)
+	l.m.parts().backups.backUp(ctx, false)
 	if l.c.count("s3 put "+orderKey) != 1 {
 		t.Fatalf("ordered again within BackupEvery: %v", l.c.l)
 	}
 	// Due: m2 is ordered, lets it lapse; then m3.
 	l.clock.now = start.Add(16 * time.Minute)
-	l.m.backUp(ctx, false)
+	l.m.parts().backups.backUp(ctx, false)
 	l.clock.now = l.clock.now.Add(l.m.T.BackupOrderWait)
-	if err := f2.followBackupOrder(ctx); err != nil || l.backupsTaken() != 1 {
+	if err := f2.parts().backups.followOrder(ctx); err != nil || l.backupsTaken() != 1 {
 		t.Fatalf("took a lapsed order: %v, %v", err, l.c.l)
 	}
-	l.m.backUp(ctx, false)
+	l.m.parts().backups.backUp(ctx, false)
 	order, _ = wire.ParseBackupOrder(l.b.objects[orderKey])
 	if order.Node != nodeID("m3") || !l.logged("did not take the backup ordered") {
 		t.Fatalf("after a lapse: %+v; %v", order, l.logs)
@@ -200,7 +201,7 @@ func TestFollowerBackups(t *testing.T) {
 	l.e.nodes[nodeID("m2")].Reachability = "unreachable"
 	var said []string
 	f3.Log = func(f string, a ...any) { said = append(said, fmt.Sprintf(f, a...)) }
-	if err := f3.followBackupOrder(ctx); err != nil || l.c.index("archive") != l.c.count("archive")-1 && l.backupsTaken() != 1 {
+	if err := f3.parts().backups.followOrder(ctx); err != nil || l.c.index("archive") != l.c.count("archive")-1 && l.backupsTaken() != 1 {
 		t.Fatalf("%v, %v", err, l.c.l)
 	}
 	if l.backupsTaken() != 1 || len(said) != 1 || !strings.Contains(said[0], "2 of 3 managers reachable") {
@@ -208,9 +209,9 @@ func TestFollowerBackups(t *testing.T) {
 	}
 	// And the leader orders none then, and says why once.
 	l.clock.now = l.clock.now.Add(l.m.T.BackupOrderWait)
-	l.m.backUp(ctx, false)
+	l.m.parts().backups.backUp(ctx, false)
 	l.clock.now = l.clock.now.Add(time.Second)
-	l.m.backUp(ctx, false)
+	l.m.parts().backups.backUp(ctx, false)
 	if n := strings.Count(strings.Join(l.logs, "\n"), "but none is taken: 2 of 3 managers reachable"); n != 1 {
 		t.Errorf("said %d times why no backup: %v", n, l.logs)
 	}
@@ -222,12 +223,12 @@ func TestLeaderNeverPauses(t *testing.T) {
 	ctx := context.Background()
 	l.e.addManager(nodeID("m2"), iM2, "10.0.1.2", false)
 	l.e.addManager(nodeID("m3"), "i-0000000000000f003", "10.0.1.3", false)
-	l.m.backUp(ctx, false)
+	l.m.parts().backups.backUp(ctx, false)
 	l.e.nodes[nodeID("m1")].Leader, l.e.nodes[nodeID("m2")].Leader = false, true
 	var said []string
 	f2 := l.follower(nodeID("m2"), iM2)
 	f2.Log = func(f string, a ...any) { said = append(said, fmt.Sprintf(f, a...)) }
-	if err := f2.followBackupOrder(ctx); err != nil || l.c.index("archive") >= 0 || len(said) != 1 || !strings.Contains(said[0], "leads the swarm") {
+	if err := f2.parts().backups.followOrder(ctx); err != nil || l.c.index("archive") >= 0 || len(said) != 1 || !strings.Contains(said[0], "leads the swarm") {
 		t.Fatalf("%v, %v, %v", err, l.c.l, said)
 	}
 }
@@ -243,7 +244,7 @@ func TestPruneBackups(t *testing.T) {
 		l.b.set(names.BackupKey(start.Add(time.Duration(i-20)*time.Minute), iM2), []byte("b"))
 	}
 	l.m.State.Save(backupState, backupRecord{Time: start, Members: "x"})
-	if err := l.m.backUp(ctx, false); err != nil {
+	if err := l.m.parts().backups.backUp(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{names.BackupKey(start.Add(-20*time.Minute), iM2), names.BackupKey(start.Add(-19*time.Minute), iM2), legacy} {
@@ -264,8 +265,8 @@ func TestManagersChanged(t *testing.T) {
 	changed := names.ControlKey(names.ManagersChanged)
 	l.e.addManager(nodeID("m2"), "i-0000000000000f002", "10.0.1.2", false)
 	l.e.addManager(nodeID("m3"), "i-0000000000000f003", "10.0.1.3", false)
-	l.m.backUp(ctx, false)
-	l.m.backUp(ctx, false)
+	l.m.parts().backups.backUp(ctx, false)
+	l.m.parts().backups.backUp(ctx, false)
 	// First recorded: no change since (0), as the shell managers write it.
 	if got := string(l.b.objects[changed]); got != "3 0\n" || l.c.count("s3 put "+changed) != 1 {
 		t.Errorf("managers changed %q, calls %v", got, l.c.l)
@@ -273,7 +274,7 @@ func TestManagersChanged(t *testing.T) {
 	delete(l.e.nodes, nodeID("m2"))
 	delete(l.e.nodes, nodeID("m3"))
 	l.clock.now = start.Add(time.Hour)
-	l.m.backUp(ctx, false)
+	l.m.parts().backups.backUp(ctx, false)
 	if got, want := string(l.b.objects[changed]), fmt.Sprintf("1 %d\n", start.Add(time.Hour).Unix()); got != want || l.c.count("archive") != 1 {
 		t.Errorf("managers changed %q, want %q; calls %v", got, want, l.c.l)
 	}
@@ -284,14 +285,14 @@ func TestManagersChanged(t *testing.T) {
 	l.b.set(changed, []byte("3 1700000000\n"))
 	l.e.nodes[nodeID("m1")].Leader = true
 	l.clock.now = start.Add(2 * time.Hour)
-	l.m.backUp(ctx, false)
+	l.m.parts().backups.backUp(ctx, false)
 	if got, want := string(l.b.objects[changed]), fmt.Sprintf("1 %d\n", start.Add(2*time.Hour).Unix()); got != want {
 		t.Errorf("managers changed %q after another leader's record, want %q", got, want)
 	}
 	// A record the shell managers wrote is read, not rewritten.
 	l3 := newLab(t)
 	l3.b.set(changed, []byte("1 1700000000\n"))
-	l3.m.backUp(ctx, false)
+	l3.m.parts().backups.backUp(ctx, false)
 	if l3.c.count("s3 put "+changed) != 0 || l3.c.count("archive") != 1 {
 		t.Errorf("a lone manager recorded: %v", l3.c.l)
 	}
@@ -351,7 +352,7 @@ func TestForcedSwarmBacksUpItself(t *testing.T) {
 		n := l.e.addManager(nodeID(id), "i-0000000000000f0"+id[1:]+"0", "10.0.1."+id[1:], false)
 		n.State, n.ManagerAddr, n.Reachability = "down", "", ""
 	}
-	if err := l.m.backUp(ctx, false); err != nil || l.backupsTaken() != 1 || l.c.count("s3 put "+names.ControlKey(names.BackupOrder)) != 0 {
+	if err := l.m.parts().backups.backUp(ctx, false); err != nil || l.backupsTaken() != 1 || l.c.count("s3 put "+names.ControlKey(names.BackupOrder)) != 0 {
 		t.Fatalf("%v: %v", err, l.c.l)
 	}
 }
@@ -389,7 +390,7 @@ func TestBackupRequest(t *testing.T) {
 		t.Fatalf("asked for, no backup: %v; %v", l.c.l, l.logs)
 	}
 	l.round() // the listing of the next round has it
-	s, err := l.m.Snapshot(ctx)
+	s, err := l.m.parts().status.Snapshot(ctx)
 	if err != nil || len(s.Backups) != 2 || s.Backups[1].Key != names.BackupKey(s.Backups[1].Taken, iM1) || s.Backups[1].Taken.Before(start.Add(2*time.Minute)) ||
 		s.Backups[1].TakenBy != iM1 || s.Backups[1].Managers != 1 || s.Backups[1].SwarmID != "swarm1" || s.Backups[1].Size == 0 {
 		t.Errorf("snapshot's backups %+v, %v", s.Backups, err)
@@ -404,7 +405,7 @@ func TestPruneBackupsKeep(t *testing.T) {
 		l.b.set(names.BackupKey(start.Add(time.Duration(i-20)*time.Minute), iM2), []byte("b"))
 	}
 	l.m.State.Save(backupState, backupRecord{Time: start, Members: "x"})
-	if err := l.m.backUp(context.Background(), false); err != nil {
+	if err := l.m.parts().backups.backUp(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := l.b.List(context.Background(), backupsPrefix); len(got) != 3 || got[0].Key != names.BackupKey(start.Add(-18*time.Minute), iM2) {

@@ -11,17 +11,17 @@ import (
 
 const downDir = "down"
 
-// cleanDeadNodes removes, every DeadEvery, nodes that have been Down for
+// clean removes, every DeadEvery, nodes that have been Down for
 // DeadGrace (as this manager saw them) and whose instance is terminated or
 // gone, or that have a Ready successor with the same instance (the node
 // rejoined under another node id). A manager is demoted first.
-func (m *Manager) cleanDeadNodes(ctx context.Context) error {
-	now := m.Clock.Now()
-	if now.Before(m.nextDead) {
+func (g *nodeGuard) clean(ctx context.Context) error {
+	now := g.Clock.Now()
+	if now.Before(g.nextDead) {
 		return nil
 	}
-	m.nextDead = now.Add(m.T.DeadEvery)
-	nodes, err := m.Engine.Nodes(ctx)
+	g.nextDead = now.Add(g.T.DeadEvery)
+	nodes, err := g.Engine.Nodes(ctx)
 	if err != nil {
 		return err
 	}
@@ -31,13 +31,13 @@ func (m *Manager) cleanDeadNodes(ctx context.Context) error {
 			down[n.ID] = true
 		}
 	}
-	kept, err := m.State.List(downDir)
+	kept, err := g.State.List(downDir)
 	if err != nil {
 		return err
 	}
 	for _, f := range kept {
 		if !down[path.Base(f)] {
-			if err := m.State.Remove(f); err != nil {
+			if err := g.State.Remove(f); err != nil {
 				return err
 			}
 		}
@@ -53,17 +53,17 @@ func (m *Manager) cleanDeadNodes(ctx context.Context) error {
 			continue
 		}
 		var since time.Time
-		ok, err := m.State.Load(downDir+"/"+n.ID, &since)
+		ok, err := g.State.Load(downDir+"/"+n.ID, &since)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			since = now
-			if err := m.State.Save(downDir+"/"+n.ID, since); err != nil {
+			if err := g.State.Save(downDir+"/"+n.ID, since); err != nil {
 				return err
 			}
 		}
-		if now.Sub(since) >= m.T.DeadGrace {
+		if now.Sub(since) >= g.T.DeadGrace {
 			due = append(due, candidate{n: n, instance: n.Labels[names.EngineLabelInstanceID]})
 		}
 	}
@@ -74,7 +74,7 @@ func (m *Manager) cleanDeadNodes(ctx context.Context) error {
 	// instance: another node's label alone would let any agent have a
 	// node that is down for a moment removed. A Down node whose label and
 	// address disagree is left alone (and reported).
-	ids, err := m.identify(ctx, nodes)
+	ids, err := g.prover.identify(ctx, nodes)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (m *Manager) cleanDeadNodes(ctx context.Context) error {
 	}
 	states := map[string]string{}
 	if len(ask) > 0 {
-		if states, err = m.Instances.States(ctx, ask); err != nil {
+		if states, err = g.Instances.States(ctx, ask); err != nil {
 			return err
 		}
 	}
@@ -111,24 +111,24 @@ func (m *Manager) cleanDeadNodes(ctx context.Context) error {
 				continue
 			}
 		}
-		if err := m.removeNode(ctx, c.n); err != nil {
-			m.Log("removing Down node %s: %v", c.n.ID, err)
+		if err := removeNode(ctx, g.Engine, c.n); err != nil {
+			g.Log("removing Down node %s: %v", c.n.ID, err)
 			continue
 		}
-		_ = m.State.Remove(downDir + "/" + c.n.ID)
-		m.Log("removed Down node %s of instance %s (%s)", c.n.ID, orQ(c.instance), why)
+		_ = g.State.Remove(downDir + "/" + c.n.ID)
+		g.Log("removed Down node %s of instance %s (%s)", c.n.ID, orQ(c.instance), why)
 	}
 	return nil
 }
 
 // removeNode removes a node from the swarm, demoting a manager first.
-func (m *Manager) removeNode(ctx context.Context, n Node) error {
+func removeNode(ctx context.Context, e Engine, n Node) error {
 	if n.Role == "manager" {
-		if err := m.Engine.Demote(ctx, n.ID); err != nil {
+		if err := e.Demote(ctx, n.ID); err != nil {
 			return err
 		}
 	}
-	return m.Engine.RemoveNode(ctx, n.ID)
+	return e.RemoveNode(ctx, n.ID)
 }
 
 func orQ(s string) string {

@@ -1,11 +1,8 @@
 package node
 
 import (
+	"cmp"
 	"context"
-	"errors"
-	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/clusterctl/clusterctl/internal/names"
@@ -70,7 +67,8 @@ func Defaults() Timings {
 	}
 }
 
-// Manager is a manager node: its boot (manager.go) and its housekeeping.
+// Manager is a manager node: its boot (manager.go) and its housekeeping,
+// whose round calls each capability by one line (parts, wiring.go).
 type Manager struct {
 	Cluster    string
 	InstanceID string
@@ -107,44 +105,14 @@ type Manager struct {
 	State      State
 	T          Timings
 
-	nextStatus, watchUntil, nextDead, nextRelease time.Time
-	// managers is the number of managers last recorded in the bucket (0:
-	// not read yet); backupDeferred why a backup due is not taken (last
-	// logged); legacyGone: the lone manager's single backup of before is
-	// removed.
-	managers       int
-	backupDeferred string
-	legacyGone     bool
-	// backupMeta and backupList: the backups kept, for the snapshot.
-	backupMeta map[string]wire.BackupMeta
-	backupList []wire.BackupInfo
-	// republish: the first round this service leads publishes the join
-	// material whatever was last recorded, as every boot does (the
-	// objects may have been removed or overwritten meanwhile).
-	republish bool
+	// p are the capabilities, built from the fields above when first
+	// needed (parts).
+	p *parts
+	// about is the message of the queue being handled ("": none), which
+	// every line logged meanwhile names (log).
+	about string
 	// demoted: this manager demoted itself in this round.
 	demoted bool
-	// restored: the last restore request acted on, for the snapshot.
-	restored *wire.RestoreStatus
-
-	// The autoscaler's memory, its last decisions (loaded from the last
-	// snapshot once), the unplaceable tasks and the instance types read.
-	auto          *Autoscaler
-	nextScale     time.Time
-	decisions     []wire.ScalingDecision
-	decisionsRead bool
-	unplaceable   []wire.Unplaceable
-	types         map[string]InstanceType
-
-	// identityProblems are the nodes whose instance label EC2 does not
-	// bear out, with why, as last logged.
-	identityProblems map[string]string
-	// unprovenNoted: the unproven nodes, with why, as last logged;
-	// quorumKept: the unproven managers kept for the quorum (logged).
-	unprovenNoted map[string]string
-	quorumKept    map[string]bool
-	// nextLabels: when the proven nodes' labels are read again.
-	nextLabels time.Time
 }
 
 // Housekeeping runs until ctx ends: only while this manager leads the
@@ -152,7 +120,7 @@ type Manager struct {
 // are, and another takes over when the leader is lost.
 func (m *Manager) Housekeeping(ctx context.Context) error {
 	m.Backups.Resume()
-	m.republish = true
+	m.parts().join.republish = true
 	m.Log("housekeeping of cluster %s started", m.Cluster)
 	for ctx.Err() == nil {
 		m.Round(ctx)
@@ -162,49 +130,45 @@ func (m *Manager) Housekeeping(ctx context.Context) error {
 
 // Round is one round of housekeeping.
 func (m *Manager) Round(ctx context.Context) {
-	if err := m.applyAliases(ctx); err != nil {
+	p, log := m.parts(), Logger(m.log)
+	if err := p.join.applyAliases(ctx); err != nil {
 		m.Log("applying the managers' addresses failed: %v", err)
 	}
 	leader, err := m.leader(ctx)
 	if err != nil || !leader {
 		// Another leader may change the record meanwhile: read again
-		// when leading again. The autoscaler starts afresh too: a node
-		// idle before may have worked since, and the decisions are the
-		// other leader's to publish.
-		m.managers, m.backupDeferred = 0, ""
-		m.auto, m.decisionsRead, m.decisions = nil, false, nil
+		// when leading again. The autoscaler starts afresh too.
+		p.backups.reset()
+		p.scaler.reset()
 		m.follow(ctx)
 		_ = m.Clock.Sleep(ctx, m.T.Idle)
 		return
 	}
-	if err := m.PublishJoinMaterial(ctx, m.republish); err != nil {
+	if err := p.join.round(ctx); err != nil {
 		m.Log("publishing the join material failed: %v", err)
-	} else {
-		m.republish = false
 	}
-	if err := m.cleanDeadNodes(ctx); err != nil {
+	if err := p.guard.clean(ctx); err != nil {
 		m.Log("the dead-node check failed: %v", err)
 	}
 	// Before the notices: a node proven again gets its availability back
 	// before a notice may drain it, so that no drain of a notice is undone.
-	m.logFailure("guarding the swarm from unproven nodes", m.guardNodes(ctx))
-	if now := m.Clock.Now(); !now.Before(m.nextRelease) {
-		m.nextRelease = now.Add(m.T.DeadEvery)
-		m.logFailure("setting active the nodes of interrupted instances that run on", m.releaseInterrupted(ctx))
-	}
-	if err := m.autoscale(ctx); err != nil {
+	log.failed("guarding the swarm from unproven nodes", p.guard.round(ctx))
+	log.failed("setting active the nodes of interrupted instances that run on", p.drains.release(ctx))
+	if decided, err := p.scaler.round(ctx); err != nil {
 		m.Log("autoscaling failed: %v", err)
+	} else if decided {
+		p.status.now()
 	}
-	m.logFailure("syncing the secrets", m.Secrets.Sync(ctx))
-	snap, err := m.publishStatus(ctx)
+	log.failed("syncing the secrets", m.Secrets.Sync(ctx))
+	snap, err := p.status.publish(ctx)
 	if err != nil {
 		m.Log("publishing the status snapshot failed: %v", err)
 	}
 	m.Metrics.Publish(ctx, snap)
-	if err := m.backUp(ctx, false); err != nil {
+	if err := p.backups.backUp(ctx, false); err != nil {
 		m.Log("the backup of the swarm state failed: %v", err)
 	}
-	files, err := m.State.List(noticeDir)
+	files, err := p.inbox.kept()
 	if err != nil {
 		m.Log("listing the notices kept: %v", err)
 	}
@@ -222,19 +186,12 @@ func (m *Manager) Round(ctx context.Context) {
 	// While a request is watched, the wait on the queue is as short as
 	// the snapshot's interval, so that the round publishes it in time.
 	wait := m.T.PollWait
-	if m.Clock.Now().Before(m.watchUntil) && m.T.WatchEvery < wait {
+	if p.status.watching(m.Clock.Now()) && m.T.WatchEvery < wait {
 		wait = m.T.WatchEvery
 	}
-	if err := m.receive(ctx, wait); err != nil {
+	if err := p.inbox.receive(ctx, wait); err != nil {
 		m.Log("receiving notices failed: %v", err)
 		_ = m.Clock.Sleep(ctx, m.T.Idle)
-	}
-}
-
-// logFailure logs what failed, if it did.
-func (m *Manager) logFailure(what string, err error) {
-	if err != nil {
-		m.Log("%s failed: %v", what, err)
 	}
 }
 
@@ -248,143 +205,43 @@ func (m *Manager) leader(ctx context.Context) (bool, error) {
 	return err == nil && n.Leader, err
 }
 
-// joinMaterial is what the leader publishes for newcomers.
-type joinMaterial struct {
-	worker, manager, ca string
-	managers, aliases   []string
-}
-
-// readJoinMaterial reads the swarm's join material from the engine: each
-// manager at the address it has; and, where the swarm knows it by another
-// (a swarm restored onto another host keeps the lost host's address), that
-// pair, for the managers to reach it (applyAliases).
-func (m *Manager) readJoinMaterial(ctx context.Context) (joinMaterial, error) {
-	var j joinMaterial
-	var err error
-	if j.worker, j.manager, err = m.Engine.JoinTokens(ctx); err != nil {
-		return j, err
-	}
-	if j.ca, err = m.Engine.CA(ctx); err != nil {
-		return j, err
-	}
-	self, err := m.Engine.Self(ctx)
-	if err != nil {
-		return j, err
-	}
-	nodes, err := m.Engine.Nodes(ctx)
-	if err != nil {
-		return j, err
-	}
-	for _, n := range nodes {
-		if n.Role != "manager" || !n.Manager() {
-			continue
-		}
-		real, known := n.Addr, host(n.ManagerAddr)
-		if n.ID == self.NodeID {
-			real = m.Address
-		}
-		if n.Reachability == "reachable" {
-			at := real
-			if at == "" || at == "0.0.0.0" {
-				at = known
-			}
-			j.managers = append(j.managers, fmt.Sprintf("%s:%d", at, SwarmPort))
-		}
-		if real != "" && real != "0.0.0.0" && known != real {
-			j.aliases = append(j.aliases, known+" "+real)
-		}
-	}
-	sort.Strings(j.managers)
-	sort.Strings(j.aliases)
-	for _, a := range j.managers {
-		if !ValidManager(a) {
-			return j, fmt.Errorf("a manager at %q", a)
-		}
-	}
-	for _, a := range j.aliases {
-		k, r, _ := strings.Cut(a, " ")
-		if !ValidIPv4(k) || !ValidIPv4(r) {
-			return j, fmt.Errorf("a manager known as %q", a)
-		}
-	}
-	if !ValidToken(j.worker) || !ValidToken(j.manager) {
-		return j, fmt.Errorf("the engine's join tokens are not of the shape of one")
-	}
-	if !CAMatchesToken(j.worker, j.ca) {
-		return j, fmt.Errorf("the swarm's CA certificate does not match the digest in its join token")
-	}
-	return j, nil
-}
-
-func lines(l []string) []byte {
-	if len(l) == 0 {
-		return nil
-	}
-	return []byte(strings.Join(l, "\n") + "\n")
-}
-
-// PublishJoinMaterial publishes the swarm's join material when it is not
-// what was last published (always with force): the CA certificate, the
-// manager token (for the managers only), the managers' addresses, and last
-// the worker token, which agents wait for.
-func (m *Manager) PublishJoinMaterial(ctx context.Context, force bool) error {
-	j, err := m.readJoinMaterial(ctx)
-	if err != nil {
+// handleNotice handles one notice kept in file, from where it stands, by
+// the part its kind is for.
+func (m *Manager) handleNotice(ctx context.Context, file string) error {
+	p := m.parts()
+	n, ok, err := p.inbox.load(file)
+	if err != nil || !ok {
 		return err
 	}
-	sum := Digest([]byte(strings.Join([]string{j.worker, j.manager, j.ca, string(lines(j.managers)), string(lines(j.aliases))}, "\x00")))
-	var last string
-	if _, err := m.State.Load("published", &last); err != nil {
-		return err
+	// Every decision taken on the message is logged with who sent it, as
+	// the queue recorded it: the body's own words are anyone's.
+	m.about = "message " + n.ID + ", sent by " + cmp.Or(n.Sender, "a sender the queue did not record")
+	defer func() { m.about = "" }()
+	e, err := wire.ParseEvent(n.Body)
+	if err != nil {
+		m.log("ignoring a message of the queue: %v", err)
+		return p.inbox.forget(ctx, file, n)
 	}
-	if !force && last == sum {
-		return nil
+	switch e.DetailType {
+	case wire.DetailSpot, wire.DetailRebalance:
+		return p.drains.handleInterruption(ctx, file, n, e)
+	case names.RequestNodeAvailability:
+		return p.requests.availability(ctx, file, n, e)
+	case names.RequestSecretsSync:
+		return p.requests.secretsSync(ctx, file, n, e)
+	case names.RequestBackup:
+		return p.requests.backup(ctx, file, n, e)
+	case names.RequestRestore:
+		return p.requests.restore(ctx, file, n, e)
 	}
-	for _, o := range []struct {
-		key, kind string
-		body      []byte
-	}{
-		{names.SwarmPrefix + "/" + names.SwarmCA, "application/x-pem-file", []byte(j.ca)},
-		{names.ControlKey(names.ManagerToken), "text/plain", []byte(j.manager)},
-		{names.ControlKey(names.ManagerAliases), "text/plain", lines(j.aliases)},
-		{names.ManagersKey, "text/plain", lines(j.managers)},
-		{names.SwarmPrefix + "/" + names.SwarmToken, "text/plain", []byte(j.worker)},
-	} {
-		if err := m.Bucket.Put(ctx, o.key, o.body, o.kind, nil); err != nil {
-			return err
-		}
-	}
-	if err := m.State.Save("published", sum); err != nil {
-		return err
-	}
-	m.Log("published the join material (%d managers)", len(j.managers))
-	return nil
+	return p.drains.handleTermination(ctx, file, n, e)
 }
 
-// applyAliases makes this node reach a manager that the swarm knows by an
-// address it no longer has: Docker keeps a manager's address when its
-// swarm is restored onto another host, and tells the other managers to
-// reach it there.
-func (m *Manager) applyAliases(ctx context.Context) error {
-	b, _, err := m.Bucket.Get(ctx, names.ControlKey(names.ManagerAliases))
-	if errors.Is(err, ErrMissing) {
-		return nil
+// log is the parts' log: Log, each line naming the message being handled
+// when there is one.
+func (m *Manager) log(format string, args ...any) {
+	if m.about != "" {
+		format, args = format+" [%s]", append(args, m.about)
 	}
-	if err != nil {
-		return err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		known, real, ok := strings.Cut(strings.TrimSpace(l), " ")
-		if !ok || !ValidIPv4(known) || !ValidIPv4(real) {
-			continue
-		}
-		added, err := m.Network.Redirect(ctx, known, real)
-		if err != nil {
-			return err
-		}
-		if added {
-			m.Log("the swarm knows manager %s as %s: reaching it there", real, known)
-		}
-	}
-	return nil
+	m.Log(format, args...)
 }

@@ -204,7 +204,7 @@ func TestNoticeReceivedAgain(t *testing.T) {
 	l := newLab(t)
 	l.q.put("n1", terminationBody("core-web-Group-1", iW1, start), start)
 	ctx := context.Background()
-	if err := l.m.receive(ctx, 0); err != nil {
+	if err := l.m.parts().inbox.receive(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 	file := noticeDir + "/n1.json"
@@ -213,7 +213,7 @@ func TestNoticeReceivedAgain(t *testing.T) {
 	n.Nodes, n.Since = []string{nodeID("w1")}, start.Add(-5*time.Minute)
 	l.m.State.Save(file, n)
 	l.clock.now = l.clock.now.Add(l.m.T.Visibility + time.Second)
-	if err := l.m.receive(ctx, 0); err != nil {
+	if err := l.m.parts().inbox.receive(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 	var again notice
@@ -319,7 +319,7 @@ func TestRequests(t *testing.T) {
 	// For a while, a snapshot every few seconds; then every 15 s again.
 	l.c.l = nil
 	for until := l.clock.now.Add(time.Minute); l.clock.now.Before(until); {
-		l.m.publishStatus(context.Background())
+		l.m.parts().status.publish(context.Background())
 		l.clock.now = l.clock.now.Add(time.Second)
 	}
 	if n := l.c.count("s3 put " + names.StatusKey); n < 15 {
@@ -328,7 +328,7 @@ func TestRequests(t *testing.T) {
 	l.clock.now = l.clock.now.Add(l.m.T.WatchFor)
 	l.c.l = nil
 	for until := l.clock.now.Add(time.Minute); l.clock.now.Before(until); {
-		l.m.publishStatus(context.Background())
+		l.m.parts().status.publish(context.Background())
 		l.clock.now = l.clock.now.Add(time.Second)
 	}
 	if n := l.c.count("s3 put " + names.StatusKey); n != 4 {

@@ -114,19 +114,33 @@ func Identify(nodes []Node, ips map[string]string) Identities {
 	return ids
 }
 
-// identify proves the nodes' instances with what EC2 says of them now,
-// and logs each node's problem once (again when it changes).
+// prover proves the swarm's nodes to be their instances (Identify) with
+// what EC2 says of them now, for every part of housekeeping that acts on
+// a node: the dead-node check, the guard, the autoscaler, the drains, the
+// snapshot.
+type prover struct {
+	Engine    Engine
+	Instances Instances
+	Log       Logger
+
+	// problems are the nodes whose instance label EC2 does not bear
+	// out, with why, as last logged.
+	problems map[string]string
+}
+
 // nodesIdentified lists the swarm's nodes with what EC2 proves of them.
-func (m *Manager) nodesIdentified(ctx context.Context) ([]Node, Identities, error) {
-	nodes, err := m.Engine.Nodes(ctx)
+func (p *prover) nodesIdentified(ctx context.Context) ([]Node, Identities, error) {
+	nodes, err := p.Engine.Nodes(ctx)
 	if err != nil {
 		return nil, Identities{}, err
 	}
-	ids, err := m.identify(ctx, nodes)
+	ids, err := p.identify(ctx, nodes)
 	return nodes, ids, err
 }
 
-func (m *Manager) identify(ctx context.Context, nodes []Node) (Identities, error) {
+// identify proves the nodes' instances with what EC2 says of them now,
+// and logs each node's problem once (again when it changes).
+func (p *prover) identify(ctx context.Context, nodes []Node) (Identities, error) {
 	var ask []string
 	for _, n := range nodes {
 		if c := n.Labels[names.EngineLabelInstanceID]; wire.ValidInstanceID(c) && !slices.Contains(ask, c) {
@@ -137,31 +151,51 @@ func (m *Manager) identify(ctx context.Context, nodes []Node) (Identities, error
 	if len(ask) > 0 {
 		sort.Strings(ask)
 		var err error
-		if ips, err = m.Instances.PrivateIPs(ctx, ask); err != nil {
+		if ips, err = p.Instances.PrivateIPs(ctx, ask); err != nil {
 			return Identities{}, fmt.Errorf("asking EC2 for the nodes' instances: %w", err)
 		}
 	}
 	ids := Identify(nodes, ips)
-	if m.identityProblems == nil {
-		m.identityProblems = map[string]string{}
+	if p.problems == nil {
+		p.problems = map[string]string{}
 	}
 	present := map[string]bool{}
 	for _, n := range nodes {
 		present[n.ID] = true
-		p := ids.Problem(n.ID)
-		if p != "" && m.identityProblems[n.ID] != p {
-			m.Log("node %s is not believed: %s", n.ID, p)
+		pr := ids.Problem(n.ID)
+		if pr != "" && p.problems[n.ID] != pr {
+			p.Log("node %s is not believed: %s", n.ID, pr)
 		}
-		if p == "" {
-			delete(m.identityProblems, n.ID)
+		if pr == "" {
+			delete(p.problems, n.ID)
 		} else {
-			m.identityProblems[n.ID] = p
+			p.problems[n.ID] = pr
 		}
 	}
-	for n := range m.identityProblems {
+	for n := range p.problems {
 		if !present[n] {
-			delete(m.identityProblems, n)
+			delete(p.problems, n)
 		}
 	}
 	return ids, nil
+}
+
+// setAvailability sets the swarm nodes EC2 proves to be instance that are
+// not yet so to availability, for reason; changed are those it set.
+func (p *prover) setAvailability(ctx context.Context, instance, availability, reason string) (changed []string, err error) {
+	nodes, ids, err := p.nodesIdentified(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		if ids.Instance(n.ID) != instance || n.Availability == availability {
+			continue
+		}
+		if err := p.Engine.SetAvailability(ctx, n.ID, availability); err != nil {
+			return changed, err
+		}
+		changed = append(changed, n.ID)
+		p.Log("set node %s of instance %s to %s: %s", n.ID, instance, availability, reason)
+	}
+	return changed, nil
 }

@@ -94,12 +94,12 @@ func TestDeadNodeNotReplacedByAnImpostor(t *testing.T) {
 	l, victim, _ := impostorLab(t)
 	victim.State = "down"
 	ctx := context.Background()
-	if err := l.m.cleanDeadNodes(ctx); err != nil {
+	if err := l.m.parts().guard.clean(ctx); err != nil {
 		t.Fatal(err)
 	}
 	l.clock.now = start.Add(l.m.T.DeadGrace + time.Minute)
-	l.m.nextDead = time.Time{}
-	if err := l.m.cleanDeadNodes(ctx); err != nil {
+	l.m.parts().guard.nextDead = time.Time{}
+	if err := l.m.parts().guard.clean(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if l.c.index("docker node rm") >= 0 {

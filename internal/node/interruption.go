@@ -19,7 +19,7 @@ import (
 // metadata says to the bucket, at a key that only that instance's session
 // of the agents' role may write (names.InterruptionPrefix). A drained
 // instance that outlives the warning is set active again
-// (releaseInterrupted).
+// (drains.release).
 
 // confirmWindow bounds how far a confirmation's metadata time may be from
 // when the queue received the warning: a spot action's time is two
@@ -48,60 +48,60 @@ func interruptedKey(instance string) string {
 // such event of the account and region), and its notice is dropped; so
 // is one its agent does not confirm within ConfirmWait. The node stays,
 // drained, until its termination goes through the lifecycle hook, or, if
-// the instance runs on, until releaseInterrupted sets it active again.
-func (m *Manager) handleInterruption(ctx context.Context, file string, n notice, e wire.Event) error {
+// the instance runs on, until release sets it active again.
+func (d *drains) handleInterruption(ctx context.Context, file string, n notice, e wire.Event) error {
 	instance, kind := e.Interruption(), wire.InterruptionKind(e.DetailType)
 	if instance == "" {
-		m.Log("ignoring a notice of %s without an instance", e.DetailType)
-		return m.forget(ctx, file, n)
+		d.Log("ignoring a notice of %s without an instance", e.DetailType)
+		return d.inbox.forget(ctx, file, n)
 	}
-	_, ids, err := m.nodesIdentified(ctx)
+	_, ids, err := d.prover.nodesIdentified(ctx)
 	if err != nil {
 		return err
 	}
 	if len(ids.Nodes(instance)) == 0 {
-		m.Log("dropping the %s notice of %s: no node of this swarm is that instance", kind, instance)
-		return m.forget(ctx, file, n)
+		d.Log("dropping the %s notice of %s: no node of this swarm is that instance", kind, instance)
+		return d.inbox.forget(ctx, file, n)
 	}
-	now := m.Clock.Now()
+	now := d.Clock.Now()
 	if n.Since.IsZero() {
 		n.Since = now
-		if err := m.State.Save(file, n); err != nil {
+		if err := d.State.Save(file, n); err != nil {
 			return err
 		}
 	}
-	ok, err := m.confirmed(ctx, instance, kind, n.Sent)
+	ok, err := d.confirmed(ctx, instance, kind, n.Sent)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		if now.Sub(n.Since) < m.T.ConfirmWait {
+		if now.Sub(n.Since) < d.T.ConfirmWait {
 			return nil // the agent checks its metadata every few seconds
 		}
-		m.Log("dropping the %s notice of %s: its agent did not confirm it from the instance metadata within %s; nothing is drained",
-			kind, instance, m.T.ConfirmWait)
-		return m.forget(ctx, file, n)
+		d.Log("dropping the %s notice of %s: its agent did not confirm it from the instance metadata within %s; nothing is drained",
+			kind, instance, d.T.ConfirmWait)
+		return d.inbox.forget(ctx, file, n)
 	}
-	drained, err := m.setAvailability(ctx, instance, wire.AvailabilityDrain, e.DetailType+", confirmed by the node's agent")
+	drained, err := d.prover.setAvailability(ctx, instance, wire.AvailabilityDrain, e.DetailType+", confirmed by the node's agent")
 	if err != nil {
 		return err
 	}
 	if len(drained) > 0 {
 		rec := interruptedRecord{Instance: instance, Kind: kind, Nodes: drained, Since: now.UTC()}
 		b, _ := json.Marshal(rec)
-		if err := m.Bucket.Put(ctx, interruptedKey(instance), b, "application/json", nil); err != nil {
-			m.Log("recording the drain of %s (to set it active again should it run on): %v", instance, err)
+		if err := d.Bucket.Put(ctx, interruptedKey(instance), b, "application/json", nil); err != nil {
+			d.Log("recording the drain of %s (to set it active again should it run on): %v", instance, err)
 		}
 	}
-	return m.forget(ctx, file, n)
+	return d.inbox.forget(ctx, file, n)
 }
 
 // confirmed tells whether the agent of instance confirmed a warning of
 // kind the queue received at sent: a confirmation at a key of
 // names.InterruptionPrefix that ends in ":<instance>" (the writer's
 // aws:userid: only that instance's session may write it).
-func (m *Manager) confirmed(ctx context.Context, instance, kind string, sent time.Time) (bool, error) {
-	list, err := m.Bucket.List(ctx, names.InterruptionPrefix+"/")
+func (d *drains) confirmed(ctx context.Context, instance, kind string, sent time.Time) (bool, error) {
+	list, err := d.Bucket.List(ctx, names.InterruptionPrefix+"/")
 	if err != nil {
 		return false, fmt.Errorf("listing the agents' confirmations: %w", err)
 	}
@@ -109,7 +109,7 @@ func (m *Manager) confirmed(ctx context.Context, instance, kind string, sent tim
 		if wire.ConfirmationOwner(o.Key) != instance {
 			continue
 		}
-		body, _, err := m.Bucket.Get(ctx, o.Key)
+		body, _, err := d.Bucket.Get(ctx, o.Key)
 		if errors.Is(err, ErrMissing) {
 			continue
 		}
@@ -118,7 +118,7 @@ func (m *Manager) confirmed(ctx context.Context, instance, kind string, sent tim
 		}
 		c, err := wire.ParseInterruptionConfirmation(body)
 		if err != nil {
-			m.Log("ignoring %s: %v", o.Key, err)
+			d.Log("ignoring %s: %v", o.Key, err)
 			continue
 		}
 		if c.Confirms(instance, kind, sent, confirmWindow) {
@@ -128,21 +128,25 @@ func (m *Manager) confirmed(ctx context.Context, instance, kind string, sent tim
 	return false, nil
 }
 
-// releaseInterrupted sets active again the nodes drained on a confirmed
+// release sets active again, every Every, the nodes drained on a confirmed
 // warning whose instance still runs, InService, InterruptedHold later: a
 // rebalance recommendation need not be followed by a replacement, nor a
 // stopped spot instance stay stopped, and nothing else would make them
 // active. A record of an instance gone (terminated, unknown) is dropped:
 // the lifecycle hook or the dead-node check removed its nodes; one of an
 // instance terminating or stopped waits.
-func (m *Manager) releaseInterrupted(ctx context.Context) error {
-	list, err := m.Bucket.List(ctx, names.ControlKey(names.Interrupted)+"/")
+func (d *drains) release(ctx context.Context) error {
+	now := d.Clock.Now()
+	if now.Before(d.nextRelease) {
+		return nil
+	}
+	d.nextRelease = now.Add(d.T.DeadEvery)
+	list, err := d.Bucket.List(ctx, names.ControlKey(names.Interrupted)+"/")
 	if err != nil {
 		return err
 	}
-	now := m.Clock.Now()
 	for _, o := range list {
-		body, _, err := m.Bucket.Get(ctx, o.Key)
+		body, _, err := d.Bucket.Get(ctx, o.Key)
 		if errors.Is(err, ErrMissing) {
 			continue
 		}
@@ -151,50 +155,50 @@ func (m *Manager) releaseInterrupted(ctx context.Context) error {
 		}
 		var rec interruptedRecord
 		if json.Unmarshal(body, &rec) != nil || !wire.ValidInstanceID(rec.Instance) || o.Key != interruptedKey(rec.Instance) {
-			m.Log("removing %s: not a record of a drain", o.Key)
-			if err := m.Bucket.Delete(ctx, o.Key); err != nil {
+			d.Log("removing %s: not a record of a drain", o.Key)
+			if err := d.Bucket.Delete(ctx, o.Key); err != nil {
 				return err
 			}
 			continue
 		}
-		if now.Sub(rec.Since) < m.T.InterruptedHold {
+		if now.Sub(rec.Since) < d.T.InterruptedHold {
 			continue
 		}
-		states, err := m.Instances.States(ctx, []string{rec.Instance})
+		states, err := d.Instances.States(ctx, []string{rec.Instance})
 		if err != nil {
 			return err
 		}
 		switch states[rec.Instance] {
 		case "running":
 		case "", "terminated", "shutting-down":
-			if err := m.Bucket.Delete(ctx, o.Key); err != nil {
+			if err := d.Bucket.Delete(ctx, o.Key); err != nil {
 				return err
 			}
 			continue
 		default:
 			continue // stopped, stopping, pending: it may come back
 		}
-		_, state, err := m.Scaling.LifecycleState(ctx, rec.Instance)
+		_, state, err := d.Scaling.LifecycleState(ctx, rec.Instance)
 		if err != nil {
 			return err
 		}
 		if strings.HasPrefix(state, "Terminating") {
 			continue // the lifecycle hook drains and removes it
 		}
-		if err := m.eachNode(ctx, rec.Nodes, func(node Node) error {
+		if err := eachNode(ctx, d.Engine, rec.Nodes, func(node Node) error {
 			if node.Availability != wire.AvailabilityDrain {
 				return nil
 			}
-			if err := m.Engine.SetAvailability(ctx, node.ID, wire.AvailabilityActive); err != nil {
+			if err := d.Engine.SetAvailability(ctx, node.ID, wire.AvailabilityActive); err != nil {
 				return err
 			}
-			m.Log("set node %s of instance %s active again: drained on a confirmed %s notice %s ago, the instance runs on (%s)",
+			d.Log("set node %s of instance %s active again: drained on a confirmed %s notice %s ago, the instance runs on (%s)",
 				node.ID, rec.Instance, rec.Kind, now.Sub(rec.Since).Round(time.Second), orQ(state))
 			return nil
 		}); err != nil {
 			return err
 		}
-		if err := m.Bucket.Delete(ctx, o.Key); err != nil {
+		if err := d.Bucket.Delete(ctx, o.Key); err != nil {
 			return err
 		}
 	}

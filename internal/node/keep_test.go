@@ -25,7 +25,7 @@ func TestDeadNodes(t *testing.T) {
 	}
 	term.Reachability = "unreachable"
 	l.ec2.states = map[string]string{"i-00000000000000d02": "terminated", "i-00000000000000d03": "running"}
-	if err := l.m.cleanDeadNodes(ctx); err != nil {
+	if err := l.m.parts().guard.clean(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if l.c.index("docker node") >= 0 || l.c.index("ec2") >= 0 {
@@ -33,12 +33,12 @@ func TestDeadNodes(t *testing.T) {
 	}
 	// Within the grace period: nothing.
 	l.clock.now = start.Add(l.m.T.DeadGrace - time.Second)
-	l.m.cleanDeadNodes(ctx)
+	l.m.parts().guard.clean(ctx)
 	if l.c.index("docker node") >= 0 {
 		t.Fatalf("acted within the grace: %v", l.c.l)
 	}
 	l.clock.now = start.Add(l.m.T.DeadGrace + l.m.T.DeadEvery)
-	if err := l.m.cleanDeadNodes(ctx); err != nil {
+	if err := l.m.parts().guard.clean(ctx); err != nil {
 		t.Fatal(err)
 	}
 	l.order("ec2 describe i-00000000000000d01,i-00000000000000d02,i-00000000000000d03", "docker node rm "+gone.ID)
@@ -52,7 +52,7 @@ func TestDeadNodes(t *testing.T) {
 	// A node back up is forgotten: Down again, its grace starts over.
 	alive.State = "ready"
 	l.clock.now = l.clock.now.Add(l.m.T.DeadEvery)
-	l.m.cleanDeadNodes(ctx)
+	l.m.parts().guard.clean(ctx)
 	if files, _ := l.m.State.List(downDir); len(files) != 0 {
 		t.Errorf("still counted Down: %v", files)
 	}
@@ -67,7 +67,7 @@ func TestJoinMaterial(t *testing.T) {
 	m2 := l.e.addManager(nodeID("m2"), "i-0000000000000f002", "10.0.1.7", false)
 	m2.ManagerAddr = "10.0.1.2:2377" // restored onto another host
 	l.e.addManager(nodeID("m3"), "i-0000000000000f003", "10.0.1.3", false).Reachability = "unreachable"
-	if err := l.m.PublishJoinMaterial(ctx, false); err != nil {
+	if err := l.m.parts().join.publish(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	l.order("s3 put join/swarm/ca.pem", "s3 put control/manager-token", "s3 put control/manager-aliases", "s3 put join/swarm/managers", "s3 put join/swarm/worker-token")
@@ -78,11 +78,11 @@ func TestJoinMaterial(t *testing.T) {
 		t.Errorf("aliases %q", got)
 	}
 	n := len(l.c.l)
-	l.m.PublishJoinMaterial(ctx, false)
+	l.m.parts().join.publish(ctx, false)
 	if len(l.c.l) != n {
 		t.Errorf("published again unchanged: %v", l.c.l[n:])
 	}
-	l.m.PublishJoinMaterial(ctx, true)
+	l.m.parts().join.publish(ctx, true)
 	if len(l.c.l) != n+5 {
 		t.Errorf("not published when forced: %v", l.c.l[n:])
 	}
@@ -90,13 +90,13 @@ func TestJoinMaterial(t *testing.T) {
 	other, _, _ := swarmCA(t, "two")
 	l.e.ca = other
 	n = len(l.c.l)
-	if err := l.m.PublishJoinMaterial(ctx, true); err == nil || !strings.Contains(err.Error(), "does not match") || len(l.c.l) != n {
+	if err := l.m.parts().join.publish(ctx, true); err == nil || !strings.Contains(err.Error(), "does not match") || len(l.c.l) != n {
 		t.Errorf("published a mismatched CA: %v, %v", err, l.c.l[n:])
 	}
 	// Managers apply the pairs published.
 	l.e.ca = string(l.b.objects["join/swarm/ca.pem"])
-	l.m.applyAliases(ctx)
-	l.m.applyAliases(ctx)
+	l.m.parts().join.applyAliases(ctx)
+	l.m.parts().join.applyAliases(ctx)
 	if l.c.count("redirect 10.0.1.2 10.0.1.7") != 1 {
 		t.Errorf("redirects %v", l.c.l)
 	}
@@ -125,7 +125,7 @@ func TestTokenDigest(t *testing.T) {
 func TestJoinMaterialRepublishedAtStart(t *testing.T) {
 	l := newLab(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := l.m.PublishJoinMaterial(ctx, false); err != nil {
+	if err := l.m.parts().join.publish(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	delete(l.b.objects, names.SwarmPrefix+"/"+names.SwarmToken)

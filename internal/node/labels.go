@@ -98,12 +98,12 @@ func labelDiff(n Node, want map[string]string) (map[string]string, []string) {
 // labelNodes sets the placement labels of the proven nodes: every
 // LabelsEvery, and at once when a proven node does not carry its
 // instance's id (a new node, or one proven again).
-func (m *Manager) labelNodes(ctx context.Context, nodes []Node, ids Identities) error {
-	if m.Facts == nil || m.Groups == nil {
+func (g *nodeGuard) labelNodes(ctx context.Context, nodes []Node, ids Identities) error {
+	if g.Facts == nil || g.Groups == nil {
 		return nil
 	}
 	var ask []string
-	due := !m.Clock.Now().Before(m.nextLabels)
+	due := !g.Clock.Now().Before(g.nextLabels)
 	for _, n := range nodes {
 		if i := ids.Instance(n.ID); i != "" {
 			ask = append(ask, i)
@@ -115,11 +115,11 @@ func (m *Manager) labelNodes(ctx context.Context, nodes []Node, ids Identities) 
 	}
 	slices.Sort(ask)
 	ask = slices.Compact(ask)
-	groups, err := m.Groups.Groups(ctx, m.Cluster)
+	groups, err := g.Groups.Groups(ctx, g.Cluster)
 	if err != nil {
 		return err
 	}
-	facts, err := m.Facts.Describe(ctx, ask)
+	facts, err := g.Facts.Describe(ctx, ask)
 	if err != nil {
 		return fmt.Errorf("asking EC2 what the nodes' instances are: %w", err)
 	}
@@ -139,12 +139,12 @@ func (m *Manager) labelNodes(ctx context.Context, nodes []Node, ids Identities) 
 		if len(set) == 0 && len(remove) == 0 {
 			continue
 		}
-		if err := m.Engine.SetNodeLabels(ctx, n.ID, set, remove); err != nil {
+		if err := g.Engine.SetNodeLabels(ctx, n.ID, set, remove); err != nil {
 			return fmt.Errorf("labelling node %s: %w", n.ID, err)
 		}
-		m.Log("labelled node %s, proven to be instance %s: %s", n.ID, instance, describeLabels(set, remove))
+		g.Log("labelled node %s, proven to be instance %s: %s", n.ID, instance, describeLabels(set, remove))
 	}
-	m.nextLabels = m.Clock.Now().Add(m.T.LabelsEvery)
+	g.nextLabels = g.Clock.Now().Add(g.T.LabelsEvery)
 	return nil
 }
 

@@ -34,7 +34,7 @@ func (m *Manager) Init(ctx context.Context) error {
 			return fmt.Errorf("this node is in a swarm but not one of its managers")
 		}
 		m.Log("already a manager of the swarm")
-		if err := m.applyAliases(ctx); err != nil {
+		if err := m.parts().join.applyAliases(ctx); err != nil {
 			m.Log("applying the managers' addresses failed: %v", err)
 		}
 		return nil
@@ -49,10 +49,10 @@ func (m *Manager) Init(ctx context.Context) error {
 		} else if !errors.Is(err, ErrLost) {
 			m.Log("claiming the swarm's initialisation: %v", err)
 		}
-		if err := m.applyAliases(ctx); err != nil {
+		if err := m.parts().join.applyAliases(ctx); err != nil {
 			m.Log("applying the managers' addresses failed: %v", err)
 		}
-		if m.joinManagers(ctx) {
+		if m.parts().join.joinManagers(ctx) {
 			return nil
 		}
 		if etag, ok := m.staleMarker(ctx); ok && m.claim(ctx, etag) == nil {
@@ -147,46 +147,6 @@ func (m *Manager) publishedGone(ctx context.Context) (string, bool) {
 	return "", true
 }
 
-// joinManagers joins the swarm as a manager through the first published
-// manager that takes this node.
-func (m *Manager) joinManagers(ctx context.Context) bool {
-	token, _, err := m.Bucket.Get(ctx, names.ControlKey(names.ManagerToken))
-	if err != nil || !ValidToken(string(token)) {
-		return false
-	}
-	list, _, err := m.Bucket.Get(ctx, names.ManagersKey)
-	if err != nil {
-		return false
-	}
-	for _, a := range strings.Fields(string(list)) {
-		if !ValidManager(a) || a == fmt.Sprintf("%s:%d", m.Address, SwarmPort) {
-			continue
-		}
-		err := m.Engine.Join(ctx, string(token), m.Address, a)
-		if err == nil || m.joinedLater(ctx) {
-			m.Log("joined the swarm at %s as a manager", a)
-			return true
-		}
-		m.Log("joining the swarm at %s: %v", a, err)
-		_ = m.Engine.Leave(ctx)
-	}
-	return false
-}
-
-// joinedLater waits a while for a join that goes on in the background (the
-// managers take their time to agree on a new member).
-func (m *Manager) joinedLater(ctx context.Context) bool {
-	for end := m.Clock.Now().Add(time.Minute); ; {
-		self, err := m.Engine.Self(ctx)
-		if err != nil || self.LocalState != StatePending || !m.Clock.Now().Before(end) {
-			return err == nil && self.LocalState == StateActive
-		}
-		if m.Clock.Sleep(ctx, 2*time.Second) != nil {
-			return false
-		}
-	}
-}
-
 // initialise initialises the swarm on this node, or restores it from the
 // newest backup that is not refused (restoreCandidate).
 func (m *Manager) initialise(ctx context.Context) error {
@@ -215,7 +175,7 @@ func (m *Manager) initialise(ctx context.Context) error {
 // backups are tried newest first, the lone manager's single backup of
 // before last; "" when none is left, each refusal logged.
 func (m *Manager) restoreCandidate(ctx context.Context) (string, []byte, error) {
-	list, err := m.listBackups(ctx)
+	list, err := listBackups(ctx, m.Bucket)
 	if err != nil {
 		return "", nil, err
 	}
@@ -289,7 +249,7 @@ func unixTime(s int64) string { return time.Unix(s, 0).UTC().Format(time.RFC3339
 func (m *Manager) PublishAtBoot(ctx context.Context) error {
 	deadline := m.Clock.Now().Add(m.T.JoinTimeout)
 	for {
-		err := m.PublishJoinMaterial(ctx, true)
+		err := m.parts().join.publish(ctx, true)
 		if err == nil {
 			return nil
 		}

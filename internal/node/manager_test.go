@@ -20,6 +20,7 @@ func (l *lab) booting(instance, ip string) (*Manager, *engine) {
 	e.self = Self{LocalState: StateInactive}
 	m := *l.m
 	m.InstanceID, m.Address, m.Engine, m.State = instance, ip, e, State{Dir: l.t.TempDir()}
+	m.p = nil // its own parts, of its own engine and state
 	return &m, e
 }
 

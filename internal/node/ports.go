@@ -296,3 +296,10 @@ func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
 
 // Logger logs one line per decision.
 type Logger func(format string, args ...any)
+
+// failed logs what failed, if it did.
+func (l Logger) failed(what string, err error) {
+	if err != nil {
+		l("%s failed: %v", what, err)
+	}
+}

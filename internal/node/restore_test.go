@@ -99,7 +99,7 @@ func TestRestoreLiveSwarm(t *testing.T) {
 				e.self.ControlAvailable = false
 			}
 			self := e.self
-			f.followRestore(ctx)
+			f.parts().restores.follow(ctx)
 			if e.self.LocalState == StateInactive && self.NodeID != "" {
 				l.e.nodes[self.NodeID].State = "down"
 			}
@@ -121,17 +121,17 @@ func TestRestoreLiveSwarm(t *testing.T) {
 	if err != nil || !mk.Done || mk.RequestID != id || !slices.Equal(mk.Demoted, []string{nodeID("m2"), nodeID("m3")}) {
 		t.Fatalf("marker %+v, %v", mk, err)
 	}
-	s, err := l.m.Snapshot(ctx)
+	s, err := l.m.parts().status.Snapshot(ctx)
 	if err != nil || s.Restore == nil || s.Restore.Outcome != wire.RestoreRestored || s.Restore.RequestID != id || s.Restore.Backup != key {
 		t.Fatalf("snapshot's restore %+v, %v", s.Restore, err)
 	}
 	// Done: each demoted manager joins as a manager, once.
 	l.clock.tick = nil
 	for _, f := range followers {
-		if !f.followRestore(ctx) {
+		if !f.parts().restores.follow(ctx) {
 			t.Fatal("a demoted manager did not follow the restore")
 		}
-		if f.followRestore(ctx) {
+		if f.parts().restores.follow(ctx) {
 			t.Fatal("followed the same restore twice")
 		}
 	}
@@ -140,7 +140,7 @@ func TestRestoreLiveSwarm(t *testing.T) {
 	}
 	// A manager that joined since was not demoted: nothing.
 	f4 := l.follower(nodeID("m4"), "i-0000000000000f004")
-	if f4.followRestore(ctx) || l.c.count("docker swarm leave") != 2 {
+	if f4.parts().restores.follow(ctx) || l.c.count("docker swarm leave") != 2 {
 		t.Fatalf("a manager not demoted left: %v", l.c.l)
 	}
 }
@@ -162,7 +162,7 @@ func TestRestoreByItsTaker(t *testing.T) {
 				e.self.ControlAvailable = false
 			}
 			self := e.self
-			f.followRestore(ctx)
+			f.parts().restores.follow(ctx)
 			if e.self.LocalState == StateInactive && self.NodeID != "" {
 				l.e.nodes[self.NodeID].State = "down"
 			}
@@ -184,22 +184,22 @@ func TestRestoreByItsTaker(t *testing.T) {
 		// The old leader's node, out of the restored swarm's Raft.
 		l.e.nodes[nodeID("m1")].Reachability, l.e.nodes[nodeID("m1")].Leader = "unreachable", false
 	}
-	if !f2.followRestore(ctx) {
+	if !f2.parts().restores.follow(ctx) {
 		t.Fatal("the taker did not restore")
 	}
 	if string(l.bk.restored) != "the backup's archive" || l.c.count("restore 10.0.1.2") != 1 || l.c.index("restore 10.0.1.1") >= 0 {
 		t.Fatalf("restored %q; calls %v", l.bk.restored, l.c.l)
 	}
 	mk, err := wire.ParseRestoreMarker(l.b.objects[restoreKey])
-	if err != nil || !mk.Done || mk.Restorer != iM2 || f2.restored == nil || f2.restored.Outcome != wire.RestoreRestored || f2.restored.RequestID != id {
-		t.Fatalf("marker %+v, %v; outcome %+v", mk, err, f2.restored)
+	if err != nil || !mk.Done || mk.Restorer != iM2 || f2.parts().restores.restored == nil || f2.parts().restores.restored.Outcome != wire.RestoreRestored || f2.parts().restores.restored.RequestID != id {
+		t.Fatalf("marker %+v, %v; outcome %+v", mk, err, f2.parts().restores.restored)
 	}
-	if f2.followRestore(ctx) {
+	if f2.parts().restores.follow(ctx) {
 		t.Fatal("restored twice")
 	}
 	l.m.Engine.(*engine).self = Self{LocalState: StateInactive}
 	for _, f := range []*Manager{l.m, f3} {
-		if !f.followRestore(ctx) {
+		if !f.parts().restores.follow(ctx) {
 			t.Fatal("a manager that left did not join")
 		}
 	}
@@ -225,7 +225,7 @@ func TestRestoreDemotedStay(t *testing.T) {
 	if !restored || !l.logged("did not leave within 2m0s: restoring anyway") || l.clock.now.Sub(start) < restoreWait {
 		t.Fatalf("restored %v at %s; logs %v", restored, l.clock.now, l.logs)
 	}
-	s, _ := l.m.Snapshot(context.Background())
+	s, _ := l.m.parts().status.Snapshot(context.Background())
 	if s.Restore == nil || s.Restore.Outcome != wire.RestoreRestored {
 		t.Fatalf("snapshot's restore %+v", s.Restore)
 	}
@@ -240,7 +240,7 @@ func TestRestoreFollowerAlreadyIn(t *testing.T) {
 	ctx := context.Background()
 	l.b.set(restoreKey, wire.RestoreMarker{RequestID: wire.NewRequestID(), Leader: iM1, Backup: key, Demoted: []string{nodeID("m2")}, Done: true}.Marshal())
 	f2 := l.follower(nodeID("m2"), iM2)
-	if f2.followRestore(ctx) || l.c.index("docker swarm leave") >= 0 || !l.logged("a manager of the swarm restored from") {
+	if f2.parts().restores.follow(ctx) || l.c.index("docker swarm leave") >= 0 || !l.logged("a manager of the swarm restored from") {
 		t.Fatalf("calls %v; logs %v", l.c.l, l.logs)
 	}
 	l, key = restoreLab(t, "core")
@@ -248,10 +248,10 @@ func TestRestoreFollowerAlreadyIn(t *testing.T) {
 	f2 = l.follower(nodeID("m2"), iM2)
 	f2.Address = "10.0.1.2"
 	f2.Engine = noLeader{f2.Engine.(*engine)}
-	if err := l.m.PublishJoinMaterial(ctx, true); err != nil {
+	if err := l.m.parts().join.publish(ctx, true); err != nil {
 		t.Fatal(err)
 	}
-	if !f2.followRestore(ctx) || l.c.index("docker swarm leave") < 0 || l.c.index("docker swarm join 10.0.1.2") < 0 {
+	if !f2.parts().restores.follow(ctx) || l.c.index("docker swarm leave") < 0 || l.c.index("docker swarm join 10.0.1.2") < 0 {
 		t.Fatalf("calls %v; logs %v", l.c.l, l.logs)
 	}
 }
@@ -295,7 +295,7 @@ func TestRestoreRefusals(t *testing.T) {
 			if l.c.index("docker node demote") >= 0 || l.c.index("restore ") >= 0 || l.c.index("sqs delete r1") < 0 || l.c.index("s3 put "+restoreKey) >= 0 {
 				t.Fatalf("calls %v", l.c.l)
 			}
-			s, err := l.m.Snapshot(context.Background())
+			s, err := l.m.parts().status.Snapshot(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -322,7 +322,7 @@ func TestRestoreOtherClusterRotatesTokens(t *testing.T) {
 	l.round()
 	l.order("docker node demote", "restore 10.0.1.1", "docker swarm ca --rotate", "docker swarm join-token --rotate")
 	l.after("docker swarm join-token --rotate", "s3 put "+names.ManagersKey)
-	s, _ := l.m.Snapshot(context.Background())
+	s, _ := l.m.parts().status.Snapshot(context.Background())
 	if s.Restore == nil || s.Restore.Outcome != wire.RestoreRestored || !strings.Contains(s.Restore.Reason, "the CA and the join tokens rotated") {
 		t.Fatalf("snapshot's restore %+v", s.Restore)
 	}
@@ -334,7 +334,7 @@ func TestRestoreOtherClusterRotatesTokens(t *testing.T) {
 	l.q.put("r1", body, start)
 	l.round()
 	l.round()
-	s, _ = l.m.Snapshot(context.Background())
+	s, _ = l.m.parts().status.Snapshot(context.Background())
 	if s.Restore == nil || s.Restore.Outcome != wire.RestoreFailed || !strings.Contains(s.Restore.Reason, "rotating the CA and join tokens of cluster prod's swarm failed: the rotation did not finish") {
 		t.Fatalf("snapshot's restore %+v", s.Restore)
 	}
@@ -361,7 +361,7 @@ func TestRestoreCutShort(t *testing.T) {
 	l.round()
 	l.round()
 	mk, _ := wire.ParseRestoreMarker(l.b.objects[restoreKey])
-	s, _ := l.m.Snapshot(context.Background())
+	s, _ := l.m.parts().status.Snapshot(context.Background())
 	if l.c.index("restore ") >= 0 || !mk.Done || s.Restore == nil || s.Restore.Outcome != wire.RestoreFailed {
 		t.Fatalf("calls %v; marker %+v; restore %+v", l.c.l, mk, s.Restore)
 	}
@@ -373,11 +373,11 @@ func TestRestoreLeaderLeftSaid(t *testing.T) {
 	l, key := restoreLabBy(t, "core", iM2)
 	ctx := context.Background()
 	l.b.set(restoreKey, wire.RestoreMarker{RequestID: wire.NewRequestID(), Leader: iM1, Backup: key, Restorer: iM2, Demoted: []string{nodeID("m2")}}.Marshal())
-	if l.m.followRestore(ctx) {
+	if l.m.parts().restores.follow(ctx) {
 		t.Fatal("the leader, still in the swarm, took itself for gone")
 	}
 	l.e.self = Self{LocalState: StateInactive}
-	if !l.m.followRestore(ctx) {
+	if !l.m.parts().restores.follow(ctx) {
 		t.Fatal("the leader out of the swarm did not follow")
 	}
 	if mk, _ := wire.ParseRestoreMarker(l.b.objects[restoreKey]); !mk.LeaderLeft {
@@ -393,17 +393,17 @@ func TestRestorerRotatesCA(t *testing.T) {
 		l, key := restoreLab(t, "prod")
 		l.m.Tokens = rotator{c: l.c, caFails: caFails}
 		mk := wire.RestoreMarker{RequestID: wire.NewRequestID(), Leader: iM2, Backup: key, Restorer: iM1, Rotate: true, Time: start}
-		l.m.restoreAsRestorer(context.Background(), mk)
+		l.m.parts().restores.restoreAsRestorer(context.Background(), mk)
 		if caFails {
-			if l.m.restored == nil || l.m.restored.Outcome != wire.RestoreFailed || !strings.Contains(l.m.restored.Reason, "rotating the CA and join tokens failed") ||
+			if l.m.parts().restores.restored == nil || l.m.parts().restores.restored.Outcome != wire.RestoreFailed || !strings.Contains(l.m.parts().restores.restored.Reason, "rotating the CA and join tokens failed") ||
 				l.c.index("docker swarm join-token --rotate") >= 0 {
-				t.Fatalf("outcome %+v; calls %v", l.m.restored, l.c.l)
+				t.Fatalf("outcome %+v; calls %v", l.m.parts().restores.restored, l.c.l)
 			}
 			continue
 		}
 		l.order("restore 10.0.1.1", "docker swarm ca --rotate", "docker swarm join-token --rotate", "s3 put "+names.ManagersKey)
-		if l.m.restored == nil || l.m.restored.Outcome != wire.RestoreRestored || !strings.Contains(l.m.restored.Reason, "the CA and the join tokens rotated") {
-			t.Fatalf("outcome %+v", l.m.restored)
+		if l.m.parts().restores.restored == nil || l.m.parts().restores.restored.Outcome != wire.RestoreRestored || !strings.Contains(l.m.parts().restores.restored.Reason, "the CA and the join tokens rotated") {
+			t.Fatalf("outcome %+v", l.m.parts().restores.restored)
 		}
 	}
 }

@@ -336,24 +336,3 @@ func field(value []byte, key string) ([]byte, error) {
 	}
 	return []byte(raw), nil
 }
-
-// handleSecretsRequest syncs the secrets at once, as asked after a change
-// of their declaration, and publishes the status snapshot that says so.
-func (m *Manager) handleSecretsRequest(ctx context.Context, file string, n notice, e wire.Event) error {
-	r, err := e.SecretsSyncRequest(m.Cluster)
-	age := m.Clock.Now().Sub(n.Sent)
-	switch {
-	case err != nil:
-		m.Log("ignoring a secrets sync request: %v", err)
-	case age > m.T.RequestMaxAge:
-		m.Log("dropping secrets sync request %s: made %s ago", r.RequestID, age.Round(time.Second))
-	case m.Secrets == nil:
-		m.Log("ignoring secrets sync request %s: this manager syncs no secrets", r.RequestID)
-	default:
-		m.Log("secrets sync request %s: syncing now", r.RequestID)
-		m.Secrets.Request()
-		m.logFailure("syncing the secrets", m.Secrets.Sync(ctx))
-		m.watch()
-	}
-	return m.forget(ctx, file, n)
-}

@@ -329,7 +329,7 @@ func TestSecretsRequestThroughTheQueue(t *testing.T) {
 	if _, v := sl.secret("db.v2"); v != dbValue2 {
 		t.Fatalf("db.v2 = %q; logs %v", v, l.logs)
 	}
-	snap, err := l.m.Snapshot(context.Background())
+	snap, err := l.m.parts().status.Snapshot(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

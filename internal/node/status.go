@@ -9,17 +9,42 @@ import (
 	"github.com/clusterctl/clusterctl/internal/wire"
 )
 
-// publishStatus publishes the status snapshot when it is due: every
+// statusPublisher publishes the status snapshot (names.StatusKey): what
+// clusterctl reads of the swarm. Besides the engine's view it says what
+// the other parts keep: the autoscaler's decisions, the backups, the last
+// restore, the secrets.
+type statusPublisher struct {
+	Cluster    string
+	InstanceID string
+	Engine     Engine
+	Bucket     Bucket
+	State      State
+	Clock      Clock
+	Log        Logger
+	// T: StatusEvery, how often it is published; WatchEvery, how often
+	// while a request is watched, for WatchFor after it.
+	T Timings
+
+	prover   *prover
+	secrets  *SecretsSync
+	scaler   *autoscaling
+	backups  *swarmBackups
+	restores *restorer
+
+	next, watchUntil time.Time
+}
+
+// publish publishes the status snapshot when it is due: every
 // StatusEvery, and every WatchEvery while a request is being watched (for
 // WatchFor after it), so that clusterctl drain-node sees it through. It
 // gives the snapshot it built (nil when none was due), for the round's
 // other uses of it.
-func (m *Manager) publishStatus(ctx context.Context) (*wire.Snapshot, error) {
-	now := m.Clock.Now()
-	if now.Before(m.nextStatus) {
+func (sp *statusPublisher) publish(ctx context.Context) (*wire.Snapshot, error) {
+	now := sp.Clock.Now()
+	if now.Before(sp.next) {
 		return nil, nil
 	}
-	snap, err := m.Snapshot(ctx)
+	snap, err := sp.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -27,21 +52,34 @@ func (m *Manager) publishStatus(ctx context.Context) (*wire.Snapshot, error) {
 	if err != nil {
 		return &snap, err
 	}
-	if err := m.Bucket.Put(ctx, names.StatusKey, b, "application/json", nil); err != nil {
+	if err := sp.Bucket.Put(ctx, names.StatusKey, b, "application/json", nil); err != nil {
 		return &snap, err
 	}
-	m.nextStatus = now.Add(m.T.StatusEvery)
-	if now.Before(m.watchUntil) && m.T.WatchEvery < m.T.StatusEvery {
-		m.nextStatus = now.Add(m.T.WatchEvery)
+	sp.next = now.Add(sp.T.StatusEvery)
+	if now.Before(sp.watchUntil) && sp.T.WatchEvery < sp.T.StatusEvery {
+		sp.next = now.Add(sp.T.WatchEvery)
 	}
 	return &snap, nil
 }
 
-// watch publishes the snapshot now and often for a while.
-func (m *Manager) watch() {
-	m.nextStatus = time.Time{}
-	m.watchUntil = m.Clock.Now().Add(m.T.WatchFor)
+// publishOrLog publishes the snapshot when due, and logs why it could not.
+func (sp *statusPublisher) publishOrLog(ctx context.Context) {
+	if _, err := sp.publish(ctx); err != nil {
+		sp.Log("publishing the status snapshot failed: %v", err)
+	}
 }
+
+// watch publishes the snapshot now and often for a while.
+func (sp *statusPublisher) watch() {
+	sp.next = time.Time{}
+	sp.watchUntil = sp.Clock.Now().Add(sp.T.WatchFor)
+}
+
+// now has the snapshot published in this round, whatever the time.
+func (sp *statusPublisher) now() { sp.next = time.Time{} }
+
+// watching tells whether a request is watched at now.
+func (sp *statusPublisher) watching(now time.Time) bool { return now.Before(sp.watchUntil) }
 
 // Snapshot is the swarm's status: the digest of its CA certificate (agents
 // compare it with the one they trust), and every node with its instance,
@@ -51,20 +89,20 @@ func (m *Manager) watch() {
 // backup, with more than one manager); and the swarm's services with all
 // their tasks (those no node took yet too), for clusterctl services, in
 // the shape the managers of earlier versions published too.
-func (m *Manager) Snapshot(ctx context.Context) (wire.Snapshot, error) {
-	nodes, err := m.Engine.Nodes(ctx)
+func (sp *statusPublisher) Snapshot(ctx context.Context) (wire.Snapshot, error) {
+	nodes, err := sp.Engine.Nodes(ctx)
 	if err != nil {
 		return wire.Snapshot{}, err
 	}
-	services, err := m.Engine.Services(ctx)
+	services, err := sp.Engine.Services(ctx)
 	if err != nil {
 		return wire.Snapshot{}, err
 	}
-	tasks, err := m.Engine.Tasks(ctx, TaskFilter{})
+	tasks, err := sp.Engine.Tasks(ctx, TaskFilter{})
 	if err != nil {
 		return wire.Snapshot{}, err
 	}
-	ca, err := m.Engine.CA(ctx)
+	ca, err := sp.Engine.CA(ctx)
 	if err != nil {
 		return wire.Snapshot{}, err
 	}
@@ -77,10 +115,10 @@ func (m *Manager) Snapshot(ctx context.Context) (wire.Snapshot, error) {
 		seen[t.ID] = true
 	}
 	s := wire.Snapshot{
-		Version: wire.SnapshotVersion, Cluster: m.Cluster, Time: m.Clock.Now(), Publisher: m.InstanceID,
+		Version: wire.SnapshotVersion, Cluster: sp.Cluster, Time: sp.Clock.Now(), Publisher: sp.InstanceID,
 		CADigest: Digest([]byte(ca)), Nodes: []wire.SwarmNode{},
 		Services: services, Tasks: []wire.SnapshotTask{},
-		Autoscale: m.decisions, Unplaceable: m.unplaceable, Secrets: m.Secrets.Status(),
+		Autoscale: sp.scaler.decisions, Unplaceable: sp.scaler.unplaceable, Secrets: sp.secrets.Status(),
 	}
 	if s.Services == nil {
 		s.Services = []wire.SnapshotService{}
@@ -100,14 +138,14 @@ func (m *Manager) Snapshot(ctx context.Context) (wire.Snapshot, error) {
 		}
 	}
 	var b backupRecord
-	if ok, _ := m.State.Load(backupState, &b); ok && !b.Time.IsZero() {
+	if ok, _ := sp.State.Load(backupState, &b); ok && !b.Time.IsZero() {
 		t := b.Time
 		s.LastBackup = &t
 	}
-	ids, err := m.identify(ctx, nodes)
+	ids, err := sp.prover.identify(ctx, nodes)
 	if err != nil {
 		// The snapshot still goes out; a problem is said when EC2 answers.
-		m.Log("the snapshot says no identity problem: %v", err)
+		sp.Log("the snapshot says no identity problem: %v", err)
 	}
 	unproven := func(n Node) string {
 		if err != nil {
@@ -115,7 +153,7 @@ func (m *Manager) Snapshot(ctx context.Context) (wire.Snapshot, error) {
 		}
 		return unprovenReason(ids, n)
 	}
-	s.Backups, s.Restore = m.backupList, m.restored
+	s.Backups, s.Restore = sp.backups.list, sp.restores.restored
 	for _, n := range nodes {
 		addr := n.Addr
 		if (addr == "" || addr == "0.0.0.0") && n.Manager() {

@@ -45,22 +45,52 @@ func unprovenSince(n Node) (time.Time, bool) {
 	return t, err == nil
 }
 
-// guardNodes drains the Ready nodes the leader cannot prove and takes
+// nodeGuard keeps the swarm to the nodes it should have: it removes the
+// nodes gone for good (dead.go), keeps the nodes the leader cannot prove
+// from tasks, and labels those it proves (labels.go).
+type nodeGuard struct {
+	Cluster   string
+	Engine    Engine
+	Instances Instances
+	// Facts says what the proven nodes' instances are, Groups which
+	// groups hold them, for their node labels; either nil: none is set.
+	Facts  Describer
+	Groups GroupScaling
+	State  State
+	Clock  Clock
+	Log    Logger
+	// T: UnprovenGrace, LabelsEvery, DeadEvery, DeadGrace.
+	T Timings
+
+	prover *prover
+
+	// nextDead: when the Down nodes are checked again.
+	nextDead time.Time
+
+	// noted: the unproven nodes, with why, as last logged; quorumKept:
+	// the unproven managers kept for the quorum (logged).
+	noted      map[string]string
+	quorumKept map[string]bool
+	// nextLabels: when the proven nodes' labels are read again.
+	nextLabels time.Time
+}
+
+// round drains the Ready nodes the leader cannot prove and takes
 // their placement labels away, removes those unproven for UnprovenGrace,
 // gives a node proven again the availability the leader took from it,
 // and labels the proven nodes (labelNodes). Nothing is done when EC2
 // cannot be asked: a node is never judged on the swarm's word alone.
-func (m *Manager) guardNodes(ctx context.Context) error {
-	self, err := m.Engine.Self(ctx)
+func (g *nodeGuard) round(ctx context.Context) error {
+	self, err := g.Engine.Self(ctx)
 	if err != nil {
 		return err
 	}
-	nodes, ids, err := m.nodesIdentified(ctx)
+	nodes, ids, err := g.prover.nodesIdentified(ctx)
 	if err != nil {
 		return err
 	}
-	if m.unprovenNoted == nil {
-		m.unprovenNoted, m.quorumKept = map[string]string{}, map[string]bool{}
+	if g.noted == nil {
+		g.noted, g.quorumKept = map[string]string{}, map[string]bool{}
 	}
 	present := map[string]bool{}
 	for _, n := range nodes {
@@ -70,51 +100,51 @@ func (m *Manager) guardNodes(ctx context.Context) error {
 		}
 		why := unprovenReason(ids, n)
 		if why == "" {
-			m.logFailure("giving proven node "+n.ID+" back its availability", m.proven(ctx, n, ids.Instance(n.ID)))
+			g.Log.failed("giving proven node "+n.ID+" back its availability", g.proven(ctx, n, ids.Instance(n.ID)))
 			continue
 		}
-		m.logFailure("guarding unproven node "+n.ID, m.unproven(ctx, n, nodes, why))
+		g.Log.failed("guarding unproven node "+n.ID, g.unproven(ctx, n, nodes, why))
 	}
-	for id := range m.unprovenNoted {
+	for id := range g.noted {
 		if !present[id] {
-			delete(m.unprovenNoted, id)
-			delete(m.quorumKept, id)
+			delete(g.noted, id)
+			delete(g.quorumKept, id)
 		}
 	}
-	m.logFailure("labelling the proven nodes", m.labelNodes(ctx, nodes, ids))
+	g.Log.failed("labelling the proven nodes", g.labelNodes(ctx, nodes, ids))
 	return nil
 }
 
 // proven clears what the leader recorded of n while it was unproven, and
 // makes a worker active (or paused) again when the leader drained it and
 // it is still drained.
-func (m *Manager) proven(ctx context.Context, n Node, instance string) error {
+func (g *nodeGuard) proven(ctx context.Context, n Node, instance string) error {
 	was, drained := n.NodeLabels[names.NodeLabelDrainedUnproven]
 	_, noted := n.NodeLabels[names.NodeLabelUnprovenSince]
 	if !drained && !noted {
 		return nil
 	}
-	delete(m.unprovenNoted, n.ID)
+	delete(g.noted, n.ID)
 	// A manager stays drained: managers run no workloads, and drain
 	// themselves once Reachable (a new one may be unproven for a moment
 	// before that).
 	if drained && n.Role != "manager" && n.Availability == wire.AvailabilityDrain && (was == wire.AvailabilityActive || was == "pause") {
-		if err := m.Engine.SetAvailability(ctx, n.ID, was); err != nil {
+		if err := g.Engine.SetAvailability(ctx, n.ID, was); err != nil {
 			return err
 		}
-		m.Log("node %s is proven to be instance %s: %s again (the leader had drained it while unproven)", n.ID, instance, was)
+		g.Log("node %s is proven to be instance %s: %s again (the leader had drained it while unproven)", n.ID, instance, was)
 	} else {
-		m.Log("node %s is proven to be instance %s", n.ID, instance)
+		g.Log("node %s is proven to be instance %s", n.ID, instance)
 	}
-	return m.Engine.SetNodeLabels(ctx, n.ID, nil, []string{names.NodeLabelUnprovenSince, names.NodeLabelDrainedUnproven})
+	return g.Engine.SetNodeLabels(ctx, n.ID, nil, []string{names.NodeLabelUnprovenSince, names.NodeLabelDrainedUnproven})
 }
 
 // unproven records since when n is unproven, drains it when it is Ready
 // and not drained (recording the availability it had first, so that a
 // crash in between leaves no drain unrecorded), takes its placement
 // labels away, and removes it once unproven for UnprovenGrace.
-func (m *Manager) unproven(ctx context.Context, n Node, nodes []Node, why string) error {
-	now := m.Clock.Now()
+func (g *nodeGuard) unproven(ctx context.Context, n Node, nodes []Node, why string) error {
+	now := g.Clock.Now()
 	set := map[string]string{}
 	since, ok := unprovenSince(n)
 	if !ok {
@@ -127,49 +157,49 @@ func (m *Manager) unproven(ctx context.Context, n Node, nodes []Node, why string
 	}
 	remove := placementKeys(n)
 	if len(set) > 0 || len(remove) > 0 {
-		if err := m.Engine.SetNodeLabels(ctx, n.ID, set, remove); err != nil {
+		if err := g.Engine.SetNodeLabels(ctx, n.ID, set, remove); err != nil {
 			return err
 		}
 	}
-	until := since.Add(m.T.UnprovenGrace)
+	until := since.Add(g.T.UnprovenGrace)
 	if drain {
-		if err := m.Engine.SetAvailability(ctx, n.ID, wire.AvailabilityDrain); err != nil {
+		if err := g.Engine.SetAvailability(ctx, n.ID, wire.AvailabilityDrain); err != nil {
 			return err
 		}
-		m.Log("drained node %s, which is not proven: %s (removed from the swarm if still unproven at %s)", n.ID, why, until.UTC().Format(time.RFC3339))
-	} else if m.unprovenNoted[n.ID] != why {
-		m.Log("node %s is not proven: %s (removed from the swarm if still unproven at %s)", n.ID, why, until.UTC().Format(time.RFC3339))
+		g.Log("drained node %s, which is not proven: %s (removed from the swarm if still unproven at %s)", n.ID, why, until.UTC().Format(time.RFC3339))
+	} else if g.noted[n.ID] != why {
+		g.Log("node %s is not proven: %s (removed from the swarm if still unproven at %s)", n.ID, why, until.UTC().Format(time.RFC3339))
 	}
-	m.unprovenNoted[n.ID] = why
+	g.noted[n.ID] = why
 	if now.Before(until) {
 		return nil
 	}
-	return m.removeUnproven(ctx, n, nodes, why)
+	return g.removeUnproven(ctx, n, nodes, why)
 }
 
 // removeUnproven removes n from the swarm, as docker node rm --force does;
 // a manager is demoted first, and only when the managers left without it
 // still make a quorum: demoting a reachable manager of three leaves two of
 // which both must answer; one of two would leave the swarm without one.
-func (m *Manager) removeUnproven(ctx context.Context, n Node, nodes []Node, why string) error {
+func (g *nodeGuard) removeUnproven(ctx context.Context, n Node, nodes []Node, why string) error {
 	if n.Role == "manager" {
 		if !quorumWithout(nodes, n) {
-			if !m.quorumKept[n.ID] {
-				m.Log("not removing manager %s, unproven for %s: the swarm needs it for its quorum", n.ID, m.T.UnprovenGrace)
-				m.quorumKept[n.ID] = true
+			if !g.quorumKept[n.ID] {
+				g.Log("not removing manager %s, unproven for %s: the swarm needs it for its quorum", n.ID, g.T.UnprovenGrace)
+				g.quorumKept[n.ID] = true
 			}
 			return nil
 		}
-		if err := m.Engine.Demote(ctx, n.ID); err != nil {
+		if err := g.Engine.Demote(ctx, n.ID); err != nil {
 			return err
 		}
 	}
-	if err := m.Engine.RemoveNode(ctx, n.ID); err != nil {
+	if err := g.Engine.RemoveNode(ctx, n.ID); err != nil {
 		return err
 	}
-	delete(m.unprovenNoted, n.ID)
-	delete(m.quorumKept, n.ID)
-	m.Log("removed node %s from the swarm, unproven for %s: %s", n.ID, m.T.UnprovenGrace, why)
+	delete(g.noted, n.ID)
+	delete(g.quorumKept, n.ID)
+	g.Log("removed node %s from the swarm, unproven for %s: %s", n.ID, g.T.UnprovenGrace, why)
 	return nil
 }
 

@@ -30,7 +30,7 @@ func TestUnprovenNodeDrainedThenRemoved(t *testing.T) {
 	if !l.logged("drained node " + impostor.ID + ", which is not proven: its label names instance " + iW1) {
 		t.Errorf("logs %q", l.logs)
 	}
-	snap, err := l.m.Snapshot(context.Background())
+	snap, err := l.m.parts().status.Snapshot(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"path"
 	"strings"
 	"testing"
 
@@ -35,35 +34,11 @@ var testOperators = []string{operatorRole}
 
 // policyDenies evaluates the explicit denies of the rendered bucket
 // policy for one request (TLS, the given principal, action and key): the
-// statements this template writes, with the operators it uses. An
-// operator or function it does not know fails the test, so that a new
-// statement gets evaluated rather than ignored.
+// statements this template writes, with the operators it uses.
 func policyDenies(t *testing.T, statements []any, principal, action, key string) bool {
 	t.Helper()
 	ctx := map[string]string{"aws:PrincipalArn": principal, "aws:SecureTransport": "true"}
-	return denies(t, statements, ctx, action, "arn:aws:s3:::"+testBucket+"/"+key)
-}
-
-// denies evaluates the explicit denies of statements for one request: its
-// condition keys (ctx), action and resource.
-func denies(t *testing.T, statements []any, ctx map[string]string, action, resource string) bool {
-	t.Helper()
-	for _, s := range statements {
-		st := obj(s)
-		if st["Effect"] != "Deny" {
-			continue
-		}
-		if st["Principal"] != "*" {
-			t.Fatalf("statement %v: principal %v not evaluated", st["Sid"], st["Principal"])
-		}
-		if !anyMatch(strs(t, st["Action"]), action) || !anyMatch(strs(t, st["Resource"]), resource) {
-			continue
-		}
-		if conditionHolds(t, obj(st["Condition"]), ctx) {
-			return true
-		}
-	}
-	return false
+	return resourcePolicy(statements).denies(t, request{action, "arn:aws:s3:::" + testBucket + "/" + key, ctx})
 }
 
 // strs resolves a policy value (a string, a list, Fn::GetAtt of a role's
@@ -118,65 +93,6 @@ func strs(t *testing.T, v any) []string {
 	}
 	t.Fatalf("policy value %v not evaluated", v)
 	return nil
-}
-
-// anyMatch tells whether one of the patterns (with * and ? wildcards, as
-// IAM's) matches s.
-func anyMatch(patterns []string, s string) bool {
-	for _, p := range patterns {
-		// path.Match's * stops at a slash, IAM's does not: match with the
-		// slashes out of the way.
-		if ok, _ := path.Match(strings.ReplaceAll(p, "/", "\x00"), strings.ReplaceAll(s, "/", "\x00")); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// evaluatedKeys are the condition keys the evaluator knows; a request
-// may lack some (a service principal has no aws:PrincipalArn, a user no
-// aws:SourceArn).
-var evaluatedKeys = map[string]bool{"aws:PrincipalArn": true, "aws:SecureTransport": true, "aws:SourceArn": true, "cloudwatch:namespace": true}
-
-// conditionHolds evaluates a condition block: every operator holds, each
-// when the context's value matches one of its values (all keys single
-// valued).
-func conditionHolds(t *testing.T, cond map[string]any, ctx map[string]string) bool {
-	t.Helper()
-	for op, block := range cond {
-		for key, want := range obj(block) {
-			got, ok := ctx[key]
-			if !evaluatedKeys[key] {
-				t.Fatalf("condition key %s not evaluated", key)
-			}
-			if !ok {
-				// IAM: a key absent from the request matches no value; a
-				// negated operator then holds.
-				if !strings.Contains(op, "Not") {
-					return false
-				}
-				continue
-			}
-			match := false
-			for _, w := range strs(t, want) {
-				switch op {
-				case "ArnEquals", "ArnNotEquals", "Bool", "StringEquals", "StringNotEquals":
-					match = match || w == got
-				case "ArnLike", "ArnNotLike", "StringLike", "StringNotLike":
-					match = match || anyMatch([]string{w}, got)
-				default:
-					t.Fatalf("condition operator %s not evaluated", op)
-				}
-			}
-			if strings.Contains(op, "Not") {
-				match = !match
-			}
-			if !match {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // TestBucketPolicyWrites evaluates the bucket policy for who may write and

@@ -22,7 +22,7 @@ type sender struct {
 // or of the sender's identity policies (same account) allows.
 func queueAllows(t *testing.T, statements []any, s sender, queue string) bool {
 	t.Helper()
-	if denies(t, statements, s.ctx, "sqs:SendMessage", queue) {
+	if resourcePolicy(statements).denies(t, request{"sqs:SendMessage", queue, s.ctx}) {
 		return false
 	}
 	if s.identity {
