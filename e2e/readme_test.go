@@ -253,7 +253,7 @@ func TestReadmeExampleSetups(t *testing.T) {
 	}
 	want := []readmeExample{
 		{line: 4, command: "aws sns create-topic --name pager > /dev/null", setup: true},
-		{line: 6, command: "aws ssm put-parameter --name /p --value v", setup: true},
+		{line: 6, command: "aws ssm put-parameter  --name /p --value v", setup: true}, // the space before the backslash kept,
 		{line: 11, command: "clusterctl list-nodes   # exit 3", exit: 3},
 		{line: 15, command: "mkdir -p x", setup: true},
 		{line: 17, command: "clusterctl version"},
