@@ -73,7 +73,7 @@ func TestAutoscaleFlagsFilesPlan(t *testing.T) {
 	// An update leaves the capacity to the autoscaler: the deployed
 	// template still sets none. (CloudFormation then leaves the live
 	// capacity as it is; moto sets it back to the min, which is not
-	// checked here: see README, What moto does not model.)
+	// checked here: see docs/testing.md, What moto does not model.)
 	must(t, "update-group", "-n", "elastic", "-j", "core", "--max", "4", "--yes", "-q")
 	if a = groupASG(t, c, "core", "elastic"); aws.ToInt32(a.MaxSize) != 4 || asgSetsCapacity(t, c, "core-elastic") {
 		t.Errorf("after an update: max %d, or the template sets DesiredCapacity", aws.ToInt32(a.MaxSize))

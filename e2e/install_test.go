@@ -8,11 +8,13 @@ import (
 	"testing"
 )
 
-// The README's quick start names everything CI installs or requires, so a
-// reader who follows it can run `make test`: its apt-get and pip lines are
-// compared with what .ci/run installs and what it checks is there.
-func TestQuickStartInstallsWhatCIDoes(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+// CONTRIBUTING.md's setup names everything CI installs or requires, so a
+// contributor who follows it can run `make test`: its apt-get and pip
+// lines are compared with what .ci/run installs and what it checks is
+// there. The README's quick start, for users, names what the demo needs
+// and sends to that setup for the tests.
+func TestSetupInstallsWhatCIDoes(t *testing.T) {
+	contributing, err := os.ReadFile("../CONTRIBUTING.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,25 +22,36 @@ func TestQuickStartInstallsWhatCIDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	quick := section(string(readme), "## Quick start")
-	if quick == "" {
-		t.Fatal("README.md has no Quick start section")
+	setup := section(string(contributing), "## Setup")
+	if setup == "" {
+		t.Fatal("CONTRIBUTING.md has no Setup section")
 	}
 	ciApt, ciPip := ciPackages(string(ci))
-	readmeApt := words(regexp.MustCompile("`apt-get install ([^`]+)`"), quick)
-	readmePip := words(regexp.MustCompile("`pip install ([^`]+)`"), quick)
+	docApt := words(regexp.MustCompile("`apt-get install ([^`]+)`"), setup)
+	docPip := words(regexp.MustCompile("`pip install ([^`]+)`"), setup)
 	for _, c := range []struct {
-		what           string
-		readme, ciList []string
+		what        string
+		doc, ciList []string
 	}{
-		{"Debian packages", readmeApt, ciApt},
-		{"Python packages", readmePip, ciPip},
+		{"Debian packages", docApt, ciApt},
+		{"Python packages", docPip, ciPip},
 	} {
 		if len(c.ciList) == 0 {
 			t.Fatalf("found no %s in .ci/run", c.what)
 		}
-		if !slices.Equal(c.readme, c.ciList) {
-			t.Errorf("%s: the README's quick start installs %v, .ci/run %v", c.what, c.readme, c.ciList)
+		if !slices.Equal(c.doc, c.ciList) {
+			t.Errorf("%s: CONTRIBUTING.md's setup installs %v, .ci/run %v", c.what, c.doc, c.ciList)
+		}
+	}
+
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick := section(string(readme), "## Quick start")
+	for _, want := range []string{"`pip install 'moto[server]'`", "make demo", "make test", "](CONTRIBUTING.md#setup)"} {
+		if !strings.Contains(quick, want) {
+			t.Errorf("the README's quick start does not say %s", want)
 		}
 	}
 }

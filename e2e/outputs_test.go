@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// export writes a file as the README shows them: the schema line first,
+// export writes a file as docs/cluster-files.md shows them: the schema line first,
 // the settings at their default left out.
 func TestExportLeavesDefaultsOut(t *testing.T) {
 	newCluster(t, "a")

@@ -339,7 +339,7 @@ func objectKeys(t *testing.T, c clients, bucket, prefix string) []string {
 }
 
 // An operator with the AWS CLI deploys a group by hand from what render
-// prints, with the README's own steps (the block after its
+// prints, with the steps of docs/render.md (the block after its
 // "<!-- run: TestGroupDeployedByHand" line): the node configuration
 // uploaded under its key, the stack created from --cli-input-json.
 // clusterctl recognises the group as one of its own, joined, and has
@@ -350,14 +350,14 @@ func TestGroupDeployedByHand(t *testing.T) {
 	}
 	script := readmeBlock(t, "<!-- run: TestGroupDeployedByHand")
 	if !strings.Contains(script, "aws cloudformation create-stack --cli-input-json") {
-		t.Fatalf("the README's block does not create the stack:\n%s", script)
+		t.Fatalf("the block of docs/render.md does not create the stack:\n%s", script)
 	}
 	resetMoto(t)
 	must(t, "create-core", "core", "-q")
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 	cmd.Dir = t.TempDir()
 	// The AWS CLI takes an empty AWS_PROFILE for a profile named "". The
-	// region is set as the README's "Pointing it at AWS" says, so that
+	// region is set as docs/aws.md's "Pointing it at AWS" says, so that
 	// the AWS CLI v1 (which reads only AWS_DEFAULT_REGION) finds it too.
 	cmd.Env = slices.DeleteFunc(append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv()), func(v string) bool {
 		return strings.HasPrefix(v, "AWS_PROFILE=") || strings.HasPrefix(v, "AWS_REGION=") || strings.HasPrefix(v, "AWS_DEFAULT_REGION=")
@@ -388,7 +388,7 @@ func TestGroupDeployedByHand(t *testing.T) {
 	}
 }
 
-// The README's upload of a hand-deployed group's node configuration
+// The upload of a hand-deployed group's node configuration (docs/render.md)
 // survives a command on another group run before the stack is created:
 // the configuration no launch template names yet is young, and kept.
 func TestHandUploadKeptBeforeItsStack(t *testing.T) {
@@ -397,7 +397,7 @@ func TestHandUploadKeptBeforeItsStack(t *testing.T) {
 	}
 	script, _, ok := strings.Cut(readmeBlock(t, "<!-- run: TestGroupDeployedByHand"), "aws cloudformation create-stack")
 	if !ok || !strings.Contains(script, "aws s3 cp") {
-		t.Fatalf("the README's block does not upload before it creates the stack:\n%s", script)
+		t.Fatalf("the block of docs/render.md does not upload before it creates the stack:\n%s", script)
 	}
 	c, bucket := newCluster(t, "g")
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
@@ -411,7 +411,7 @@ func TestHandUploadKeptBeforeItsStack(t *testing.T) {
 	}
 	uploaded := objectKeys(t, c, bucket, "join/groups/hand/")
 	if len(uploaded) != 1 {
-		t.Fatalf("the README's upload left %v", uploaded)
+		t.Fatalf("the upload of docs/render.md left %v", uploaded)
 	}
 	r := must(t, "update-group", "-n", "g", "-j", "core", "-c", "2")
 	if strings.Contains(r.stderr, "group hand") {
@@ -422,10 +422,10 @@ func TestHandUploadKeptBeforeItsStack(t *testing.T) {
 	}
 }
 
-// The README documents every parameter of a group stack and every tag
+// docs/render.md documents every parameter of a group stack and every tag
 // clusterctl puts on it, so that an operator can deploy one by hand.
 func TestReadmeDocumentsGroupParametersAndTags(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/render.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,18 +442,16 @@ func TestReadmeDocumentsGroupParametersAndTags(t *testing.T) {
 	}
 	for _, n := range names {
 		if !strings.Contains(string(readme), "| `"+n+"` |") {
-			t.Errorf("README.md has no table row for the group's %s", n)
+			t.Errorf("docs/render.md has no table row for the group's %s", n)
 		}
 	}
 }
 
-// readmeBlock returns the fenced block of README.md that follows the line
-// starting with marker.
-// readmeRegionEnv returns the region variables the README's "Pointing it
-// at AWS" example exports, each set to region.
+// readmeRegionEnv returns the region variables the "Pointing it at AWS"
+// example of docs/aws.md exports, each set to region.
 func readmeRegionEnv(t *testing.T, region string) []string {
 	t.Helper()
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/aws.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,25 +468,27 @@ func readmeRegionEnv(t *testing.T, region string) []string {
 		}
 	}
 	if len(vars) == 0 {
-		t.Fatal(`README.md's "Pointing it at AWS" exports no region`)
+		t.Fatal(`docs/aws.md's "Pointing it at AWS" exports no region`)
 	}
 	return vars
 }
 
+// readmeBlock returns the fenced block of docs/render.md that follows the
+// line starting with marker.
 func readmeBlock(t *testing.T, marker string) string {
 	t.Helper()
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/render.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, after, ok := strings.Cut(string(readme), "\n"+marker)
 	if !ok {
-		t.Fatalf("README.md has no line %q", marker)
+		t.Fatalf("docs/render.md has no line %q", marker)
 	}
 	_, after, _ = strings.Cut(after, "\n```\n")
 	block, _, ok := strings.Cut(after, "\n```\n")
 	if !ok {
-		t.Fatalf("README.md has no fenced block after %q", marker)
+		t.Fatalf("docs/render.md has no fenced block after %q", marker)
 	}
 	return block + "\n"
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The local AWS the demo, the tests and the README's local examples use:
+# The local AWS the demo, the tests and the examples of the README and docs/ use:
 # moto_server with the gaps of its CloudFormation filled in
 # (internal/motoserver/gaps.py), and a default VPC with an internet gateway
 # and a default route, which an internet-facing load balancer needs and

@@ -10,7 +10,8 @@ import (
 // examples are the Examples section of each command's help, by the
 // command's path: one entry per command, each line a command as typed
 // with an optional "# comment". Every line is also an example of
-// README.md, which the end-to-end tests run in order against a local AWS,
+// README.md or of a docs/*.md, which the end-to-end tests run in order
+// against a local AWS,
 // so an example in help is one that works (TestHelpExamplesAreReadmeExamples).
 var examples = map[string][]string{
 	"":                   {"clusterctl create-network core                # a VPC of its own: nodes private, load balancers public", "clusterctl create-core core --network core", "clusterctl add-agents -n r3-agents -t r3.large -j core -c 3 -m role=worker", "clusterctl list-nodes -j core", "clusterctl help update-group"},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,13 +16,10 @@ import (
 
 // Every command's help shows its own flags before the global ones and ends
 // with an Examples section; each example parses as a run of that very
-// command and is an example of README.md, where the end-to-end tests run
-// it. A command added without an example fails here.
+// command and is an example of README.md or of a docs/*.md, where the
+// end-to-end tests run it. A command added without an example fails here.
 func TestEveryCommandHelpHasOwnFlagsFirstAndExamples(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme := docsText(t)
 	seen := 0
 	var walk func(n *kong.Node)
 	walk = func(n *kong.Node) {
@@ -58,14 +56,14 @@ func TestEveryCommandHelpHasOwnFlagsFirstAndExamples(t *testing.T) {
 			}
 			lines := examples[path]
 			if len(lines) == 0 {
-				t.Fatalf("no examples for %q: add a line to examples (help.go), an example of README.md", path)
+				t.Fatalf("no examples for %q: add a line to examples (help.go), an example of README.md or docs/", path)
 			}
 			for _, ex := range lines {
 				if !strings.Contains(help, "  "+ex+"\n") {
 					t.Errorf("help does not show %q", ex)
 				}
-				if !readmeHas(string(readme), ex) {
-					t.Errorf("%q is not an example of README.md (where it is run)", ex)
+				if !readmeHas(readme, ex) {
+					t.Errorf("%q is not an example of README.md or docs/*.md (where it is run)", ex)
 				}
 				words := exampleWords(ex)
 				kctx, err := testHelpParser(t).Parse(words[1:])
@@ -95,8 +93,28 @@ func testHelpParser(t *testing.T) *kong.Kong {
 	return p
 }
 
-// readmeHas reports whether README.md has the command of example ex (its
-// comment aside) at the start of a line.
+// docsText returns README.md and every docs/*.md, whose examples the
+// end-to-end tests run.
+func docsText(t *testing.T) string {
+	t.Helper()
+	files, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	for _, f := range append([]string{"../../README.md"}, files...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(b)
+		all.WriteString("\n")
+	}
+	return all.String()
+}
+
+// readmeHas reports whether the documentation has the command of example
+// ex (its comment aside) at the start of a line.
 func readmeHas(readme, ex string) bool {
 	cmd := strings.TrimSpace(stripComment(ex))
 	for _, l := range strings.Split(readme, "\n") {

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/smithy-go"
 )
 
-// Exit codes, as documented in the README.
+// Exit codes, as documented in docs/exit-codes.md.
 const (
 	ExitOK          = 0
 	ExitFailed      = 1
