@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -101,4 +102,33 @@ func TestApplyNetworkFile(t *testing.T) {
 	}
 	must(t, "delete-core", "shop", "--cascade", "--yes", "-q")
 	must(t, "delete-network", "shopnet", "--yes", "-q")
+}
+
+// The examples of docs/cluster-files-network.md run as the README's do, in
+// order, on a fresh account, from a directory holding examples/.
+func TestNetworkFileDocExamples(t *testing.T) {
+	examples, err := readmeExamples("../docs/cluster-files-network.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(examples) < 8 {
+		t.Fatalf("only %d examples found", len(examples))
+	}
+	resetMoto(t)
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "examples"), os.DirFS("../examples")); err != nil {
+		t.Fatal(err)
+	}
+	shellEnv := append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv(), "HOME="+dir)
+	for _, ex := range examples {
+		cmd := exec.Command("bash", "-c", ex.command)
+		cmd.Dir, cmd.Env = dir, shellEnv
+		r := runCommand(t, cmd)
+		if r.code != ex.exit || ex.realAWS {
+			t.Fatalf("docs/cluster-files-network.md:%d: %s\nwant exit %d, got %s", ex.line, ex.command, ex.exit, r)
+		}
+	}
+	if names := newClients(t).stackNames(t); len(names) != 0 {
+		t.Errorf("left behind: %v", names)
+	}
 }
