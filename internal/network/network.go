@@ -222,7 +222,12 @@ func get(ctx context.Context, api Getter, name string) (*stacks.Stack, error) {
 	if !isNetwork(st, name) {
 		return nil, refused("stack %s is not network %q of clusterctl's (its tags are not %s=%s, %s=%s)", st.Name, name, names.TagRole, names.RoleNetwork, names.TagNetwork, name)
 	}
-	if !st.Class().OK() {
+	switch c := st.Class(); {
+	case c == stacks.InProgress:
+		return nil, refused("network %q is not ready (stack %s is %s): wait until it is done (aws cloudformation describe-stacks --stack-name %s) and run again", name, st.Name, st.Status, st.Name)
+	case c == stacks.FailedDead:
+		return nil, refused("network %q is not ready (stack %s is %s): its creation failed; delete it (clusterctl delete-network %s) and create it again", name, st.Name, st.Status, name)
+	case !c.OK():
 		return nil, refused("network %q is not ready (stack %s is %s)", name, st.Name, st.Status)
 	}
 	return st, nil

@@ -118,6 +118,8 @@ func TestRead(t *testing.T) {
 	ok := networkStack("net")
 	failed := networkStack("net")
 	failed.Status = "ROLLBACK_COMPLETE"
+	creating := networkStack("net")
+	creating.Status = "CREATE_IN_PROGRESS"
 	tampered := networkStack("net")
 	tampered.Outputs = map[string]string{}
 	for k, v := range ok.Outputs {
@@ -129,7 +131,8 @@ func TestRead(t *testing.T) {
 		want string
 	}{
 		{ok, ""},
-		{failed, "is not ready (stack net-network is ROLLBACK_COMPLETE)"},
+		{failed, "is not ready (stack net-network is ROLLBACK_COMPLETE): its creation failed; delete it (clusterctl delete-network net) and create it again"},
+		{creating, "is not ready (stack net-network is CREATE_IN_PROGRESS): wait until it is done"},
 		{tampered, "unusable output PrivateSubnetIds"},
 	} {
 		f := &fakeStacks{stacks: map[string]stacks.Stack{"net-network": tt.st}}
