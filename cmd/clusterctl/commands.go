@@ -34,7 +34,7 @@ type CLI struct {
 	DeleteCore    DeleteCoreCmd    `cmd:"" name:"delete-core" help:"Delete a cluster's core stack (refused while groups exist unless --cascade)."`
 	CreateNetwork CreateNetworkCmd `cmd:"" name:"create-network" help:"Create a network for clusters: a VPC with public and private subnets over up to three zones, NAT or VPC endpoints (create-core --network joins it)."`
 	DeleteNetwork DeleteNetworkCmd `cmd:"" name:"delete-network" help:"Delete a network (refused while a cluster uses it)."`
-	Apply         ApplyCmd         `cmd:"" help:"Make a cluster what a cluster file declares: plan, then create the core and create, update or (--prune) delete groups in parallel."`
+	Apply         ApplyCmd         `cmd:"" help:"Make a cluster what a cluster file declares: plan, then create its network and core if missing, and create, update or (--prune) delete groups in parallel."`
 	Export        ExportCmd        `cmd:"" help:"Print the cluster file of a live cluster (YAML; -o json for JSON)."`
 	Schema        SchemaCmd        `cmd:"" help:"Print the JSON Schema of cluster files, for editors."`
 	Describe      DescribeCmd      `cmd:"" help:"Show a cluster: core status, outputs, parameters, and its groups with their health."`

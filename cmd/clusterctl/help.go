@@ -27,7 +27,7 @@ var examples = map[string][]string{
 	"create-network":     {"clusterctl create-network prod --dry-run     # the plan and what it costs by the hour", "clusterctl create-network prod"},
 	"delete-network":     {"clusterctl delete-network prod --yes     # refused while a cluster uses it (exit 1)"},
 	"delete-core":        {"clusterctl delete-core staging --yes            # a cluster without groups", "clusterctl delete-core prod --cascade --yes     # groups first (in parallel), then the core"},
-	"apply":              {"clusterctl apply -f core.yaml --dry-run   # after an edit", "clusterctl apply -f core.yaml             # a missing core first, then the groups in parallel"},
+	"apply":              {"clusterctl apply -f core.yaml --dry-run   # after an edit", "clusterctl apply -f core.yaml             # a missing network and core first, then the groups in parallel"},
 	"export":             {"clusterctl export core > core.yaml        # the live cluster as its file", "clusterctl export apps -o json"},
 	"schema":             {"clusterctl schema > clusterctl.schema.json"},
 	"describe":           {"clusterctl describe core                 # core status, the swarm's managers and quorum, outputs, parameters; groups with status and health"},

@@ -56,7 +56,10 @@ type ApplyOptions struct {
 // ClusterPlan is what apply does to each stack of a cluster and, once
 // applied, how each went. Its JSON form is apply's -o json.
 type ClusterPlan struct {
-	Cluster string       `json:"cluster"`
+	Cluster string `json:"cluster"`
+	// Network is the network the file declares (applynetwork.go), created
+	// before the core; nil when it declares none.
+	Network *NetworkPlan `json:"network,omitempty"`
 	Stacks  []*StackPlan `json:"stacks"` // the core, the file's groups in its order, then the others by name
 	DryRun  bool         `json:"dryRun"`
 	// NoChanges: every stack is unchanged or kept.
@@ -125,6 +128,9 @@ func (s *Applier) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, erro
 	if err != nil {
 		return nil, err
 	}
+	if p.Network, err = s.planNetwork(ctx, c, obs); err != nil {
+		return p, err
+	}
 	corePlan, err := s.planCoreStack(ctx, c, obs)
 	p.Stacks = append(p.Stacks, corePlan)
 	if err != nil {
@@ -136,7 +142,7 @@ func (s *Applier) Apply(ctx context.Context, o ApplyOptions) (*ClusterPlan, erro
 		s.discardAll(ctx, p)
 		return p, err
 	}
-	p.NoChanges = !slices.ContainsFunc(p.Stacks, (*StackPlan).Changing)
+	p.NoChanges = !slices.ContainsFunc(p.all(), (*StackPlan).Changing)
 	if o.OnPlan != nil {
 		if err := o.OnPlan(p); err != nil {
 			s.discardAll(ctx, p)
@@ -200,8 +206,8 @@ func (s *Applier) observeForApply(ctx context.Context, name string) (*Observed, 
 
 // planCoreStack plans the core: created when there is none; otherwise
 // updated as update-core would (managers replaced one at a time, groups
-// untouched), planned with its change set. A VPC or subnets the file
-// leaves out are the ones the core was created in.
+// untouched), planned with its change set. A VPC, subnets or network the
+// file leaves out are the ones the core was created in.
 func (s *Applier) planCoreStack(ctx context.Context, c spec.Cluster, obs *Observed) (*StackPlan, error) {
 	sp := &StackPlan{Plan: Plan{Stack: c.Name, Settings: []spec.Change{}, Changes: []ResourceChange{}}}
 	if obs == nil {
@@ -223,6 +229,7 @@ func (s *Applier) planCoreStack(ctx context.Context, c spec.Cluster, obs *Observ
 	if len(want.SubnetIDs) == 0 && want.VpcID == deployed.VpcID {
 		want.SubnetIDs = deployed.SubnetIDs
 	}
+	inheritNetwork(&want, deployed)
 	if len(spec.Diff(deployed, want)) == 0 {
 		sp.Action = ActionUnchanged
 		return sp, nil

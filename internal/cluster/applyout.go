@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/clusterctl/clusterctl/internal/network"
 	"github.com/clusterctl/clusterctl/internal/query"
 )
 
@@ -14,11 +15,15 @@ import (
 // nodes replaced), a create with every setting it is given.
 func WriteClusterPlan(w io.Writer, p *ClusterPlan) error {
 	t := query.Table{Header: []string{"STACK", "ACTION", "NOTE"}}
-	for _, sp := range p.Stacks {
+	for _, sp := range p.all() {
 		t.Rows = append(t.Rows, []string{sp.Stack, sp.Action, sp.Note})
 	}
 	if err := query.WriteTable(w, t); err != nil {
 		return err
+	}
+	if np := p.Network; np != nil && np.Action == ActionCreate {
+		fmt.Fprintf(w, "\n%s: create\n", np.Stack)
+		network.WritePlan(w, np.plan)
 	}
 	for _, sp := range p.Stacks {
 		switch sp.Action {
@@ -45,7 +50,7 @@ func WriteClusterPlan(w io.Writer, p *ClusterPlan) error {
 // action, result, duration.
 func WriteApplySummary(w io.Writer, p *ClusterPlan) error {
 	t := query.Table{Header: []string{"STACK", "ACTION", "RESULT", "DURATION"}}
-	for _, sp := range p.Stacks {
+	for _, sp := range p.all() {
 		if !sp.Changing() {
 			continue
 		}

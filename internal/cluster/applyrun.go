@@ -24,6 +24,9 @@ func (s *Applier) discardAll(ctx context.Context, p *ClusterPlan) {
 // outputs), then the groups in parallel, parallel at a time, each to its
 // end whatever the others do.
 func (s *Applier) execute(ctx context.Context, p *ClusterPlan, obs *Observed, parallel int, file string) error {
+	if !s.createNetwork(ctx, p) {
+		return applyFailed(ctx, p, file)
+	}
 	var core *stacks.Stack
 	var todo []*StackPlan
 	for _, sp := range p.Stacks {
@@ -129,7 +132,7 @@ func (s *Applier) runGroup(ctx context.Context, core *stacks.Stack, sp *StackPla
 func applyFailed(ctx context.Context, p *ClusterPlan, file string) error {
 	var failed, stopped []string
 	changed := 0
-	for _, sp := range p.Stacks {
+	for _, sp := range p.all() {
 		if !sp.Changing() {
 			continue
 		}

@@ -51,6 +51,7 @@ type S3API interface {
 // StackManager is the part of internal/stacks the commands use.
 type StackManager interface {
 	Get(ctx context.Context, name string) (*stacks.Stack, error)
+	List(ctx context.Context) ([]stacks.Stack, error)
 	Create(ctx context.Context, spec stacks.Spec) (*stacks.Stack, error)
 	CreateStarted(ctx context.Context, spec stacks.Spec, started func(id string)) (*stacks.Stack, error)
 	Plan(ctx context.Context, spec stacks.Spec) (*stacks.Plan, error)

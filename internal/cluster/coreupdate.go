@@ -111,6 +111,9 @@ func checkCoreChange(deployed *ObservedCore, desired spec.Core) error {
 	if desired.VpcID != deployed.Spec.VpcID {
 		return errs.AsUsage(&spec.FieldError{Path: "vpcId", Msg: fmt.Sprintf("a cluster's VPC cannot change (%s → %s): its security groups and every group's nodes are in it; create another cluster in that VPC", deployed.Spec.VpcID, desired.VpcID)})
 	}
+	if desired.Network != deployed.Spec.Network {
+		return errs.AsUsage(&spec.FieldError{Path: "network", Msg: fmt.Sprintf("a cluster's network cannot change (%s → %s): its nodes run in the network's VPC; create another cluster in that network", orNone(deployed.Spec.Network), orNone(desired.Network))})
+	}
 	from, to := deployed.Spec.ManagerCount(), desired.ManagerCount()
 	if to < from && from-to > 2 {
 		return managersError("%d → %d removes %d of %d managers at once: go down one step at a time (%d → %d, then %d → %d), so the swarm keeps a majority of its managers at every step", from, to, from-to, from, from, from-2, from-2, to)

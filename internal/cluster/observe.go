@@ -121,13 +121,17 @@ func (s *Observer) groupNodes(ctx context.Context, st *stacks.Stack) (int, error
 }
 
 // Export reads cluster name as a cluster file says it: the deployed
-// settings, those at their default left out.
+// settings, those at their default left out, and the network its core
+// joined (exportNetwork).
 func (s *Observer) Export(ctx context.Context, name string) (spec.Cluster, error) {
 	obs, err := s.Observe(ctx, name)
 	if err != nil {
 		return spec.Cluster{}, err
 	}
 	c := obs.Spec
+	if err := s.exportNetwork(ctx, &c); err != nil {
+		return spec.Cluster{}, err
+	}
 	c.Trim()
 	return c, nil
 }

@@ -123,6 +123,17 @@ func TestReadErrors(t *testing.T) {
 		{"bad label", group + "    labels:\n      role: \"a b\"\n", `f.yaml:7: groups[0].labels: invalid label value "a b" for key "role": only letters, digits, '.', '_', '-' and '/' are allowed`},
 		{"reserved group name", head + "groups:\n  - name: control\n    instanceType: c5.large\n", `f.yaml:5: groups[0].name: invalid group name "control": reserved for the core's managers`},
 		{"core rule", head + "core:\n  sshCidr: 10.0.0.1/8\n", `f.yaml:5: core.sshCidr: invalid CIDR "10.0.0.1/8": host bits set, did you mean 10.0.0.0/8?`},
+		// A network declared whole, checked as create-network checks its flags.
+		{"network unknown", head + "network:\n  name: prod\n  nats: single\n", "f.yaml:6: network.nats: unknown setting; did you mean nat?"},
+		{"network, nothing close", head + "network:\n  name: prod\n  vpc: x\n", "f.yaml:6: network.vpc: unknown setting (expected one of name, zones, cidr, nat, tags)"},
+		{"network bad nat", head + "network:\n  name: prod\n  zones: 2\n  nat: double\n", `f.yaml:7: network.nat: invalid NAT mode "double": expected single, per-zone or none`},
+		{"network zones", head + "network:\n  name: prod\n  zones: 4\n", "f.yaml:6: network.zones: 4 zones: a network has 1 to 3"},
+		{"network zones not a number", head + "network:\n  name: prod\n  zones: two\n", `f.yaml:6: network.zones: expected a whole number, found "two"`},
+		{"network cidr", head + "network:\n  name: prod\n  cidr: 10.0.0.0/8\n", `f.yaml:6: network.cidr: CIDR "10.0.0.0/8": a VPC's range is /16 to /24 here`},
+		{"network without a name", head + "network:\n  nat: none\n", `f.yaml:4: network.name: invalid network name "": must start with a letter and contain only letters, digits and hyphens`},
+		{"network as a name", head + "network: prod\n", `f.yaml:4: network: expected a mapping of settings, found "prod"`},
+		{"network tag", head + "network:\n  name: prod\n  tags:\n    clusterctl:x: y\n", `f.yaml:6: network.tags: invalid tag key "clusterctl:x": the prefix clusterctl: is reserved for the tags clusterctl sets`},
+		{"core in another network", head + "network:\n  name: prod\ncore:\n  network: other\n", `f.yaml:7: core.network: "other", but the file declares network "prod": the core joins the network the file declares (leave core.network out)`},
 		{"rolling update rule", group + "    rollingUpdate:\n      maxBatch: 0\n", "f.yaml:8: groups[0].rollingUpdate.maxBatch: invalid rolling update batch size 0: at least 1"},
 	}
 	for _, tt := range tests {
@@ -277,5 +288,57 @@ func TestSecretsAtTheTop(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(back.Core.Secrets, c.Core.Secrets) || back.Secrets != nil {
 			t.Errorf("%s: read back %+v, %v", format, back, err)
 		}
+	}
+}
+
+const withNetwork = `apiVersion: clusterctl/v1
+kind: Cluster
+name: prod
+network:
+  name: prod-net
+  zones: 2
+  cidr: 10.20.0.0/16
+  nat: per-zone
+  tags:
+    team: web
+core:
+  instanceType: t3.small
+groups:
+  - name: web
+    instanceType: t3.small
+`
+
+// A file's network: is create-network's settings, defaulted as its flags
+// are; the core joins it, and the file is written back with the network
+// and without the core's reference to it.
+func TestNetworkSection(t *testing.T) {
+	c, err := Read("prod.yaml", []byte(withNetwork))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := spec.Network{Name: "prod-net", Zones: intp(2), Cidr: "10.20.0.0/16", Nat: "per-zone", Tags: spec.Tags{"team": "web"}}
+	if c.Network == nil || !reflect.DeepEqual(*c.Network, want) || c.Core.Network != "prod-net" {
+		t.Fatalf("network %+v, core's %q", c.Network, c.Core.Network)
+	}
+	short, err := Read("short.yaml", []byte("apiVersion: clusterctl/v1\nkind: Cluster\nname: prod\nnetwork:\n  name: net\n"))
+	if err != nil || short.Network.ZoneCount() != spec.DefaultNetworkZones || short.Network.Cidr != spec.DefaultNetworkCidr || short.Network.Nat != "single" {
+		t.Errorf("defaults: %+v, %v", short.Network, err)
+	}
+	for _, format := range []string{"yaml", "json"} {
+		b, err := Marshal(c, format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Count(string(b), "prod-net") != 1 {
+			t.Errorf("%s: the network named other than once:\n%s", format, b)
+		}
+		back, err := Read("out."+format, b)
+		if err != nil || !reflect.DeepEqual(back, c) {
+			t.Errorf("%s: read back %+v, %v\n%s", format, back, err, b)
+		}
+	}
+	b, _ := Marshal(c, "yaml")
+	if !strings.Contains(string(b), "name: prod\nnetwork:\n  name: prod-net\n  zones: 2\n  cidr: 10.20.0.0/16\n  nat: per-zone\n  tags:\n    team: web\ncore:\n") {
+		t.Errorf("yaml:\n%s", b)
 	}
 }

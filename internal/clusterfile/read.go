@@ -128,6 +128,14 @@ func (r *reader) decode(n *yaml.Node, v reflect.Value, path string) error {
 	switch {
 	case v.Kind() == reflect.Struct:
 		return r.mapping(n, v, path)
+	case v.Kind() == reflect.Pointer && v.Type().Elem().Kind() == reflect.Struct:
+		// A section that may be left out (network:): read as a struct.
+		p := reflect.New(v.Type().Elem())
+		if err := r.mapping(n, p.Elem(), path); err != nil {
+			return err
+		}
+		v.Set(p)
+		return nil
 	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Struct:
 		if n.Kind != yaml.SequenceNode {
 			return r.errorf(n.Line, path, "expected a list, found %s", shape(n))

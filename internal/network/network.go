@@ -171,6 +171,44 @@ func (m *Manager) Get(ctx context.Context, name string) (*Outputs, error) {
 // name (by its tags) and usable, its outputs whole. What create-core
 // --network joins.
 func Read(ctx context.Context, api Getter, name string) (*Outputs, error) {
+	st, err := get(ctx, api, name)
+	if err != nil {
+		return nil, err
+	}
+	return outputsOf(st)
+}
+
+// Observe reads network name as Read does, and its settings back into the
+// spec that create-network (or a cluster file) gave: what apply compares
+// a file's network: with, and export writes.
+func Observe(ctx context.Context, api Getter, name string) (spec.Network, *Outputs, error) {
+	st, err := get(ctx, api, name)
+	if err != nil {
+		return spec.Network{}, nil, err
+	}
+	out, err := outputsOf(st)
+	if err != nil {
+		return spec.Network{}, nil, err
+	}
+	zones := len(out.Zones)
+	n := spec.Network{Name: name, Zones: &zones, Cidr: out.VpcCidr, Nat: out.Nat}
+	// The operator's tags are the stack's but for clusterctl's own and
+	// those AWS adds: neither may be given.
+	for k, v := range st.Tags {
+		if l := strings.ToLower(k); !strings.HasPrefix(l, names.TagPrefix) && !strings.HasPrefix(l, "aws:") {
+			if n.Tags == nil {
+				n.Tags = spec.Tags{}
+			}
+			n.Tags[k] = v
+		}
+	}
+	n.Default()
+	return n, out, nil
+}
+
+// get reads network name's stack: clusterctl's network of that name, by
+// its tags, and usable.
+func get(ctx context.Context, api Getter, name string) (*stacks.Stack, error) {
 	if err := spec.CheckNetworkName(name); err != nil {
 		return nil, err
 	}
@@ -184,11 +222,19 @@ func Read(ctx context.Context, api Getter, name string) (*Outputs, error) {
 	if !isNetwork(st, name) {
 		return nil, refused("stack %s is not network %q of clusterctl's (its tags are not %s=%s, %s=%s)", st.Name, name, names.TagRole, names.RoleNetwork, names.TagNetwork, name)
 	}
-	if !st.Class().OK() {
+	switch c := st.Class(); {
+	case c == stacks.InProgress:
+		return nil, refused("network %q is not ready (stack %s is %s): wait until it is done (aws cloudformation describe-stacks --stack-name %s) and run again", name, st.Name, st.Status, st.Name)
+	case c == stacks.FailedDead:
+		return nil, refused("network %q is not ready (stack %s is %s): its creation failed; delete it (clusterctl delete-network %s) and create it again", name, st.Name, st.Status, name)
+	case !c.OK():
 		return nil, refused("network %q is not ready (stack %s is %s)", name, st.Name, st.Status)
 	}
-	return outputsOf(st)
+	return st, nil
 }
+
+// Owned tells whether st is network name's stack, by its name and tags.
+func Owned(st *stacks.Stack, name string) bool { return isNetwork(st, name) }
 
 // outputsOf reads a network stack's outputs, checking each: they become
 // parameters of a core.

@@ -118,6 +118,8 @@ func TestRead(t *testing.T) {
 	ok := networkStack("net")
 	failed := networkStack("net")
 	failed.Status = "ROLLBACK_COMPLETE"
+	creating := networkStack("net")
+	creating.Status = "CREATE_IN_PROGRESS"
 	tampered := networkStack("net")
 	tampered.Outputs = map[string]string{}
 	for k, v := range ok.Outputs {
@@ -129,7 +131,8 @@ func TestRead(t *testing.T) {
 		want string
 	}{
 		{ok, ""},
-		{failed, "is not ready (stack net-network is ROLLBACK_COMPLETE)"},
+		{failed, "is not ready (stack net-network is ROLLBACK_COMPLETE): its creation failed; delete it (clusterctl delete-network net) and create it again"},
+		{creating, "is not ready (stack net-network is CREATE_IN_PROGRESS): wait until it is done"},
 		{tampered, "unusable output PrivateSubnetIds"},
 	} {
 		f := &fakeStacks{stacks: map[string]stacks.Stack{"net-network": tt.st}}
@@ -160,3 +163,37 @@ func TestBilling(t *testing.T) {
 }
 
 func intp(n int) *int { return &n }
+
+// A network reads back into the settings it was made with: zones from its
+// outputs, the operator's tags from the stack's without clusterctl's own
+// or AWS's.
+func TestObserve(t *testing.T) {
+	st := networkStack("net")
+	st.Outputs[names.OutputZones] = "us-east-1a,us-east-1b"
+	st.Outputs[names.OutputNat] = "per-zone"
+	st.Outputs[names.OutputVpcCidr] = "10.20.0.0/20"
+	st.Tags["team"] = "web"
+	st.Tags[names.TagVersion] = "1.2.3"
+	st.Tags["aws:cloudformation:stack-name"] = st.Name
+	f := &fakeStacks{stacks: map[string]stacks.Stack{st.Name: st}}
+	n, out, err := Observe(t.Context(), f, "net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := spec.Network{Name: "net", Zones: intp(2), Cidr: "10.20.0.0/20", Nat: "per-zone", Tags: spec.Tags{"team": "web"}}
+	if d := spec.Diff(want, n); len(d) > 0 || out.VpcID != "vpc-0123456789abcdef0" {
+		t.Errorf("observed %+v (%v), outputs %+v", n, d, out)
+	}
+	// What a file declares of it compares equal once defaulted.
+	file := spec.Network{Name: "net", Zones: intp(2), Cidr: "10.20.0.0/20", Nat: "per-zone", Tags: spec.Tags{"team": "web"}}
+	file.Default()
+	if d := spec.Diff(n, file); len(d) > 0 {
+		t.Errorf("differs from the file: %v", d)
+	}
+	foreign := networkStack("other")
+	foreign.Tags[names.TagRole] = names.RoleCore
+	f.stacks[foreign.Name] = foreign
+	if _, _, err := Observe(t.Context(), f, "other"); !errors.Is(err, ErrRefused) {
+		t.Errorf("a stack of another kind: %v", err)
+	}
+}

@@ -29,10 +29,10 @@ func NatModes() []string { return []string{names.NatSingle, names.NatPerZone, na
 // create-network's flags and a cluster file's network: fill it.
 type Network struct {
 	Name  string `json:"name" yaml:"name" help:"Network name; the stack is <name>-network." kong:"-"`
-	Zones *int   `json:"zones,omitempty" yaml:"zones,omitempty" name:"zones" placeholder:"N" help:"Availability zones, each with a public and a private subnet: 1 to 3 (default 3)." cfn:"-"`
+	Zones *int   `json:"zones,omitempty" yaml:"zones,omitempty" name:"zones" placeholder:"N" help:"Availability zones, each with a public and a private subnet: 1 to 3 (default 3)." jsonschema:"minimum=1,maximum=3" cfn:"-"`
 	Cidr  string `json:"cidr,omitempty" yaml:"cidr,omitempty" name:"cidr" placeholder:"CIDR" help:"The VPC's IPv4 range, /16 to /24 (default 10.0.0.0/16); cut into 8 equal subnets, 2 per zone." cfn:"VpcCidr"`
-	Nat   string `json:"nat,omitempty" yaml:"nat,omitempty" name:"nat" placeholder:"single|per-zone|none" help:"How the private subnets reach out: single (one NAT gateway, default), per-zone (one per zone: a zone's outage leaves the others connected) or none (no internet: VPC endpoints for every AWS service the nodes call)." cfn:"-"`
-	Tags  Tags   `json:"tags,omitempty" yaml:"tags,omitempty" name:"tags" placeholder:"KEY=VALUE,..." help:"AWS tags key=value[,key=value] on the network's stack and every resource it makes (repeatable)." unset:"none"`
+	Nat   string `json:"nat,omitempty" yaml:"nat,omitempty" name:"nat" placeholder:"single|per-zone|none" help:"How the private subnets reach out: single (one NAT gateway, default), per-zone (one per zone: a zone's outage leaves the others connected) or none (no internet: VPC endpoints for every AWS service the nodes call)." jsonschema:"enum=single,enum=per-zone,enum=none" cfn:"-"`
+	Tags  Tags   `json:"tags,omitempty" yaml:"tags,omitempty" name:"tags" placeholder:"KEY=VALUE,..." help:"AWS tags key=value[,key=value] on the network's stack and every resource it makes (repeatable)." file:"AWS tags, key: value: on the network's stack and every resource it makes." unset:"none"`
 }
 
 // Default fills in the network's defaults.

@@ -74,7 +74,12 @@ type Cluster struct {
 	APIVersion string `json:"apiVersion" yaml:"apiVersion" help:"File format: clusterctl/v1."`
 	Kind       string `json:"kind" yaml:"kind" help:"Cluster."`
 	Name       string `json:"name" yaml:"name" help:"Cluster name: the core stack's name."`
-	Core       Core   `json:"core" yaml:"core" help:"The control plane's settings; left out, every default."`
+	// Network is the network the core joins, declared whole: apply
+	// creates it first when it does not exist, and refuses a file that
+	// says otherwise of an existing one. Left out, core.network names an
+	// existing network, or the core runs in a VPC it is given.
+	Network *Network `json:"network,omitempty" yaml:"network,omitempty" help:"The network the cluster runs in, as create-network makes it: apply creates it first when it does not exist (core.network is then its name)."`
+	Core    Core     `json:"core" yaml:"core" help:"The control plane's settings; left out, every default."`
 	// Secrets is the file's top-level secrets: list. The model keeps them
 	// in Core.Secrets (they are a setting of the core stack): Complete
 	// moves them there, and a file is written with them here (FileForm).
@@ -204,6 +209,12 @@ type RollingUpdate struct {
 // Default fills in every setting left out that has a fixed default, in the
 // core and in every group.
 func (c *Cluster) Default() {
+	if c.Network != nil {
+		c.Network.Default()
+		if c.Core.Network == "" {
+			c.Core.Network = c.Network.Name
+		}
+	}
 	c.Core.Default()
 	for i := range c.Groups {
 		c.Groups[i].Default()
@@ -518,6 +529,10 @@ func nilIfEmpty(s []string) []string {
 func (c Cluster) FileForm() Cluster {
 	if len(c.Core.Secrets) > 0 {
 		c.Secrets, c.Core.Secrets = c.Core.Secrets, nil
+	}
+	// The network declared says which the core joins.
+	if c.Network != nil && c.Core.Network == c.Network.Name {
+		c.Core.Network = ""
 	}
 	return c
 }

@@ -105,6 +105,14 @@ func (c *Cluster) Check() error {
 	if err := CheckClusterName(c.Name); err != nil {
 		return err
 	}
+	if c.Network != nil {
+		if err := c.Network.Check(); err != nil {
+			return within("network.", err)
+		}
+		if c.Core.Network != c.Network.Name {
+			return invalid("core.network", "%q, but the file declares network %q: the core joins the network the file declares (leave core.network out)", c.Core.Network, c.Network.Name)
+		}
+	}
 	if err := c.Core.Check(); err != nil {
 		return within("core.", err)
 	}
