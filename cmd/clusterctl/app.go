@@ -67,6 +67,9 @@ type App struct {
 	sessions    remote.SessionAPI
 	ssmEndpoint string
 
+	// defaults are the default cluster and region (clusterctl use).
+	defaults *defaultCluster
+
 	agentsMu sync.Mutex   // apply deploys groups in parallel
 	agents   agentbin.Set // the node agents, once loaded
 }
@@ -162,7 +165,11 @@ func (a *App) Clients() (*cluster.Clients, error) {
 	if a.svc != nil {
 		return a.svc, nil
 	}
-	opts := awsx.Options{Region: a.Globals.Region, Profile: a.Globals.Profile, EndpointURL: a.Globals.EndpointURL}
+	region, err := a.defaults.region(a.Globals.Region)
+	if err != nil {
+		return nil, err
+	}
+	opts := awsx.Options{Region: a.Globals.Region, Profile: a.Globals.Profile, EndpointURL: a.Globals.EndpointURL, DefaultRegion: region}
 	if a.Globals.Verbose {
 		opts.Log = a.IO.ErrOut
 	}

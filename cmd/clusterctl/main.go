@@ -41,6 +41,7 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		}
 	}()
 	var cli CLI
+	defaults := newDefaultCluster(os.LookupEnv)
 	parser, err := kong.New(&cli, append([]kong.Option{
 		kong.Name("clusterctl"),
 		kong.Description("Run container clusters on AWS with CloudFormation: one core stack, independent agent groups."),
@@ -49,11 +50,14 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Vars{"version": version},
 		durationFlags(),
+		kong.Resolvers(defaults),
 	}, helpOptions()...)...)
 	if err != nil {
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %v\n", err)
 		return errs.ExitFailed
 	}
+	clusterFlagFirstInHelp(parser.Model.Node)
+	hideUpdateOnly(parser.Model.Node)
 	// A shell asking for completions (see completion.go).
 	if asked, err := completeLine(ctx, parser, ios.Out); asked {
 		if err != nil {
@@ -74,10 +78,19 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		}
 		return errs.ExitOK
 	}
+	args = clusterFlagAfterCommand(parser.Model.Node, args)
 	kctx, err := parser.Parse(args)
+	if err := defaults.problem(); err != nil {
+		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", oneLine(err.Error()))
+		return errs.ExitUsage
+	}
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
+			if msg := updateOnlyFlag(pe.Context, pe); msg != "" {
+				fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", msg)
+				return errs.ExitUsage
+			}
 			if hint := commandSynonym(pe); hint != "" {
 				fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", hint)
 				return errs.ExitUsage
@@ -96,7 +109,15 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", msg)
 		return errs.ExitUsage
 	}
+	if msg := updateOnlyFlag(kctx, nil); msg != "" {
+		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", msg)
+		return errs.ExitUsage
+	}
+	if note := defaults.note(); note != "" {
+		fmt.Fprintln(ios.ErrOut, note)
+	}
 	app := newApp(ctx, ios, &cli.Globals, args)
+	app.defaults = defaults
 	err = kctx.Run(app)
 	if err != nil && app.svc != nil {
 		// A cluster or group not found: the close name, if one is live.
