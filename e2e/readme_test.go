@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,10 +110,19 @@ func TestReadmeExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every command of the CLI has an example (commands from the binary's
-	// own completion of an empty command line).
+	// own completion of an empty command line), here or in a document of
+	// docs/ whose own test runs its examples (docsRun).
+	documented := slices.Clone(examples)
+	for _, doc := range docsRun {
+		more, err := readmeExamples(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		documented = append(documented, more...)
+	}
 	for _, cmd := range commandsOfCLI(t) {
 		found := false
-		for _, ex := range examples {
+		for _, ex := range documented {
 			found = found || strings.HasPrefix(ex.command, "clusterctl "+cmd+" ") || ex.command == "clusterctl "+cmd
 		}
 		if !found {
@@ -146,6 +156,10 @@ func TestReadmeExamples(t *testing.T) {
 		t.Errorf("only %d examples found in README.md: has the format changed?", len(examples))
 	}
 }
+
+// docsRun are the documents of docs/ whose examples a test of their own
+// runs, in order (TestDefaultClusterDocExamples).
+var docsRun = []string{"../docs/default-cluster.md"}
 
 // commandsOfCLI lists the top-level commands, as the binary completes them.
 func commandsOfCLI(t *testing.T) []string {

@@ -89,6 +89,14 @@ func childNamed(n *kong.Node, word string) *kong.Node {
 	return nil
 }
 
+// shapeModel makes kong's model of the commands what help shows and the
+// parser takes: -j first, the update-only flags off the commands that
+// make a group.
+func shapeModel(root *kong.Node) {
+	clusterFlagFirstInHelp(root)
+	hideUpdateOnly(root)
+}
+
 // clusterFlagFirstInHelp puts each command's cluster flag first among
 // its flags, where help lists it: a command's settings (embedded from
 // internal/spec) would otherwise come before it, and the flag every
@@ -184,4 +192,20 @@ func updateOnlyFlag(kctx *kong.Context, parseErr error) string {
 		return ""
 	}
 	return fmt.Sprintf("%s is for update-group, which changes a group: %s", flag, why)
+}
+
+// noClusterFlag is the line for a cluster flag given to a command that
+// takes none (list-clusters, version), before it or after it; "" for any
+// other error.
+func noClusterFlag(pe *kong.ParseError) string {
+	rest, ok := strings.CutPrefix(pe.Error(), "unknown flag ")
+	if !ok || pe.Context == nil || pe.Context.Selected() == nil {
+		return ""
+	}
+	flag, _, _ := strings.Cut(rest, ",")
+	flag, _, _ = strings.Cut(flag, "=")
+	if !isClusterFlag(flag) {
+		return ""
+	}
+	return fmt.Sprintf("%s takes no cluster (%s): it does not act on one cluster", commandPath(pe.Context.Selected()), flag)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -21,6 +22,18 @@ func TestEveryCommandHelpHasOwnFlagsFirstAndExamples(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The documents of docs/ whose examples their own tests run count too.
+	docs, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readme = append(append(readme, '\n'), b...)
 	}
 	seen := 0
 	var walk func(n *kong.Node)
@@ -92,6 +105,7 @@ func testHelpParser(t *testing.T) *kong.Kong {
 	if err != nil {
 		t.Fatal(err)
 	}
+	shapeModel(p.Model.Node)
 	return p
 }
 

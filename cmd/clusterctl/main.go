@@ -56,8 +56,7 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %v\n", err)
 		return errs.ExitFailed
 	}
-	clusterFlagFirstInHelp(parser.Model.Node)
-	hideUpdateOnly(parser.Model.Node)
+	shapeModel(parser.Model.Node)
 	// A shell asking for completions (see completion.go).
 	if asked, err := completeLine(ctx, parser, ios.Out); asked {
 		if err != nil {
@@ -95,7 +94,7 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 				fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", hint)
 				return errs.ExitUsage
 			}
-			if moved := clusterFlagFirst(pe, args); moved != "" {
+			if moved := noClusterFlag(pe); moved != "" {
 				fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", moved)
 				return errs.ExitUsage
 			}
@@ -275,39 +274,6 @@ func firstWord(cmd *kong.Node, args []string) int {
 		}
 	}
 	return -1
-}
-
-// clusterFlagFirst says, for a cluster flag typed before the command
-// (clusterctl -j apps list-groups), where it goes; "" for any other error.
-func clusterFlagFirst(pe *kong.ParseError, args []string) string {
-	rest, ok := strings.CutPrefix(pe.Error(), "unknown flag ")
-	if !ok {
-		return ""
-	}
-	flag, _, _ := strings.Cut(rest, ",")
-	name, _, _ := strings.Cut(flag, "=")
-	if name != "-j" && name != "--cluster" && name != "--join" {
-		return ""
-	}
-	at := slices.IndexFunc(args, func(a string) bool { return a == flag || strings.HasPrefix(a, name+"=") || a == name })
-	if at < 0 {
-		return ""
-	}
-	moved := []string{args[at]}
-	if !strings.Contains(args[at], "=") && at+1 < len(args) {
-		moved = append(moved, args[at+1])
-	}
-	rest2 := slices.Concat(args[:at], args[at+len(moved):])
-	// The command: the first word of what is left that names one.
-	for i, a := range rest2 {
-		for _, c := range pe.Context.Model.Children {
-			if c.Name == a {
-				fixed := slices.Concat(rest2[:i+1], moved, rest2[i+1:])
-				return fmt.Sprintf("%s goes after the command: clusterctl %s", name, commandLine(fixed))
-			}
-		}
-	}
-	return ""
 }
 
 // repeatedFlag refuses a flag of one value given twice (-c 2 -c 3): kong
