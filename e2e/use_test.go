@@ -29,6 +29,11 @@ func TestUseDefaultCluster(t *testing.T) {
 	}
 	const note = "Note: using cluster core (the default: clusterctl use)\n"
 
+	// Tab after use offers the clusters.
+	if r := run([]string{"COMP_LINE=clusterctl use "}); r.code != 0 || r.stdout != "core\n" {
+		t.Errorf("completing clusterctl use: want core:\n%s", r)
+	}
+
 	// A cluster that does not exist is refused as every command refuses
 	// it, and nothing is written.
 	if r := run(nil, "use", "cor"); r.code != 1 || !strings.Contains(r.stderr, `cluster "cor" not found in us-east-1: no core stack of that name; did you mean core?`) || r.stdout != "" {
