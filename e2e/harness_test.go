@@ -121,7 +121,7 @@ func env() []string {
 		"AWS_ENDPOINT_URL="+endpoint, "AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_SESSION_TOKEN=",
 		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PROFILE=", "NO_COLOR=1",
-		"XDG_CONFIG_HOME="+configDir, "CLUSTERCTL_CLUSTER=")
+		"XDG_CONFIG_HOME="+configDir, "CLUSTERCTL_CLUSTER=", "COLUMNS=")
 }
 
 // clusterctl runs the binary against moto and returns what it did.

@@ -124,6 +124,7 @@ func (a *App) Output() (*query.Output, error) {
 		if err != nil {
 			return nil, errs.AsUsage(err)
 		}
+		out.Width = a.IO.Width
 		a.out = out
 	}
 	return a.out, nil
