@@ -50,18 +50,19 @@ func TestClusterAsFlagOrArgument(t *testing.T) {
 		// The suggested command is one that works.
 		{[]string{"logs", "core", "web"}, "the cluster is given with -j (clusterctl logs -j core web)"},
 		{[]string{"logs", "--since", "1h", "core", "web"}, "the cluster is given with -j (clusterctl logs --since 1h -j core web)"},
-		{[]string{"-j", "core", "list-groups"}, "clusterctl: -j goes after the command: clusterctl list-groups -j core\n"},
-		{[]string{"--cluster=core", "list-nodes", "-o", "wide"}, "clusterctl: --cluster goes after the command: clusterctl list-nodes --cluster=core -o wide\n"},
 	} {
 		r := clusterctl(t, tt.args...)
 		if r.code != 2 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tt.want) {
 			t.Errorf("%s: want exit 2 and one line with %q:\n%s", strings.Join(tt.args, " "), tt.want, r)
 		}
 	}
-	// Each suggestion, run as given, is understood (logs reaches AWS).
+	// Each suggestion, run as given, is understood (logs reaches AWS); so
+	// is the cluster flag before the command.
 	for _, line := range [][]string{
 		{"list-groups", "-j", "core"},
 		{"list-nodes", "--cluster=core", "-o", "wide"},
+		{"-j", "core", "list-groups"},
+		{"--cluster=core", "list-nodes", "-o", "wide"},
 		{"logs", "--since", "1h", "-j", "core", "web", "--help"},
 	} {
 		if r := clusterctl(t, line...); r.code != 0 {

@@ -26,6 +26,7 @@ import (
 
 var (
 	agentsDir string // the node agents every run uploads (CLUSTERCTL_NODE_AGENTS)
+	configDir string // XDG_CONFIG_HOME of every run: no default cluster (clusterctl use)
 	binary    string // the clusterctl binary under test
 	endpoint  string // the moto server's URL
 	moto      *motoserver.Server
@@ -62,6 +63,9 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	os.Setenv("CLUSTERCTL_NODE_AGENTS", agentsDir)
+	// The user's default cluster (clusterctl use) never reaches a run:
+	// each reads an empty configuration directory.
+	configDir = filepath.Join(dir, "config")
 	logf, err := os.Create(filepath.Join(dir, "moto.log"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
@@ -116,7 +120,8 @@ func env() []string {
 	return append(os.Environ(),
 		"AWS_ENDPOINT_URL="+endpoint, "AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_SESSION_TOKEN=",
-		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PROFILE=", "NO_COLOR=1")
+		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PROFILE=", "NO_COLOR=1",
+		"XDG_CONFIG_HOME="+configDir, "CLUSTERCTL_CLUSTER=", "COLUMNS=")
 }
 
 // clusterctl runs the binary against moto and returns what it did.

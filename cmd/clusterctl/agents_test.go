@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/clusterctl/clusterctl/internal/agentbin"
+	"github.com/clusterctl/clusterctl/internal/userconfig"
 )
 
 // TestMain gives every command here stand-in node agents: the commands
@@ -27,6 +28,9 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Setenv(agentbin.EnvDir, dir)
+	// No default cluster of the user running the tests reaches them.
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	os.Unsetenv(userconfig.EnvCluster)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -67,6 +67,9 @@ type App struct {
 	sessions    remote.SessionAPI
 	ssmEndpoint string
 
+	// defaults are the default cluster and region (clusterctl use).
+	defaults *defaultCluster
+
 	agentsMu sync.Mutex   // apply deploys groups in parallel
 	agents   agentbin.Set // the node agents, once loaded
 }
@@ -121,6 +124,7 @@ func (a *App) Output() (*query.Output, error) {
 		if err != nil {
 			return nil, errs.AsUsage(err)
 		}
+		out.Width = a.IO.Width
 		a.out = out
 	}
 	return a.out, nil
@@ -162,7 +166,11 @@ func (a *App) Clients() (*cluster.Clients, error) {
 	if a.svc != nil {
 		return a.svc, nil
 	}
-	opts := awsx.Options{Region: a.Globals.Region, Profile: a.Globals.Profile, EndpointURL: a.Globals.EndpointURL}
+	region, err := a.defaults.region(a.Globals.Region)
+	if err != nil {
+		return nil, err
+	}
+	opts := awsx.Options{Region: a.Globals.Region, Profile: a.Globals.Profile, EndpointURL: a.Globals.EndpointURL, DefaultRegion: region}
 	if a.Globals.Verbose {
 		opts.Log = a.IO.ErrOut
 	}

@@ -53,6 +53,7 @@ type CLI struct {
 	Services     ServicesCmd     `cmd:"" help:"List the swarm's services with their replicas, image, ports and where their tasks run."`
 	Secrets      SecretsCmd      `cmd:"" help:"Swarm secrets the managers keep in step with Secrets Manager and Parameter Store: list them (clusterctl secrets -j CLUSTER), add or remove one."`
 	ListClusters ListClustersCmd `cmd:"" name:"list-clusters" help:"List every cluster in the region with status, health, managers, groups and nodes."`
+	Use          UseCmd          `cmd:"" help:"Set the cluster (and region) commands act on when no -j names one: clusterctl use CLUSTER; alone, print it; --clear forgets it."`
 }
 
 // CreateCoreCmd is `clusterctl create-core NAME`.

@@ -54,6 +54,7 @@ var examples = map[string][]string{
 	"secrets list":       {"clusterctl secrets -j core"},
 	"secrets add":        {"clusterctl secrets add -j core api_token --from ssm:/prod/api/token --yes"},
 	"secrets remove":     {"clusterctl secrets remove -j core api_token --yes"},
+	"use":                {"clusterctl use core                               # the default from now on, with its region", "clusterctl use --clear                            # forget it (also --none)"},
 }
 
 // helpOptions are the kong options of clusterctl's help: a command's own

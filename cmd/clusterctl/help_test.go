@@ -90,6 +90,7 @@ func testHelpParser(t *testing.T) *kong.Kong {
 	if err != nil {
 		t.Fatal(err)
 	}
+	shapeModel(p.Model.Node)
 	return p
 }
 

@@ -33,6 +33,7 @@ func (c *DescribeCmd) Run(app *App) error {
 	}
 	noteUnread(app, d.Unread)
 	describeAlarms(app, d)
+	describeDashboard(app, svc, d)
 	if out.Format == "table" || out.Format == "wide" {
 		if app.Globals.Query == "" {
 			if err := cluster.WriteDescription(app.IO.Out, d); err != nil {

@@ -41,6 +41,7 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		}
 	}()
 	var cli CLI
+	defaults := newDefaultCluster(os.LookupEnv)
 	parser, err := kong.New(&cli, append([]kong.Option{
 		kong.Name("clusterctl"),
 		kong.Description("Run container clusters on AWS with CloudFormation: one core stack, independent agent groups."),
@@ -49,11 +50,13 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Vars{"version": version},
 		durationFlags(),
+		kong.Resolvers(defaults),
 	}, helpOptions()...)...)
 	if err != nil {
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %v\n", err)
 		return errs.ExitFailed
 	}
+	shapeModel(parser.Model.Node)
 	// A shell asking for completions (see completion.go).
 	if asked, err := completeLine(ctx, parser, ios.Out); asked {
 		if err != nil {
@@ -74,15 +77,24 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		}
 		return errs.ExitOK
 	}
+	args = clusterFlagAfterCommand(parser.Model.Node, args)
 	kctx, err := parser.Parse(args)
+	if err := defaults.problem(); err != nil {
+		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", oneLine(err.Error()))
+		return errs.ExitUsage
+	}
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
+			if msg := updateOnlyFlag(pe.Context, pe); msg != "" {
+				fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", msg)
+				return errs.ExitUsage
+			}
 			if hint := commandSynonym(pe); hint != "" {
 				fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", hint)
 				return errs.ExitUsage
 			}
-			if moved := clusterFlagFirst(pe, args); moved != "" {
+			if moved := noClusterFlag(pe); moved != "" {
 				fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", moved)
 				return errs.ExitUsage
 			}
@@ -96,7 +108,15 @@ func run(ctx context.Context, args []string, ios *iostreams.IO) (code int) {
 		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", msg)
 		return errs.ExitUsage
 	}
+	if msg := updateOnlyFlag(kctx, nil); msg != "" {
+		fmt.Fprintf(ios.ErrOut, "clusterctl: %s\n", msg)
+		return errs.ExitUsage
+	}
+	if note := defaults.note(); note != "" {
+		fmt.Fprintln(ios.ErrOut, note)
+	}
 	app := newApp(ctx, ios, &cli.Globals, args)
+	app.defaults = defaults
 	err = kctx.Run(app)
 	if err != nil && app.svc != nil {
 		// A cluster or group not found: the close name, if one is live.
@@ -254,39 +274,6 @@ func firstWord(cmd *kong.Node, args []string) int {
 		}
 	}
 	return -1
-}
-
-// clusterFlagFirst says, for a cluster flag typed before the command
-// (clusterctl -j apps list-groups), where it goes; "" for any other error.
-func clusterFlagFirst(pe *kong.ParseError, args []string) string {
-	rest, ok := strings.CutPrefix(pe.Error(), "unknown flag ")
-	if !ok {
-		return ""
-	}
-	flag, _, _ := strings.Cut(rest, ",")
-	name, _, _ := strings.Cut(flag, "=")
-	if name != "-j" && name != "--cluster" && name != "--join" {
-		return ""
-	}
-	at := slices.IndexFunc(args, func(a string) bool { return a == flag || strings.HasPrefix(a, name+"=") || a == name })
-	if at < 0 {
-		return ""
-	}
-	moved := []string{args[at]}
-	if !strings.Contains(args[at], "=") && at+1 < len(args) {
-		moved = append(moved, args[at+1])
-	}
-	rest2 := slices.Concat(args[:at], args[at+len(moved):])
-	// The command: the first word of what is left that names one.
-	for i, a := range rest2 {
-		for _, c := range pe.Context.Model.Children {
-			if c.Name == a {
-				fixed := slices.Concat(rest2[:i+1], moved, rest2[i+1:])
-				return fmt.Sprintf("%s goes after the command: clusterctl %s", name, commandLine(fixed))
-			}
-		}
-	}
-	return ""
 }
 
 // repeatedFlag refuses a flag of one value given twice (-c 2 -c 3): kong

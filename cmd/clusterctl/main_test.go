@@ -40,7 +40,7 @@ func TestRun(t *testing.T) {
 		{[]string{}, 0, "Usage: clusterctl <command> [flags]", "", false},
 		{[]string{"completion"}, 2, "", "clusterctl: which shell? clusterctl completion bash, zsh or fish", false},
 		{[]string{"completion", "tcsh"}, 2, "", `clusterctl: no completion for shell "tcsh"`, false},
-		{[]string{"help", "update-group"}, 0, "Usage: clusterctl update-group --name=GROUP --cluster=NAME", "", false},
+		{[]string{"help", "update-group"}, 0, "Usage: clusterctl update-group --cluster=NAME --name=GROUP", "", false},
 		{[]string{"help", "render", "group"}, 0, "Usage: clusterctl render group", "", false},
 		{[]string{"help", "launch"}, 2, "", "clusterctl: unexpected argument launch", false},
 		{[]string{"help", "-o", "json"}, 2, "", "help prints text only", false},

@@ -108,6 +108,7 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		{"export", []string{"export", "c1"}, false},
 		{"schema", []string{"schema"}, false},
 		{"list-clusters", []string{"list-clusters"}, false},
+		{"use", []string{"use"}, false},
 		{"docker", []string{"docker", "-j", "c1", "--", "node", "ls"}, true},
 		{"shell", []string{"shell", "-j", "c1"}, true},
 		{"completion", []string{"completion", "bash"}, true},

@@ -37,10 +37,28 @@ type Options struct {
 	// Bounds of each attempt; zero values are taken from the environment
 	// (EnvConnectTimeout, EnvResponseTimeout), then the defaults.
 	Bounds Bounds
+	// DefaultRegion is the region of `clusterctl use`: it comes after
+	// --region and the environment's AWS_REGION/AWS_DEFAULT_REGION, and
+	// before the profile's region, which `clusterctl use --region` was
+	// typed to override.
+	DefaultRegion string
 }
 
 // ErrNoRegion is returned when neither flags nor the environment name a region.
-var ErrNoRegion = errors.New("no AWS region configured: pass --region or set AWS_REGION")
+var ErrNoRegion = errors.New("no AWS region configured: pass --region, set AWS_REGION, or set a default with clusterctl use CLUSTER --region REGION")
+
+// regionOf is the region Load sets itself, "" to leave it to the SDK
+// (the environment, then the profile): --region, else the default region
+// unless the environment names one.
+func regionOf(o Options, getenv func(string) string) string {
+	switch {
+	case o.Region != "":
+		return o.Region
+	case getenv("AWS_REGION") != "" || getenv("AWS_DEFAULT_REGION") != "":
+		return ""
+	}
+	return o.DefaultRegion
+}
 
 // DefaultMaxAttempts is enough that a run of 20% throttled and 5% failing
 // calls still goes through (the chance of 10 failures in a row is ~1e-7).
@@ -49,8 +67,8 @@ const DefaultMaxAttempts = 10
 // Load returns the AWS config and the call recorder (nil-safe to use).
 func Load(ctx context.Context, o Options) (aws.Config, *Recorder, error) {
 	var loaders []func(*config.LoadOptions) error
-	if o.Region != "" {
-		loaders = append(loaders, config.WithRegion(o.Region))
+	if region := regionOf(o, os.Getenv); region != "" {
+		loaders = append(loaders, config.WithRegion(region))
 	}
 	if o.Profile != "" {
 		loaders = append(loaders, config.WithSharedConfigProfile(o.Profile))

@@ -25,17 +25,25 @@ type IO struct {
 	InTTY, OutTTY, ErrTTY bool
 	// Color is false under --no-color or NO_COLOR, or when ErrOut is not a terminal.
 	Color bool
+	// Width is what a table on Out must fit, in columns: COLUMNS, else
+	// the terminal's width; 0 (no limit) for a pipe or a file.
+	Width int
 }
 
 // System returns the process's standard streams.
 func System() *IO {
 	isTTY := func(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 	_, noColor := os.LookupEnv("NO_COLOR")
-	return &IO{
+	ios := &IO{
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 		InTTY: isTTY(os.Stdin), OutTTY: isTTY(os.Stdout), ErrTTY: isTTY(os.Stderr),
 		Color: !noColor && isTTY(os.Stderr),
 	}
+	ios.Width = Width(os.Getenv("COLUMNS"), ios.OutTTY, func() (int, error) {
+		w, _, err := term.GetSize(int(os.Stdout.Fd()))
+		return w, err
+	})
+	return ios
 }
 
 // Test returns streams backed by buffers, none of them a terminal.

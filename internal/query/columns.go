@@ -10,7 +10,8 @@ import (
 // for a typical cluster, as kubectl's and gh's do: the CLUSTER column only
 // when the listing may span clusters, long values shortened in documented
 // ways (ages for times, the first instance type and how many others), and
-// -o wide for every value in full.
+// -o wide for every value in full. On a narrower terminal (COLUMNS, or
+// the terminal's width), Fit cuts the readable columns to fit.
 type Columns struct {
 	Wide bool
 	// OneCluster: the command named the cluster (-j), so CLUSTER would

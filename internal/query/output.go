@@ -37,7 +37,10 @@ func KVTable(m map[string]string, keyHeader, valueHeader string) Table {
 // optional jq filter (--query) on their JSON form.
 type Output struct {
 	Format string
-	query  *gojq.Code
+	// Width is what the default table must fit (see Fit); 0: no limit.
+	// -o wide is never cut.
+	Width int
+	query *gojq.Code
 }
 
 // Formats are the values -o takes.
@@ -75,7 +78,10 @@ func (o *Output) TableForm() bool {
 // it is only called for table output without a query.
 func (o *Output) Write(w io.Writer, v any, table func(wide bool) Table) error {
 	if o.TableForm() {
-		return WriteTable(w, table(o.Format == "wide"))
+		if o.Format == "wide" {
+			return WriteTable(w, table(true))
+		}
+		return WriteTable(w, Fit(table(false), o.Width))
 	}
 	generic, err := toGeneric(v)
 	if err != nil {

@@ -73,6 +73,8 @@ type coreData struct {
 	// nodes' (names.SwarmMetricNamespace, NodeMetricNamespace), and the
 	// prefixes of the log streams of each role (names.LogStreamPrefix).
 	SwarmMetrics, NodeMetrics, ManagerStreams, AgentStreams string
+
+	Dashboard dashboardData // with the alarms
 }
 
 // groupData is what workergroup.json.tmpl and the agents' loader
@@ -173,6 +175,9 @@ func renderCore(cluster string, core spec.Core, b Build) (*Rendered, error) {
 		return nil, err
 	}
 	if data.Secrets, err = secretsOf(cluster, core.Secrets); err != nil {
+		return nil, err
+	}
+	if data.Dashboard, err = dashboardOf(cluster); err != nil {
 		return nil, err
 	}
 	body, err := execute("core/*.tmpl", "core.json.tmpl", data)
