@@ -73,6 +73,9 @@ type coreData struct {
 	// nodes' (names.SwarmMetricNamespace, NodeMetricNamespace), and the
 	// prefixes of the log streams of each role (names.LogStreamPrefix).
 	SwarmMetrics, NodeMetrics, ManagerStreams, AgentStreams string
+	// EngineVersionPattern is the shape of the engine version parameter
+	// (spec.EngineVersionRE).
+	EngineVersionPattern string
 }
 
 // groupData is what workergroup.json.tmpl and the agents' loader
@@ -167,7 +170,8 @@ func renderCore(cluster string, core spec.Core, b Build) (*Rendered, error) {
 	data := coreData{N: names.Template(), Cluster: cluster, Version: version, ContractVersion: ContractVersion,
 		HookName: names.LifecycleHook(cluster), Metadata: meta, Tags: tagList(core.Tags), LogGroup: names.LogGroup(cluster),
 		SwarmMetrics: names.SwarmMetricNamespace(cluster), NodeMetrics: names.NodeMetricNamespace(cluster),
-		ManagerStreams: names.LogStreamPrefix(true), AgentStreams: names.LogStreamPrefix(false)}
+		ManagerStreams: names.LogStreamPrefix(true), AgentStreams: names.LogStreamPrefix(false),
+		EngineVersionPattern: spec.EngineVersionRE.String()}
 	data.UserData, err = controlUserData()
 	if err != nil {
 		return nil, err

@@ -185,6 +185,7 @@ func (c Core) rules() []rule {
 		one("backupKeep", checkBackupKeep("backupKeep", c.Backups())),
 		one("logKmsKey", checkKMSKey("logKmsKey", c.LogKMSKey)),
 		one("logDriver", checkLogDriver("logDriver", c.Logging())),
+		one("engineVersion", checkEngineVersion("engineVersion", c.Engine())),
 		one("secrets", checkSecrets("secrets", c.Secrets)),
 		one("alarms", checkAlarms("alarms", c.AlarmsSetting())),
 		{[]string{"notify", "alarms"}, checkNotify("notify", c.Notify, c.AlarmsSetting())},
@@ -571,6 +572,19 @@ func checkLabels(path string, l Labels) error {
 	}
 	if n := len(l.String()); n > MaxLabelsChars {
 		return invalid(path, "invalid labels: %d characters in all (k=v,k=v), at most %d allowed", n, MaxLabelsChars)
+	}
+	return nil
+}
+
+// EngineVersionRE is the shape of a Docker Engine version the loader
+// installs as docker-<version>: numbers and dots, and a package release
+// (25.0.8, 25.0.8-1.amzn2023.0.4); it reaches a node's shell, which
+// checks it again.
+var EngineVersionRE = regexp.MustCompile(`^[0-9]{1,3}(\.[0-9]{1,3}){1,2}(-[0-9A-Za-z._]{1,20})?$`)
+
+func checkEngineVersion(path, v string) error {
+	if !EngineVersionRE.MatchString(v) {
+		return invalid(path, "invalid Docker Engine version %q: expected a version of the distribution's docker package, such as %s", v, DefaultEngineVersion)
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ get 'join/groups/elastic/node-7764e661f7711d07522d6455ae383494115f060e0fc286e3f3
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
-retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
+retry dnf install -y iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in

@@ -55,7 +55,7 @@ get 'join/groups/r7g-agents/node-7fe9220b61a5bee09292865af0b5af5b3200c00aa9ed1cb
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
-retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
+retry dnf install -y iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in

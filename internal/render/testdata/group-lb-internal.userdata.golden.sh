@@ -55,7 +55,7 @@ get 'join/groups/dns/node-682989d58c25c4e4e18eb17ea732aea53a6663017c8fc43d10cbb4
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
-retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
+retry dnf install -y iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in

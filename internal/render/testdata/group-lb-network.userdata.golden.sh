@@ -55,7 +55,7 @@ get 'join/groups/web/node-327f22fdac31a977b286cdaa5dd5c231415bced65094410f2eff01
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
-retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
+retry dnf install -y iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in

@@ -55,7 +55,7 @@ get 'join/groups/batch/node-8f57ce3740efd14792486158708cde264a4f86298b8a62fed1dc
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
-retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
+retry dnf install -y iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in
