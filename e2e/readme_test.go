@@ -108,6 +108,14 @@ func TestReadmeExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The reference pages of docs/ run after the README, on what it built.
+	for _, page := range docPages {
+		more, err := readmeExamples("../" + page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		examples = append(examples, more...)
+	}
 	// Every command of the CLI has an example (commands from the binary's
 	// own completion of an empty command line).
 	for _, cmd := range commandsOfCLI(t) {
@@ -146,6 +154,10 @@ func TestReadmeExamples(t *testing.T) {
 		t.Errorf("only %d examples found in README.md: has the format changed?", len(examples))
 	}
 }
+
+// docPages are the reference pages of docs/ whose examples run after the
+// README's, in this order.
+var docPages = []string{"docs/upgrading.md"}
 
 // commandsOfCLI lists the top-level commands, as the binary completes them.
 func commandsOfCLI(t *testing.T) []string {

@@ -22,6 +22,15 @@ func TestEveryCommandHelpHasOwnFlagsFirstAndExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The reference pages of docs/ whose examples the end-to-end tests run
+	// after the README's (e2e/readme_test.go, docPages).
+	for _, page := range []string{"../../docs/upgrading.md"} {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readme = append(readme, b...)
+	}
 	seen := 0
 	var walk func(n *kong.Node)
 	walk = func(n *kong.Node) {

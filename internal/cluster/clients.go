@@ -138,3 +138,12 @@ func NewApplier(c *Clients) *Applier {
 	return &Applier{artifacts: newArtifacts(c), core: NewCore(c), find: newFinder(c), groups: NewGroups(c), observer: NewObserver(c), plans: newPlans(c), say: r.say,
 		IO: c.IO, Stacks: c.Stacks}
 }
+
+// NewUpgrader runs upgrade: the core's and the groups' updates, the
+// backup before them and the validation after each.
+func NewUpgrader(c *Clients) *Upgrader {
+	r := c.run()
+	return &Upgrader{artifacts: newArtifacts(c), changeSets: changeSetRoller{core: NewCore(c), groups: NewGroups(c)},
+		find: newFinder(c), leases: r.leases, requests: NewRequests(c), status: newStatus(c), say: r.say,
+		ASG: c.ASG, SSM: c.SSM, Stacks: c.Stacks, Now: c.Now}
+}

@@ -257,6 +257,7 @@ func renderGroup(cluster string, g spec.Group, join Join, b Build) (*Rendered, e
 	if join.LogGroupName != "" {
 		meta.Logs = &NodeLogs{Group: join.LogGroupName, Driver: join.LogDriver}
 	}
+	meta.EngineVersion = join.EngineVersion
 	subnets, subnetsTag := join.SubnetIds, names.SubnetsCore
 	if len(g.SubnetIDs) > 0 {
 		subnets, subnetsTag = g.SubnetIDs, names.SubnetsOwn

@@ -447,6 +447,10 @@ func checkSpotAllocation(path, s string) error {
 }
 
 // checkImage accepts "" (the default), an AMI id or an SSM parameter path.
+// CheckImage checks an image setting given outside a spec (upgrade's
+// --image-id): an AMI id or an SSM parameter path.
+func CheckImage(path, id string) error { return checkImage(path, id) }
+
 func checkImage(path, id string) error {
 	if id == "" || amiRE.MatchString(id) || ssmPathRE.MatchString(id) {
 		return nil
