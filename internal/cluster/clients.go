@@ -129,7 +129,7 @@ func NewNodes(c *Clients) *Nodes {
 // NewInspector describes, lists and follows clusters.
 func NewInspector(c *Clients) *Inspector {
 	return &Inspector{artifacts: newArtifacts(c), find: newFinder(c), observer: NewObserver(c), status: newStatus(c),
-		ASG: c.ASG, CFN: c.CFN, CWLogs: c.CWLogs, EC2: c.EC2, ELB: c.ELB, S3: c.S3, Stacks: c.Stacks}
+		ASG: c.ASG, CFN: c.CFN, CWLogs: c.CWLogs, EC2: c.EC2, ELB: c.ELB, S3: c.S3, SSM: c.SSM, Stacks: c.Stacks}
 }
 
 // NewApplier plans and applies a cluster file.
