@@ -1,16 +1,21 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/clusterctl/clusterctl/internal/cfnfake"
+	"github.com/clusterctl/clusterctl/internal/names"
 )
 
 // upgradePlan is upgrade's JSON form.
@@ -148,6 +153,51 @@ func TestUpgradeResumesAfterAFailedValidation(t *testing.T) {
 	}
 	if got := describeStackParam(t, c, "core-web", "NodeAgentAmd64"); got != agentBefore {
 		t.Errorf("core-web was updated although the cluster did not validate")
+	}
+
+	// The node back: the leader, played here, publishes a healthy swarm
+	// and takes the backup asked for. The run skips the core, backs up,
+	// updates core-web and validates it.
+	healthy := inServiceNodes(t, c)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			now := time.Now().UTC().Format(time.RFC3339)
+			body, _ := json.Marshal(map[string]any{"version": 1, "cluster": "core", "time": now, "publisher": "i-0000000000000000a",
+				"caDigest": strings.Repeat("ab", 32), "lastBackup": now, "nodes": healthy})
+			c.s3.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(names.StatusKey), Body: bytes.NewReader(body)})
+			select {
+			case <-stop:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+	r = clusterctlEnv(t, newer, "upgrade", "-j", "core", "--yes", "--validate-timeout", "2m", "-o", "json")
+	close(stop)
+	<-done
+	if r.code != 0 {
+		t.Fatalf("the resumed upgrade:\n%s", r)
+	}
+	p := decode[upgradePlan](t, r)
+	if len(p.Upgraded) != 1 || p.Upgraded[0] != "core-web" || !p.Plan.Stacks[0].Current {
+		t.Errorf("resumed upgrade: upgraded %v, plan %+v", p.Upgraded, p.Plan.Stacks)
+	}
+	for _, want := range []string{"Validating cluster core before the upgrade", "Swarm of core backed up at", "Upgrading core-web", "Cluster core is upgraded"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the resumed upgrade does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	if got := describeStackParam(t, c, "core-web", "NodeAgentAmd64"); got == agentBefore {
+		t.Errorf("core-web still pins the old node agent")
+	}
+	p = decode[upgradePlan](t, clusterctlEnv(t, newer, "upgrade", "-j", "core", "--dry-run", "-o", "json"))
+	for _, st := range p.Plan.Stacks {
+		if !st.Current {
+			t.Errorf("%s not current after the upgrade: %+v", st.Stack, st.Changes)
+		}
 	}
 }
 
