@@ -150,5 +150,5 @@ func writeBehind(w io.Writer, behind []Behind, cluster string) {
 	for _, b := range behind {
 		fmt.Fprintln(w, "  "+query.Printable(b.String()))
 	}
-	fmt.Fprintf(w, "  clusterctl upgrade -j %s --dry-run shows the plan that brings them up to date\n", cluster)
+	fmt.Fprintf(w, "  The plan that brings them up to date: clusterctl upgrade -j %s --dry-run\n", cluster)
 }
