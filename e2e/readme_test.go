@@ -109,11 +109,13 @@ func TestReadmeExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The reference pages of docs/ run after the README, on what it built.
+	fileOf := map[int]string{} // index of the first example of each page
 	for _, page := range docPages {
 		more, err := readmeExamples("../" + page)
 		if err != nil {
 			t.Fatal(err)
 		}
+		fileOf[len(examples)] = page
 		examples = append(examples, more...)
 	}
 	// Every command of the CLI has an example (commands from the binary's
@@ -134,7 +136,11 @@ func TestReadmeExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	shellEnv := append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv(), "HOME="+dir)
-	for _, ex := range examples {
+	file := "README.md"
+	for i, ex := range examples {
+		if f, ok := fileOf[i]; ok {
+			file = f
+		}
 		cmd := exec.Command("bash", "-c", ex.command)
 		cmd.Dir, cmd.Env = dir, shellEnv
 		r := runCommand(t, cmd)
@@ -144,10 +150,10 @@ func TestReadmeExamples(t *testing.T) {
 		if ex.realAWS {
 			want, ok = "exit 1 (it needs real AWS)", code == 1
 		}
-		t.Logf("README.md:%d: exit %d: %s", ex.line, code, ex.command)
+		t.Logf("%s:%d: exit %d: %s", file, ex.line, code, ex.command)
 		if !ok {
 			// Later examples build on this one: stop here.
-			t.Fatalf("README.md:%d: %s\nwant %s, got %s", ex.line, ex.command, want, r)
+			t.Fatalf("%s:%d: %s\nwant %s, got %s", file, ex.line, ex.command, want, r)
 		}
 	}
 	if len(examples) < 30 {
