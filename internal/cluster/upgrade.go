@@ -374,7 +374,7 @@ func (s *Upgrader) validate(ctx context.Context, o UpgradeOptions, bucket string
 		bound = DefaultPendingBound
 	}
 	deadline := s.now().Add(o.ValidateTimeout)
-	pending := pendingTracker{}
+	pending := PendingTracker{}
 	last := "no status snapshot newer than the update yet"
 	for {
 		st, err := s.status.readStatus(ctx, bucket, o.Cluster)

@@ -40,10 +40,10 @@ func (v Validity) String() string {
 	return strings.Join(v.Problems, "; ")
 }
 
-// pendingTracker remembers since when each service has had tasks
+// PendingTracker remembers since when each service has had tasks
 // pending, across the snapshots of one validation: a task pending in one
 // snapshot is normal, one pending for longer than the bound is not.
-type pendingTracker map[string]time.Time
+type PendingTracker map[string]time.Time
 
 // ValidateSwarm judges snap, read at now, against inService (the
 // instances Auto Scaling has in service over the cluster's groups, the
@@ -51,7 +51,7 @@ type pendingTracker map[string]time.Time
 // nodes as instances in service, every replicated service at its desired
 // count of running tasks, and no service with tasks pending for longer
 // than bound (tracked across snapshots in pending, which it updates).
-func ValidateSwarm(snap *wire.Snapshot, inService int, pending pendingTracker, now time.Time, bound time.Duration) Validity {
+func ValidateSwarm(snap *wire.Snapshot, inService int, pending PendingTracker, now time.Time, bound time.Duration) Validity {
 	var v Validity
 	add := func(format string, args ...any) { v.Problems = append(v.Problems, fmt.Sprintf(format, args...)) }
 	if snap == nil {

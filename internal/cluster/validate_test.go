@@ -81,7 +81,7 @@ func TestValidateSwarm(t *testing.T) {
 					tc.edit(snap)
 				}
 			}
-			v := ValidateSwarm(snap, tc.inService, pendingTracker{}, at, time.Minute)
+			v := ValidateSwarm(snap, tc.inService, PendingTracker{}, at, time.Minute)
 			if len(tc.want) == 0 {
 				if !v.Valid() {
 					t.Fatalf("not valid: %s", v)
@@ -114,7 +114,7 @@ func TestValidatePendingAcrossSnapshots(t *testing.T) {
 		}
 		return s
 	}
-	p := pendingTracker{}
+	p := PendingTracker{}
 	if v := ValidateSwarm(snap(at, true), 1, p, at, 2*time.Minute); !v.Valid() {
 		t.Fatalf("first seen pending: %s", v)
 	}
