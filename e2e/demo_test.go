@@ -26,6 +26,8 @@ func TestDemo(t *testing.T) {
 		"$ clusterctl apply -f core.yaml --dry-run",
 		"core-batch       create      2 x c5.large",
 		"Applied core.yaml to cluster core",
+		"$ clusterctl upgrade -j core --dry-run",
+		"Cluster core is current: nothing to upgrade.",
 		"Deleted network core",
 		"No clusters in us-east-1",
 		"demo: done",

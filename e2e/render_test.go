@@ -120,6 +120,7 @@ func TestRenderTakesEveryFlag(t *testing.T) {
 			{"--log-retention-days", nil, []string{"--log-retention-days", "7"}, map[string]string{"LogRetentionDays": "7"}, false},
 			{"--log-kms-key", nil, []string{"--log-kms-key", "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}, map[string]string{"LogKmsKey": "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}, false},
 			{"--log-driver", nil, []string{"--log-driver", "none"}, map[string]string{"LogDriver": "none"}, false},
+			{"--engine-version", nil, []string{"--engine-version", "24.0.9"}, map[string]string{"EngineVersion": "24.0.9"}, false},
 			{"--alarms", nil, []string{"--alarms", "off"}, map[string]string{"Alarms": "off"}, false},
 			{"--notify", nil, []string{"--notify", "ops@example.com"}, map[string]string{"NotifyEmail": "ops@example.com", "NotifyTopicArn": ""}, false},
 			{"--notify", nil, []string{"--notify", "arn:aws:sns:us-east-1:123456789012:pager"}, map[string]string{"NotifyTopicArn": "arn:aws:sns:us-east-1:123456789012:pager", "NotifyEmail": ""}, false},

@@ -2,7 +2,7 @@
 # The README's headline flows against the local AWS of scripts/moto.sh: create
 # a network of the cluster's own and a core in it, add heterogeneous groups and one behind a load balancer, list,
 # update, then the file workflow (export → edit → apply --dry-run → apply),
-# and tear down. Each command is printed before it runs. The server is
+# the upgrade plan, and tear down. Each command is printed before it runs. The server is
 # stopped on exit, failure or Ctrl-C.
 set -euo pipefail
 
@@ -59,6 +59,10 @@ printf '  - name: batch\n    instanceType: c5.large\n    count: 2\n' >>core.yaml
 run apply -f core.yaml --dry-run
 run apply -f core.yaml
 run list-groups -j core
+
+say "Upgrades: what each stack runs against what it would run now (image, Docker Engine, node agent, contract), in the order upgrade rolls them"
+run upgrade -j core --dry-run
+say "Everything here was deployed by this clusterctl, so every stack is current; a newer release's node agent or a new Amazon Linux image shows as old → new per stack, the core first."
 
 run remove-group -n c5-agents -j core --yes
 run delete-core core --cascade --yes

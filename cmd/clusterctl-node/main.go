@@ -34,7 +34,7 @@ type cli struct {
 	Root     string           `help:"Prefix of the files the agent writes (tests)." env:"CLUSTERCTL_ROOT" hidden:""`
 	Version  kong.VersionFlag `help:"Print the version."`
 
-	Setup        setupCmd        `cmd:"" help:"Write the engine's labels (daemon.json); on an agent, tag the instance."`
+	Setup        setupCmd        `cmd:"" help:"Install the engine of the stack's version and write its labels (daemon.json); on an agent, tag the instance."`
 	Boot         bootCmd         `cmd:"" help:"Make this node a manager: join or initialise the swarm, publish the join material, wait until Reachable."`
 	Housekeeping housekeepingCmd `cmd:"" help:"The managers' housekeeping service."`
 	Agent        agentCmd        `cmd:"" help:"The agents' service: keep this node in the swarm."`
@@ -230,6 +230,18 @@ func (setupCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
 	if err != nil {
 		return err
 	}
+	pkg, err := enginePackage(s)
+	if err != nil {
+		return err
+	}
+	if err := installEngine(ctx, pkg, nl.logf); err != nil {
+		return err
+	}
+	sha, err := selfSHA256()
+	if err != nil {
+		nl.logf("could not hash the node agent, its label left out: %v", err)
+	}
+	labels = append(labels, runLabels(sha, s)...)
 	dir := filepath.Join(c.Root, "/etc/docker")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

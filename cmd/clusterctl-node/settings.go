@@ -30,7 +30,9 @@ var shapes = map[string]*regexp.Regexp{
 	"LOG_GROUP":           regexp.MustCompile(`^[-_./#a-zA-Z0-9]{0,512}$`),
 	"LOG_DRIVER":          regexp.MustCompile(`^(awslogs|none|)$`),
 	"BACKUP_KEEP":         regexp.MustCompile(`^([1-9][0-9]{0,2})?$`),
-	"INSTANCE_ID":         regexp.MustCompile(`^i-[0-9a-f]{8,32}$`),
+	// spec.EngineVersionRE (a test keeps them the same).
+	"ENGINE_VERSION": regexp.MustCompile(`^[0-9]{1,3}(\.[0-9]{1,3}){1,2}(-[0-9A-Za-z._]{1,20})?$`),
+	"INSTANCE_ID":    regexp.MustCompile(`^i-[0-9a-f]{8,32}$`),
 }
 
 // logGroup is the cluster's log group the settings name: LOG_GROUP, or

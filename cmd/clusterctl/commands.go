@@ -30,6 +30,7 @@ type CLI struct {
 	Backups       BackupsCmd       `cmd:"" help:"List the backups of a cluster's swarm: time, age, size, swarm, managers, taken by."`
 	Restore       RestoreCmd       `cmd:"" help:"Restore a cluster's swarm from one of its backups, undoing every change since (plans and asks first; --wait: until the managers say how it ended)."`
 	UpdateGroup   UpdateGroupCmd   `cmd:"" name:"update-group" help:"Change an agent group through a change set; unspecified values stay."`
+	Upgrade       UpgradeCmd       `cmd:"" help:"Bring every node of a cluster to the current image, Docker Engine and node agent: a backup, then the core and the groups rolled and validated one after the other (--dry-run: the plan)."`
 	RemoveGroup   RemoveGroupCmd   `cmd:"" name:"remove-group" help:"Delete one agent group's stack."`
 	DeleteCore    DeleteCoreCmd    `cmd:"" name:"delete-core" help:"Delete a cluster's core stack (refused while groups exist unless --cascade)."`
 	CreateNetwork CreateNetworkCmd `cmd:"" name:"create-network" help:"Create a network for clusters: a VPC with public and private subnets over up to three zones, NAT or VPC endpoints (create-core --network joins it)."`

@@ -23,6 +23,7 @@ var examples = map[string][]string{
 	"drain-node":         {`clusterctl drain-node "$(clusterctl list-nodes -j core -n r3-agents --query '.[0].instanceId')"           # needs real AWS`, `clusterctl drain-node "$(clusterctl list-nodes -j core -n r3-agents --query '.[0].instanceId')" --undo    # needs real AWS`},
 	"replace-node":       {`clusterctl replace-node "$(clusterctl list-nodes -j core -n r3-agents --query '.[0].instanceId')"         # needs real AWS`},
 	"update-group":       {"clusterctl update-group -n r3-agents -j core -m role=worker,tier=memory --dry-run", "clusterctl update-group -n r3-agents -j core -t r5.large -c 4 --yes"},
+	"upgrade":            {"clusterctl upgrade -j core --dry-run     # the plan: what each stack runs → what it would run now", "clusterctl upgrade -j core --dry-run -o json     # the plan as JSON: each stack, current or its changes"},
 	"remove-group":       {"clusterctl remove-group -n c5-agents -j core --yes    # scripts"},
 	"create-network":     {"clusterctl create-network prod --dry-run     # the plan and what it costs by the hour", "clusterctl create-network prod"},
 	"delete-network":     {"clusterctl delete-network prod --yes     # refused while a cluster uses it (exit 1)"},

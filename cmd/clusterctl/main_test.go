@@ -31,7 +31,7 @@ func TestRun(t *testing.T) {
 		{[]string{"render", "group", "-n", "arm", "-t", "m7g.large", "-m", "role=worker"}, 0, `"clusterctl:label:role"`, "", true},
 		{[]string{"render", "core", "prod", "-o", "json"}, 0, "AWSTemplateFormatVersion", "", true},
 		{[]string{"render", "core", "prod", "-o", "yaml"}, 0, "AWSTemplateFormatVersion: \"2010-09-09\"\n", "", false},
-		{[]string{"render", "core", "prod", "--query", ".Outputs | keys | length"}, 0, "14\n", "", false},
+		{[]string{"render", "core", "prod", "--query", ".Outputs | keys | length"}, 0, "15\n", "", false},
 		{[]string{"render", "group", "-n", "g", "-t", "m5.large", "-o", "json", "--query", ".Parameters.InstanceType.Type"}, 0, "\"String\"\n", "", true},
 		// A string result is raw (jq -r) but for -o json: ready for $(...).
 		{[]string{"render", "group", "-n", "g", "-t", "m5.large", "--query", ".Parameters.InstanceType.Type"}, 0, "String\n", "", false},

@@ -98,6 +98,7 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		{"describe", []string{"describe", "c1"}, false},
 		{"events", []string{"events", "c1", "-n", "g1"}, false},
 		{"wait", []string{"wait", "c1", "-n", "g1"}, false},
+		{"upgrade", []string{"upgrade", "-j", "c1", "--dry-run"}, false},
 		{"render core", []string{"render", "core", "c9"}, false},
 		{"render group", []string{"render", "group", "-n", "g9", "-t", "m7g.large"}, false},
 		{"render node-config", []string{"render", "node-config", "-n", "g9", "-t", "m7g.large", "-j", "c1"}, false},

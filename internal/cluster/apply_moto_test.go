@@ -130,6 +130,7 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		{"logRetentionDays", spec.Core{LogRetentionDays: intp(365)}},
 		{"logKmsKey", spec.Core{LogKMSKey: "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}},
 		{"logDriver", spec.Core{LogDriver: "none"}},
+		{"engineVersion", spec.Core{EngineVersion: "24.0.9"}},
 		{"secrets", spec.Core{Secrets: spec.Secrets{
 			{Name: "db_password", From: dbSecret, Key: "password"},
 			{Name: "api_token", From: "ssm:/prod/api/token"},

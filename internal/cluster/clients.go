@@ -129,7 +129,7 @@ func NewNodes(c *Clients) *Nodes {
 // NewInspector describes, lists and follows clusters.
 func NewInspector(c *Clients) *Inspector {
 	return &Inspector{artifacts: newArtifacts(c), find: newFinder(c), observer: NewObserver(c), status: newStatus(c),
-		ASG: c.ASG, CFN: c.CFN, CWLogs: c.CWLogs, EC2: c.EC2, ELB: c.ELB, S3: c.S3, Stacks: c.Stacks}
+		ASG: c.ASG, CFN: c.CFN, CWLogs: c.CWLogs, EC2: c.EC2, ELB: c.ELB, S3: c.S3, SSM: c.SSM, Stacks: c.Stacks}
 }
 
 // NewApplier plans and applies a cluster file.
@@ -137,4 +137,13 @@ func NewApplier(c *Clients) *Applier {
 	r := c.run()
 	return &Applier{artifacts: newArtifacts(c), core: NewCore(c), find: newFinder(c), groups: NewGroups(c), observer: NewObserver(c), plans: newPlans(c), say: r.say,
 		IO: c.IO, Stacks: c.Stacks}
+}
+
+// NewUpgrader runs upgrade: the core's and the groups' updates, the
+// backup before them and the validation after each.
+func NewUpgrader(c *Clients) *Upgrader {
+	r := c.run()
+	return &Upgrader{artifacts: newArtifacts(c), changeSets: changeSetRoller{core: NewCore(c), groups: NewGroups(c)},
+		find: newFinder(c), leases: r.leases, requests: NewRequests(c), status: newStatus(c), say: r.say,
+		ASG: c.ASG, SSM: c.SSM, Stacks: c.Stacks, Now: c.Now}
 }

@@ -63,6 +63,9 @@ type Description struct {
 	// Notification is the e-mail subscription of --notify EMAIL and its
 	// state (the command reads it: internal/alarms); absent otherwise.
 	Notification *alarms.Notification `json:"notification,omitempty"`
+	// Behind counts the nodes that run an image, engine or node agent
+	// other than their stacks would now (behind.go): what upgrade replaces.
+	Behind []Behind `json:"behind"`
 	// swarmUnknown says why Swarm is nil, for the text form.
 	swarmUnknown string
 	// Unread is what could not be read of some groups, shown as "?" (the
@@ -146,6 +149,7 @@ func (s *Inspector) Describe(ctx context.Context, cluster string) (*Description,
 		}
 		d.Groups = append(d.Groups, h)
 	}
+	d.Behind = s.behind(ctx, core, groups, swarm)
 	return d, nil
 }
 
@@ -383,6 +387,7 @@ func WriteDescription(w io.Writer, d *Description) error {
 		writeLoadBalancers(w, d.Groups)
 	}
 	writeAutoscale(w, d)
+	writeBehind(w, d.Behind, d.Cluster)
 	if len(d.Conflicts) > 0 {
 		fmt.Fprintln(w, "\nConflicts:")
 		for _, c := range d.Conflicts {

@@ -79,6 +79,7 @@ type Inspector struct {
 	EC2       EC2API
 	ELB       query.ELBAPI
 	S3        S3API
+	SSM       SSMAPI // resolves the image parameters, for what nodes fall behind on
 	Stacks    StackManager
 }
 

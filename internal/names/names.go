@@ -116,6 +116,10 @@ const (
 	// the nodes' loader fetches (AgentKey) and checks before running.
 	ParamNodeAgentAmd64 = "NodeAgentAmd64"
 	ParamNodeAgentArm64 = "NodeAgentArm64"
+	// ParamEngineVersion is the Docker Engine version every node's loader
+	// installs exactly (docker-<version>); a core without it predates the
+	// setting, and its nodes install the distribution's current docker.
+	ParamEngineVersion = "EngineVersion"
 )
 
 // Log drivers of a cluster's engines: awslogs ships every container's
@@ -176,6 +180,10 @@ const (
 	// groups' node configuration and for clusterctl logs.
 	OutputLogGroupName = "LogGroupName"
 	OutputLogDriver    = "LogDriver"
+	// OutputEngineVersion is the Docker Engine version of the cluster's
+	// nodes: the groups' node configuration takes it from the core, as it
+	// does the log driver (a core without it predates the setting).
+	OutputEngineVersion = "EngineVersion"
 )
 
 // Outputs of a core of join contract 1, which pinned its one control node.
@@ -390,6 +398,13 @@ const (
 	// EngineLabelInstanceID is the engine label by which the managers find
 	// the swarm node of an instance; every node sets it at boot.
 	EngineLabelInstanceID = "clusterctl.instance-id"
+	// EngineLabelAgent is the SHA-256 (hex) of the node agent the node
+	// runs, and EngineLabelEngineVersion the Docker Engine version its
+	// stack asked the loader to install: what a node says it runs, shown
+	// by list-nodes and compared by upgrade's plan (never proof of
+	// anything).
+	EngineLabelAgent         = "clusterctl.agent"
+	EngineLabelEngineVersion = "clusterctl.engine-version"
 	// EngineLabelReserved prefixes the engine labels clusterctl sets; an
 	// operator's label may not start with it.
 	EngineLabelReserved = "clusterctl."
@@ -434,6 +449,7 @@ type Set struct {
 	ParamLogRetentionDays, ParamLogKMSKey, ParamLogDriver                                             string
 	ParamBackupKeep, ParamOperators                                                                   string
 	ParamNodeAgentAmd64, ParamNodeAgentArm64, AgentPrefix                                             string
+	ParamEngineVersion, OutputEngineVersion                                                           string
 	OutputLogGroupName, OutputLogDriver, ResourceLogGroup, LogDriverAWSLogs, LogDriverNone            string
 
 	OutputClusterName, OutputBucketName, OutputControlSecurityGroupID                    string
@@ -479,6 +495,7 @@ func Template() Set {
 		ParamLogRetentionDays:       ParamLogRetentionDays, ParamLogKMSKey: ParamLogKMSKey, ParamLogDriver: ParamLogDriver, ParamBackupKeep: ParamBackupKeep,
 		ParamOperators:      ParamOperators,
 		ParamNodeAgentAmd64: ParamNodeAgentAmd64, ParamNodeAgentArm64: ParamNodeAgentArm64, AgentPrefix: AgentPrefix,
+		ParamEngineVersion: ParamEngineVersion, OutputEngineVersion: OutputEngineVersion,
 		OutputLogGroupName: OutputLogGroupName, OutputLogDriver: OutputLogDriver, ResourceLogGroup: ResourceLogGroup,
 		LogDriverAWSLogs: LogDriverAWSLogs, LogDriverNone: LogDriverNone,
 

@@ -42,8 +42,9 @@ type Node struct {
 	Swarm *NodeSwarm `json:"swarm"`
 	// SwarmOnly flags a node of the swarm whose instance is not among the
 	// cluster's instances (terminated, or never tagged as the cluster's).
-	SwarmOnly bool   `json:"swarmOnly"`
-	ImageID   string `json:"-"`
+	SwarmOnly bool `json:"swarmOnly"`
+	// ImageID is the AMI EC2 says the instance was launched from.
+	ImageID string `json:"imageId"`
 	// Bucket is the cluster bucket the instance's tag names
 	// (names.TagNodeBucket); "" for instances launched without it.
 	Bucket string `json:"-"`
@@ -188,7 +189,11 @@ func NodesTable(nodes []Node, c Columns, swarm bool) Table {
 	}
 	t.Header = append(t.Header, "PRIVATE-IP")
 	if c.Wide {
-		t.Header = append(t.Header, "PUBLIC-IP", "ZONE", "LAUNCHED", "IMAGE", "LABELS")
+		t.Header = append(t.Header, "PUBLIC-IP", "ZONE", "LAUNCHED", "IMAGE")
+		if swarm {
+			t.Header = append(t.Header, "ENGINE", "AGENT")
+		}
+		t.Header = append(t.Header, "LABELS")
 	} else {
 		t.Header = append(t.Header, "AGE")
 	}
@@ -203,7 +208,15 @@ func NodesTable(nodes []Node, c Columns, swarm bool) Table {
 			if n.LaunchTime != nil {
 				launched = n.LaunchTime.Format(time.RFC3339)
 			}
-			row = append(row, dash(n.PublicIP), dash(n.Zone), launched, dash(n.ImageID), dash(FormatLabels(n.Labels)))
+			row = append(row, dash(n.PublicIP), dash(n.Zone), launched, dash(n.ImageID))
+			if swarm {
+				engine, agent := "-", "-"
+				if n.Swarm != nil {
+					engine, agent = dash(n.Swarm.EngineVersion), dash(shortHash(n.Swarm.Agent))
+				}
+				row = append(row, engine, agent)
+			}
+			row = append(row, dash(FormatLabels(n.Labels)))
 		} else {
 			row = append(row, c.age(n.LaunchTime))
 		}
@@ -235,6 +248,15 @@ func ParseLabels(s string) map[string]string {
 		}
 	}
 	return out
+}
+
+// shortHash is the first 12 hex digits of a hash, as agentbin.Short says
+// it (query does not import agentbin, which holds the agents).
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }
 
 func dash(s string) string {

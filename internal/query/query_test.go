@@ -147,7 +147,7 @@ func TestNodeJSONKeys(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	want := "cluster group instanceId instanceType labels launchTime lifecycle privateIp publicIp state swarm swarmOnly zone"
+	want := "cluster group imageId instanceId instanceType labels launchTime lifecycle privateIp publicIp state swarm swarmOnly zone"
 	if strings.Join(keys, " ") != want {
 		t.Errorf("keys = %v, want %s", keys, want)
 	}
@@ -342,13 +342,13 @@ func TestOutputFormats(t *testing.T) {
 		wantErr       string
 	}{
 		{"table", "", []string{"CLUSTER   GROUP", "core      control   i-1"}, ""},
-		{"wide", "", []string{"IMAGE   LABELS", "ami-1   a=b"}, ""},
+		{"wide", "", []string{"IMAGE   ENGINE   AGENT   LABELS", "ami-1   -        -       a=b"}, ""},
 		{"json", `.[].instanceId`, []string{"\"i-1\"\n\"i-2\"\n"}, ""},
 		{"table", `.[].instanceId`, []string{"i-1\ni-2\n"}, ""},
 		{"yaml", `.[1].labels`, []string{"a: b\n"}, ""},
 		{"yaml", `.[].instanceId`, []string{"i-1\n---\ni-2\n"}, ""},
 		{"JSON", `.[0].instanceId`, []string{"\"i-1\"\n"}, ""},
-		{"Wide", "", []string{"IMAGE   LABELS"}, ""},
+		{"Wide", "", []string{"IMAGE   ENGINE   AGENT   LABELS"}, ""},
 		{"yaml", "", []string{"- cluster: core", "instanceId: i-2"}, ""},
 		{"json", `map(select(.group == "r3")) | length`, []string{"1\n"}, ""},
 		{"xml", "", nil, "invalid output format"},

@@ -346,10 +346,13 @@ func TestFormatAge(t *testing.T) {
 }
 
 // The SWARM column sits after STATE, and the JSON form of a node carries
-// its swarm object with the public keys.
+// its swarm object with the public keys; -o wide adds what the node runs:
+// its engine and the short hash of its node agent.
 func TestSwarmColumnAndJSON(t *testing.T) {
 	w := Swarm{Cluster: "core", Now: snapTime.Add(time.Second), Snapshot: &Snapshot{Cluster: "core", Time: snapTime,
 		Nodes: []SwarmNode{swarmNode("n1", "i-1", "web", "ready", "drain", ""), swarmNode("n7", "i-gone", "web", "down", "active", "")}}}
+	w.Snapshot.Nodes[0].EngineVersion = "25.0.8"
+	w.Snapshot.Nodes[0].EngineLabels[names.EngineLabelAgent] = strings.Repeat("cd0d6cfbafc2", 5) + "abcd"
 	n := nodeFrom(instance("i-1", "core", "web"))
 	nodes := WithSwarm([]Node{n}, w, "")
 	var buf bytes.Buffer
@@ -361,8 +364,8 @@ func TestSwarmColumnAndJSON(t *testing.T) {
 		t.Errorf("header %q", lines[0])
 	}
 	for i, want := range []string{
-		"core web i-1 r3.large on-demand running drain 10.0.0.1 - us-east-1a 2026-01-02T03:04:05Z ami-1 -",
-		"core web i-gone t3.small - - down (no instance) 10.0.0.7 - - - - tier=db",
+		"core web i-1 r3.large on-demand running drain 10.0.0.1 - us-east-1a 2026-01-02T03:04:05Z ami-1 25.0.8 cd0d6cfbafc2 -",
+		"core web i-gone t3.small - - down (no instance) 10.0.0.7 - - - - - - tier=db",
 	} {
 		if got := strings.Join(strings.Fields(lines[i+1]), " "); got != want {
 			t.Errorf("row %d %q, want %q", i+1, got, want)
@@ -383,7 +386,7 @@ func TestSwarmColumnAndJSON(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if want := "availability engineVersion managerStatus nodeId role runningTasks snapshotTime stale state status"; strings.Join(keys, " ") != want {
+	if want := "agent availability engineVersion managerStatus nodeId role runningTasks snapshotTime stale state status"; strings.Join(keys, " ") != want {
 		t.Errorf("swarm keys %v, want %s", keys, want)
 	}
 	if sw["status"] != "drain" || sw["availability"] != "drain" || sw["runningTasks"] != 2.0 || got[0]["swarmOnly"] != false || got[1]["swarmOnly"] != true || got[1]["launchTime"] != nil {

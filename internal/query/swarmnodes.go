@@ -28,16 +28,19 @@ type NodeSwarm struct {
 	// instance) or stale (the snapshot is too old to tell); a manager's
 	// status follows in parentheses, "ready (leader)", and so does a mark
 	// on a swarm node without an instance, "down (no instance)".
-	Status        string    `json:"status"`
-	NodeID        string    `json:"nodeId"`
-	State         string    `json:"state"`
-	Availability  string    `json:"availability"`
-	Role          string    `json:"role"`
-	ManagerStatus string    `json:"managerStatus"`
-	RunningTasks  int       `json:"runningTasks"`
-	EngineVersion string    `json:"engineVersion"`
-	SnapshotTime  time.Time `json:"snapshotTime"`
-	Stale         bool      `json:"stale"`
+	Status        string `json:"status"`
+	NodeID        string `json:"nodeId"`
+	State         string `json:"state"`
+	Availability  string `json:"availability"`
+	Role          string `json:"role"`
+	ManagerStatus string `json:"managerStatus"`
+	RunningTasks  int    `json:"runningTasks"`
+	EngineVersion string `json:"engineVersion"`
+	// Agent is the SHA-256 of the node agent the node says it runs (its
+	// engine label), "" when it says none (an agent of before the label).
+	Agent        string    `json:"agent"`
+	SnapshotTime time.Time `json:"snapshotTime"`
+	Stale        bool      `json:"stale"`
 }
 
 func (s *NodeSwarm) word() string {
@@ -104,6 +107,7 @@ func (w Swarm) nodeSwarm(n *SwarmNode, marks ...string) *NodeSwarm {
 	if n != nil {
 		ns.NodeID, ns.State, ns.Availability, ns.Role = n.NodeID, n.State, n.Availability, n.Role
 		ns.ManagerStatus, ns.RunningTasks, ns.EngineVersion = n.ManagerStatus, n.RunningTasks, n.EngineVersion
+		ns.Agent = n.EngineLabels[names.EngineLabelAgent]
 		ns.Status = nodeState(*n)
 		if n.ManagerStatus != "" && !ns.Stale {
 			marks = append([]string{n.ManagerStatus}, marks...)

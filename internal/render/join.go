@@ -31,6 +31,11 @@ type Join struct {
 	// carries them), they reach the node configuration. Empty for a core
 	// that has no log group yet: its nodes keep the engine's own logs.
 	LogGroupName, LogDriver string
+	// EngineVersion is the Docker Engine version of the cluster's nodes:
+	// not part of the contract either, it reaches the node configuration;
+	// empty for a core that predates the setting (its nodes install the
+	// distribution's current docker).
+	EngineVersion string
 	// PublicSubnetIds are the core's public subnets (its network's, or
 	// given): where an internet-facing load balancer goes. Not part of the
 	// contract (no group parameter of that name): empty for a core
@@ -114,6 +119,7 @@ func JoinFromOutputs(outputs map[string]string) (Join, error) {
 	if g, d := get(names.OutputLogGroupName), get(names.OutputLogDriver); g != "" && d != "" {
 		j.LogGroupName, j.LogDriver = g, d
 	}
+	j.EngineVersion = get(names.OutputEngineVersion)
 	for _, s := range strings.Split(get(names.OutputSubnetIDs), ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			j.SubnetIds = append(j.SubnetIds, s)
@@ -163,6 +169,7 @@ func (j Join) check() error {
 		{names.OutputContractVersion, j.ContractVersion, "a contract version number", contractRE.MatchString(j.ContractVersion)},
 		{names.OutputLogGroupName, j.LogGroupName, "the cluster's log group", j.LogGroupName == "" || j.LogGroupName == names.LogGroup(j.ClusterName)},
 		{names.OutputLogDriver, j.LogDriver, "a log driver", j.LogDriver == "" || j.LogDriver == names.LogDriverAWSLogs || j.LogDriver == names.LogDriverNone},
+		{names.OutputEngineVersion, j.EngineVersion, "a Docker Engine version", j.EngineVersion == "" || spec.EngineVersionRE.MatchString(j.EngineVersion)},
 	}
 	for _, c := range checks {
 		if !c.ok {

@@ -24,6 +24,10 @@ type metadata struct {
 	// Logs is, in a group's template, where its node configuration sends
 	// the containers' output (nil: nowhere, the engine keeps it).
 	Logs *NodeLogs `json:"logs,omitempty"`
+	// EngineVersion is, in a group's template, the Docker Engine version
+	// its node configuration pins (the core's when it was rendered; ""
+	// before the setting: the distribution's).
+	EngineVersion string `json:"engineVersion,omitempty"`
 }
 
 // NodeLogs is where a group's nodes send their containers' output: the
@@ -55,6 +59,20 @@ func ReadNodeLogs(template []byte) *NodeLogs {
 		return nil
 	}
 	return t.Metadata[names.MetadataKey].Logs
+}
+
+// ReadEngineVersion reads, from a deployed group's template, the Docker
+// Engine version its node configuration pins ("" when it pins none).
+func ReadEngineVersion(template []byte) string {
+	var t struct {
+		Metadata map[string]struct {
+			EngineVersion string `json:"engineVersion"`
+		}
+	}
+	if json.Unmarshal(template, &t) != nil {
+		return ""
+	}
+	return t.Metadata[names.MetadataKey].EngineVersion
 }
 
 func intentOf(v any) (metadata, error) {

@@ -75,6 +75,9 @@ type coreData struct {
 	SwarmMetrics, NodeMetrics, ManagerStreams, AgentStreams string
 
 	Dashboard dashboardData // with the alarms
+	// EngineVersionPattern is the shape of the engine version parameter
+	// (spec.EngineVersionRE).
+	EngineVersionPattern string
 }
 
 // groupData is what workergroup.json.tmpl and the agents' loader
@@ -169,7 +172,8 @@ func renderCore(cluster string, core spec.Core, b Build) (*Rendered, error) {
 	data := coreData{N: names.Template(), Cluster: cluster, Version: version, ContractVersion: ContractVersion,
 		HookName: names.LifecycleHook(cluster), Metadata: meta, Tags: tagList(core.Tags), LogGroup: names.LogGroup(cluster),
 		SwarmMetrics: names.SwarmMetricNamespace(cluster), NodeMetrics: names.NodeMetricNamespace(cluster),
-		ManagerStreams: names.LogStreamPrefix(true), AgentStreams: names.LogStreamPrefix(false)}
+		ManagerStreams: names.LogStreamPrefix(true), AgentStreams: names.LogStreamPrefix(false),
+		EngineVersionPattern: spec.EngineVersionRE.String()}
 	data.UserData, err = controlUserData()
 	if err != nil {
 		return nil, err
@@ -258,6 +262,7 @@ func renderGroup(cluster string, g spec.Group, join Join, b Build) (*Rendered, e
 	if join.LogGroupName != "" {
 		meta.Logs = &NodeLogs{Group: join.LogGroupName, Driver: join.LogDriver}
 	}
+	meta.EngineVersion = join.EngineVersion
 	subnets, subnetsTag := join.SubnetIds, names.SubnetsCore
 	if len(g.SubnetIDs) > 0 {
 		subnets, subnetsTag = g.SubnetIDs, names.SubnetsOwn

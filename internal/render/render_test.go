@@ -33,6 +33,7 @@ var testJoin = Join{
 	ContractVersion:        ContractVersion,
 	LogGroupName:           "/clusterctl/prod",
 	LogDriver:              names.LogDriverAWSLogs,
+	EngineVersion:          "25.0.8",
 }
 
 const testVersion = "1.2.3"
@@ -1322,5 +1323,45 @@ func TestNodeSettingsLogs(t *testing.T) {
 	// The nodes are replaced when the core gains its log group.
 	if resolvedUserData(t, old, names.ResourceLaunchTemplate) == resolvedUserData(t, with, names.ResourceLaunchTemplate) {
 		t.Error("the user data did not change with the log group")
+	}
+}
+
+// A group's nodes install the core's engine version: the node settings
+// name it, the template's metadata records it, and a new version replaces
+// the nodes; a core of before the setting names none.
+func TestNodeSettingsEngineVersion(t *testing.T) {
+	g := spec.Group{Name: "web", InstanceType: spec.InstanceTypes{"c5.large"}}
+	with, err := Group("prod", g, testJoin, build(testVersion))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(with.Artifacts[0].Body), "\nENGINE_VERSION=25.0.8\n") {
+		t.Errorf("node settings lack the engine version:\n%s", with.Artifacts[0].Body)
+	}
+	if v := ReadEngineVersion(with.Template); v != "25.0.8" {
+		t.Errorf("metadata engine version %q", v)
+	}
+	newer := testJoin
+	newer.EngineVersion = "26.1.4"
+	up, err := Group("prod", g, newer, build(testVersion))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resolvedUserData(t, up, names.ResourceLaunchTemplate) == resolvedUserData(t, with, names.ResourceLaunchTemplate) {
+		t.Error("the user data did not change with the engine version")
+	}
+	older := testJoin
+	older.EngineVersion = ""
+	old, err := Group("prod", g, older, build(testVersion))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(old.Artifacts[0].Body), "ENGINE_VERSION") || ReadEngineVersion(old.Template) != "" {
+		t.Error("a core without the setting: the node settings still name a version")
+	}
+	out := testJoin.Outputs()
+	out[names.OutputEngineVersion] = "25.0.8; reboot"
+	if _, err := JoinFromOutputs(out); err == nil || !strings.Contains(err.Error(), "core output EngineVersion") {
+		t.Errorf("an engine version of another shape: %v", err)
 	}
 }

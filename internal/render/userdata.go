@@ -82,6 +82,7 @@ func controlUserData() (string, error) {
 			"LIFECYCLE_QUEUE_URL", subRef(names.ResourceLifecycleQueue),
 			// The agent derives the log group from the cluster's name.
 			"LOG_DRIVER", subRef(names.ParamLogDriver),
+			"ENGINE_VERSION", subRef(names.ParamEngineVersion),
 			"BACKUP_KEEP", subRef(names.ParamBackupKeep),
 		),
 	})
@@ -98,6 +99,7 @@ func agentUserData(data groupData, labelList string, join Join) (string, Artifac
 		"MANAGERS_KEY", join.ManagersKey,
 		"LOG_GROUP", join.LogGroupName,
 		"LOG_DRIVER", join.LogDriver,
+		"ENGINE_VERSION", join.EngineVersion,
 	) + "\n"
 	sum := sha256.Sum256([]byte(settings))
 	hash := hex.EncodeToString(sum[:])
@@ -155,6 +157,8 @@ func maxSubValue(name string) int {
 		return max(len(names.LogDriverAWSLogs), len(names.LogDriverNone))
 	case names.ParamBackupKeep:
 		return 3 // its MaxValue
+	case names.ParamEngineVersion:
+		return 32 // spec.EngineVersionRE's longest
 	case names.ResourceLifecycleQueue:
 		// https://sqs.<region>.<URL suffix>/<account>/<name of up to 80>
 		return len("https://sqs.") + 32 + 1 + 32 + 1 + 12 + 1 + 80

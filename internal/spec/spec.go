@@ -45,9 +45,12 @@ const (
 	DefaultMaxBatch         = 1
 	DefaultLogRetentionDays = 30
 	DefaultLogDriver        = "awslogs"
-	DefaultAlarms           = "on"
-	DefaultBackupKeep       = 8
-	MaxBackupKeep           = 100
+	// DefaultEngineVersion is the Docker Engine version this clusterctl is
+	// tested with: Amazon Linux 2023's docker package.
+	DefaultEngineVersion = "25.0.8"
+	DefaultAlarms        = "on"
+	DefaultBackupKeep    = 8
+	MaxBackupKeep        = 100
 	// A spot group's defaults; without spot, every node is on-demand.
 	DefaultSpotOnDemandBase    = 0
 	DefaultSpotOnDemandPercent = 0
@@ -135,6 +138,11 @@ type Core struct {
 	LogRetentionDays *int   `json:"logRetentionDays,omitempty" yaml:"logRetentionDays,omitempty" name:"log-retention-days" placeholder:"DAYS" help:"Days the cluster's log group keeps events: a value CloudWatch allows (1, 3, 5, 7, 14, 30, ... 3653; default 30)." cfn:"LogRetentionDays"`
 	LogKMSKey        string `json:"logKmsKey,omitempty" yaml:"logKmsKey,omitempty" name:"log-kms-key" placeholder:"ARN" help:"ARN of a KMS key that encrypts the log group (default: CloudWatch's own encryption)." cfn:"LogKmsKey" unset:"CloudWatch's"`
 	LogDriver        string `json:"logDriver,omitempty" yaml:"logDriver,omitempty" name:"log-driver" placeholder:"DRIVER" help:"Log driver of every node's engine: awslogs (default: containers log to the cluster's log group) or none (the engine's own json-file)." cfn:"LogDriver"`
+	// EngineVersion pins the Docker Engine of every node, the managers'
+	// and the groups' alike: the loader installs exactly that version of
+	// the distribution's docker package, so nodes launched months apart
+	// run the same engine. Changing it replaces the nodes (upgrade).
+	EngineVersion string `json:"engineVersion,omitempty" yaml:"engineVersion,omitempty" name:"engine-version" placeholder:"VERSION" help:"Docker Engine version every node installs, exactly (default 25.0.8, the version this clusterctl is tested with); changing it replaces the nodes (clusterctl upgrade)." file:"Docker Engine version every node installs, exactly (default 25.0.8, the version this clusterctl is tested with)." cfn:"EngineVersion"`
 	// Secrets are intent rendered into the template (secrets.go): the
 	// managers' permission to read exactly these sources, and the
 	// declaration the leader syncs. No flag: `clusterctl secrets` edits
@@ -233,6 +241,7 @@ func (c *Core) Default() {
 	}
 	c.LogRetentionDays = ptr(c.LogRetention())
 	c.LogDriver = c.Logging()
+	c.EngineVersion = c.Engine()
 	c.BackupKeep = ptr(c.Backups())
 	if len(c.Secrets) == 0 {
 		c.Secrets = nil
@@ -260,6 +269,14 @@ func (c Core) Logging() string {
 		return DefaultLogDriver
 	}
 	return c.LogDriver
+}
+
+// Engine is the nodes' Docker Engine version, defaulted.
+func (c Core) Engine() string {
+	if c.EngineVersion == "" {
+		return DefaultEngineVersion
+	}
+	return c.EngineVersion
 }
 
 // ManagerCount is the number of swarm managers, defaulted.
@@ -364,6 +381,9 @@ func (c *Core) Trim() {
 	}
 	if c.Logging() == DefaultLogDriver {
 		c.LogDriver = ""
+	}
+	if c.Engine() == DefaultEngineVersion {
+		c.EngineVersion = ""
 	}
 	if c.AlarmsSetting() == DefaultAlarms {
 		c.Alarms = ""

@@ -476,7 +476,7 @@ func TestParametersAreNamed(t *testing.T) {
 		names.ParamSubnetIDs, names.ParamDesiredCapacity, names.ParamMinSize, names.ParamMaxSize, names.ParamManagers,
 		names.ParamOnDemandBaseCapacity, names.ParamOnDemandPercentage, names.ParamSpotAllocationStrategy,
 		names.ParamLoadBalancerScheme, names.ParamCertificateArn, names.ParamDeregistrationDelay, names.ParamAccessLogsBucket,
-		names.ParamLogRetentionDays, names.ParamLogKMSKey, names.ParamLogDriver, names.ParamAlarms, names.ParamBackupKeep,
+		names.ParamLogRetentionDays, names.ParamLogKMSKey, names.ParamLogDriver, names.ParamEngineVersion, names.ParamAlarms, names.ParamBackupKeep,
 		names.ParamPublicIPs, names.ParamNetwork, names.ParamPublicSubnetIDs, names.ParamOperators}
 	for _, v := range []any{Core{}, Group{}} {
 		for _, f := range Fields(v) {
@@ -1072,6 +1072,12 @@ func TestCoreLogSettings(t *testing.T) {
 		{"driver none", Core{LogDriver: "none"}, ""},
 		{"driver awslogs", Core{LogDriver: "awslogs"}, ""},
 		{"driver other", Core{LogDriver: "json-file"}, `logDriver: invalid log driver "json-file": expected awslogs or none`},
+		{"engine version", Core{EngineVersion: "24.0.5"}, ""},
+		{"engine version with release", Core{EngineVersion: "25.0.8-1.amzn2023.0.4"}, ""},
+		{"engine version two numbers", Core{EngineVersion: "26.1"}, ""},
+		{"engine version word", Core{EngineVersion: "latest"}, `engineVersion: invalid Docker Engine version "latest"`},
+		{"engine version shell", Core{EngineVersion: "25.0.8;reboot"}, "invalid Docker Engine version"},
+		{"engine version spaced", Core{EngineVersion: "25.0.8 docker-ce"}, "invalid Docker Engine version"},
 		{"backups kept", Core{BackupKeep: ptr(1)}, ""},
 		{"backups kept, most", Core{BackupKeep: ptr(100)}, ""},
 		{"no backup kept", Core{BackupKeep: ptr(0)}, "backupKeep: invalid number of backups to keep 0: 1 to 100"},
@@ -1092,11 +1098,11 @@ func TestCoreLogSettings(t *testing.T) {
 	}
 	c := Core{}
 	c.Default()
-	if *c.LogRetentionDays != 30 || c.LogDriver != "awslogs" || *c.BackupKeep != 8 {
-		t.Errorf("defaults: retention %d, driver %q, backups %d", *c.LogRetentionDays, c.LogDriver, *c.BackupKeep)
+	if *c.LogRetentionDays != 30 || c.LogDriver != "awslogs" || *c.BackupKeep != 8 || c.EngineVersion != DefaultEngineVersion {
+		t.Errorf("defaults: retention %d, driver %q, backups %d, engine %q", *c.LogRetentionDays, c.LogDriver, *c.BackupKeep, c.EngineVersion)
 	}
 	c.Trim()
-	if c.LogRetentionDays != nil || c.LogDriver != "" || c.BackupKeep != nil {
+	if c.LogRetentionDays != nil || c.LogDriver != "" || c.BackupKeep != nil || c.EngineVersion != "" {
 		t.Errorf("Trim kept defaults: %+v", c)
 	}
 }

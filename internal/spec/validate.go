@@ -193,6 +193,7 @@ func (c Core) rules() []rule {
 		one("backupKeep", checkBackupKeep("backupKeep", c.Backups())),
 		one("logKmsKey", checkKMSKey("logKmsKey", c.LogKMSKey)),
 		one("logDriver", checkLogDriver("logDriver", c.Logging())),
+		one("engineVersion", checkEngineVersion("engineVersion", c.Engine())),
 		one("secrets", checkSecrets("secrets", c.Secrets)),
 		one("alarms", checkAlarms("alarms", c.AlarmsSetting())),
 		{[]string{"notify", "alarms"}, checkNotify("notify", c.Notify, c.AlarmsSetting())},
@@ -454,6 +455,10 @@ func checkSpotAllocation(path, s string) error {
 }
 
 // checkImage accepts "" (the default), an AMI id or an SSM parameter path.
+// CheckImage checks an image setting given outside a spec (upgrade's
+// --image-id): an AMI id or an SSM parameter path.
+func CheckImage(path, id string) error { return checkImage(path, id) }
+
 func checkImage(path, id string) error {
 	if id == "" || amiRE.MatchString(id) || ssmPathRE.MatchString(id) {
 		return nil
@@ -579,6 +584,19 @@ func checkLabels(path string, l Labels) error {
 	}
 	if n := len(l.String()); n > MaxLabelsChars {
 		return invalid(path, "invalid labels: %d characters in all (k=v,k=v), at most %d allowed", n, MaxLabelsChars)
+	}
+	return nil
+}
+
+// EngineVersionRE is the shape of a Docker Engine version the loader
+// installs as docker-<version>: numbers and dots, and a package release
+// (25.0.8, 25.0.8-1.amzn2023.0.4); it reaches a node's shell, which
+// checks it again.
+var EngineVersionRE = regexp.MustCompile(`^[0-9]{1,3}(\.[0-9]{1,3}){1,2}(-[0-9A-Za-z._]{1,20})?$`)
+
+func checkEngineVersion(path, v string) error {
+	if !EngineVersionRE.MatchString(v) {
+		return invalid(path, "invalid Docker Engine version %q: expected a version of the distribution's docker package, such as %s", v, DefaultEngineVersion)
 	}
 	return nil
 }

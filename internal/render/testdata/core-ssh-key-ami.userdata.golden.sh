@@ -55,12 +55,13 @@ cat >"$env" <<'CLUSTERCTL_SETTINGS'
 NODE_GROUP=control
 LIFECYCLE_QUEUE_URL=https://sqs.eu-west-1.amazonaws.com/123456789012/prod-LifecycleQueue-1A2B3C4D5E6F
 LOG_DRIVER=none
+ENGINE_VERSION=25.0.8
 BACKUP_KEEP=8
 CLUSTERCTL_SETTINGS
 printf '%s\n' "CLUSTER_NAME=$stack" "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
-retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
+retry dnf install -y iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in

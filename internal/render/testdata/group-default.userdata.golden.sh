@@ -51,11 +51,11 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/c5-agents/node-e72fafeab7a27906a908966758547f9b2709b7f87251df8939e84b8fdab0b334.env' "$env" e72fafeab7a27906a908966758547f9b2709b7f87251df8939e84b8fdab0b334
+get 'join/groups/c5-agents/node-80d46d5582462814022afe4059d61a85a23de042a2331b490111ca28ce7f7a3b.env' "$env" 80d46d5582462814022afe4059d61a85a23de042a2331b490111ca28ce7f7a3b
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
-retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
+retry dnf install -y iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in

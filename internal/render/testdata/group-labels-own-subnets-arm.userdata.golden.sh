@@ -51,11 +51,11 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/r7g-agents/node-7fe9220b61a5bee09292865af0b5af5b3200c00aa9ed1cb35f28d3cca59b3225.env' "$env" 7fe9220b61a5bee09292865af0b5af5b3200c00aa9ed1cb35f28d3cca59b3225
+get 'join/groups/r7g-agents/node-d13b6dc0ce4a63058d5f8e67cdfbef3ef8c4196c4bc4ba7baa0b5fd4fe37a8cf.env' "$env" d13b6dc0ce4a63058d5f8e67cdfbef3ef8c4196c4bc4ba7baa0b5fd4fe37a8cf
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
-retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
+retry dnf install -y iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in

@@ -51,11 +51,11 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/api/node-42be3a5d0acc017b218695122d9df7eb4f5c58a2e64cec043d1872027e872c7a.env' "$env" 42be3a5d0acc017b218695122d9df7eb4f5c58a2e64cec043d1872027e872c7a
+get 'join/groups/api/node-cabec46328e950428eafff0e031ac086ce29e5f164cbbe77505cff74b11541b9.env' "$env" cabec46328e950428eafff0e031ac086ce29e5f164cbbe77505cff74b11541b9
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
-retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
+retry dnf install -y iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in

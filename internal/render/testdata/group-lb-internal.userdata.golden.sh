@@ -51,11 +51,11 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/dns/node-682989d58c25c4e4e18eb17ea732aea53a6663017c8fc43d10cbb42fbc7274b8.env' "$env" 682989d58c25c4e4e18eb17ea732aea53a6663017c8fc43d10cbb42fbc7274b8
+get 'join/groups/dns/node-800b2211aa8314f8d9454e86f274ced6963ec1d6fb2fa4b182f7d975d25da839.env' "$env" 800b2211aa8314f8d9454e86f274ced6963ec1d6fb2fa4b182f7d975d25da839
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
-retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
+retry dnf install -y iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in

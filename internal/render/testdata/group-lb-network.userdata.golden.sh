@@ -51,11 +51,11 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/web/node-327f22fdac31a977b286cdaa5dd5c231415bced65094410f2eff01a37bb345c4.env' "$env" 327f22fdac31a977b286cdaa5dd5c231415bced65094410f2eff01a37bb345c4
+get 'join/groups/web/node-49457246717009ea3ef085ce69eabe14cbfd86be7d33ae5582122bacbf7d1f50.env' "$env" 49457246717009ea3ef085ce69eabe14cbfd86be7d33ae5582122bacbf7d1f50
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
-retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
+retry dnf install -y iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in

@@ -51,11 +51,11 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/edge/node-399f14fe4ad01d2c82dd9e97bfd1d9af76917f7c9648ec892f5bddc81dbb2c3f.env' "$env" 399f14fe4ad01d2c82dd9e97bfd1d9af76917f7c9648ec892f5bddc81dbb2c3f
+get 'join/groups/edge/node-c2024bdcb9ecbfd299590699c8ba1a5585c48b162298291ab121ebf4439f5b14.env' "$env" c2024bdcb9ecbfd299590699c8ba1a5585c48b162298291ab121ebf4439f5b14
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
-retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
+retry dnf install -y iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in

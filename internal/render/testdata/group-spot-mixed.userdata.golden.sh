@@ -51,11 +51,11 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/arm-spot/node-cd097ef1985fa158d545bc2830ac3cde75f155e0a3d9a9d0a2d379e9750e4247.env' "$env" cd097ef1985fa158d545bc2830ac3cde75f155e0a3d9a9d0a2d379e9750e4247
+get 'join/groups/arm-spot/node-99d79643d7acb332fec1a2e6c9009db2b1924e845b4b6f96f51e341980aa906f.env' "$env" 99d79643d7acb332fec1a2e6c9009db2b1924e845b4b6f96f51e341980aa906f
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
-retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
+retry dnf install -y iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in

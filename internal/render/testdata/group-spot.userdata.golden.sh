@@ -51,11 +51,11 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/batch/node-8f57ce3740efd14792486158708cde264a4f86298b8a62fed1dc76bb12340c6e.env' "$env" 8f57ce3740efd14792486158708cde264a4f86298b8a62fed1dc76bb12340c6e
+get 'join/groups/batch/node-444700fb332c08b09a7c0b0652a587367c798fd0a77c958c1446f79f9e49fae9.env' "$env" 444700fb332c08b09a7c0b0652a587367c798fd0a77c958c1446f79f9e49fae9
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
-retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
+retry dnf install -y iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in

@@ -51,11 +51,11 @@ get() {
 install -d -m 0755 "$root/etc/clusterctl" "$root/usr/local/bin"
 
 step="writing the node settings"
-get 'join/groups/tagged/node-e44ab8837953f9ee780642d115e44a09def5b4b3524851f46e5bf10b69a65b8c.env' "$env" e44ab8837953f9ee780642d115e44a09def5b4b3524851f46e5bf10b69a65b8c
+get 'join/groups/tagged/node-fce42c3964f4e2f0ec6fe98f840edf27bc9496dd64b84fc91cb6e8adfc542f8c.env' "$env" fce42c3964f4e2f0ec6fe98f840edf27bc9496dd64b84fc91cb6e8adfc542f8c
 printf '%s\n' "STACK_NAME=$stack" "AWS_REGION=$region" "BUCKET_NAME=$bucket" "INSTANCE_ID=$(imds instance-id)" >>"$env"
 
 step="installing Docker"
-retry dnf install -y docker iptables-nft aws-cfn-bootstrap >/dev/null
+retry dnf install -y iptables-nft aws-cfn-bootstrap >/dev/null
 
 step="fetching the node agent"
 case $(uname -m) in
