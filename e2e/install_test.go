@@ -12,6 +12,7 @@ import (
 // reader who follows it can run `make test`: its apt-get and pip lines are
 // compared with what .ci/run installs and what it checks is there.
 func TestQuickStartInstallsWhatCIDoes(t *testing.T) {
+	parallel(t)
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)

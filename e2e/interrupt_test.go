@@ -24,7 +24,7 @@ import (
 // has been waiting a while, and returns what it did.
 func runInterrupted(t *testing.T, url string, after time.Duration, args ...string) result {
 	t.Helper()
-	return runInterruptedEnv(t, append(env(), "AWS_ENDPOINT_URL="+url), after, args...)
+	return runInterruptedEnv(t, append(envOf(t), "AWS_ENDPOINT_URL="+url), after, args...)
 }
 
 // runInterruptedEnv is runInterrupted with the whole environment given.
@@ -62,6 +62,7 @@ func runInterruptedEnv(t *testing.T, environ []string, after time.Duration, args
 // carries on), exits 130 and says how to re-attach; `clusterctl wait`
 // re-attaches and returns the operation's outcome.
 func TestInterruptAndReattach(t *testing.T) {
+	parallel(t)
 	fake := cfnfake.New(t)
 	environ := seedFakeCore(t, fake, "core")
 	fake.Seed(cfnfake.Seed{
@@ -118,7 +119,7 @@ func TestInterruptAndReattach(t *testing.T) {
 
 	// Re-attach while the delete goes on; CloudFormation finishes meanwhile
 	// and wait returns with the outcome.
-	out, err := runWhileAdvancing(t, append(env(), "AWS_ENDPOINT_URL="+fake.URL), fake, time.Hour, "wait", "core", "-n", "g")
+	out, err := runWhileAdvancing(t, append(envOf(t), "AWS_ENDPOINT_URL="+fake.URL), fake, time.Hour, "wait", "core", "-n", "g")
 	if err != nil {
 		t.Errorf("wait while the delete finished: %v\n%s", err, out)
 	}
@@ -141,6 +142,7 @@ func TestInterruptAndReattach(t *testing.T) {
 // A failed group is never treated as healthy: re-attaching to a create that
 // rolls back exits 1 with the root cause and what to do next.
 func TestWaitReportsRootCause(t *testing.T) {
+	parallel(t)
 	fake := cfnfake.New(t)
 	environ := seedFakeCore(t, fake, "core")
 	client := fake.Client()
@@ -217,7 +219,7 @@ func seedFakeCore(t *testing.T, fake *cfnfake.Server, cluster string) []string {
 	fake.Seed(cfnfake.Seed{Name: cluster,
 		Tags:      map[string]string{"clusterctl:cluster": cluster, "clusterctl:role": "core", "clusterctl:group": "control"},
 		Resources: []cfnfake.Resource{{LogicalID: "Bucket", Type: "AWS::S3::Bucket", PhysicalID: bucket}}})
-	return append(env(), "AWS_ENDPOINT_URL_CLOUDFORMATION="+fake.URL)
+	return append(envOf(t), "AWS_ENDPOINT_URL_CLOUDFORMATION="+fake.URL)
 }
 
 func createInput(name, cluster, group string) *cloudformation.CreateStackInput {

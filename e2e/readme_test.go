@@ -104,6 +104,7 @@ func trailingComment(command string) string {
 // that needs resources only real AWS has must be refused by what it meets
 // there (exit 1), never as bad input (exit 2).
 func TestReadmeExamples(t *testing.T) {
+	parallel(t)
 	examples, err := readmeExamples("../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +126,7 @@ func TestReadmeExamples(t *testing.T) {
 	if err := os.CopyFS(filepath.Join(dir, "examples"), os.DirFS("../examples")); err != nil {
 		t.Fatal(err)
 	}
-	shellEnv := append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv(), "HOME="+dir)
+	shellEnv := append(envOf(t), "PATH="+filepath.Dir(binary)+":"+pathEnv(), "HOME="+dir)
 	for _, ex := range examples {
 		cmd := exec.Command("bash", "-c", ex.command)
 		cmd.Dir, cmd.Env = dir, shellEnv
@@ -151,7 +152,7 @@ func TestReadmeExamples(t *testing.T) {
 func commandsOfCLI(t *testing.T) []string {
 	t.Helper()
 	cmd := exec.Command(binary)
-	cmd.Env = append(env(), "COMP_LINE=clusterctl ")
+	cmd.Env = append(envOf(t), "COMP_LINE=clusterctl ")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("listing commands: %v", err)
@@ -164,6 +165,7 @@ func commandsOfCLI(t *testing.T) []string {
 }
 
 func TestReadmeExampleAnnotations(t *testing.T) {
+	parallel(t)
 	for _, tt := range []struct {
 		command string
 		exit    int

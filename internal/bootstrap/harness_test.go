@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -58,6 +59,11 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	flag.Parse()
+	if err := setLanes(); err != nil {
+		fmt.Fprintln(os.Stderr, "bootstrap:", err)
+		return 2
+	}
 	dir, err := os.MkdirTemp("", "clusterctl-bootstrap")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bootstrap:", err)

@@ -59,7 +59,7 @@ func maxTime(a, b time.Time) time.Time {
 // node's engine stopped, its other task pending; a node's disk figure is
 // what df says of its engine's data root.
 func TestHealthMetricsPublished(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	fast := "CLUSTERCTL_METRICS_INTERVAL=5"
 	tc := deployCore(t, "metrics")
 	g := tc.deployGroup(t, "g", 2, nil)
