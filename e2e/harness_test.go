@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -86,13 +85,6 @@ func runMain(m *testing.M) int {
 	}
 	defer motos.close()
 	endpoint = motos.def.URL
-	// go test runs GOMAXPROCS parallel tests at once unless -parallel
-	// says otherwise: here as many as there are servers in the pool.
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
-	if !explicit {
-		flag.Set("test.parallel", strconv.Itoa(size))
-	}
 	return m.Run()
 }
 

@@ -2,15 +2,13 @@ package e2e
 
 import (
 	"errors"
-	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/clusterctl/clusterctl/internal/motoserver"
+	"github.com/clusterctl/clusterctl/internal/testlanes"
 )
 
 // The tests run the binary against moto, and each starts from an empty
@@ -28,29 +26,35 @@ const (
 	defaultPool = 3
 )
 
+// longestFirst are the tests that take longest, longest first, as
+// measured (docs/benchmarks.md, "CI's time"): they start first, so that the
+// run does not end with one of them alone. It orders, nothing more.
+var longestFirst = []string{
+	"TestLifecycleUnderFaults",
+	"TestFlaglessUpdateCoreKeepsEverySetting",
+	"TestDemo",
+	"TestUpdateCore",
+	"TestDidYouMean",
+	"TestAutoscaleFlagsFilesPlan",
+	"TestEndpointGoesSilentDuringAWait",
+	"TestBackupCommands",
+}
+
 // motoPool is the default server and the pool, with the server each
 // running parallel test holds, by its name.
 type motoPool struct {
 	def  *motoserver.Server
 	all  []*motoserver.Server
 	free chan *motoserver.Server
+	// gate lets in as many parallel tests as the pool has servers.
+	gate *testlanes.Gate
 
 	mu   sync.Mutex
 	held map[string]*motoserver.Server
 }
 
 // poolSize reads the pool's size from the environment.
-func poolSize() (int, error) {
-	v := os.Getenv(poolEnv)
-	if v == "" {
-		return defaultPool, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%s=%q: not a positive number", poolEnv, v)
-	}
-	return n, nil
-}
+func poolSize() (int, error) { return testlanes.Lanes(poolEnv, defaultPool) }
 
 // startMotos starts the default server and size more for the pool, at
 // once (each takes a second or two to answer), their output going to log.
@@ -85,6 +89,11 @@ func startMotos(log io.Writer, size int) (*motoPool, error) {
 		p.close()
 		return nil, err
 	}
+	var err error
+	if p.gate, err = testlanes.New(size, longestFirst); err != nil {
+		p.close()
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -114,10 +123,7 @@ func endpointOf(t *testing.T) string { return motos.of(t).URL }
 // Call it first.
 func parallel(t *testing.T) {
 	t.Helper()
-	if strings.Contains(t.Name(), "/") {
-		t.Fatal("parallel is for top-level tests")
-	}
-	t.Parallel()
+	motos.gate.Enter(t)
 	s := <-motos.free
 	motos.mu.Lock()
 	motos.held[t.Name()] = s

@@ -1,13 +1,9 @@
 package bootstrap
 
 import (
-	"flag"
-	"fmt"
-	"os"
-	"slices"
-	"strconv"
-	"sync"
 	"testing"
+
+	"github.com/clusterctl/clusterctl/internal/testlanes"
 )
 
 // The scenarios share one lab (bridge, moto, AWS endpoint) and run side
@@ -27,8 +23,8 @@ const (
 )
 
 // longestFirst are the scenarios that take longest, longest first, as
-// measured (docs/benchmarks.md, "CI time"): they start first, so that the
-// run does not end with one of them alone. It orders, nothing more: a
+// measured (docs/benchmarks.md, "CI's time"): they start first, so that
+// the run does not end with one of them alone. It orders, nothing more: a
 // scenario not named starts after these, in the order of the source.
 var longestFirst = []string{
 	"TestEveryManagerLostRestored",
@@ -37,89 +33,26 @@ var longestFirst = []string{
 	"TestLiveSwarmRestored",
 	"TestQuorumLossHealed",
 	"TestSpotInterruption",
-	"TestHealthMetricsPublished",
 }
 
-// lanes admits the scenarios, at most free at a time, by rank.
-type lanes struct {
-	mu   sync.Mutex
-	free int
-	// all: wait until every registered scenario has arrived before
-	// admitting any, so that the ranks decide who starts (false when
-	// -parallel bounds the run, which then lets only some arrive).
-	all                 bool
-	registered, arrived int
-	waiting             []*waiter
-}
+// gate admits the scenarios; set by TestMain.
+var gate *testlanes.Gate
 
-type waiter struct {
-	rank  int
-	ready chan struct{}
-}
-
-var gate lanes
-
-// setLanes sizes the gate from the environment and, unless -parallel was
-// given, lifts go test's own bound (GOMAXPROCS) so that the gate is the
-// one that counts. It is called once the flags are parsed.
+// setLanes makes the gate, once the flags are parsed.
 func setLanes() error {
-	n := defaultLanes
-	if v := os.Getenv(lanesEnv); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			return fmt.Errorf("%s=%q: not a positive number", lanesEnv, v)
-		}
+	n, err := testlanes.Lanes(lanesEnv, defaultLanes)
+	if err != nil {
+		return err
 	}
-	gate.free, gate.all = n, true
-	flag.Visit(func(f *flag.Flag) {
-		if f.Name == "test.parallel" {
-			gate.all = false
-		}
-	})
-	if gate.all {
-		return flag.Set("test.parallel", "1000")
-	}
-	return nil
+	gate, err = testlanes.New(n, longestFirst)
+	return err
 }
 
 // scenario runs the test in parallel with the other scenarios, once the
 // gate admits it, and lets the next in when it ends (after its nodes are
-// gone: the cleanups run last registered first).
+// gone: their cleanups were registered later, and run first). A test that
+// cannot share the lab does not call it, and runs alone before the others.
 func scenario(t *testing.T) {
 	t.Helper()
-	gate.mu.Lock()
-	rank := slices.Index(longestFirst, t.Name())
-	if rank < 0 {
-		rank = len(longestFirst) + gate.registered
-	}
-	gate.registered++
-	gate.mu.Unlock()
-	t.Parallel()
-	w := &waiter{rank: rank, ready: make(chan struct{})}
-	gate.mu.Lock()
-	gate.arrived++
-	gate.waiting = append(gate.waiting, w)
-	gate.admit()
-	gate.mu.Unlock()
-	<-w.ready
-	t.Cleanup(func() {
-		gate.mu.Lock()
-		defer gate.mu.Unlock()
-		gate.free++
-		gate.admit()
-	})
-}
-
-// admit lets in the best ranked waiting scenarios while lanes are free.
-// The caller holds mu.
-func (g *lanes) admit() {
-	if g.all && g.arrived < g.registered {
-		return
-	}
-	slices.SortStableFunc(g.waiting, func(a, b *waiter) int { return a.rank - b.rank })
-	for g.free > 0 && len(g.waiting) > 0 {
-		g.free--
-		close(g.waiting[0].ready)
-		g.waiting = g.waiting[1:]
-	}
+	gate.Enter(t)
 }
