@@ -184,19 +184,31 @@ func noRawContextError(t *testing.T, r result) {
 
 // runWhileAdvancing starts the binary, lets it begin waiting, moves the
 // fake's clock by d (the operation it waits on ends), and returns its
-// combined output once it exits.
+// combined output once it exits. It begins waiting a second after its
+// first call reached the fake: on a busy machine (tests side by side) the
+// binary may take longer than that to start.
 func runWhileAdvancing(t *testing.T, environ []string, fake *cfnfake.Server, d time.Duration, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = environ
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	before := fake.Calls("")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for deadline := time.Now().Add(time.Minute); fake.Calls("") == before && time.Now().Before(deadline); {
+		select {
+		case err := <-done:
+			return out.String(), err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 	time.Sleep(time.Second)
 	fake.Clock.Advance(d)
-	err := cmd.Wait()
+	err := <-done
 	return out.String(), err
 }
 
