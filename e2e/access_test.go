@@ -42,7 +42,7 @@ import (
 // runCommandEndpoint is moto behind the Run Command stand-in.
 func runCommandEndpoint(t *testing.T) (*ssmfake.RunCommand, string) {
 	t.Helper()
-	target, _ := url.Parse(endpoint)
+	target, _ := url.Parse(endpointOf(t))
 	f := ssmfake.New(httputil.NewSingleHostReverseProxy(target))
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
@@ -84,6 +84,7 @@ func ssmClient(t *testing.T) *ssm.Client {
 // leader's instance, with the output going to the cluster bucket, and
 // prints what the output objects hold, exiting with the command's code.
 func TestDockerRunsOnTheLeader(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t)
 	must(t, "update-core", "core", "--managers", "3", "--yes", "-q")
 	insts := clusterInstances(t, c, "core")
@@ -137,11 +138,12 @@ func TestDockerRunsOnTheLeader(t *testing.T) {
 // Without a fresh snapshot the command runs on a manager in service, and
 // says so; standard input is sent along.
 func TestDockerWithoutSnapshotSendsStdin(t *testing.T) {
+	parallel(t)
 	c, _ := newCluster(t)
 	f, url := runCommandEndpoint(t)
 	playAgent(t, c, f, "Creating service app_web\n", "", 0)
 	cmd := exec.Command(binary, "docker", "-j", "core", "--", "stack", "deploy", "-c", "-", "app")
-	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
+	cmd.Env = append(envOf(t), "AWS_ENDPOINT_URL="+url)
 	compose := "services:\n  web:\n    image: busybox\n"
 	cmd.Stdin = strings.NewReader(compose)
 	r := runCommand(t, cmd)
@@ -169,6 +171,7 @@ func TestDockerWithoutSnapshotSendsStdin(t *testing.T) {
 // no version of it is left there once the command ended. What moto
 // recorded is what is checked.
 func TestDockerSendsNeitherTypedWordsNorStdinInTheParameters(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t)
 	ctx := context.Background()
 	api := ssmClient(t)
@@ -182,7 +185,7 @@ func TestDockerSendsNeitherTypedWordsNorStdinInTheParameters(t *testing.T) {
 	secret := "pw-0f3c9a7e"
 	docker := func(stdin string, args ...string) result {
 		cmd := exec.Command(binary, append([]string{"docker", "-j", "core", "--"}, args...)...)
-		cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
+		cmd.Env = append(envOf(t), "AWS_ENDPOINT_URL="+url)
 		cmd.Stdin = strings.NewReader(stdin)
 		return runCommand(t, cmd)
 	}
@@ -249,6 +252,7 @@ func inputsLeft(t *testing.T, c clients, bucket string) []string {
 // Bad input to docker is refused with exit 2 before anything is read,
 // sent or uploaded.
 func TestDockerRefusesBadInputBeforeUploading(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t)
 	f, url := runCommandEndpoint(t)
 	for _, tc := range []struct {
@@ -261,7 +265,7 @@ func TestDockerRefusesBadInputBeforeUploading(t *testing.T) {
 		{[]string{"--timeout", "49h", "docker", "-j", "core", "--", "node", "ls"}, "48h"},
 	} {
 		cmd := exec.Command(binary, tc.args...)
-		cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
+		cmd.Env = append(envOf(t), "AWS_ENDPOINT_URL="+url)
 		cmd.Stdin = strings.NewReader("some input")
 		r := runCommand(t, cmd)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.says) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
@@ -279,11 +283,12 @@ func TestDockerRefusesBadInputBeforeUploading(t *testing.T) {
 
 // Ctrl-C cancels the command on the node and exits 130.
 func TestDockerCtrlCCancels(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t)
 	versioned(t, c, bucket)
 	f, url := runCommandEndpoint(t)
 	cmd := exec.Command(binary, "docker", "-j", "core", "--", "secret", "create", "db", "-")
-	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+url)
+	cmd.Env = append(envOf(t), "AWS_ENDPOINT_URL="+url)
 	cmd.Stdin = strings.NewReader("pw")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -317,6 +322,7 @@ func TestDockerCtrlCCancels(t *testing.T) {
 
 // --timeout cancels the command on the node too, and exits 1.
 func TestDockerTimeoutCancels(t *testing.T) {
+	parallel(t)
 	newCluster(t)
 	f, url := runCommandEndpoint(t)
 	r := clusterctlAt(t, url, "--timeout", "3s", "docker", "-j", "core", "--", "service", "create", "--name", "web", "busybox")
@@ -336,6 +342,7 @@ func TestDockerTimeoutCancels(t *testing.T) {
 
 // What needs a terminal is refused before anything is sent.
 func TestDockerRefusesTerminalCommands(t *testing.T) {
+	parallel(t)
 	newCluster(t)
 	f, url := runCommandEndpoint(t)
 	for _, args := range [][]string{{"exec", "-it", "c", "sh"}, {"logs", "-f", "c"}, {"attach", "c"}} {
@@ -386,6 +393,7 @@ func publishServices(t *testing.T, c clients, bucket string) map[string][]instan
 // services shows what the leader's snapshot says of the swarm's services,
 // from one read of the bucket.
 func TestServices(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t)
 	must(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-c", "2", "-q")
 	r := clusterctl(t, "services", "-j", "core")
@@ -429,6 +437,7 @@ func TestServices(t *testing.T) {
 
 // list-clusters lists every core with what its swarm's snapshot says.
 func TestListClusters(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t, "g")
 	must(t, "update-group", "-n", "g", "-j", "core", "-c", "2", "-q")
 	must(t, "create-core", "other", "-q")
@@ -470,12 +479,13 @@ func TestListClusters(t *testing.T) {
 // Session Manager plugin as the AWS CLI does; without the plugin it says
 // how to install it (exit 1); an instance that is no node is refused.
 func TestShell(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t)
 	managers := clusterInstances(t, c, "core")[names.GroupControl]
 	publish(t, c, bucket, "core", time.Now(), nil, []query.SwarmNode{joined(managers[0], 0, "leader")})
 	f, url := runCommandEndpoint(t)
 	dir := t.TempDir()
-	noPlugin := append(env(), "AWS_ENDPOINT_URL="+url, "PATH="+dir+":/usr/bin:/bin")
+	noPlugin := append(envOf(t), "AWS_ENDPOINT_URL="+url, "PATH="+dir+":/usr/bin:/bin")
 	r := clusterctlEnv(t, noPlugin, "shell", "-j", "core")
 	if r.code != 1 || !strings.Contains(r.stderr, "session-manager-plugin") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || len(f.Sessions()) != 0 {
 		t.Errorf("shell without the plugin:\n%s", r)
@@ -512,6 +522,7 @@ func TestShell(t *testing.T) {
 // managers and in service there, is never sent the command, while the
 // core's manager is out of service (Standby).
 func TestDockerNeverOnAStrangersManager(t *testing.T) {
+	parallel(t)
 	c, _ := newCluster(t)
 	ctx := context.Background()
 	managers := clusterInstances(t, c, "core")[names.GroupControl]

@@ -61,6 +61,7 @@ func checkAgents(t *testing.T, c clients, bucket string, pins map[string]string,
 // deployed stack's parameters pin; add-agents uploads them (when missing)
 // before it creates the group's stack.
 func TestCreateCoreUploadsTheNodeAgent(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	r := must(t, "create-core", "core")
@@ -124,13 +125,14 @@ func TestCreateCoreUploadsTheNodeAgent(t *testing.T) {
 // saying the agent changes, old → new; applied, the new one is uploaded
 // and pinned.
 func TestUpdateToAnotherAgentPlansTheReplacement(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t, "g")
 	old := deployedStack(t, c, "core-g").params
 	other := filepath.Join(t.TempDir(), "agents")
 	if err := writeAgents(other, "other"); err != nil {
 		t.Fatal(err)
 	}
-	environ := append(env(), "CLUSTERCTL_NODE_AGENTS="+other)
+	environ := append(envOf(t), "CLUSTERCTL_NODE_AGENTS="+other)
 	short := func(h string) string { return h[:12] }
 	newSum := func(arch string) string {
 		b, _ := os.ReadFile(filepath.Join(other, "clusterctl-node-linux-"+arch))
@@ -163,6 +165,7 @@ func TestUpdateToAnotherAgentPlansTheReplacement(t *testing.T) {
 // A CLUSTERCTL_NODE_AGENTS directory that lacks an agent is bad input: one
 // line, exit 2, nothing created or uploaded.
 func TestBadAgentsDirectory(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	half := t.TempDir()
@@ -170,7 +173,7 @@ func TestBadAgentsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dir := range []string{half, filepath.Join(half, "nosuch")} {
-		r := clusterctlEnv(t, append(env(), "CLUSTERCTL_NODE_AGENTS="+dir), "create-core", "core")
+		r := clusterctlEnv(t, append(envOf(t), "CLUSTERCTL_NODE_AGENTS="+dir), "create-core", "core")
 		line := strings.TrimSpace(r.stderr)
 		if r.code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, "CLUSTERCTL_NODE_AGENTS="+dir+": clusterctl-node-linux-a") {
 			t.Errorf("create-core with agents from %s:\n%s", dir, r)
@@ -180,7 +183,7 @@ func TestBadAgentsDirectory(t *testing.T) {
 		}
 	}
 	_, bucket := newCluster(t)
-	r := clusterctlEnv(t, append(env(), "CLUSTERCTL_NODE_AGENTS="+half), "add-agents", "-n", "g", "-t", "t3.small", "-j", "core")
+	r := clusterctlEnv(t, append(envOf(t), "CLUSTERCTL_NODE_AGENTS="+half), "add-agents", "-n", "g", "-t", "t3.small", "-j", "core")
 	if r.code != 2 || strings.Count(r.stderr, "clusterctl:") != 1 || !strings.Contains(r.stderr, "clusterctl: CLUSTERCTL_NODE_AGENTS="+half+": clusterctl-node-linux-arm64: no such file or directory") {
 		t.Errorf("add-agents with half the agents:\n%s", r)
 	}
@@ -194,10 +197,11 @@ func TestBadAgentsDirectory(t *testing.T) {
 // the creation uploads the agents the stack pins once the bucket is
 // there, and so does a re-run of create-core for another.
 func TestInterruptedCreateCoreUploadsTheAgentOnResume(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	fake := cfnfake.New(t)
-	environ := append(env(), "AWS_ENDPOINT_URL_CLOUDFORMATION="+fake.URL)
+	environ := append(envOf(t), "AWS_ENDPOINT_URL_CLOUDFORMATION="+fake.URL)
 	for _, resume := range [][]string{{"wait", "acore"}, {"create-core", "bcore"}} {
 		cluster := resume[1]
 		// The fake names the bucket it creates <stack>-bucket-0001: it is

@@ -35,6 +35,7 @@ type alarmsSeen struct {
 // encrypted topic and the e-mail subscription; describe and list-clusters
 // show the alarms' states as CloudWatch has them.
 func TestAlarmsAndNotification(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	ctx := context.Background()
 	cw, sn := cloudWatch(t), sns.NewFromConfig(motoConfig(t))
@@ -150,6 +151,7 @@ func TestAlarmsAndNotification(t *testing.T) {
 
 // --alarms off makes none; describe says so.
 func TestAlarmsOff(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	must(t, "create-core", "core", "--alarms", "off", "-q")
 	out, err := cloudWatch(t).DescribeAlarms(context.Background(), &cloudwatch.DescribeAlarmsInput{})
@@ -164,6 +166,7 @@ func TestAlarmsOff(t *testing.T) {
 // A target that is neither an e-mail address nor a topic's ARN, or one
 // with the alarms off, is refused before anything is made.
 func TestNotifyRefused(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	for _, args := range [][]string{
@@ -184,6 +187,7 @@ func TestNotifyRefused(t *testing.T) {
 
 // update-core adds the notification and changes it, and its plan says so.
 func TestUpdateCoreNotify(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	ctx := context.Background()
 	must(t, "create-core", "core", "-q")

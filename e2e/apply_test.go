@@ -33,6 +33,7 @@ groups:
 // groups, export it back, edit and re-apply, a dry run that changes
 // nothing, then prune with --yes.
 func TestApplyWorkflow(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	dir := t.TempDir()
@@ -66,7 +67,7 @@ func TestApplyWorkflow(t *testing.T) {
 
 	// export | apply -f - changes nothing.
 	sh := exec.Command("bash", "-c", "clusterctl export prod | clusterctl apply -f -")
-	sh.Env = append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv())
+	sh.Env = append(envOf(t), "PATH="+filepath.Dir(binary)+":"+pathEnv())
 	if r := runCommand(t, sh); r.code != 0 || !strings.Contains(r.stderr, "No changes: cluster prod matches stdin") {
 		t.Errorf("export | apply -f -:\n%s", r)
 	}
@@ -143,6 +144,7 @@ func TestApplyWorkflow(t *testing.T) {
 // anything is created; a core the file changes is refused (exit 1) with
 // nothing changed.
 func TestApplyRefusals(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	dir := t.TempDir()
@@ -178,7 +180,7 @@ func TestApplyRefusals(t *testing.T) {
 	// A core that differs from the file is updated as update-core would.
 	must(t, "create-core", "prod", "-q")
 	cmd := exec.Command(binary, "apply", "-f", "-", "--yes")
-	cmd.Env = env()
+	cmd.Env = envOf(t)
 	cmd.Stdin = strings.NewReader("apiVersion: clusterctl/v1\nkind: Cluster\nname: prod\ncore:\n  instanceType: m5.large\n")
 	r := runCommand(t, cmd)
 	if r.code != 0 || !strings.Contains(r.stdout, "instanceType   t3.medium → m5.large") || !strings.Contains(r.stdout, "1 manager will be replaced") {
@@ -196,6 +198,7 @@ func TestApplyRefusals(t *testing.T) {
 // of the plan, also when nothing else changes: apply never says the
 // cluster matches the file while it has a group the file does not list.
 func TestApplyShowsGroupsNotInTheFile(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	dir := t.TempDir()
 	whole := filepath.Join(dir, "whole.yaml")
@@ -227,6 +230,7 @@ func TestApplyShowsGroupsNotInTheFile(t *testing.T) {
 // with update-core's words and exit code, nothing changed; with --yes it
 // is applied.
 func TestApplyAsksAsUpdateCore(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	must(t, "create-core", "prod", "-q")

@@ -51,6 +51,7 @@ func asgTag(a asgtypes.AutoScalingGroup, key string) (string, bool) {
 // planned, declared in a file, turned off; a group without autoscaling
 // has no such tag.
 func TestAutoscaleFlagsFilesPlan(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t)
 	ctx := context.Background()
 	must(t, "add-agents", "-n", "elastic", "-t", "t3.small", "-j", "core", "--autoscale", "--min", "1", "--max", "3", "--scale-down-after", "20s", "-q")

@@ -39,6 +39,7 @@ func backupOf(at time.Time, size int, by string) map[string]any {
 // request through the core's queue and, with --wait, waits until the
 // snapshot shows a backup taken since.
 func TestBackupCommands(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t)
 	q := sqsClient(t)
 	queue := stackResource(t, c, "core", names.ResourceLifecycleQueue)

@@ -7,6 +7,7 @@ import (
 
 // Bad input gets one clear line and exit 2, and creates nothing.
 func TestBadInput(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	tests := []struct {
@@ -68,6 +69,7 @@ func TestBadInput(t *testing.T) {
 
 // Refusals that depend on what exists: exit 1, nothing changed.
 func TestRefusals(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	r := clusterctl(t, "add-agents", "-n", "g", "-t", "r3.large", "-j", "nosuch", "-q")

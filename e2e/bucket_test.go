@@ -66,6 +66,7 @@ func versionCount(t *testing.T, c clients, bucket string) int {
 // not whatever its BucketName output names: an output pointing at another
 // bucket is refused, and neither bucket nor the stack is touched.
 func TestDeleteCoreRefusesRepointedBucketOutput(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	ctx := context.Background()

@@ -10,6 +10,7 @@ import (
 // gets one line saying which flag the word belongs to, exit 2, nothing
 // created.
 func TestClusterAsFlagOrArgument(t *testing.T) {
+	parallel(t)
 	c, _ := newCluster(t, "a")
 	for _, args := range [][]string{
 		{"describe", "-j", "core"},

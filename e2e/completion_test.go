@@ -12,7 +12,7 @@ import (
 // their own (no rc files) and the moto endpoint.
 func shellEnv(t *testing.T) []string {
 	t.Helper()
-	return append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv(), "HOME="+t.TempDir(), "PS1=$ ", "PROMPT=$ ")
+	return append(envOf(t), "PATH="+filepath.Dir(binary)+":"+pathEnv(), "HOME="+t.TempDir(), "PS1=$ ", "PROMPT=$ ")
 }
 
 func pathEnv() string {
@@ -34,6 +34,7 @@ func needShell(t *testing.T, name string) {
 // The completion scripts load in bash and zsh, and pressing Tab there
 // completes commands, and cluster and group names read from the account.
 func TestCompletionInBashAndZsh(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	must(t, "create-core", "core", "-q")
 	must(t, "add-agents", "-n", "r3-agents", "-t", "t3.small", "-j", "core", "-q")
@@ -66,6 +67,7 @@ func TestCompletionInBashAndZsh(t *testing.T) {
 
 // fish loads its script, and `complete -C` shows what Tab would offer.
 func TestCompletionInFish(t *testing.T) {
+	parallel(t)
 	needShell(t, "fish")
 	resetMoto(t)
 	must(t, "create-core", "core", "-q")
@@ -96,13 +98,14 @@ complete -C "clusterctl list-nodes -j core -n "`
 // Without a reachable endpoint, name completion offers nothing and says
 // nothing: commands and flags still complete.
 func TestCompletionWithoutAWS(t *testing.T) {
+	parallel(t)
 	for _, tt := range []struct{ line, want string }{
 		{"clusterctl describe --endpoint-url http://127.0.0.1:1 ", ""},
 		{"clusterctl list-nodes --endpoint-url http://127.0.0.1:1 -n ", "control\n"},
 		{"clusterctl --endpoint-url http://127.0.0.1:1 list-g", "list-groups\n"},
 	} {
 		cmd := exec.Command(binary)
-		cmd.Env = append(env(), "COMP_LINE="+tt.line)
+		cmd.Env = append(envOf(t), "COMP_LINE="+tt.line)
 		if r := runCommand(t, cmd); r.code != 0 || r.stdout != tt.want || r.stderr != "" {
 			t.Errorf("%q: want exit 0, %q and nothing on stderr; got %s", tt.line, tt.want, r)
 		}

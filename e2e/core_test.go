@@ -27,6 +27,7 @@ import (
 // A core created with any create-core flag and then updated with no flag
 // is unchanged: exit 0 "No changes", parameters and template identical.
 func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	ctx := context.Background()
@@ -116,6 +117,7 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 // the managers, a dry run that changes nothing, the change applied; the
 // groups are never touched.
 func TestUpdateCore(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	ctx := context.Background()
@@ -246,6 +248,7 @@ func TestUpdateCore(t *testing.T) {
 // in an Auto Scaling group instead of the control node. Its group keeps
 // running, joined, untouched; update-group then brings it to contract 2.
 func TestUpgradeContract1Core(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	ctx := context.Background()

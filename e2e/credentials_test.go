@@ -9,7 +9,8 @@ import (
 // Without AWS credentials a command says so in one line, with where they
 // come from, and exits 1: no SDK warning, no wrapped SDK error.
 func TestNoCredentials(t *testing.T) {
-	base := slices.DeleteFunc(env(), func(v string) bool {
+	parallel(t)
+	base := slices.DeleteFunc(envOf(t), func(v string) bool {
 		return strings.HasPrefix(v, "AWS_ACCESS_KEY_ID=") || strings.HasPrefix(v, "AWS_SECRET_ACCESS_KEY=") || strings.HasPrefix(v, "AWS_SESSION_TOKEN=")
 	})
 	home := t.TempDir() // no ~/.aws

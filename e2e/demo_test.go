@@ -11,8 +11,9 @@ import (
 // healthy targets, an update said honestly where moto does not do what
 // AWS does, the file workflow, and the teardown.
 func TestDemo(t *testing.T) {
+	parallel(t)
 	cmd := exec.Command("bash", "../scripts/demo.sh")
-	cmd.Env = append(env(), "CLUSTERCTL="+binary)
+	cmd.Env = append(envOf(t), "CLUSTERCTL="+binary)
 	r := runCommand(t, cmd)
 	if r.code != 0 {
 		t.Fatalf("demo:\n%s", r)

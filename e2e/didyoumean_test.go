@@ -11,6 +11,7 @@ import (
 // the cluster it only mistyped, in every command that names one; exit 1,
 // nothing changed.
 func TestDidYouMean(t *testing.T) {
+	parallel(t)
 	c, _ := newCluster(t, "web")
 	cluster := [][]string{
 		{"list-nodes", "-j", "cor"},

@@ -22,6 +22,7 @@ import (
 // number of connection attempts (throttling and 5xx keep the full retry
 // policy: TestLifecycleUnderFaults).
 func TestDeadEndpoint(t *testing.T) {
+	parallel(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +62,7 @@ func TestDeadEndpoint(t *testing.T) {
 // call that got no answer. The bounds are lowered through their setting,
 // which is the same code path as the defaults.
 func TestSilentEndpoint(t *testing.T) {
+	parallel(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +89,7 @@ func TestSilentEndpoint(t *testing.T) {
 		}
 	})
 	silent := "http://" + l.Addr().String()
-	environ := append(env(), "AWS_ENDPOINT_URL="+silent, "CLUSTERCTL_AWS_RESPONSE_TIMEOUT=300ms")
+	environ := append(envOf(t), "AWS_ENDPOINT_URL="+silent, "CLUSTERCTL_AWS_RESPONSE_TIMEOUT=300ms")
 	want := regexp.MustCompile(`^clusterctl: AWS endpoint ` + regexp.QuoteMeta(silent) + `: no response to [A-Za-z0-9]+\.[A-Za-z0-9]+ in 300ms \(3 attempts\)\n$`)
 	for _, args := range [][]string{
 		{"list-nodes", "-j", "core"},
@@ -114,7 +116,7 @@ func TestSilentEndpoint(t *testing.T) {
 	}
 
 	// A setting that is not a duration is bad input.
-	r := clusterctlEnv(t, append(env(), "CLUSTERCTL_AWS_RESPONSE_TIMEOUT=30"), "list-nodes")
+	r := clusterctlEnv(t, append(envOf(t), "CLUSTERCTL_AWS_RESPONSE_TIMEOUT=30"), "list-nodes")
 	if r.code != 2 || r.stderr != "clusterctl: CLUSTERCTL_AWS_RESPONSE_TIMEOUT=\"30\": not a positive duration (e.g. 20s, 500ms)\n" {
 		t.Errorf("a bad bound:\n%s", r)
 	}
@@ -124,8 +126,9 @@ func TestSilentEndpoint(t *testing.T) {
 // created: the command ends with the one line, then says how to follow
 // the operation, which carries on in CloudFormation.
 func TestEndpointGoesSilentDuringAWait(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
-	target, err := url.Parse(endpoint)
+	target, err := url.Parse(endpointOf(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +158,7 @@ func TestEndpointGoesSilentDuringAWait(t *testing.T) {
 
 	// moto creates the whole stack inside CreateStack: the bound leaves it
 	// time to, on a loaded machine too.
-	r := clusterctlEnv(t, append(env(), "AWS_ENDPOINT_URL="+srv.URL, "CLUSTERCTL_AWS_RESPONSE_TIMEOUT=8s"), "create-core", "core", "-q")
+	r := clusterctlEnv(t, append(envOf(t), "AWS_ENDPOINT_URL="+srv.URL, "CLUSTERCTL_AWS_RESPONSE_TIMEOUT=8s"), "create-core", "core", "-q")
 	want := regexp.MustCompile(`(?m)^clusterctl: AWS endpoint ` + regexp.QuoteMeta(srv.URL) + `: no response to CloudFormation\.\w+ in 8 s \(3 attempts\)\nre-attach with: clusterctl wait core\n$`)
 	if r.code != 1 || !silent.Load() || !want.MatchString(r.stderr) {
 		t.Errorf("create-core with the endpoint silent after CreateStack:\n%s\nwant exit 1 and stderr ending with lines matching %s", r, want)

@@ -95,9 +95,10 @@ func (p *faultProxy) count(m map[string]int, svc string) {
 // The whole lifecycle goes through with 20% of requests throttled and 5%
 // failing, and leaves exactly the stacks it should at every step.
 func TestLifecycleUnderFaults(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
-	target, _ := url.Parse(endpoint)
+	target, _ := url.Parse(endpointOf(t))
 	p := &faultProxy{
 		rng: rand.New(rand.NewSource(7)), throttleRate: 0.20, errorRate: 0.05, maxLatency: 5 * time.Millisecond,
 		seen: map[string]int{}, injected: map[string]int{}, passed: map[string]int{},

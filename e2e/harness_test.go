@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,16 +21,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-
-	"github.com/clusterctl/clusterctl/internal/motoserver"
 )
 
 var (
 	agentsDir string // the node agents every run uploads (CLUSTERCTL_NODE_AGENTS)
 	configDir string // XDG_CONFIG_HOME of every run: no default cluster (clusterctl use)
 	binary    string // the clusterctl binary under test
-	endpoint  string // the moto server's URL
-	moto      *motoserver.Server
+	// endpoint is the default moto server's URL: the one of the tests that
+	// do not run in parallel (see parallel), and of env.
+	endpoint string
+	// motos are the moto servers: the default one and the pool of the
+	// tests that run in parallel.
+	motos *motoPool
 )
 
 func TestMain(m *testing.M) {
@@ -72,14 +75,20 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer logf.Close()
-	moto, err = motoserver.Start(logf)
+	flag.Parse()
+	size, err := poolSize()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 2
+	}
+	motos, err = startMotos(logf, size)
 	if err != nil {
 		// Never a silent skip: without moto these tests cannot say anything.
 		fmt.Fprintln(os.Stderr, "e2e: FAIL:", err)
 		return 1
 	}
-	defer moto.Close()
-	endpoint = moto.URL
+	defer motos.close()
+	endpoint = motos.def.URL
 	return m.Run()
 }
 
@@ -98,10 +107,11 @@ func writeAgents(dir, mark string) error {
 	return nil
 }
 
-// resetMoto forgets every resource, so each test starts from an empty account.
+// resetMoto forgets every resource of the test's moto server, so the
+// test starts from an empty account.
 func resetMoto(t *testing.T) {
 	t.Helper()
-	if err := moto.Reset(); err != nil {
+	if err := motos.of(t).Reset(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -116,24 +126,31 @@ func (r result) String() string {
 	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 }
 
-func env() []string {
+// env is the environment of a run against the default moto server.
+func env() []string { return envAt(endpoint) }
+
+// envOf is the environment of a run of test t against its moto server.
+func envOf(t *testing.T) []string { return envAt(endpointOf(t)) }
+
+func envAt(url string) []string {
 	return append(os.Environ(),
-		"AWS_ENDPOINT_URL="+endpoint, "AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1",
+		"AWS_ENDPOINT_URL="+url, "AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_SESSION_TOKEN=",
 		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PROFILE=", "NO_COLOR=1",
 		"XDG_CONFIG_HOME="+configDir, "CLUSTERCTL_CLUSTER=", "COLUMNS=")
 }
 
-// clusterctl runs the binary against moto and returns what it did.
+// clusterctl runs the binary against the test's moto server and returns
+// what it did.
 func clusterctl(t *testing.T, args ...string) result {
 	t.Helper()
-	return clusterctlAt(t, endpoint, args...)
+	return clusterctlAt(t, endpointOf(t), args...)
 }
 
 // clusterctlAt runs the binary against another endpoint.
 func clusterctlAt(t *testing.T, url string, args ...string) result {
 	t.Helper()
-	return clusterctlEnv(t, append(env(), "AWS_ENDPOINT_URL="+url), args...)
+	return clusterctlEnv(t, envAt(url), args...)
 }
 
 // clusterctlEnv runs the binary with the whole environment given.
@@ -197,7 +214,7 @@ func motoConfig(t *testing.T) aws.Config {
 	t.Helper()
 	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"),
 		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
-		config.WithBaseEndpoint(endpoint))
+		config.WithBaseEndpoint(endpointOf(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

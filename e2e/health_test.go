@@ -54,6 +54,7 @@ func groupOf(t *testing.T, d description, name string) describedGroup {
 // update-group repairs what it can and says "No changes" only once the
 // group is whole.
 func TestHealthFromRealState(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	ctx := context.Background()
@@ -131,6 +132,7 @@ func TestHealthFromRealState(t *testing.T) {
 // healthy, and groups refuse to join it, naming the output; a tampered
 // value (shell code in an output) is refused the same way.
 func TestCoreOutputsCheckedAndRefused(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	must(t, "create-core", "core", "-q")

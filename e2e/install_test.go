@@ -14,6 +14,7 @@ import (
 // there. The README's quick start, for users, names what the demo needs
 // and sends to that setup for the tests.
 func TestSetupInstallsWhatCIDoes(t *testing.T) {
+	parallel(t)
 	contributing, err := os.ReadFile("../CONTRIBUTING.md")
 	if err != nil {
 		t.Fatal(err)

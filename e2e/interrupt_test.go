@@ -25,7 +25,7 @@ import (
 // has been waiting a while, and returns what it did.
 func runInterrupted(t *testing.T, url string, after time.Duration, args ...string) result {
 	t.Helper()
-	return runInterruptedEnv(t, append(env(), "AWS_ENDPOINT_URL="+url), after, args...)
+	return runInterruptedEnv(t, append(envOf(t), "AWS_ENDPOINT_URL="+url), after, args...)
 }
 
 // runInterruptedEnv is runInterrupted with the whole environment given.
@@ -105,6 +105,7 @@ func answered(fake *cfnfake.Server) func(string) bool {
 // carries on), exits 130 and says how to re-attach; `clusterctl wait`
 // re-attaches and returns the operation's outcome.
 func TestInterruptAndReattach(t *testing.T) {
+	parallel(t)
 	fake := cfnfake.New(t)
 	environ := seedFakeCore(t, fake, "core")
 	fake.Seed(cfnfake.Seed{
@@ -173,7 +174,7 @@ func TestInterruptAndReattach(t *testing.T) {
 
 	// Re-attach while the delete goes on; CloudFormation finishes meanwhile
 	// and wait returns with the outcome.
-	out, err := runWhileAdvancing(t, append(env(), "AWS_ENDPOINT_URL="+fake.URL), fake, time.Hour, "wait", "core", "-n", "g")
+	out, err := runWhileAdvancing(t, append(envOf(t), "AWS_ENDPOINT_URL="+fake.URL), fake, time.Hour, "wait", "core", "-n", "g")
 	if err != nil {
 		t.Errorf("wait while the delete finished: %v\n%s", err, out)
 	}
@@ -196,6 +197,7 @@ func TestInterruptAndReattach(t *testing.T) {
 // A failed group is never treated as healthy: re-attaching to a create that
 // rolls back exits 1 with the root cause and what to do next.
 func TestWaitReportsRootCause(t *testing.T) {
+	parallel(t)
 	fake := cfnfake.New(t)
 	environ := seedFakeCore(t, fake, "core")
 	client := fake.Client()
@@ -237,19 +239,31 @@ func noRawContextError(t *testing.T, r result) {
 
 // runWhileAdvancing starts the binary, lets it begin waiting, moves the
 // fake's clock by d (the operation it waits on ends), and returns its
-// combined output once it exits.
+// combined output once it exits. It begins waiting a second after its
+// first call reached the fake: on a busy machine (tests side by side) the
+// binary may take longer than that to start.
 func runWhileAdvancing(t *testing.T, environ []string, fake *cfnfake.Server, d time.Duration, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = environ
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	before := fake.Calls("")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for deadline := time.Now().Add(time.Minute); fake.Calls("") == before && time.Now().Before(deadline); {
+		select {
+		case err := <-done:
+			return out.String(), err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 	time.Sleep(time.Second)
 	fake.Clock.Advance(d)
-	err := cmd.Wait()
+	err := <-done
 	return out.String(), err
 }
 
@@ -272,7 +286,7 @@ func seedFakeCore(t *testing.T, fake *cfnfake.Server, cluster string) []string {
 	fake.Seed(cfnfake.Seed{Name: cluster,
 		Tags:      map[string]string{"clusterctl:cluster": cluster, "clusterctl:role": "core", "clusterctl:group": "control"},
 		Resources: []cfnfake.Resource{{LogicalID: "Bucket", Type: "AWS::S3::Bucket", PhysicalID: bucket}}})
-	return append(env(), "AWS_ENDPOINT_URL_CLOUDFORMATION="+fake.URL)
+	return append(envOf(t), "AWS_ENDPOINT_URL_CLOUDFORMATION="+fake.URL)
 }
 
 func createInput(name, cluster, group string) *cloudformation.CreateStackInput {

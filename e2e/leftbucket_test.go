@@ -40,6 +40,7 @@ func deleteStackAndWait(t *testing.T, c clients, stack string) {
 // the stack, the bucket or neither carries clusterctl's tags for that
 // cluster. Only both together make a left-over bucket ours.
 func TestDeleteCoreLeavesForeignRetainedBucket(t *testing.T) {
+	parallel(t)
 	ourTags := []cfntypes.Tag{
 		{Key: aws.String("clusterctl:cluster"), Value: aws.String("payments")},
 		{Key: aws.String("clusterctl:role"), Value: aws.String("core")},
@@ -94,6 +95,7 @@ func TestDeleteCoreLeavesForeignRetainedBucket(t *testing.T) {
 // deleted only when confirmed: on a terminal the question names the
 // bucket and its object versions; without one --yes is needed.
 func TestDeleteCoreConfirmsLeftBucket(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	must(t, "create-core", "core", "-q")
@@ -116,7 +118,7 @@ func TestDeleteCoreConfirmsLeftBucket(t *testing.T) {
 	if r := clusterctl(t, "delete-core", "core"); r.code != 2 || !strings.Contains(r.stderr, "--yes") {
 		t.Errorf("delete-core of a left bucket without --yes off a terminal:\n%s", r)
 	}
-	term := startTerminal(t, env(), binary, "delete-core", "core")
+	term := startTerminal(t, envOf(t), binary, "delete-core", "core")
 	term.expect("[y/N]: ")
 	if want := fmt.Sprintf("Really delete bucket %s (%d object versions), left by the deleted core of cluster \"core\"?", bucket, versions); !strings.Contains(term.screen(), want) {
 		t.Errorf("the question does not name the bucket and its versions (%q):\n%s", want, term.screen())

@@ -102,6 +102,7 @@ func launchTemplateVersions(t *testing.T, c clients, id string) []ec2types.Launc
 // The whole lifecycle of a cluster: one core, two heterogeneous groups,
 // listed, updated, shrunk and deleted; each step checked on the endpoint.
 func TestLifecycle(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	ctx := context.Background()

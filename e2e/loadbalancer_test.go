@@ -179,6 +179,7 @@ func itoa(n int32) string { return strconv.Itoa(int(n)) }
 // load balancer needs --yes off a terminal; removing the group removes
 // all of it.
 func TestLoadBalancer(t *testing.T) {
+	parallel(t)
 	c, _ := newCluster(t)
 	acmc, elb := lbClients(t)
 	ctx := context.Background()
@@ -351,13 +352,14 @@ func TestLoadBalancer(t *testing.T) {
 // On a terminal, update-group shows the plan and asks before it removes a
 // group's load balancer: "n" changes nothing (exit 1), "y" removes it.
 func TestLoadBalancerRemovalPrompt(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	must(t, "create-core", "core", "-q")
 	_, elb := lbClients(t)
 	must(t, "add-agents", "-n", "web", "-t", "t3.small", "-j", "core", "--publish", "8080", "--load-balancer", "internal", "-q")
 	ask := func(answer string) (int, string) {
 		t.Helper()
-		term := startTerminal(t, env(), binary, "update-group", "-n", "web", "-j", "core", "--publish", "")
+		term := startTerminal(t, envOf(t), binary, "update-group", "-n", "web", "-j", "core", "--publish", "")
 		term.expect("[y/N]: ")
 		term.typeText(answer)
 		return term.exit(), term.screen()

@@ -51,6 +51,7 @@ func putEvents(t *testing.T, cw *cloudwatchlogs.Client, group, stream string, at
 // and node, a node's own lines and containers, and filters by time and
 // pattern; -o json prints one object per event.
 func TestLogs(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	must(t, "create-core", "core", "-q", "--log-retention-days", "14")
 	cw := logsClient(t)
@@ -164,6 +165,7 @@ func TestLogs(t *testing.T) {
 // --follow prints an event written after it started, exactly once, and
 // Ctrl-C ends it with exit code 130.
 func TestLogsFollow(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	must(t, "create-core", "core", "-q")
 	cw := logsClient(t)
@@ -171,7 +173,7 @@ func TestLogsFollow(t *testing.T) {
 	putEvents(t, cw, group, "service/web/web.1.t1@"+node, time.Now().Add(-time.Second), "before")
 
 	cmd := exec.Command(binary, "logs", "-j", "core", "web", "--follow")
-	cmd.Env = env()
+	cmd.Env = envOf(t)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -231,6 +233,7 @@ func TestLogsFollow(t *testing.T) {
 // log group, and update-group's plan says the nodes are replaced to log
 // there, which applying it does.
 func TestLogsOnExistingCluster(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	ctx := context.Background()

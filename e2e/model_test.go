@@ -64,6 +64,7 @@ func flagsOf(t *testing.T, command ...string) []string {
 // (An update used to drop the SSH CIDR: the merge did not carry every
 // create-time setting.)
 func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	ctx := context.Background()
@@ -160,6 +161,7 @@ func TestFlaglessUpdateKeepsEverySetting(t *testing.T) {
 // replaced: computed by clusterctl, since moto's change sets leave
 // parameter-only changes out.
 func TestUpdatePlan(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	must(t, "create-core", "core", "-q")

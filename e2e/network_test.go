@@ -21,6 +21,7 @@ import (
 // one without a public IP; delete-network is refused while the cluster
 // uses the network, and done once the cluster is gone.
 func TestNetworkEndToEnd(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	ctx := context.Background()
@@ -124,6 +125,7 @@ func TestNetworkEndToEnd(t *testing.T) {
 // A network without NAT reaches AWS through an interface endpoint for every
 // service the nodes call, and S3 through its gateway endpoint.
 func TestNetworkWithoutNat(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	r := must(t, "create-network", "closed", "--zones", "1", "--nat", "none", "--cidr", "10.9.0.0/20", "-q")

@@ -153,7 +153,7 @@ func startClusterctl(t *testing.T, args ...string) *background {
 	t.Helper()
 	b := &background{done: make(chan struct{})}
 	cmd := exec.Command(binary, args...)
-	cmd.Env, cmd.Stdout, cmd.Stderr = env(), &b.out, &b.errOut
+	cmd.Env, cmd.Stdout, cmd.Stderr = envOf(t), &b.out, &b.errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -208,6 +208,7 @@ func (b *background) until(t *testing.T, what string, f func() bool) {
 // the status snapshot shows the node drained and running no task; a node
 // already as asked is a success with nothing sent.
 func TestDrainNode(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t, "g")
 	q := sqsClient(t)
 	queue := stackResource(t, c, "core", names.ResourceLifecycleQueue)
@@ -330,6 +331,7 @@ func TestDrainNode(t *testing.T) {
 // replacement Ready and the old node gone; managers are replaced only
 // when the swarm keeps its quorum, the only one only when confirmed.
 func TestReplaceNode(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t, "g")
 	old := instancesOf(t, "g")[0]
 	manager := instancesOf(t, "control")[0]
@@ -412,6 +414,7 @@ func TestReplaceNode(t *testing.T) {
 // cluster is not trusted: the only real manager is still the only one, and
 // its replacement needs --yes; nothing is terminated without it.
 func TestReplaceNodeCountsRealManagersOnly(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t)
 	manager := instancesOf(t, "control")[0]
 	stranger := statusNode("i-0fedcba9876543210", "manager", "drain", 0)

@@ -84,6 +84,7 @@ func checkNodeConfig(t *testing.T, c clients, bucket string, nc nodeConfig, cont
 // template names; a label change makes a new launch template version that
 // names a new configuration, and an identical update changes nothing.
 func TestNodeConfiguration(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	must(t, "create-core", "core", "-q")
@@ -120,6 +121,7 @@ func TestNodeConfiguration(t *testing.T) {
 // A wrong name is "not found" (exit 1), not an empty cluster; a cluster or
 // group that exists but has no nodes or groups is an empty table (exit 0).
 func TestListWrongNames(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	must(t, "create-core", "core", "-q")
 	must(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-c", "0", "-q")

@@ -20,6 +20,7 @@ const motoCaller = "arn:aws:iam::123456789012:user/moto"
 // one is refused before anything reaches the queue or a manager, with
 // the command that would add it.
 func TestOperators(t *testing.T) {
+	parallel(t)
 	c, _ := newCluster(t)
 	operators := func(stack string) string {
 		return strings.Join(spec.SplitList(describeStackParam(t, c, stack, names.ParamOperators)), ",")
@@ -71,6 +72,7 @@ func TestOperators(t *testing.T) {
 // A bad --operators is refused before anything is read or created: one
 // line, exit 2.
 func TestOperatorsRefused(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	for _, tc := range []struct{ value, want string }{
 		{"arn:aws:sts::123456789012:assumed-role/Admin/alice", "a session's ARN; give its role's"},

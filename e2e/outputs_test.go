@@ -11,6 +11,7 @@ import (
 // export writes a file as docs/cluster-files.md shows them: the schema line first,
 // the settings at their default left out.
 func TestExportLeavesDefaultsOut(t *testing.T) {
+	parallel(t)
 	newCluster(t, "a")
 	r := must(t, "export", "core")
 	if !strings.HasPrefix(r.stdout, "# yaml-language-server: $schema=clusterctl.schema.json\n") {
@@ -27,6 +28,7 @@ func TestExportLeavesDefaultsOut(t *testing.T) {
 // so once per zone, naming every type, also when apply checks it before
 // and while creating it; and only when it is news.
 func TestZoneNoteOnce(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	must(t, "create-core", "core", "-q")
 	r := must(t, "add-agents", "-n", "c", "-t", "c5.large,c5.xlarge", "-j", "core", "-q")
@@ -64,13 +66,14 @@ func TestZoneNoteOnce(t *testing.T) {
 func clusterctlShell(t *testing.T, line string) result {
 	t.Helper()
 	cmd := exec.Command("bash", "-c", line)
-	cmd.Env = append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv())
+	cmd.Env = append(envOf(t), "PATH="+filepath.Dir(binary)+":"+pathEnv())
 	return runCommand(t, cmd)
 }
 
 // The plan's header goes with its table, so that `--dry-run > plan.txt`
 // keeps both.
 func TestPlanHeaderWithItsTable(t *testing.T) {
+	parallel(t)
 	newCluster(t, "a")
 	r := must(t, "update-group", "-n", "a", "-j", "core", "-c", "2", "--dry-run", "-q")
 	if !strings.HasPrefix(r.stdout, "Plan for core-a:\n") || strings.Contains(r.stderr, "Plan for") {

@@ -18,6 +18,7 @@ import (
 // conflict (list-groups, describe) and never touched: delete-core
 // --cascade leaves it.
 func TestForeignStackWithOurTags(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	must(t, "create-core", "core", "-q")
@@ -67,6 +68,7 @@ func TestForeignStackWithOurTags(t *testing.T) {
 // says what it is rather than telling the operator to run update-core on
 // it (whose plan would replace what it holds).
 func TestForeignCoreStackReadsNoBucket(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	_, err := c.cfn.CreateStack(t.Context(), &cloudformation.CreateStackInput{
@@ -109,6 +111,7 @@ func TestForeignCoreStackReadsNoBucket(t *testing.T) {
 // stack is: a cluster named like another cluster's group stack, a group
 // named like another cluster's core (exit 1, nothing created).
 func TestTakenNameSaysWhatTheStackIs(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	must(t, "create-core", "core", "-q")

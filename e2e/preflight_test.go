@@ -23,6 +23,7 @@ func objectsUnder(t *testing.T, c clients, bucket, prefix string) int {
 // Settings the account cannot honour are refused before anything is
 // created or uploaded: exit 2, one line.
 func TestPreflightRefusals(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	ctx := context.Background()

@@ -19,6 +19,7 @@ import (
 // reaches the tables escaped: no terminal escape sequence, control
 // character or bidi override gets to the terminal; JSON keeps the data.
 func TestSwarmTextEscapedInTables(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t)
 	hostile := "\x1b]0;owned\x07\x1b[2J\u202eevil\nforged"
 	node := map[string]any{

@@ -12,13 +12,14 @@ import (
 // 130, nothing deleted), end of input (Ctrl-D) is "not confirmed" on a line
 // of its own (exit 1), and "y" goes ahead.
 func TestConfirmationPrompt(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	must(t, "create-core", "core", "-q")
 	must(t, "add-agents", "-n", "g", "-t", "t3.small", "-j", "core", "-q")
 	run := func(args ...string) *terminal {
 		t.Helper()
-		term := startTerminal(t, env(), binary, args...)
+		term := startTerminal(t, envOf(t), binary, args...)
 		term.expect("[y/N]: ")
 		return term
 	}
@@ -64,6 +65,7 @@ func TestConfirmationPrompt(t *testing.T) {
 // without --yes off one (exit 2, nothing changed); a plan that replaces
 // none goes ahead without asking.
 func TestReplacingNodesAsks(t *testing.T) {
+	parallel(t)
 	c, _ := newCluster(t, "g")
 	typeOf := func() string {
 		t.Helper()
@@ -84,7 +86,7 @@ func TestReplacingNodesAsks(t *testing.T) {
 		if typ := typeOf(); typ != "t3.small" {
 			t.Fatalf("%s without --yes changed the group to %s", args[0], typ)
 		}
-		term := startTerminal(t, env(), binary, args...)
+		term := startTerminal(t, envOf(t), binary, args...)
 		term.expect("[y/N]: ")
 		if !strings.Contains(term.screen(), "1 node will be replaced") {
 			t.Errorf("%s: the plan is not shown before the question:\n%s", args[0], term.screen())
@@ -97,7 +99,7 @@ func TestReplacingNodesAsks(t *testing.T) {
 			t.Fatalf("%s answered n changed the group to %s", args[0], typ)
 		}
 	}
-	term := startTerminal(t, env(), binary, "update-group", "-n", "g", "-j", "core", "-t", "t3.medium", "-q", "-o", "json")
+	term := startTerminal(t, envOf(t), binary, "update-group", "-n", "g", "-j", "core", "-t", "t3.medium", "-q", "-o", "json")
 	term.expect("[y/N]: ")
 	term.typeText("y\n")
 	if code := term.exit(); code != 0 || typeOf() != "t3.medium" {
@@ -118,6 +120,7 @@ func TestReplacingNodesAsks(t *testing.T) {
 // autoscaling on plans no count change (the group keeps its capacity,
 // as its stack then sets none) and asks nothing.
 func TestShrinkingAsks(t *testing.T) {
+	parallel(t)
 	c, _ := newCluster(t)
 	must(t, "add-agents", "-n", "web", "-t", "t3.small", "-j", "core", "-c", "2", "-q")
 	desired := func() int32 {

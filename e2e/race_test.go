@@ -36,7 +36,7 @@ type raceProxy struct {
 
 func newRaceProxy(t *testing.T, p *raceProxy) *raceProxy {
 	t.Helper()
-	target, _ := url.Parse(endpoint)
+	target, _ := url.Parse(endpointOf(t))
 	next := httputil.NewSingleHostReverseProxy(target)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -84,6 +84,7 @@ func checkHeld(t *testing.T, r result, holder string) {
 // first, which goes on; the group ends as the first made it, nothing of
 // it reverted.
 func TestConcurrentUpdateGroups(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	must(t, "create-core", "core", "-q")
@@ -111,6 +112,7 @@ func TestConcurrentUpdateGroups(t *testing.T) {
 // read of the group and its change set is not reverted: the update is
 // refused, and the group keeps the other change.
 func TestUpdateGroupDoesNotRevertAConcurrentUpdate(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	must(t, "create-core", "core", "-q")
@@ -147,6 +149,7 @@ func TestUpdateGroupDoesNotRevertAConcurrentUpdate(t *testing.T) {
 // behind. And the other way round: delete-core landing while add-agents
 // creates a group is refused, and the group is created.
 func TestAddAgentsDuringCascade(t *testing.T) {
+	parallel(t)
 	c, _ := newCluster(t, "g")
 
 	var add result
@@ -184,6 +187,7 @@ func TestAddAgentsDuringCascade(t *testing.T) {
 // while the removal runs, and once the removal is done the group is added
 // again with its node configuration in place.
 func TestRemoveGroupRacingReAdd(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t, "g")
 
 	var add result

@@ -130,6 +130,7 @@ func docFiles(t *testing.T) []string {
 // there (exit 1), never as bad input (exit 2). A file without examples is
 // passed over.
 func TestReadmeExamples(t *testing.T) {
+	parallel(t)
 	examples := map[string][]readmeExample{}
 	files := docFiles(t)
 	total := 0
@@ -182,7 +183,7 @@ func runExamples(t *testing.T, name string, examples []readmeExample) {
 	}
 	// No AWS_PROFILE at all: the AWS CLI of the setups takes an empty one
 	// for a profile named "".
-	shellEnv := slices.DeleteFunc(append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv(), "HOME="+dir), func(v string) bool {
+	shellEnv := slices.DeleteFunc(append(envOf(t), "PATH="+filepath.Dir(binary)+":"+pathEnv(), "HOME="+dir), func(v string) bool {
 		return strings.HasPrefix(v, "AWS_PROFILE=")
 	})
 	for _, ex := range examples {
@@ -211,7 +212,7 @@ var docsRun = []string{"../docs/default-cluster.md"}
 func commandsOfCLI(t *testing.T) []string {
 	t.Helper()
 	cmd := exec.Command(binary)
-	cmd.Env = append(env(), "COMP_LINE=clusterctl ")
+	cmd.Env = append(envOf(t), "COMP_LINE=clusterctl ")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("listing commands: %v", err)
@@ -224,6 +225,7 @@ func commandsOfCLI(t *testing.T) []string {
 }
 
 func TestReadmeExampleAnnotations(t *testing.T) {
+	parallel(t)
 	for _, tt := range []struct {
 		command string
 		exit    int

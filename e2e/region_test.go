@@ -10,6 +10,7 @@ import (
 // it is never the only advice, as it may live in another region; an empty
 // region says so; a region that does not exist is bad input, at once.
 func TestRegionIsNamed(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	must(t, "create-core", "apps", "-q")
 	for _, tt := range []struct {

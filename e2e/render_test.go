@@ -49,6 +49,7 @@ type stackInput struct {
 // given reach the parameter or tag that carries them). No flag is
 // silently ignored; a new flag without a case here fails the test.
 func TestRenderTakesEveryFlag(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	must(t, "create-core", "core", "-q") // for -j, which reads the live core
 
@@ -200,6 +201,7 @@ func renderedStack(t *testing.T, args []string) rendered {
 // the same bytes. The dry runs of create-core and add-agents show the same
 // and create and upload nothing.
 func TestRenderIsWhatAddAgentsDeploys(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	ctx := context.Background()
@@ -346,6 +348,7 @@ func objectKeys(t *testing.T, c clients, bucket, prefix string) []string {
 // clusterctl recognises the group as one of its own, joined, and has
 // nothing to change in it.
 func TestGroupDeployedByHand(t *testing.T) {
+	parallel(t)
 	if _, err := exec.LookPath("aws"); err != nil {
 		t.Fatal("the AWS CLI is needed (pip install awscli): ", err)
 	}
@@ -360,7 +363,7 @@ func TestGroupDeployedByHand(t *testing.T) {
 	// The AWS CLI takes an empty AWS_PROFILE for a profile named "". The
 	// region is set as docs/aws.md's "Pointing it at AWS" says, so that
 	// the AWS CLI v1 (which reads only AWS_DEFAULT_REGION) finds it too.
-	cmd.Env = slices.DeleteFunc(append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv()), func(v string) bool {
+	cmd.Env = slices.DeleteFunc(append(envOf(t), "PATH="+filepath.Dir(binary)+":"+pathEnv()), func(v string) bool {
 		return strings.HasPrefix(v, "AWS_PROFILE=") || strings.HasPrefix(v, "AWS_REGION=") || strings.HasPrefix(v, "AWS_DEFAULT_REGION=")
 	})
 	cmd.Env = append(cmd.Env, readmeRegionEnv(t, "us-east-1")...)
@@ -393,6 +396,7 @@ func TestGroupDeployedByHand(t *testing.T) {
 // survives a command on another group run before the stack is created:
 // the configuration no launch template names yet is young, and kept.
 func TestHandUploadKeptBeforeItsStack(t *testing.T) {
+	parallel(t)
 	if _, err := exec.LookPath("aws"); err != nil {
 		t.Fatal("the AWS CLI is needed (pip install awscli): ", err)
 	}
@@ -403,7 +407,7 @@ func TestHandUploadKeptBeforeItsStack(t *testing.T) {
 	c, bucket := newCluster(t, "g")
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 	cmd.Dir = t.TempDir()
-	cmd.Env = slices.DeleteFunc(append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv()), func(v string) bool {
+	cmd.Env = slices.DeleteFunc(append(envOf(t), "PATH="+filepath.Dir(binary)+":"+pathEnv()), func(v string) bool {
 		return strings.HasPrefix(v, "AWS_PROFILE=") || strings.HasPrefix(v, "AWS_REGION=") || strings.HasPrefix(v, "AWS_DEFAULT_REGION=")
 	})
 	cmd.Env = append(cmd.Env, readmeRegionEnv(t, "us-east-1")...)
@@ -426,6 +430,7 @@ func TestHandUploadKeptBeforeItsStack(t *testing.T) {
 // docs/render.md documents every parameter of a group stack and every tag
 // clusterctl puts on it, so that an operator can deploy one by hand.
 func TestReadmeDocumentsGroupParametersAndTags(t *testing.T) {
+	parallel(t)
 	readme, err := os.ReadFile("../docs/render.md")
 	if err != nil {
 		t.Fatal(err)

@@ -46,6 +46,7 @@ func backupOfCluster(at time.Time, by, cluster string) map[string]any {
 // nothing sent), asks on a terminal, needs --yes off one, and puts the
 // request on the core's queue; --wait reports the managers' outcome.
 func TestRestoreCommand(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t)
 	q := sqsClient(t)
 	queue := stackResource(t, c, "core", names.ResourceLifecycleQueue)
@@ -98,7 +99,7 @@ func TestRestoreCommand(t *testing.T) {
 	queueEmpty(t, q, queue, "after the refusals of backups")
 
 	// On a terminal: the plan, the question; declined, nothing is sent.
-	term := startTerminal(t, env(), binary, "restore", "-j", "core", "--from", "latest")
+	term := startTerminal(t, envOf(t), binary, "restore", "-j", "core", "--from", "latest")
 	term.expect("[y/N]: ")
 	if !strings.Contains(term.screen(), "Really restore the swarm of cluster core from its backup of "+newer.UTC().Format(time.RFC3339)+" (every change since is undone)?") ||
 		!strings.Contains(term.screen(), "Lost: every change to the swarm of the last 5m") {

@@ -22,6 +22,7 @@ import (
 // deletions to their end instead of reporting the untouched core; the
 // re-run converges, and `wait` on the deleted cluster reports the deletion.
 func TestInterruptedCascadeResumes(t *testing.T) {
+	parallel(t)
 	resetMoto(t) // Auto Scaling and S3 calls go to an empty moto account
 	fake := cfnfake.New(t)
 	fake.Seed(cfnfake.Seed{Name: "core", Tags: map[string]string{"clusterctl:cluster": "core", "clusterctl:role": "core", "clusterctl:group": "control"}})
@@ -33,7 +34,7 @@ func TestInterruptedCascadeResumes(t *testing.T) {
 		cfnfake.Step{Status: "DELETE_IN_PROGRESS"},
 		cfnfake.Step{At: time.Hour, Status: "DELETE_COMPLETE"})
 	// CloudFormation is the scripted fake; every other service is moto.
-	environ := append(env(), "AWS_ENDPOINT_URL_CLOUDFORMATION="+fake.URL)
+	environ := append(envOf(t), "AWS_ENDPOINT_URL_CLOUDFORMATION="+fake.URL)
 	r := runInterruptedEnv(t, environ, 1500*time.Millisecond, "delete-core", "core", "--cascade", "--yes")
 	if r.code != 130 || !strings.Contains(r.stderr, "finish with: clusterctl delete-core core --cascade") {
 		t.Errorf("interrupted cascade:\n%s", r)
@@ -71,7 +72,7 @@ func runKilled(t *testing.T, match func(*http.Request, string) bool, args ...str
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	p := newRaceProxy(t, &raceProxy{match: match, after: true, hold: func() { cmd.Process.Kill() }})
-	cmd.Env = append(env(), "AWS_ENDPOINT_URL="+p.URL)
+	cmd.Env = append(envOf(t), "AWS_ENDPOINT_URL="+p.URL)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -86,6 +87,7 @@ func runKilled(t *testing.T, match func(*http.Request, string) bool, args ...str
 // lease over, cleans up and exits 0 saying the group was already
 // removed; a group that never was is still not found.
 func TestRemoveGroupKilledAfterDeleteStack(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t, "g")
 
 	runKilled(t, call("DeleteStack", "core-g"), "remove-group", "-n", "g", "-j", "core", "--yes", "-q")
@@ -111,6 +113,7 @@ func TestRemoveGroupKilledAfterDeleteStack(t *testing.T) {
 // delete-core --cascade killed after it deleted a group: run again, it
 // takes the dead run's lease over and finishes the job.
 func TestDeleteCoreKilledDuringCascade(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t, "g", "h")
 
 	runKilled(t, call("DeleteStack", "core-g"), "delete-core", "core", "--cascade", "--yes", "-q")
@@ -140,6 +143,7 @@ func TestDeleteCoreKilledDuringCascade(t *testing.T) {
 // what was written meanwhile; interrupted after the stack was gone, a
 // re-run deletes the bucket left behind.
 func TestDeleteCoreDeletesRetainedBucket(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	must(t, "create-core", "core", "-q")

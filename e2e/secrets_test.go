@@ -106,6 +106,7 @@ func syncRequests(t *testing.T) int {
 }
 
 func TestSecretsAddRemoveAndRoundTrip(t *testing.T) {
+	parallel(t)
 	c, _ := newCluster(t)
 	e2eSecretARN := secretSources(t, "/core/api/token", "/core/api/token2")
 	if s, p := secretsGrants(t, c); s != nil || p != nil {
@@ -173,7 +174,7 @@ func TestSecretsAddRemoveAndRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	sh := exec.Command("bash", "-c", "clusterctl apply -f "+file)
-	sh.Env = append(env(), "PATH="+filepath.Dir(binary)+":"+pathEnv())
+	sh.Env = append(envOf(t), "PATH="+filepath.Dir(binary)+":"+pathEnv())
 	if r := runCommand(t, sh); r.code != 0 || !strings.Contains(r.stderr, "No changes") {
 		t.Errorf("export | apply: %s", r)
 	}
@@ -202,6 +203,7 @@ func TestSecretsAddRemoveAndRoundTrip(t *testing.T) {
 // refused before the core is touched: exit 2, one line naming it, nothing
 // declared, no sync requested. Only what is added is checked.
 func TestSecretsSourcePreflight(t *testing.T) {
+	parallel(t)
 	newCluster(t)
 	ctx := context.Background()
 	secretARN := secretSources(t, "/core/api/token")

@@ -18,6 +18,7 @@ const maxBinarySize = 32_000_000
 // architectures, when internal/agentbin/dist holds them) come on top:
 // what is bounded here is clusterctl's own code.
 func TestBinarySize(t *testing.T) {
+	parallel(t)
 	fi, err := os.Stat(binary)
 	if err != nil {
 		t.Fatal(err)

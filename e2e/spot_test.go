@@ -40,6 +40,7 @@ func overrideTypes(p *asgtypes.MixedInstancesPolicy) []string {
 // over its launch template, listed with its types and mix, changed by
 // update-group (plan old → new) and turned back to on-demand.
 func TestSpotMixedGroup(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	ctx := context.Background()
@@ -194,6 +195,7 @@ func sameGroup(a, b mixedGroup) bool {
 // created or uploaded, naming the odd one out, offline and as EC2 says; so
 // are types not offered where the group runs, and a mix without spot.
 func TestMixedGroupRefusals(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	ctx := context.Background()

@@ -254,6 +254,7 @@ func readyOf(gs []readyGroup) map[string]string {
 // one; a snapshot of another cluster is refused. The snapshot costs one S3
 // read.
 func TestInventoryShowsTheSwarm(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	must(t, "create-core", "core", "--managers", "3", "-q")
@@ -481,6 +482,7 @@ func TestInventoryShowsTheSwarm(t *testing.T) {
 // A lone manager backs the swarm state up; describe gives the last
 // backup's age, and a missing or overdue backup is a problem.
 func TestInventoryLoneManagerBackup(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	must(t, "create-core", "solo", "-q")

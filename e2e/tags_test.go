@@ -19,6 +19,7 @@ import (
 // update-core change them, and clusterctl's and AWS's prefixes are
 // refused (exit 2, nothing created).
 func TestCustomTags(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	must(t, "create-core", "core", "--tags", "team=platform,cost-center=4711", "-q")

@@ -15,6 +15,7 @@ import (
 // unlock breaks a lease by its id, and only that lease: the test plays the
 // run that holds it (as a command that died would have left it).
 func TestUnlock(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	ctx := context.Background()

@@ -20,7 +20,7 @@ import (
 // of one service whose parameter param is value; the rest reach moto.
 func deniedProxy(t *testing.T, denials map[string]func(url.Values) bool) string {
 	t.Helper()
-	target, _ := url.Parse(endpoint)
+	target, _ := url.Parse(endpointOf(t))
 	next := httputil.NewSingleHostReverseProxy(target)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -48,6 +48,7 @@ func deniedProxy(t *testing.T, denials map[string]func(url.Values) bool) string 
 // cannot be read hides no other: list-groups and describe show every row,
 // "?" where a value could not be read, say why once on stderr, and exit 0.
 func TestUnreadGroupHidesNoOther(t *testing.T) {
+	parallel(t)
 	c, _ := newCluster(t, "plain")
 	must(t, "add-agents", "-n", "web", "-t", "t3.small", "-j", "core", "--publish", "8080", "--load-balancer", "internal", "-q")
 	must(t, "add-agents", "-n", "broken", "-t", "t3.small", "-j", "core", "--publish", "8081", "--load-balancer", "internal", "-q")

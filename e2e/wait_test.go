@@ -9,6 +9,7 @@ import (
 // result "after 0s" of an operation that never was; -o json keeps the
 // result object.
 func TestWaitWithNothingInProgress(t *testing.T) {
+	parallel(t)
 	newCluster(t, "a")
 	for _, tt := range []struct {
 		args []string

@@ -13,6 +13,7 @@ import (
 // Messages count their nouns and name things by what they are, and a
 // --timeout on a plain AWS call says so instead of Go's context error.
 func TestWording(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	c := newClients(t)
 	subnets, err := c.ec2.DescribeSubnets(context.Background(), &ec2.DescribeSubnetsInput{

@@ -56,7 +56,7 @@ func startAgent(tc *testCluster, n *enginetest.Node) {
 // as words and standard input sent along; the swarm's services come from
 // the leader's status snapshot.
 func TestDockerOnRealSwarm(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployCore(t, "access")
 	g := tc.deployGroup(t, "g", 2, nil)
 	control := tc.bootControl(t)

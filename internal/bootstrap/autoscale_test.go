@@ -32,7 +32,7 @@ func (tc *testCluster) desired(t *testing.T, asg string) int {
 // plays the lifecycle hook, which finds it drained. A group of the same
 // type without autoscaling never changes.
 func TestAutoscale(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 
 	tc := deployCore(t, "goscale")
 	one, two := 1, 2

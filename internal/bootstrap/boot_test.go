@@ -30,7 +30,7 @@ import (
 // starts at every boot) publishes the join material again: the swarm is
 // not initialised again, and CloudFormation is not signalled twice.
 func TestControlRebootPublishesAgain(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployCore(t, "reboot")
 	control := tc.bootControl(t)
 	swarmID := dockerOn(t, control, "info", "--format", "{{.Swarm.Cluster.ID}}")
@@ -60,7 +60,7 @@ func TestControlRebootPublishesAgain(t *testing.T) {
 // A failing step of the control node signals failure, naming the step,
 // and publishes nothing.
 func TestControlFailureSignals(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployCore(t, "ctlfail")
 	control := labNode(t, "control", tc.control, false)
 	if err := os.WriteFile(control.Dir()+"/fail-dnf", nil, 0o644); err != nil {
@@ -83,7 +83,7 @@ func TestControlFailureSignals(t *testing.T) {
 // An agent whose control node never comes signals failure once the join
 // timeout has passed, and never joins anything.
 func TestAgentGivesUpWithoutControl(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployCore(t, "alone")
 	g := tc.deployGroup(t, "g", 1, nil)
 	agent := g.bootAgent(t, 0, "CLUSTERCTL_JOIN_TIMEOUT=3")
@@ -100,7 +100,7 @@ func TestAgentGivesUpWithoutControl(t *testing.T) {
 // Join material that is not the swarm's (a CA certificate of another
 // swarm): the agent refuses to join with it.
 func TestAgentRefusesOtherSwarmCA(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployCore(t, "otherca")
 	g := tc.deployGroup(t, "g", 1, nil)
 	control := tc.bootControl(t)
@@ -147,7 +147,7 @@ func otherCA(t *testing.T) string {
 // template pins are never used: the loader refuses them before anything
 // is installed, and signals why.
 func TestAgentRefusesTamperedConfig(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployCore(t, "tampered")
 	g := tc.deployGroup(t, "g", 2, nil)
 	settings := g.rendered.Artifacts[0]
@@ -199,7 +199,7 @@ func TestAgentRefusesTamperedConfig(t *testing.T) {
 // runs, never run as shell code. What else a node is configured with comes
 // from its settings in the bucket, pinned by their hash.
 func TestAgentChecksJoinValues(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployCore(t, "values")
 	g := tc.deployGroup(t, "g", 1, nil)
 	for _, c := range []struct {

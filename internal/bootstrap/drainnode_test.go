@@ -41,7 +41,7 @@ func (tc *testCluster) service() *cluster.Clients {
 // request that waited on the queue beyond the bound is dropped, and
 // changes nothing.
 func TestDrainNodeCommand(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployCore(t, "drainnode")
 	g := tc.deployGroup(t, "g", 2, nil)
 	// A bound the test can outwait: a request delayed on the queue longer

@@ -29,7 +29,7 @@ func (tc *testCluster) instanceState(t *testing.T, id string) string {
 // gone: it terminates it through the managers' Auto Scaling group first,
 // and forces a new cluster only once EC2 shows it terminated.
 func TestQuorumLossStoppedManagerFenced(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployManagers(t, "fence", 3)
 	managers := tc.bootManagers(t, "CLUSTERCTL_QUORUM_GRACE=20")
 	leader := leaderOf(t, managers)

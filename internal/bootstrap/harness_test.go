@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -58,6 +59,11 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	flag.Parse()
+	if err := setLanes(); err != nil {
+		fmt.Fprintln(os.Stderr, "bootstrap:", err)
+		return 2
+	}
 	dir, err := os.MkdirTemp("", "clusterctl-bootstrap")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bootstrap:", err)
@@ -394,13 +400,19 @@ func boot(t *testing.T, n *enginetest.Node, userData string) *enginetest.Run {
 }
 
 // eventually polls f every 250 ms until it returns true, and fails the test
-// with f's last word when that takes longer than within.
+// with f's last word when that takes longer than within. A wait of more
+// than a few seconds is logged with its length (go test -v): where a
+// scenario spends its time (docs/benchmarks.md, "CI time").
 func eventually(t *testing.T, within time.Duration, what string, f func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(within)
+	start := time.Now()
+	deadline := start.Add(within)
 	for {
 		ok, detail := f()
 		if ok {
+			if d := time.Since(start); d > 5*time.Second {
+				t.Logf("waited %v: %s", d.Round(time.Second), what)
+			}
 			return
 		}
 		if time.Now().After(deadline) {

@@ -19,7 +19,7 @@ import (
 // tagged (a core whose agent role predates the permission) joins all the
 // same.
 func TestAgentIdentity(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployCore(t, "identity")
 	g := tc.deployGroup(t, "g", 2, nil)
 
@@ -58,7 +58,7 @@ func TestAgentIdentity(t *testing.T) {
 // not), with their secret, go nowhere rather than to the impostor; and
 // once unproven for the bound, the impostor is removed from the swarm.
 func TestImpostorNotBelieved(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployCore(t, "impostor")
 	g := tc.deployGroup(t, "g", 2, nil)
 	const grace = 150 * time.Second // unproven this long, a node is removed

@@ -88,7 +88,7 @@ func (at *atCompletion) check(t *testing.T, instanceID, nodeID string, replicas 
 // once; notices for a group of another cluster, or older than a lifecycle
 // action lasts, are dropped without draining anything.
 func TestRollingReplacement(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc, g, control, agents := startCluster(t, "rolling", 5, 2)
 	// Replicas that take a while to run again elsewhere (a task is
 	// "starting" until its first health check passes): completing a
@@ -198,7 +198,7 @@ func foreignGroup(t *testing.T, tc *testCluster, g *testGroup) string {
 // lifecycle action is completed once. A notice that arrives during the
 // drain is received and heartbeated meanwhile, then handled.
 func TestHousekeepingRestartMidDrain(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc, g, control, agents := startCluster(t, "restart", 3, 2)
 	// The test image's sleep, as the container's first process, ignores
 	// SIGTERM: each task takes its whole grace period to stop, which keeps
@@ -250,7 +250,7 @@ func TestHousekeepingRestartMidDrain(t *testing.T) {
 // swarm after the grace period; a Down node whose instance still runs (a
 // stopped engine, a network partition) is not.
 func TestDeadNodeRemoved(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc, g, control, agents := startCluster(t, "dead", 2, 2)
 	dead, stopped := agents[0], agents[1]
 	// Nodes are seen Down sooner (the default is a 5 s heartbeat).

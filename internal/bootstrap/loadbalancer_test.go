@@ -28,7 +28,7 @@ import (
 // on a node the load balancer no longer sends to, while the other node
 // keeps answering.
 func TestLoadBalancedNode(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	const nodePort = 30080
 	tc := deployCore(t, "lb")
 	g := tc.deployLoadBalanced(t, spec.Group{Name: "web", InstanceType: spec.InstanceTypes{"m5.large"}, Count: aws.Int(2),

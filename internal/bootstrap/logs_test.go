@@ -56,7 +56,7 @@ func talk(t *testing.T, m *enginetest.Node, service, instanceID string) {
 // node's stream. With the logs endpoint unreachable, the
 // container keeps running and docker logs on its node still shows it.
 func TestContainerLogsShipped(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	bin := buildClusterctl(t)
 	tc := deployCore(t, "logs")
 	g := tc.deployGroup(t, "g", 2, nil)

@@ -28,7 +28,7 @@ import (
 // managers; each signals once it is a Reachable manager. The manager token
 // is published where only the managers' role may read it.
 func TestManagersFormOneSwarm(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployManagers(t, "trio", 3)
 	runs := map[*enginetest.Node]*enginetest.Run{}
 	var managers []*enginetest.Node
@@ -81,7 +81,7 @@ func TestManagersFormOneSwarm(t *testing.T) {
 // group launches another, which joins as a manager; the dead one is demoted
 // and removed; a replicated service on the agents runs on throughout.
 func TestManagerLost(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployManagers(t, "lose", 3)
 	g := tc.deployGroup(t, "g", 2, spec.Labels{"role": "worker"})
 	managers := tc.bootManagers(t)
@@ -147,7 +147,7 @@ func TestManagerLost(t *testing.T) {
 // it is Reachable, then an old one through the termination hook), never
 // leaves the swarm without its quorum: checked between every step.
 func TestRollingReplacementKeepsQuorum(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployManagers(t, "roll", 3)
 	g := tc.deployGroup(t, "g", 1, nil)
 	managers := tc.bootManagers(t)
@@ -210,7 +210,7 @@ func TestRollingReplacementKeepsQuorum(t *testing.T) {
 // answers, takes over and restores the backup: services, secrets and
 // networks survive, and the agents rejoin on their own.
 func TestSingleManagerRestored(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployCore(t, "lone")
 	g := tc.deployGroup(t, "g", 2, spec.Labels{"role": "worker"})
 	fast := "CLUSTERCTL_BACKUP_INTERVAL=10"
@@ -428,7 +428,7 @@ func (tc *testCluster) tryObject(key string) ([]byte, error) {
 // Housekeeping killed outright while a backup has the engine paused
 // leaves it paused; the next start of housekeeping lets it run again.
 func TestPausedEngineResumedByHousekeeping(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployCore(t, "paused")
 	manager := tc.bootControl(t)
 	pid, err := os.ReadFile(manager.Root("var/run/docker.pid"))
@@ -494,7 +494,7 @@ func (tc *testCluster) backups(t *testing.T) []string {
 // own (the swarm's CA is the same), and the replacements that follow join the restored swarm
 // as managers.
 func TestEveryManagerLostRestored(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployManagers(t, "total", 3)
 	g := tc.deployGroup(t, "g", 1, spec.Labels{"role": "worker"})
 	fast := []string{"CLUSTERCTL_BACKUP_INTERVAL=20", "CLUSTERCTL_BACKUP_SPACING=5", "CLUSTERCTL_BACKUP_ORDER_WAIT=30"}
@@ -608,7 +608,7 @@ func swarmObjects(t *testing.T, m *enginetest.Node) {
 // service, secret, config and network are intact, the Auto Scaling
 // group's replacements join it as managers, and there is one swarm.
 func TestQuorumLossHealed(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployManagers(t, "heal", 3)
 	g := tc.deployGroup(t, "g", 1, spec.Labels{"role": "worker"})
 	fast := []string{"CLUSTERCTL_QUORUM_GRACE=20"}
@@ -688,7 +688,7 @@ func TestQuorumLossHealed(t *testing.T) {
 // their instances running: a partition to EC2's eyes): the survivor
 // forces nothing, and the status snapshot says why the swarm is stuck.
 func TestQuorumLossPartitionForcesNothing(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployManagers(t, "split", 3)
 	fast := []string{"CLUSTERCTL_QUORUM_GRACE=20"}
 	managers := tc.bootManagers(t, fast...)

@@ -58,8 +58,12 @@ func maxTime(a, b time.Time) time.Time {
 // own namespaces, and the figures are the swarm's: the nodes ready, a service at 1 of its 2 tasks after a
 // node's engine stopped, its other task pending; a node's disk figure is
 // what df says of its engine's data root.
+//
+// It runs alone, before the scenarios that share the lab: the disk figure
+// is of the host's file system, which their engines write to meanwhile,
+// and the figure must hold still over the last datapoints to be compared
+// with df.
 func TestHealthMetricsPublished(t *testing.T) {
-	t.Parallel()
 	fast := "CLUSTERCTL_METRICS_INTERVAL=5"
 	tc := deployCore(t, "metrics")
 	g := tc.deployGroup(t, "g", 2, nil)

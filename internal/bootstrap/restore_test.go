@@ -23,7 +23,7 @@ import (
 // managers are reachable managers of one swarm again, and the agent runs
 // the backup's service in it.
 func TestLiveSwarmRestored(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployManagers(t, "restore", 3)
 	g := tc.deployGroup(t, "g", 1, spec.Labels{"role": "worker"})
 	fast := []string{"CLUSTERCTL_BACKUP_INTERVAL=20", "CLUSTERCTL_BACKUP_SPACING=5", "CLUSTERCTL_BACKUP_ORDER_WAIT=30", "CLUSTERCTL_IDLE=2"}

@@ -30,7 +30,7 @@ import (
 // nowhere else: not in the bucket (any object, any version), the
 // cluster's log group, the status snapshot, nor the node's logs.
 func TestSecretsSyncedAndRotated(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	ctx := context.Background()
 	cfg := awsConfig()
 	sm, ps := secretsmanager.NewFromConfig(cfg), ssm.NewFromConfig(cfg)
@@ -171,7 +171,7 @@ func TestSecretsSyncedAndRotated(t *testing.T) {
 // leader's own next read of the sources. The test plays CloudFormation's
 // part: it writes the declaration's parameter as the update would.
 func TestSecretsDeclarationChangeSyncsAtOnce(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	ctx := context.Background()
 	cfg := awsConfig()
 	stamp := fmt.Sprint(time.Now().UnixNano())

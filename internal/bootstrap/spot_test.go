@@ -37,7 +37,7 @@ func (tc *testCluster) instanceTags(t *testing.T, id string) map[string]string {
 // drains at once too; a warning for an instance with no node in this
 // swarm (another cluster's) changes nothing.
 func TestSpotInterruption(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployCore(t, "spot")
 	g := tc.deployGroup(t, "g", 2, spec.Labels{"role": "worker"})
 	g.instances[0].lifecycle = "spot"

@@ -23,7 +23,7 @@ import (
 // labels, and a service constrained to their group runs on both. The
 // control node publishes the join material and the swarm's status.
 func TestSwarmForms(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployCore(t, "forms")
 	g := tc.deployGroup(t, "g", 2, spec.Labels{"role": "worker"})
 
@@ -198,7 +198,7 @@ func mapsEqual(a, b map[string]string) bool {
 // The agents notice that the published swarm is not theirs and join it on
 // their own, without signalling again.
 func TestAgentsRejoinReinitialisedSwarm(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc, g, control, agents := startCluster(t, "rejoin", 2, 2)
 	before := map[string]string{}
 	for _, i := range g.instances {

@@ -46,8 +46,13 @@ func start(log io.Writer, name string, args ...string) (*exec.Cmd, chan struct{}
 	return cmd, exited, nil
 }
 
+// startWithin bounds a server's start: a couple of seconds alone, longer
+// when several start at once (the end-to-end tests' pool) on a busy
+// machine, whose imports then share the cores.
+const startWithin = 2 * time.Minute
+
 // Start runs moto_server on a free loopback port, its output going to log
-// (nil discards it), and waits up to 30 s for it to answer.
+// (nil discards it), and waits up to startWithin for it to answer.
 func Start(log io.Writer) (*Server, error) { return StartOn("127.0.0.1", log) }
 
 // StartOn is Start on a free port of the local address host, for clients
@@ -83,7 +88,7 @@ func StartOn(host string, log io.Writer) (*Server, error) {
 	}
 	s := &Server{URL: "http://" + net.JoinHostPort(host, fmt.Sprint(port)), cmd: cmd, exited: exited}
 	client := &http.Client{Timeout: time.Second}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(startWithin); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		select {
 		case <-exited:
 			return nil, fmt.Errorf("moto_server exited before it answered on %s", s.URL)
@@ -96,7 +101,7 @@ func StartOn(host string, log io.Writer) (*Server, error) {
 		}
 	}
 	s.Close()
-	return nil, fmt.Errorf("moto_server did not answer on %s within 30s", s.URL)
+	return nil, fmt.Errorf("moto_server did not answer on %s within %v", s.URL, startWithin)
 }
 
 // Reset forgets every resource, as if the account were new.
