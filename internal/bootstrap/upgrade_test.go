@@ -16,7 +16,7 @@ import (
 // hash of the node agent it runs and that version; the leader's status
 // snapshot carries the labels, which list-nodes and upgrade's plan read.
 func TestUpgradeNodesReportWhatTheyRun(t *testing.T) {
-	t.Parallel()
+	scenario(t)
 	tc := deployCoreSpec(t, "runs", spec.Core{EngineVersion: "24.0.9"})
 	g := tc.deployGroup(t, "g", 1, nil)
 	control := tc.bootControl(t)
