@@ -58,7 +58,6 @@ func dashboardOf(cluster string) (dashboardData, error) {
 		{"Managers", metrics(swarm, names.MetricManagersReachable, names.MetricManagersExpected)},
 		{"Down", metrics(swarm, names.MetricNodesDown, names.MetricServicesBelowDesired)},
 		{"Tasks", metrics(swarm, names.MetricRunningTasks, names.MetricDesiredTasks, names.MetricTasksPending, names.MetricTasksUnplaceable)},
-		{"Backup age", metrics(swarm, names.MetricBackupAge)},
 		{"Disk %", metrics(nodes, names.MetricDiskUsed)},
 	}
 	for _, g := range graphs {

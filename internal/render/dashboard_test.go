@@ -57,9 +57,12 @@ func TestDashboardBody(t *testing.T) {
 			t.Errorf("the alarms widget lacks %s: %v", want, alarms)
 		}
 	}
+	// The backup's age is the state of its alarm, in the alarms widget: a
+	// graph of it would take the core template over CloudFormation's limit
+	// with the most secrets (TestSecretsAtTheLimit).
 	swarm, nodes := names.SwarmMetricNamespace("prod"), names.NodeMetricNamespace("prod")
 	for _, want := range []string{swarm + " " + names.MetricManagersReachable, swarm + " " + names.MetricNodesDown, swarm + " " + names.MetricServicesBelowDesired,
-		swarm + " " + names.MetricBackupAge, swarm + " " + names.MetricTasksPending, nodes + " " + names.MetricDiskUsed} {
+		swarm + " " + names.MetricTasksPending, nodes + " " + names.MetricDiskUsed} {
 		if !slices.Contains(metrics, want) {
 			t.Errorf("no graph of %s: %v", want, metrics)
 		}
