@@ -93,6 +93,21 @@ func runInterruptedWhen(t *testing.T, environ []string, ready func(stderr string
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 
+// seen is ready once the run has seen what action did: two calls after
+// it (the waiter's calls follow one another, so the first one's answer is
+// in).
+func seen(fake *cfnfake.Server, action string) func(string) bool {
+	return func(string) bool {
+		calls := fake.Log("")
+		for i, c := range calls {
+			if c.Action == action {
+				return i < len(calls)-2
+			}
+		}
+		return false
+	}
+}
+
 // answered is ready once the fake has had two more calls than when it was
 // made: the run's calls follow one another, so the first one's answer is
 // in.
@@ -118,19 +133,7 @@ func TestInterruptAndReattach(t *testing.T) {
 		cfnfake.Step{At: time.Hour, Status: "DELETE_COMPLETE", Events: []cfnfake.Ev{{LogicalID: "AutoScalingGroup", Type: "AWS::AutoScaling::AutoScalingGroup", Status: "DELETE_COMPLETE"}}},
 	)
 
-	// Interrupted once it has seen the stack deleting: two calls after the
-	// DeleteStack (the waiter's calls follow one another, so the first
-	// one's answer is in).
-	deleting := func(string) bool {
-		calls := fake.Log("")
-		for i, c := range calls {
-			if c.Action == "DeleteStack" {
-				return i < len(calls)-2
-			}
-		}
-		return false
-	}
-	r := runInterruptedWhen(t, environ, deleting, 500*time.Millisecond, "remove-group", "-n", "g", "-j", "core", "--yes")
+	r := runInterruptedWhen(t, environ, seen(fake, "DeleteStack"), 500*time.Millisecond, "remove-group", "-n", "g", "-j", "core", "--yes")
 	if r.code != 130 {
 		t.Errorf("exit %d, want 130\n%s", r.code, r)
 	}
@@ -151,7 +154,7 @@ func TestInterruptAndReattach(t *testing.T) {
 
 	// Following the events as JSON: Ctrl-C still prints the events seen, as
 	// one array, and exits 130.
-	r = runInterruptedWhen(t, append(env(), "AWS_ENDPOINT_URL="+fake.URL), answered(fake), 300*time.Millisecond, "events", "core", "-n", "g", "--follow", "-o", "json")
+	r = runInterruptedWhen(t, append(envOf(t), "AWS_ENDPOINT_URL="+fake.URL), answered(fake), 300*time.Millisecond, "events", "core", "-n", "g", "--follow", "-o", "json")
 	var evs []map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &evs); err != nil || len(evs) == 0 || r.code != 130 {
 		t.Errorf("interrupted events --follow -o json (%v):\n%s", err, r)
@@ -160,7 +163,7 @@ func TestInterruptAndReattach(t *testing.T) {
 	}
 
 	// Interrupting `wait` itself behaves the same.
-	r = runInterruptedWhen(t, append(env(), "AWS_ENDPOINT_URL="+fake.URL), answered(fake), 300*time.Millisecond, "wait", "core", "-n", "g")
+	r = runInterruptedWhen(t, append(envOf(t), "AWS_ENDPOINT_URL="+fake.URL), answered(fake), 300*time.Millisecond, "wait", "core", "-n", "g")
 	if r.code != 130 || !strings.Contains(r.stderr, "clusterctl wait core -n g") {
 		t.Errorf("interrupted wait:\n%s", r)
 	}
