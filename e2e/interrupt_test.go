@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,53 +20,20 @@ import (
 	"github.com/clusterctl/clusterctl/internal/cfnfake"
 )
 
-// runInterrupted starts the binary against endpoint, sends SIGINT once it
-// has been waiting a while, and returns what it did.
-func runInterrupted(t *testing.T, url string, after time.Duration, args ...string) result {
-	t.Helper()
-	return runInterruptedEnv(t, append(envOf(t), "AWS_ENDPOINT_URL="+url), after, args...)
-}
-
-// runInterruptedEnv is runInterrupted with the whole environment given.
-func runInterruptedEnv(t *testing.T, environ []string, after time.Duration, args ...string) result {
-	t.Helper()
-	return runInterruptedWhen(t, environ, func(string) bool { return true }, after, args...)
-}
-
-// syncBuffer is a bytes.Buffer the test may read while the binary writes
-// to it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// runInterruptedWhen sends SIGINT once at least after has passed and ready
-// holds for what the binary has written to stderr so far: a loaded
-// machine may take longer than after to get there, and an interrupt sent
-// before it tests something else.
-func runInterruptedWhen(t *testing.T, environ []string, ready func(stderr string) bool, after time.Duration, args ...string) result {
+// runInterrupted sends SIGINT once ready holds (the run has reached the
+// point the test interrupts: polled, since a loaded machine may take its
+// time to get there, and an interrupt sent before it tests something
+// else), and returns what the binary did.
+func runInterrupted(t *testing.T, environ []string, ready func() bool, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = environ
-	var out, errOut syncBuffer
+	var out, errOut lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(after)
-	for deadline := time.Now().Add(30 * time.Second); !ready(errOut.String()); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !ready(); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
 			t.Fatalf("clusterctl never got to where the test interrupts it\nstderr:\n%s", errOut.String())
@@ -96,8 +62,8 @@ func runInterruptedWhen(t *testing.T, environ []string, ready func(stderr string
 // seen is ready once the run has seen what action did: two calls after
 // it (the waiter's calls follow one another, so the first one's answer is
 // in).
-func seen(fake *cfnfake.Server, action string) func(string) bool {
-	return func(string) bool {
+func seen(fake *cfnfake.Server, action string) func() bool {
+	return func() bool {
 		calls := fake.Log("")
 		for i, c := range calls {
 			if c.Action == action {
@@ -111,9 +77,9 @@ func seen(fake *cfnfake.Server, action string) func(string) bool {
 // answered is ready once the fake has had two more calls than when it was
 // made: the run's calls follow one another, so the first one's answer is
 // in.
-func answered(fake *cfnfake.Server) func(string) bool {
+func answered(fake *cfnfake.Server) func() bool {
 	n := len(fake.Log(""))
-	return func(string) bool { return len(fake.Log("")) >= n+2 }
+	return func() bool { return len(fake.Log("")) >= n+2 }
 }
 
 // Ctrl-C while a group is being deleted stops waiting (CloudFormation
@@ -133,7 +99,7 @@ func TestInterruptAndReattach(t *testing.T) {
 		cfnfake.Step{At: time.Hour, Status: "DELETE_COMPLETE", Events: []cfnfake.Ev{{LogicalID: "AutoScalingGroup", Type: "AWS::AutoScaling::AutoScalingGroup", Status: "DELETE_COMPLETE"}}},
 	)
 
-	r := runInterruptedWhen(t, environ, seen(fake, "DeleteStack"), 500*time.Millisecond, "remove-group", "-n", "g", "-j", "core", "--yes")
+	r := runInterrupted(t, environ, seen(fake, "DeleteStack"), "remove-group", "-n", "g", "-j", "core", "--yes")
 	if r.code != 130 {
 		t.Errorf("exit %d, want 130\n%s", r.code, r)
 	}
@@ -154,7 +120,7 @@ func TestInterruptAndReattach(t *testing.T) {
 
 	// Following the events as JSON: Ctrl-C still prints the events seen, as
 	// one array, and exits 130.
-	r = runInterruptedWhen(t, append(envOf(t), "AWS_ENDPOINT_URL="+fake.URL), answered(fake), 300*time.Millisecond, "events", "core", "-n", "g", "--follow", "-o", "json")
+	r = runInterrupted(t, append(envOf(t), "AWS_ENDPOINT_URL="+fake.URL), answered(fake), "events", "core", "-n", "g", "--follow", "-o", "json")
 	var evs []map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &evs); err != nil || len(evs) == 0 || r.code != 130 {
 		t.Errorf("interrupted events --follow -o json (%v):\n%s", err, r)
@@ -163,7 +129,7 @@ func TestInterruptAndReattach(t *testing.T) {
 	}
 
 	// Interrupting `wait` itself behaves the same.
-	r = runInterruptedWhen(t, append(envOf(t), "AWS_ENDPOINT_URL="+fake.URL), answered(fake), 300*time.Millisecond, "wait", "core", "-n", "g")
+	r = runInterrupted(t, append(envOf(t), "AWS_ENDPOINT_URL="+fake.URL), answered(fake), "wait", "core", "-n", "g")
 	if r.code != 130 || !strings.Contains(r.stderr, "clusterctl wait core -n g") {
 		t.Errorf("interrupted wait:\n%s", r)
 	}

@@ -35,7 +35,7 @@ func TestInterruptedCascadeResumes(t *testing.T) {
 		cfnfake.Step{At: time.Hour, Status: "DELETE_COMPLETE"})
 	// CloudFormation is the scripted fake; every other service is moto.
 	environ := append(envOf(t), "AWS_ENDPOINT_URL_CLOUDFORMATION="+fake.URL)
-	r := runInterruptedWhen(t, environ, seen(fake, "DeleteStack"), 500*time.Millisecond, "delete-core", "core", "--cascade", "--yes")
+	r := runInterrupted(t, environ, seen(fake, "DeleteStack"), "delete-core", "core", "--cascade", "--yes")
 	if r.code != 130 || !strings.Contains(r.stderr, "finish with: clusterctl delete-core core --cascade") {
 		t.Errorf("interrupted cascade:\n%s", r)
 	}
