@@ -77,6 +77,7 @@ func TestFlaglessUpdateCoreKeepsEverySetting(t *testing.T) {
 		{"--public-ips", []string{"--public-ips"}},
 		{"--network", []string{"--network", "kn"}},
 		{"--public-subnet-ids", []string{"--public-subnet-ids", aws.ToString(subnets.Subnets[1].SubnetId)}},
+		{"--engine-version", []string{"--engine-version", "24.0.9"}},
 		{"--no-rollback", []string{"--no-rollback"}},
 		{"--dry-run", nil}, // creates nothing: nothing to update
 		{"--cluster", nil}, // the cluster as a flag: TestClusterAsFlagOrArgument

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -47,6 +48,9 @@ func TestSwarmForms(t *testing.T) {
 	if len(nodes) != 3 {
 		t.Fatalf("%d swarm nodes, want 3", len(nodes))
 	}
+	// Every engine says which node agent and engine version it runs.
+	bin, _ := nodeAgent(t)
+	runs := map[string]string{names.EngineLabelAgent: bin.SHA256, names.EngineLabelEngineVersion: spec.DefaultEngineVersion}
 	agentIDs := map[string]bool{}
 	for _, n := range nodes {
 		// Managers run no workloads.
@@ -55,13 +59,13 @@ func TestSwarmForms(t *testing.T) {
 		}
 		labels := n.Description.Engine.Labels
 		if n.Spec.Role == "manager" {
-			if !mapsEqual(labels, map[string]string{"clusterctl.group": "control", "clusterctl.instance-type": "t3.medium", "clusterctl.instance-id": tc.control.id}) {
+			if !mapsEqual(labels, with(runs, map[string]string{"clusterctl.group": "control", "clusterctl.instance-type": "t3.medium", "clusterctl.instance-id": tc.control.id})) {
 				t.Errorf("manager %s has labels %v", n.ID, labels)
 			}
 			continue
 		}
 		i := slices.IndexFunc(g.instances, func(i instance) bool { return i.ip == n.Status.Addr })
-		if i < 0 || !mapsEqual(labels, map[string]string{"role": "worker", "clusterctl.group": "g", "clusterctl.instance-type": "m5.large", "clusterctl.instance-id": g.instances[i].id, "clusterctl.lifecycle": "on-demand", "clusterctl.zone": availabilityZone}) {
+		if i < 0 || !mapsEqual(labels, with(runs, map[string]string{"role": "worker", "clusterctl.group": "g", "clusterctl.instance-type": "m5.large", "clusterctl.instance-id": g.instances[i].id, "clusterctl.lifecycle": "on-demand", "clusterctl.zone": availabilityZone})) {
 			t.Errorf("agent %s at %s has labels %v", n.ID, n.Status.Addr, labels)
 		}
 		agentIDs[n.ID] = true
@@ -182,16 +186,13 @@ func readStatus(t *testing.T, tc *testCluster) status {
 	return st
 }
 
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
+func mapsEqual(a, b map[string]string) bool { return maps.Equal(a, b) }
+
+// with returns the labels of both maps.
+func with(a, b map[string]string) map[string]string {
+	out := maps.Clone(b)
+	maps.Copy(out, a)
+	return out
 }
 
 // A replaced control plane: the control node's swarm is initialised anew.
