@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/clusterctl/clusterctl/internal/awsx"
 	"github.com/clusterctl/clusterctl/internal/motoserver"
 )
 
@@ -76,7 +77,18 @@ func runMain(m *testing.M) int {
 	}
 	defer moto.Close()
 	endpoint = moto.URL
-	return m.Run()
+	// Every run of the binary records its AWS calls, for the operator
+	// policy's check (operatorpolicy_test.go).
+	calls := filepath.Join(dir, "aws-calls")
+	os.Setenv(awsx.EnvRecordCalls, calls)
+	code := m.Run()
+	if code == 0 {
+		if err := checkOperatorPolicy(os.Stderr, calls, wholeSuiteRan()); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: FAIL:", err)
+			code = 1
+		}
+	}
+	return code
 }
 
 // writeAgents writes stand-in node agents for both architectures into

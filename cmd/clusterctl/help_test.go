@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -21,6 +22,19 @@ func TestEveryCommandHelpHasOwnFlagsFirstAndExamples(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Subjects documented apart (docs/*.md) have their examples there,
+	// run by the end-to-end tests too.
+	docs, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readme = append(append(readme, '\n'), b...)
 	}
 	seen := 0
 	var walk func(n *kong.Node)
