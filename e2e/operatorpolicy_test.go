@@ -22,7 +22,10 @@ import (
 // moto cannot take. Everything else the policy grants must be recorded,
 // or be what CloudFormation calls for the templates' resources
 // (operatorpolicy.TemplateActions).
-var unrecorded = map[string]string{}
+var unrecorded = map[string]string{
+	"cloudformation:ContinueUpdateRollback": "moto never leaves a stack in UPDATE_ROLLBACK_FAILED, where update-group resumes a rollback",
+	"ssm:TerminateSession":                  "clusterctl shell ends a session it opened once the Session Manager plugin exits; moto opens none the plugin can use",
+}
 
 // checkOperatorPolicy compares the AWS calls the binary recorded during
 // the run (one IAM action a line) with what `clusterctl render
@@ -212,4 +215,58 @@ func TestOperatorPolicyDocExamples(t *testing.T) {
 			t.Fatalf("docs/operator-policy.md:%d: %s\nwant exit %d, got %s", ex.line, ex.command, ex.exit, r)
 		}
 	}
+}
+
+// The read commands call nothing the read-only policy does not grant,
+// whatever they answer on moto (a swarm moto cannot run is refused).
+func TestReadOnlyPolicyCoversTheReadCommands(t *testing.T) {
+	newCluster(t, "web")
+	own := filepath.Join(t.TempDir(), "calls")
+	withOwnRecord := append(env(), "CLUSTERCTL_RECORD_CALLS="+own) // the last value wins
+	for _, args := range [][]string{
+		{"describe", "core"}, {"list-clusters"}, {"list-groups", "-j", "core"}, {"list-nodes", "-j", "core"},
+		{"events", "core", "-n", "web"}, {"wait", "core", "-n", "web"}, {"logs", "-j", "core", "app"},
+		{"services", "-j", "core"}, {"backups", "-j", "core"}, {"export", "core"}, {"secrets", "-j", "core"},
+	} {
+		if r := clusterctlEnv(t, withOwnRecord, args...); r.code == 2 {
+			t.Errorf("%v: bad input: %s", args, r)
+		}
+	}
+	b, err := os.ReadFile(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The suite's record holds these calls too.
+	if suite := os.Getenv("CLUSTERCTL_RECORD_CALLS"); suite != "" {
+		f, err := os.OpenFile(suite, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.Write(b)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := clusterctl(t, "render", "operator-policy", "--read-only", "-j", "core")
+	var doc operatorpolicy.Document
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("%v: %s", err, r)
+	}
+	recorded := slices.Compact(slices.Sorted(slices.Values(strings.Fields(string(b)))))
+	if len(recorded) < 5 {
+		t.Fatalf("the read commands recorded only %v", recorded)
+	}
+	for _, a := range recorded {
+		granted := false
+		for _, st := range doc.Statement {
+			granted = granted || slices.ContainsFunc(st.Action, func(p string) bool { return actionMatches(p, a) })
+		}
+		if !granted {
+			t.Errorf("a read command called %s, which the read-only policy does not grant", a)
+		}
+	}
+	t.Logf("read commands called: %s", strings.Join(recorded, " "))
 }

@@ -190,7 +190,7 @@ var serviceIDs = map[string]string{
 
 // clientActions are the IAM actions of every call clusterctl's clients
 // can make (internal/awsapi's, and the alarms' CloudWatch call), the
-// versioned S3 reads and deletes included.
+// versioned S3 deletes included.
 func clientActions(t *testing.T) []string {
 	clients := []any{awsapi.ASG{}, awsapi.CloudFormation{}, awsapi.EC2{}, awsapi.S3{}, awsapi.SQS{}, awsapi.SSM{}, awsapi.SNS{},
 		awsapi.SecretsManager{}, awsapi.STS{}, awsapi.IAM{}, awsapi.ACM{}, awsapi.ELB{}, awsapi.CloudWatchLogs{}, alarms.CloudWatchCalls{}}
@@ -209,10 +209,8 @@ func clientActions(t *testing.T) []string {
 			op := strings.ToUpper(f.Name[:1]) + f.Name[1:]
 			out = append(out, awsx.IAMActions(id, op, nil)...)
 			if id == s3.ServiceID {
-				switch op {
-				case "GetObject", "HeadObject":
-					out = append(out, "s3:GetObjectVersion")
-				case "DeleteObject", "DeleteObjects":
+				// clusterctl deletes versions; it reads none (the nodes do).
+				if op == "DeleteObject" || op == "DeleteObjects" {
 					out = append(out, "s3:DeleteObjectVersion")
 				}
 			}

@@ -80,7 +80,7 @@ var statements = []statement{
 			"cloudformation:DeleteChangeSet", "cloudformation:DeleteStack", "cloudformation:ContinueUpdateRollback"},
 		resources: Scope.stacks},
 	{sid: sidBucket,
-		reads:     []string{"s3:GetObject", "s3:GetObjectVersion", "s3:ListBucket", "s3:ListBucketVersions", "s3:GetBucketTagging"},
+		reads:     []string{"s3:GetObject", "s3:ListBucket", "s3:ListBucketVersions", "s3:GetBucketTagging"},
 		writes:    []string{"s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion", "s3:DeleteBucket"},
 		resources: func(s Scope) []string { return []string{s.bucket(), s.bucket() + "/*"} }},
 	{sid: sidLogGroups,
