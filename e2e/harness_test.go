@@ -21,6 +21,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/clusterctl/clusterctl/internal/awsx"
 )
 
 var (
@@ -89,7 +91,22 @@ func runMain(m *testing.M) int {
 	}
 	defer motos.close()
 	endpoint = motos.def.URL
-	return m.Run()
+	// Every run of the binary, of every test and against any server of
+	// the pool, records its AWS calls for the operator policy's check
+	// (operatorpolicy_test.go): the variable reaches each run through
+	// os.Environ, and each call is one O_APPEND write of whole lines, so
+	// the runs of parallel tests do not interleave. The check runs once,
+	// after every test, parallel ones included, has ended.
+	calls := filepath.Join(dir, "aws-calls")
+	os.Setenv(awsx.EnvRecordCalls, calls)
+	code := m.Run()
+	if code == 0 {
+		if err := checkOperatorPolicy(os.Stderr, calls, wholeSuiteRan()); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: FAIL:", err)
+			code = 1
+		}
+	}
+	return code
 }
 
 // writeAgents writes stand-in node agents for both architectures into

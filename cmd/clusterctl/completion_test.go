@@ -38,7 +38,7 @@ func TestCompleteLine(t *testing.T) {
 	}{
 		{"clusterctl ", all},
 		{"clusterctl list-n", []string{"list-nodes"}},
-		{"clusterctl render ", []string{"core", "group", "network", "node-config"}},
+		{"clusterctl render ", []string{"core", "group", "network", "node-config", "operator-policy"}},
 		{"clusterctl completion ", []string{"bash", "fish", "zsh"}},
 		{"clusterctl list-nodes --cl", []string{"--cluster"}},
 		{"clusterctl list-nodes --ti", []string{"--timeout"}},

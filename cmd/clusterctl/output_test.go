@@ -103,6 +103,7 @@ func TestEveryCommandHonoursOrRefusesOutputFlags(t *testing.T) {
 		{"render group", []string{"render", "group", "-n", "g9", "-t", "m7g.large"}, false},
 		{"render node-config", []string{"render", "node-config", "-n", "g9", "-t", "m7g.large", "-j", "c1"}, false},
 		{"render network", []string{"render", "network", "n9"}, false},
+		{"render operator-policy", []string{"render", "operator-policy", "--read-only"}, false},
 		{"version", []string{"version"}, false},
 		// The first apply creates the cluster, the second finds no changes.
 		{"apply", []string{"apply", "-f", clusterFile}, false},

@@ -18,6 +18,8 @@ type RenderCmd struct {
 	Group      RenderGroupCmd      `cmd:"" help:"Print the group stack add-agents would deploy: its template, or its parameters and tags; -j reads the live core."`
 	NodeConfig RenderNodeConfigCmd `cmd:"" name:"node-config" help:"Print the node configuration (KEY=value lines) add-agents uploads for a group's agents; -j reads the live core."`
 	Network    RenderNetworkCmd    `cmd:"" help:"Print the network stack create-network would deploy: its template, or its parameters and tags (no AWS access)."`
+	// OperatorPolicy is in operatorpolicy.go.
+	OperatorPolicy RenderOperatorPolicyCmd `cmd:"" name:"operator-policy" help:"Print the IAM policy an operator needs for every command (or the read commands only), scoped to a cluster with -j (no AWS access)."`
 }
 
 // offlineCluster is the cluster a group is rendered for when -j is not

@@ -123,6 +123,9 @@ func Load(ctx context.Context, o Options) (aws.Config, *Recorder, error) {
 	}
 	rec := &Recorder{log: o.Log, counts: map[string]int{}}
 	cfg.APIOptions = append(cfg.APIOptions, rec.middleware, attemptURL)
+	if path := os.Getenv(EnvRecordCalls); path != "" {
+		cfg.APIOptions = append(cfg.APIOptions, callRecorder{path}.middleware)
+	}
 	return cfg, rec, nil
 }
 
