@@ -44,6 +44,11 @@ var resourceTypes = []resourceType{
 			"cloudwatch:ListTagsForResource"}},
 		{sidUnscoped, []string{"cloudwatch:DescribeAlarms"}},
 	}},
+	// A dashboard takes no tags; its handlers read it back after each
+	// write.
+	{"AWS::CloudWatch::Dashboard", []grant{
+		{sidDashboard, []string{"cloudwatch:PutDashboard", "cloudwatch:GetDashboard", "cloudwatch:DeleteDashboards"}},
+	}},
 	{"AWS::EC2::EIP", ec2Type([]string{"ec2:DescribeAddresses"}, "ec2:AllocateAddress", "ec2:ReleaseAddress")},
 	{"AWS::EC2::InternetGateway", ec2Type([]string{"ec2:DescribeInternetGateways"}, "ec2:CreateInternetGateway", "ec2:DeleteInternetGateway")},
 	{"AWS::EC2::LaunchTemplate", append(ec2Type([]string{"ec2:DescribeLaunchTemplates", "ec2:DescribeLaunchTemplateVersions"},

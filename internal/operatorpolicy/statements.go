@@ -42,6 +42,7 @@ const (
 	sidEC2            = "EC2ResourcesWhoseIdsCloudFormationChooses"
 	sidRules          = "TheClusterEventRulesNamedAfterItsCore"
 	sidAlarms         = "TheClusterAlarms"
+	sidDashboard      = "TheClusterDashboard"
 	sidKeys           = "TheAlarmTopicKeyWhoseIdIsRandom"
 	sidSecretsParam   = "TheSecretsDeclarationParameter"
 	sidLoadBalancers  = "LoadBalancersWhoseGeneratedNamesAreTruncated"
@@ -141,6 +142,11 @@ var statements = []statement{
 	{sid: sidRules, resources: func(s Scope) []string { return []string{s.arn("events", "rule/"+s.named())} }},
 	{sid: sidAlarms, resources: func(s Scope) []string {
 		return []string{s.arn("cloudwatch", "alarm:"+names.AlarmName(s.cluster(), "*"))}
+	}},
+	// Dashboards have no region in their ARN: the name is the
+	// account's, prefixed as the alarms' are.
+	{sid: sidDashboard, resources: func(s Scope) []string {
+		return []string{s.global("cloudwatch", "dashboard/"+names.DashboardName(s.cluster()))}
 	}},
 	{sid: sidAlarmTopic, resources: func(s Scope) []string { return []string{s.arn("sns", s.named())} }},
 	{sid: sidKeys, resources: func(s Scope) []string { return []string{s.arn("kms", "key/*")} }},
