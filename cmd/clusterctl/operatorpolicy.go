@@ -44,12 +44,20 @@ func (c *RenderOperatorPolicyCmd) Run(app *App) error {
 		return errs.Usage("--account %s: an AWS account id is 12 digits", c.Account)
 	}
 	// The region as the commands would take it, without loading the
-	// AWS configuration (a profile's region is not read: pass --region).
+	// AWS configuration (a profile's region is not read: pass --region):
+	// the flag, the environment, then the default's (clusterctl use).
 	region := app.Globals.Region
 	for _, env := range []string{"AWS_REGION", "AWS_DEFAULT_REGION"} {
 		if region == "" {
 			region = os.Getenv(env)
 		}
+	}
+	if region == "" {
+		r, err := app.defaults.region("")
+		if err != nil {
+			return err
+		}
+		region = r
 	}
 	if region != "" {
 		if err := awsx.CheckRegion(region); err != nil {

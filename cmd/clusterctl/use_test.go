@@ -222,3 +222,27 @@ func TestCreateOnlyFlags(t *testing.T) {
 		}
 	}
 }
+
+// render operator-policy scopes its ARNs to the default's cluster and
+// region, as the commands would act; the flag and the environment first.
+func TestOperatorPolicyTakesTheDefault(t *testing.T) {
+	withDefault(t, "prod")
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_DEFAULT_REGION", "")
+	for _, tt := range []struct {
+		args  []string
+		env   string // AWS_REGION
+		stack string
+	}{
+		{nil, "", "arn:aws:cloudformation:eu-west-1:*:stack/prod/*"},
+		{[]string{"-j", "qa"}, "", "arn:aws:cloudformation:eu-west-1:*:stack/qa/*"},
+		{[]string{"--region", "us-west-2"}, "", "arn:aws:cloudformation:us-west-2:*:stack/prod/*"},
+		{nil, "ap-south-1", "arn:aws:cloudformation:ap-south-1:*:stack/prod/*"},
+	} {
+		t.Setenv("AWS_REGION", tt.env)
+		code, out, errOut := runCLI(t, append([]string{"render", "operator-policy", "--part", "1"}, tt.args...)...)
+		if code != 0 || !strings.Contains(out, `"`+tt.stack+`"`) {
+			t.Errorf("%q, AWS_REGION=%q: exit %d, want %s in the policy\n%s", tt.args, tt.env, code, tt.stack, errOut)
+		}
+	}
+}
