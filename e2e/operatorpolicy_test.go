@@ -198,11 +198,14 @@ func TestReadOnlyPolicyCoversTheReadCommands(t *testing.T) {
 	parallel(t)
 	newCluster(t, "web")
 	own := filepath.Join(t.TempDir(), "calls")
-	withOwnRecord := append(envOf(t), "CLUSTERCTL_RECORD_CALLS="+own) // the last value wins
+	// The last value wins; use writes the default into a directory of
+	// the test's own.
+	withOwnRecord := append(envOf(t), "CLUSTERCTL_RECORD_CALLS="+own, "XDG_CONFIG_HOME="+t.TempDir())
 	for _, args := range [][]string{
 		{"describe", "core"}, {"list-clusters"}, {"list-groups", "-j", "core"}, {"list-nodes", "-j", "core"},
 		{"events", "core", "-n", "web"}, {"wait", "core", "-n", "web"}, {"logs", "-j", "core", "app"},
 		{"services", "-j", "core"}, {"backups", "-j", "core"}, {"export", "core"}, {"secrets", "-j", "core"},
+		{"upgrade", "-j", "core", "--dry-run"}, {"use", "core"},
 	} {
 		if r := clusterctlEnv(t, withOwnRecord, args...); r.code == 2 {
 			t.Errorf("%v: bad input: %s", args, r)

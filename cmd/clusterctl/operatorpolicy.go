@@ -16,7 +16,7 @@ import (
 // reads AWS: what it is not told (the account, the region) it leaves as a
 // wildcard.
 type RenderOperatorPolicyCmd struct {
-	ReadOnly bool   `name:"read-only" help:"Only what the read commands need (describe, list-*, events, logs, wait, services, backups, export, secrets list): nothing that changes the cluster."`
+	ReadOnly bool   `name:"read-only" help:"Only what the read commands need (describe, list-*, events, logs, wait, services, backups, export, secrets list, upgrade --dry-run, use): nothing that changes the cluster."`
 	Cluster  string `short:"j" name:"cluster" aliases:"join" predictor:"cluster" placeholder:"NAME" help:"Scope the policy to this cluster's resources (default: any cluster's)."`
 	Network  string `name:"network" placeholder:"NAME" help:"Scope the network stacks to this network (create-network NAME; default: any network)."`
 	Account  string `name:"account" placeholder:"ID" help:"The AWS account id the resources are in (default: any account)."`
