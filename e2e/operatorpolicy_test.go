@@ -160,7 +160,6 @@ func TestCheckOperatorPolicy(t *testing.T) {
 
 // render operator-policy needs no AWS, and refuses bad input with exit 2.
 func TestRenderOperatorPolicy(t *testing.T) {
-	parallel(t)
 	// Nothing listens at the endpoint: any AWS call would fail the run.
 	dead := append(env(), "AWS_ENDPOINT_URL=http://127.0.0.1:1")
 	r := clusterctlEnv(t, dead, "render", "operator-policy", "-j", "prod", "--account", "123456789012", "--part", "1")
