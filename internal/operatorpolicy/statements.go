@@ -30,7 +30,7 @@ const (
 	sidAlarmTopic     = "TheAlarmTopicNamedAfterTheCore"
 	sidSecrets        = "TheSecretsDeclaredAsSources"
 	sidRoles          = "TheClusterRolesNamedAfterItsStacks"
-	sidOperatorRoles  = "TheOperatorRolesTheClusterNames"
+	sidCallerRole     = "TheCallerRoleWithItsPathTheDefaultOperator"
 	sidCertificates   = "TheCertificatesOfTlsListeners"
 	sidQueues         = "TheClusterQueuesNamedAfterItsCore"
 	sidGroups         = "TheClusterAutoScalingGroupsNamedAfterItsStacks"
@@ -99,7 +99,7 @@ var statements = []statement{
 	{sid: sidSecrets,
 		reads:     []string{"secretsmanager:DescribeSecret"},
 		resources: func(s Scope) []string { return []string{s.arn("secretsmanager", "secret:*")} }},
-	{sid: sidOperatorRoles,
+	{sid: sidCallerRole,
 		reads:     []string{"iam:GetRole"},
 		resources: func(s Scope) []string { return []string{s.global("iam", "role/*")} }},
 	{sid: sidCertificates,
