@@ -20,8 +20,8 @@ import (
 // unrecorded are the actions the operator policy grants as calls of the
 // commands that the whole suite still never records, each with why: paths
 // moto cannot take. Everything else the policy grants must be recorded,
-// or be what CloudFormation calls for the templates' resources
-// (operatorpolicy.TemplateActions).
+// or be what CloudFormation calls for the templates' resources in that
+// statement (operatorpolicy.TemplateActions).
 var unrecorded = map[string]string{
 	"cloudformation:ContinueUpdateRollback": "moto never leaves a stack in UPDATE_ROLLBACK_FAILED, where update-group resumes a rollback",
 	"ssm:TerminateSession":                  "clusterctl shell ends a session it opened once the Session Manager plugin exits; moto opens none the plugin can use",
@@ -58,6 +58,7 @@ func checkOperatorPolicy(w io.Writer, recordFile string, wholeSuite bool) error 
 	for _, st := range doc.Statement {
 		granted = append(granted, st.Action...)
 	}
+	granted = slices.Compact(slices.Sorted(slices.Values(granted)))
 	var missing []string
 	for a := range recorded {
 		if !slices.ContainsFunc(granted, func(p string) bool { return actionMatches(p, a) }) {
@@ -70,19 +71,24 @@ func checkOperatorPolicy(w io.Writer, recordFile string, wholeSuite bool) error 
 		problems = append(problems, fmt.Sprintf("the commands called %s, which `clusterctl render operator-policy` does not grant (internal/operatorpolicy)", strings.Join(missing, ", ")))
 	}
 	if wholeSuite {
+		// Statement by statement: an action CloudFormation needs in one
+		// statement does not excuse it in another, where only a command
+		// calls it.
 		template := operatorpolicy.TemplateActions()
 		var unused []string
-		for _, p := range slices.Compact(slices.Sorted(slices.Values(granted))) {
-			used := unrecorded[p] != "" || slices.Contains(template, p)
-			for a := range recorded {
-				used = used || actionMatches(p, a)
-			}
-			if !used {
-				unused = append(unused, p)
+		for _, st := range doc.Statement {
+			for _, p := range st.Action {
+				used := unrecorded[p] != "" || slices.ContainsFunc(template[st.Sid], func(a string) bool { return actionMatches(p, a) })
+				for a := range recorded {
+					used = used || actionMatches(p, a)
+				}
+				if !used {
+					unused = append(unused, p+" ("+st.Sid+")")
+				}
 			}
 		}
 		if len(unused) > 0 {
-			problems = append(problems, fmt.Sprintf("the operator policy grants %s, which no command called and CloudFormation does not need for the templates' resources: remove it, or say in unrecorded (e2e/operatorpolicy_test.go) why the suite cannot reach its call", strings.Join(unused, ", ")))
+			problems = append(problems, fmt.Sprintf("the operator policy grants %s, which no command called and CloudFormation does not need there for the templates' resources: remove it, or say in unrecorded (e2e/operatorpolicy_test.go) why the suite cannot reach its call", strings.Join(unused, ", ")))
 		}
 	}
 	fmt.Fprintf(w, "e2e: operator policy: %d distinct AWS actions recorded, %d granted (whole suite: %v)\n", len(recorded), len(granted), wholeSuite)
@@ -155,6 +161,18 @@ func TestCheckOperatorPolicy(t *testing.T) {
 	err = checkOperatorPolicy(io.Discard, file, true)
 	if err == nil || !strings.Contains(err.Error(), "sqs:SendMessage") || strings.Contains(err.Error(), "iam:CreateRole") {
 		t.Errorf("whole suite, one call recorded: %v (want sqs:SendMessage unused, CloudFormation's iam:CreateRole not)", err)
+	}
+	// Every call but iam:GetRole, which CloudFormation also needs, but on
+	// the cluster's roles only, not on the caller's.
+	write(slices.DeleteFunc(operatorpolicy.Calls(false), func(a string) bool { return a == "iam:GetRole" })...)
+	err = checkOperatorPolicy(io.Discard, file, true)
+	unused := ""
+	if err != nil {
+		_, after, _ := strings.Cut(err.Error(), "grants ")
+		unused, _, _ = strings.Cut(after, ", which")
+	}
+	if !strings.HasPrefix(unused, "iam:GetRole (") || strings.Contains(unused, ", ") {
+		t.Errorf("whole suite, every call but iam:GetRole: %v (want iam:GetRole alone unused, in the caller's statement)", err)
 	}
 }
 

@@ -124,16 +124,20 @@ func Calls(readOnly bool) []string {
 }
 
 // TemplateActions are the actions CloudFormation calls with the
-// operator's permissions for the resource types of the templates.
-func TemplateActions() []string {
-	var out []string
+// operator's permissions for the resource types of the templates, by the
+// Sid of the statement that grants them there.
+func TemplateActions() map[string][]string {
+	out := map[string][]string{}
 	for _, r := range resourceTypes {
 		for _, g := range r.grants {
-			out = append(out, g.actions...)
+			out[g.sid] = append(out[g.sid], g.actions...)
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	for sid, actions := range out {
+		slices.Sort(actions)
+		out[sid] = slices.Compact(actions)
+	}
+	return out
 }
 
 // ResourceTypes are the resource types the policy lets CloudFormation
