@@ -169,6 +169,31 @@ def _cloudformation_parsing(m):
 
     m.clean_json = clean_json
 
+    # A parameter named in a Fn::Sub string (${Param}): CloudFormation
+    # updates the resources whose properties it changes, as for a Ref;
+    # moto looks for Refs only, so a launch template whose user data subs
+    # a changed parameter kept its version. Its names now count too.
+    import re
+
+    refs = m.get_references_from_template
+    sub = re.compile(r"\$\{([^}!.]+)")
+
+    def subs(template):
+        if isinstance(template, dict):
+            for key, value in template.items():
+                text = value[0] if key == "Fn::Sub" and isinstance(value, list) and value else value
+                if key == "Fn::Sub" and isinstance(text, str):
+                    yield from sub.findall(text)
+                yield from subs(value)
+        elif isinstance(template, list):
+            for item in template:
+                yield from subs(item)
+
+    def references(template):
+        return refs(template) + list(subs(template))
+
+    m.get_references_from_template = references
+
 
 def _ec2_route_tables(m):
     # A route table and its routes go with their stack: moto's
