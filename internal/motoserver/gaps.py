@@ -195,6 +195,25 @@ def _cloudformation_parsing(m):
     m.get_references_from_template = references
 
 
+def _cloudformation_models(m):
+    # A change set's execution: CloudFormation evaluates the stack's outputs
+    # anew (an output that Refs a parameter gives its new value); moto keeps
+    # the values it evaluated when they were first read, and a group joined
+    # after an update-core read the core's old settings. They are now made again from the
+    # template the change set brought.
+    execute = m.CloudFormationBackend.execute_change_set
+
+    def execute_change_set(self, change_set_name, stack_name=None):
+        execute(self, change_set_name, stack_name)
+        for cs in self.change_sets.values():
+            if change_set_name in (cs.change_set_id, cs.change_set_name):
+                stack = self.stacks[cs.stack_id]
+                stack._parse_template()
+                stack.output_map = stack._create_output_map()
+
+    m.CloudFormationBackend.execute_change_set = execute_change_set
+
+
 def _ec2_route_tables(m):
     # A route table and its routes go with their stack: moto's
     # CloudFormation keeps them, and the VPC, still holding a route table
@@ -267,6 +286,7 @@ def _ec2_gateways(m, kind):
 
 _FIXES = {"moto.s3.models": _s3, "moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling, "moto.cloudwatch.models": _cloudwatch,
           "moto.ec2.models.instances": _ec2_instances, "moto.cloudformation.parsing": _cloudformation_parsing,
+          "moto.cloudformation.models": _cloudformation_models,
           "moto.ec2.models.route_tables": _ec2_route_tables, "moto.ec2.models.subnets": _ec2_subnets,
           "moto.ec2.models.nat_gateways": lambda m: _ec2_gateways(m, "nat"), "moto.ec2.models.vpcs": lambda m: _ec2_gateways(m, "vpce")}
 

@@ -73,3 +73,49 @@ func TestSubParameterUpdatesResource(t *testing.T) {
 		t.Errorf("after the parameter's update: user data %q, want the new agent", got)
 	}
 }
+
+// A change set that changes a parameter an output Refs gives the output
+// its new value, as CloudFormation does (moto alone kept the outputs of
+// the stack's creation, and a group joined after update-core read the
+// core's old engine version).
+func TestChangeSetRefreshesOutputs(t *testing.T) {
+	s, err := Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
+		config.WithBaseEndpoint(s.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfn := cloudformation.NewFromConfig(cfg)
+	body := `{"Parameters": {"Engine": {"Type": "String"}}, "Resources": {"Q": {"Type": "AWS::SQS::Queue"}},
+  "Outputs": {"Engine": {"Value": {"Ref": "Engine"}}}}`
+	params := func(v string) []cfntypes.Parameter {
+		return []cfntypes.Parameter{{ParameterKey: aws.String("Engine"), ParameterValue: aws.String(v)}}
+	}
+	if _, err := cfn.CreateStack(ctx, &cloudformation.CreateStackInput{StackName: aws.String("o"), TemplateBody: aws.String(body), Parameters: params("24.0.9")}); err != nil {
+		t.Fatal(err)
+	}
+	// Read once, as create-core reads them.
+	if _, err := cfn.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String("o")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfn.CreateChangeSet(ctx, &cloudformation.CreateChangeSetInput{StackName: aws.String("o"), ChangeSetName: aws.String("c"),
+		ChangeSetType: cfntypes.ChangeSetTypeUpdate, TemplateBody: aws.String(body), Parameters: params("25.0.8")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfn.ExecuteChangeSet(ctx, &cloudformation.ExecuteChangeSetInput{StackName: aws.String("o"), ChangeSetName: aws.String("c")}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cfn.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String("o")})
+	if err != nil || len(out.Stacks) != 1 || len(out.Stacks[0].Outputs) != 1 {
+		t.Fatalf("the stack: %+v, %v", out, err)
+	}
+	if got := aws.ToString(out.Stacks[0].Outputs[0].OutputValue); got != "25.0.8" {
+		t.Errorf("the output after the change set: %q, want the parameter's new value", got)
+	}
+}
