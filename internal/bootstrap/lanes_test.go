@@ -31,6 +31,7 @@ var longestFirst = []string{
 	"TestQuorumLossPartitionForcesNothing",
 	"TestSingleManagerRestored",
 	"TestLiveSwarmRestored",
+	"TestUpgradeRollsEveryNode",
 	"TestQuorumLossHealed",
 	"TestSpotInterruption",
 }

@@ -143,7 +143,14 @@ func NewApplier(c *Clients) *Applier {
 // backup before them and the validation after each.
 func NewUpgrader(c *Clients) *Upgrader {
 	r := c.run()
-	return &Upgrader{artifacts: newArtifacts(c), changeSets: changeSetRoller{core: NewCore(c), groups: NewGroups(c)},
+	return &Upgrader{artifacts: newArtifacts(c), changeSets: NewChangeSetRoller(c),
 		find: newFinder(c), leases: r.leases, requests: NewRequests(c), status: newStatus(c), say: r.say,
 		ASG: c.ASG, SSM: c.SSM, Stacks: c.Stacks, Now: c.Now}
+}
+
+// NewChangeSetRoller updates the stacks of an upgrade as update-core and
+// update-group do: what an Upgrader without a Roller uses, for a roller
+// that adds to it.
+func NewChangeSetRoller(c *Clients) StackRoller {
+	return changeSetRoller{core: NewCore(c), groups: NewGroups(c)}
 }

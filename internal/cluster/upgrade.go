@@ -42,7 +42,7 @@ type StackRoller interface {
 // Upgrader runs upgrade.
 type Upgrader struct {
 	artifacts  *Artifacts
-	changeSets changeSetRoller
+	changeSets StackRoller
 	find       *Finder
 	leases     *Leases
 	requests   *Requests

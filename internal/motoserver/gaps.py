@@ -169,6 +169,50 @@ def _cloudformation_parsing(m):
 
     m.clean_json = clean_json
 
+    # A parameter named in a Fn::Sub string (${Param}): CloudFormation
+    # updates the resources whose properties it changes, as for a Ref;
+    # moto looks for Refs only, so a launch template whose user data subs
+    # a changed parameter kept its version. Its names now count too.
+    import re
+
+    refs = m.get_references_from_template
+    sub = re.compile(r"\$\{([^}!.]+)")
+
+    def subs(template):
+        if isinstance(template, dict):
+            for key, value in template.items():
+                text = value[0] if key == "Fn::Sub" and isinstance(value, list) and value else value
+                if key == "Fn::Sub" and isinstance(text, str):
+                    yield from sub.findall(text)
+                yield from subs(value)
+        elif isinstance(template, list):
+            for item in template:
+                yield from subs(item)
+
+    def references(template):
+        return refs(template) + list(subs(template))
+
+    m.get_references_from_template = references
+
+
+def _cloudformation_models(m):
+    # A change set's execution: CloudFormation evaluates the stack's outputs
+    # anew (an output that Refs a parameter gives its new value); moto keeps
+    # the values it evaluated when they were first read, and a group joined
+    # after an update-core read the core's old settings. They are now made again from the
+    # template the change set brought.
+    execute = m.CloudFormationBackend.execute_change_set
+
+    def execute_change_set(self, change_set_name, stack_name=None):
+        execute(self, change_set_name, stack_name)
+        for cs in self.change_sets.values():
+            if change_set_name in (cs.change_set_id, cs.change_set_name):
+                stack = self.stacks[cs.stack_id]
+                stack._parse_template()
+                stack.output_map = stack._create_output_map()
+
+    m.CloudFormationBackend.execute_change_set = execute_change_set
+
 
 def _ec2_route_tables(m):
     # A route table and its routes go with their stack: moto's
@@ -242,6 +286,7 @@ def _ec2_gateways(m, kind):
 
 _FIXES = {"moto.s3.models": _s3, "moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling, "moto.cloudwatch.models": _cloudwatch,
           "moto.ec2.models.instances": _ec2_instances, "moto.cloudformation.parsing": _cloudformation_parsing,
+          "moto.cloudformation.models": _cloudformation_models,
           "moto.ec2.models.route_tables": _ec2_route_tables, "moto.ec2.models.subnets": _ec2_subnets,
           "moto.ec2.models.nat_gateways": lambda m: _ec2_gateways(m, "nat"), "moto.ec2.models.vpcs": lambda m: _ec2_gateways(m, "vpce")}
 
