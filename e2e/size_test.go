@@ -9,8 +9,13 @@ import (
 // maxBinarySize is the most the released binary may weigh. It was 64 MB
 // while the AWS clients were stored in interfaces (see internal/awsapi);
 // 26.6 MB since, and 30.1 MB once the CLI read CloudWatch alarms (the
-// cloudwatch client, held as function values as every other).
-const maxBinarySize = 32_000_000
+// cloudwatch client, held as function values as every other); 31.4 MB with
+// tablewriter restored and the pre-flight's SNS, Secrets Manager and IAM
+// clients. 30 MB is not reached without dropping a feature or a library
+// the product names (kong, whose MethodByName with a computed name keeps
+// every exported method of reachable types; gojq; tablewriter; the SDK's
+// clients): see docs/benchmarks.md. The bound sits just above.
+const maxBinarySize = 31_600_000
 
 // The binary under test is built as released (TestMain): stripped, it
 // stays under maxBinarySize. A size assertion, not a timing one. The node
