@@ -1,14 +1,11 @@
 package motoserver
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwschemas "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
@@ -23,18 +20,7 @@ import (
 // gaps gaps.py fills (moto alone makes an application load balancer, which
 // refuses the listener, and keeps the target group).
 func TestLoadBalancerGapsFilled(t *testing.T) {
-	s, err := Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
-		config.WithBaseEndpoint(s.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, cfg := started(t)
 	ec2c, cfn, elb := ec2.NewFromConfig(cfg), cloudformation.NewFromConfig(cfg), elbv2.NewFromConfig(cfg)
 	vpc, err := ec2c.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.1.0.0/16")})
 	if err != nil {
@@ -68,18 +54,7 @@ func TestLoadBalancerGapsFilled(t *testing.T) {
 // The server makes a stack's alarms, as the template gives them, and
 // deletes them with the stack: moto's CloudFormation alone leaves them out.
 func TestAlarmGapFilled(t *testing.T) {
-	s, err := Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
-		config.WithBaseEndpoint(s.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, cfg := started(t)
 	cfn := cloudformation.NewFromConfig(cfg)
 	cw := cloudwatch.NewFromConfig(cfg, func(o *cloudwatch.Options) { o.Protocol = awsquery.New(cwschemas.GraniteServiceVersion20100801) })
 	body := `{"Resources": {"A": {"Type": "AWS::CloudWatch::Alarm", "Properties": {"AlarmName": "a-down", "Namespace": "ns",
@@ -113,18 +88,7 @@ func TestAlarmGapFilled(t *testing.T) {
 // A bucket the template versions is versioned: moto's CloudFormation
 // alone leaves it unversioned, and PutObject answers no version id.
 func TestBucketVersioningGapFilled(t *testing.T) {
-	s, err := Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
-		config.WithBaseEndpoint(s.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, cfg := started(t)
 	cfn := cloudformation.NewFromConfig(cfg)
 	s3c := s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true })
 	body := `{"Resources": {"B": {"Type": "AWS::S3::Bucket", "Properties": {"BucketName": "versioned-b", "VersioningConfiguration": {"Status": "Enabled"}}}}}`

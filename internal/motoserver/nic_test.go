@@ -1,13 +1,10 @@
 package motoserver
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
@@ -18,18 +15,7 @@ import (
 // IP exactly when the interface associates one, whatever the subnet maps
 // on launch (moto alone gave no security group and the subnet's choice).
 func TestLaunchTemplateNetworkInterface(t *testing.T) {
-	s, err := Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
-		config.WithBaseEndpoint(s.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, cfg := started(t)
 	ec2c, cfn := ec2.NewFromConfig(cfg), cloudformation.NewFromConfig(cfg)
 	subnets, err := ec2c.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{{Name: aws.String("default-for-az"), Values: []string{"true"}}}})
 	if err != nil || len(subnets.Subnets) == 0 || !aws.ToBool(subnets.Subnets[0].MapPublicIpOnLaunch) {

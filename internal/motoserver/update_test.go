@@ -18,18 +18,7 @@ import (
 // user data, as CloudFormation does (moto alone followed Refs only, and
 // the nodes of an upgrade booted with the old user data).
 func TestSubParameterUpdatesResource(t *testing.T) {
-	s, err := Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
-		config.WithBaseEndpoint(s.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, cfg := started(t)
 	cfn, ec2c := cloudformation.NewFromConfig(cfg), ec2.NewFromConfig(cfg)
 	body := `{"Parameters": {"Agent": {"Type": "String"}},
   "Resources": {"LT": {"Type": "AWS::EC2::LaunchTemplate", "Properties": {"LaunchTemplateData": {
@@ -37,6 +26,7 @@ func TestSubParameterUpdatesResource(t *testing.T) {
 	deploy := func(update bool, agent string) {
 		t.Helper()
 		params := []cfntypes.Parameter{{ParameterKey: aws.String("Agent"), ParameterValue: aws.String(agent)}}
+		var err error
 		if update {
 			_, err = cfn.UpdateStack(ctx, &cloudformation.UpdateStackInput{StackName: aws.String("lt"), TemplateBody: aws.String(body), Parameters: params})
 		} else {
@@ -79,18 +69,7 @@ func TestSubParameterUpdatesResource(t *testing.T) {
 // the stack's creation, and a group joined after update-core read the
 // core's old engine version).
 func TestChangeSetRefreshesOutputs(t *testing.T) {
-	s, err := Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
-		config.WithBaseEndpoint(s.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, cfg := started(t)
 	cfn := cloudformation.NewFromConfig(cfg)
 	body := `{"Parameters": {"Engine": {"Type": "String"}}, "Resources": {"Q": {"Type": "AWS::SQS::Queue"}},
   "Outputs": {"Engine": {"Value": {"Ref": "Engine"}}}}`
@@ -118,4 +97,23 @@ func TestChangeSetRefreshesOutputs(t *testing.T) {
 	if got := aws.ToString(out.Stacks[0].Outputs[0].OutputValue); got != "25.0.8" {
 		t.Errorf("the output after the change set: %q, want the parameter's new value", got)
 	}
+}
+
+// started starts a server for the test, stopped when it ends, and returns
+// the configuration of clients that call it.
+func started(t *testing.T) (context.Context, aws.Config) {
+	t.Helper()
+	s, err := Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	ctx := context.Background()
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
+		config.WithBaseEndpoint(s.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, cfg
 }
