@@ -88,10 +88,22 @@ func (dc *defaultCluster) region(flag string) (string, error) {
 		return "", nil
 	}
 	if dc.err != nil {
-		if flag != "" || os.Getenv("AWS_REGION") != "" || os.Getenv("AWS_DEFAULT_REGION") != "" {
+		if explicitRegion(flag) != "" {
 			return "", nil
 		}
 		return "", errs.AsUsage(dc.err)
 	}
 	return dc.d.Region, nil
+}
+
+// explicitRegion is the region a run is given before any default: the
+// flag, then the environment as the SDK reads it; "" when neither names
+// one.
+func explicitRegion(flag string) string {
+	for _, r := range []string{flag, os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION")} {
+		if r != "" {
+			return r
+		}
+	}
+	return ""
 }

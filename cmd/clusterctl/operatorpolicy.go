@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 
 	"github.com/clusterctl/clusterctl/internal/awsx"
@@ -46,12 +45,7 @@ func (c *RenderOperatorPolicyCmd) Run(app *App) error {
 	// The region as the commands would take it, without loading the
 	// AWS configuration (a profile's region is not read: pass --region):
 	// the flag, the environment, then the default's (clusterctl use).
-	region := app.Globals.Region
-	for _, env := range []string{"AWS_REGION", "AWS_DEFAULT_REGION"} {
-		if region == "" {
-			region = os.Getenv(env)
-		}
-	}
+	region := explicitRegion(app.Globals.Region)
 	if region == "" {
 		r, err := app.defaults.region("")
 		if err != nil {
