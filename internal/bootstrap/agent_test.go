@@ -27,19 +27,22 @@ var (
 // returns it with its gzip form, as uploaded.
 func nodeAgent(t *testing.T) (*agentbin.Binary, []byte) {
 	t.Helper()
-	agentOnce.Do(func() {
-		module, err := filepath.Abs("../..")
-		if err != nil {
-			agentErr = err
-			return
-		}
-		goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-		agentBin, agentErr = agentbin.Build(context.Background(), goCmd, module, filepath.Join(lab.Dir, "agent"), runtime.GOARCH, "")
-	})
+	agentOnce.Do(func() { agentBin, agentErr = buildAgent(filepath.Join(lab.Dir, "agent"), "") })
 	if agentErr != nil {
 		t.Fatal(agentErr)
 	}
 	return agentBin, agentBin.Gzip()
+}
+
+// buildAgent builds the node agent of this module for the lab's
+// architecture into dir, stamped with version.
+func buildAgent(dir, version string) (*agentbin.Binary, error) {
+	module, err := filepath.Abs("../..")
+	if err != nil {
+		return nil, err
+	}
+	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	return agentbin.Build(context.Background(), goCmd, module, dir, runtime.GOARCH, version)
 }
 
 // testBuild is what the lab's stacks are rendered with: the agent built

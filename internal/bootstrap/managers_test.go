@@ -193,7 +193,7 @@ func TestRollingReplacementKeepsQuorum(t *testing.T) {
 		}
 		check("old manager "+old.Spec.InstanceID+" out", live, 3)
 		old.PowerOff()
-		tc.shrinkManagers(t, old.Spec.InstanceID)
+		tc.shrink(t, old.Spec.InstanceID)
 		check("old manager "+old.Spec.InstanceID+" terminated", live, 3)
 	}
 	eventually(t, 3*time.Minute, "the service runs", func() (bool, string) {
@@ -386,14 +386,22 @@ func (tc *testCluster) replacement(t *testing.T, known []*enginetest.Node) insta
 // desired capacity grows by one; it returns the new instance.
 func (tc *testCluster) scaleManagers(t *testing.T, by int32) instance {
 	t.Helper()
+	return tc.scale(t, tc.managerGroup, by)
+}
+
+// scale plays a rolling update adding an instance to the Auto Scaling
+// group asg: its desired capacity grows by by; it returns an instance
+// launched.
+func (tc *testCluster) scale(t *testing.T, asg string, by int32) instance {
+	t.Helper()
 	ctx := context.Background()
-	before := groupInstances(t, tc.c, tc.managerGroup)
+	before := groupInstances(t, tc.c, asg)
 	if _, err := tc.c.asg.SetDesiredCapacity(ctx, &autoscaling.SetDesiredCapacityInput{
-		AutoScalingGroupName: aws.String(tc.managerGroup), DesiredCapacity: aws.Int32(int32(len(before)) + by),
+		AutoScalingGroupName: aws.String(asg), DesiredCapacity: aws.Int32(int32(len(before)) + by),
 	}); err != nil {
 		t.Fatal(err)
 	}
-	for _, i := range groupInstances(t, tc.c, tc.managerGroup) {
+	for _, i := range groupInstances(t, tc.c, asg) {
 		if !slices.ContainsFunc(before, func(b instance) bool { return b.id == i.id }) {
 			return i
 		}
@@ -402,10 +410,10 @@ func (tc *testCluster) scaleManagers(t *testing.T, by int32) instance {
 	return instance{}
 }
 
-// shrinkManagers plays the rolling update terminating a manager whose
+// shrink plays a rolling update terminating an instance whose
 // lifecycle action completed: out of the group, its desired capacity back
 // down.
-func (tc *testCluster) shrinkManagers(t *testing.T, id string) {
+func (tc *testCluster) shrink(t *testing.T, id string) {
 	t.Helper()
 	_, err := tc.c.asg.TerminateInstanceInAutoScalingGroup(context.Background(), &autoscaling.TerminateInstanceInAutoScalingGroupInput{
 		InstanceId: aws.String(id), ShouldDecrementDesiredCapacity: aws.Bool(true),

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/clusterctl/clusterctl/internal/agentbin"
@@ -156,11 +154,7 @@ func hasChange(s cluster.StackUpgrade, what string) bool {
 // agent of a newer clusterctl.
 func nextAgent(t *testing.T) *agentbin.Binary {
 	t.Helper()
-	module, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := agentbin.Build(context.Background(), filepath.Join(runtime.GOROOT(), "bin", "go"), module, filepath.Join(lab.Dir, "agent-next"), runtime.GOARCH, "next")
+	b, err := buildAgent(filepath.Join(lab.Dir, "agent-next"), "next")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +263,7 @@ func (tc *testCluster) rollManagers(t *testing.T, managers []*enginetest.Node, s
 		live = slices.DeleteFunc(live, func(n *enginetest.Node) bool { return n == old })
 		s.setLive(live)
 		old.PowerOff()
-		tc.shrinkManagers(t, old.Spec.InstanceID)
+		tc.shrink(t, old.Spec.InstanceID)
 	}
 	eventually(t, 3*time.Minute, "three reachable managers, one leader", func() (bool, string) {
 		q, err := tryQuorum(fresh)
@@ -290,17 +284,7 @@ func (g *testGroup) roll(t *testing.T, tc *testCluster, agents []*enginetest.Nod
 	g.userData = launchTemplateUserData(t, tc.c, g.stack, names.ResourceLaunchTemplate)
 	var fresh []*enginetest.Node
 	for _, old := range agents {
-		before := groupInstances(t, tc.c, g.asg)
-		if _, err := tc.c.asg.SetDesiredCapacity(context.Background(), &autoscaling.SetDesiredCapacityInput{
-			AutoScalingGroupName: aws.String(g.asg), DesiredCapacity: aws.Int32(int32(len(before) + 1)),
-		}); err != nil {
-			t.Fatal(err)
-		}
-		for _, i := range groupInstances(t, tc.c, g.asg) {
-			if !slices.ContainsFunc(before, func(b instance) bool { return b.id == i.id }) {
-				g.instances = append(g.instances, i)
-			}
-		}
+		g.instances = append(g.instances, tc.scale(t, g.asg, +1))
 		n := g.bootAgent(t, len(g.instances)-1)
 		g.readyAgent(t, n)
 		fresh = append(fresh, n)
@@ -309,11 +293,7 @@ func (g *testGroup) roll(t *testing.T, tc *testCluster, agents []*enginetest.Nod
 			t.Fatalf("lifecycle action of %s: %+v", old.Spec.Name, act)
 		}
 		old.PowerOff()
-		if _, err := tc.c.asg.TerminateInstanceInAutoScalingGroup(context.Background(), &autoscaling.TerminateInstanceInAutoScalingGroupInput{
-			InstanceId: aws.String(old.Spec.InstanceID), ShouldDecrementDesiredCapacity: aws.Bool(true),
-		}); err != nil {
-			t.Fatal(err)
-		}
+		tc.shrink(t, old.Spec.InstanceID)
 	}
 	return fresh
 }
