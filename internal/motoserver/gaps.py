@@ -1,11 +1,12 @@
-# moto_server with the gaps of moto's CloudFormation that clusterctl's
-# templates meet filled in, so that the end-to-end tests deploy them as
-# written. Each fix makes moto do what CloudFormation does; none changes
-# what moto's own APIs answer. The fixes are applied when moto imports the
-# module they fix, so the server starts as fast as moto_server.
+# moto_server with the gaps clusterctl meets in moto filled in (most of them
+# in its CloudFormation), so that the end-to-end tests and the real-engine
+# scenarios run as written. Each fix makes moto do what AWS does; none
+# changes what moto's own APIs answer. The fixes are applied when moto
+# imports the module they fix, so the server starts as fast as moto_server.
 import importlib.abc
 import importlib.util
 import sys
+import threading
 
 
 def _elbv2(m):
@@ -284,7 +285,22 @@ def _ec2_gateways(m, kind):
         m.VPCEndPoint.delete = delete_endpoint
 
 
-_FIXES = {"moto.s3.models": _s3, "moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling, "moto.cloudwatch.models": _cloudwatch,
+def _s3_responses(m):
+    # A conditional PutObject (If-None-Match, If-Match): moto checks the
+    # condition, then writes, with the server's other threads free to run
+    # between the two, so two racing claims could both succeed. S3 decides
+    # them atomically: writes of objects are made one at a time here.
+    lock = threading.Lock()
+    put = m.S3Response.put_object
+
+    def put_object(self):
+        with lock:
+            return put(self)
+
+    m.S3Response.put_object = put_object
+
+
+_FIXES = {"moto.s3.models": _s3, "moto.s3.responses": _s3_responses, "moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling, "moto.cloudwatch.models": _cloudwatch,
           "moto.ec2.models.instances": _ec2_instances, "moto.cloudformation.parsing": _cloudformation_parsing,
           "moto.cloudformation.models": _cloudformation_models,
           "moto.ec2.models.route_tables": _ec2_route_tables, "moto.ec2.models.subnets": _ec2_subnets,
