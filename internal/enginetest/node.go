@@ -190,7 +190,8 @@ func (n *Node) makeNetwork() error {
 const recordShim = `#!/bin/bash
 set -euo pipefail
 prog=$(basename "$0")
-{ printf '%s' "$prog"; printf ' %q' "$@"; printf '\n'; } >>'@DIR@/calls'
+line=$(printf '%s' "$prog"; printf ' %q' "$@")
+printf '%s\n' "$line" >>'@DIR@/calls'
 if [ -e "@DIR@/fail-$prog" ]; then
   echo "$prog: failing as the test asked" >&2
   exit 1
@@ -249,15 +250,26 @@ func (n *Node) Calls(program string) []string {
 	if err != nil {
 		return nil
 	}
+	return calls(string(b), program)
+}
+
+// calls are the complete lines of a record of calls that are program's,
+// with its name cut off. A line without its newline is still being
+// written: read then, a call would seem to have no arguments.
+func calls(record, program string) []string {
 	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if rest, ok := strings.CutPrefix(l, program+" "); ok {
-			out = append(out, rest)
+	for {
+		l, rest, ok := strings.Cut(record, "\n")
+		if !ok {
+			return out
+		}
+		record = rest
+		if args, ok := strings.CutPrefix(l, program+" "); ok {
+			out = append(out, args)
 		} else if l == program {
 			out = append(out, "")
 		}
 	}
-	return out
 }
 
 // Docker runs the docker CLI against the node's engine.
