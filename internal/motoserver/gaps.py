@@ -300,7 +300,16 @@ def _s3_responses(m):
     m.S3Response.put_object = put_object
 
 
-_FIXES = {"moto.s3.models": _s3, "moto.s3.responses": _s3_responses, "moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling, "moto.cloudwatch.models": _cloudwatch,
+def _backends(m):
+    # Not a gap but the server's cost: every request asked the file system
+    # for the list of moto's modules (a listdir and a stat per module) to
+    # find its service, the better part of the server's CPU per request.
+    # The list does not change while the server runs: it is read once.
+    modules = tuple(m.list_of_moto_modules())
+    m.list_of_moto_modules = lambda: modules
+
+
+_FIXES = {"moto.backends": _backends, "moto.s3.models": _s3, "moto.s3.responses": _s3_responses, "moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling, "moto.cloudwatch.models": _cloudwatch,
           "moto.ec2.models.instances": _ec2_instances, "moto.cloudformation.parsing": _cloudformation_parsing,
           "moto.cloudformation.models": _cloudformation_models,
           "moto.ec2.models.route_tables": _ec2_route_tables, "moto.ec2.models.subnets": _ec2_subnets,
