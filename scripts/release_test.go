@@ -22,19 +22,22 @@ import (
 // at the commit, listed in SHA256SUMS with its hash; a second build of the
 // same commit gives the same bytes.
 //
-// Four cross builds take minutes on a cold cache (the Go standard library
-// compiled for each platform), so the build is the release's own script for
-// all four, and reproducibility is checked on one of them, built again.
+// A cross build compiles the SDK's clients again for its platform: about
+// 6 minutes of CPU each on a cold cache, as CI's is. So the release's own
+// script builds two of the four here, one per system and per architecture
+// (linux/amd64, which the tests' builds share and which runs here, and
+// darwin/arm64); the other two are the same loop with other GOOS and
+// GOARCH. Reproducibility is checked on linux/amd64, built again.
 func TestRelease(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds clusterctl for four platforms")
+		t.Skip("builds clusterctl for two platforms")
 	}
 	// The checkout's own version: release.sh rebuilds the embedded agents
 	// stamped with it, as make build does.
 	version := strings.TrimSpace(run(t, "./version.sh"))
 	epoch := strings.TrimSpace(run(t, "git", "log", "-1", "--format=%ct"))
 	first, second := t.TempDir(), t.TempDir()
-	release(t, first, version, "linux/amd64 linux/arm64 darwin/amd64 darwin/arm64")
+	release(t, first, version, "linux/amd64 darwin/arm64")
 
 	type target struct {
 		os, arch string
@@ -42,8 +45,7 @@ func TestRelease(t *testing.T) {
 		cpu      macho.Cpu
 	}
 	targets := []target{
-		{"linux", "amd64", elf.EM_X86_64, 0}, {"linux", "arm64", elf.EM_AARCH64, 0},
-		{"darwin", "amd64", 0, macho.CpuAmd64}, {"darwin", "arm64", 0, macho.CpuArm64},
+		{"linux", "amd64", elf.EM_X86_64, 0}, {"darwin", "arm64", 0, macho.CpuArm64},
 	}
 	sums := readSums(t, filepath.Join(first, "SHA256SUMS"))
 	entries, err := os.ReadDir(first)
