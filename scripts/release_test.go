@@ -35,7 +35,14 @@ func TestRelease(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds clusterctl and both node agents")
 	}
+	machines := map[string]elf.Machine{"linux/amd64": elf.EM_X86_64, "linux/arm64": elf.EM_AARCH64}
+	cpus := map[string]macho.Cpu{"darwin/amd64": macho.CpuAmd64, "darwin/arm64": macho.CpuArm64}
 	targets := strings.Fields(os.Getenv("CLUSTERCTL_RELEASE_TARGETS"))
+	for _, tg := range targets {
+		if _, linux := machines[tg]; !linux && cpus[tg] == 0 {
+			t.Fatalf("CLUSTERCTL_RELEASE_TARGETS: %q is not a release target (linux/amd64 linux/arm64 darwin/amd64 darwin/arm64)", tg)
+		}
+	}
 	if !slices.Contains(targets, "linux/amd64") {
 		targets = append(targets, "linux/amd64") // run here, and built twice
 	}
@@ -62,8 +69,6 @@ func TestRelease(t *testing.T) {
 		}
 		agentHashes = append(agentHashes, strings.Fields(string(b))[0])
 	}
-	machines := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
-	cpus := map[string]macho.Cpu{"amd64": macho.CpuAmd64, "arm64": macho.CpuArm64}
 	for _, tg := range targets {
 		goos, arch, _ := strings.Cut(tg, "/")
 		name := "clusterctl-" + version + "-" + goos + "-" + arch
@@ -80,13 +85,13 @@ func TestRelease(t *testing.T) {
 		switch goos {
 		case "linux":
 			f, err := elf.NewFile(bytes.NewReader(body))
-			if err != nil || f.Machine != machines[arch] || f.Type != elf.ET_EXEC {
-				t.Errorf("%s: not a %s executable: %v", name, machines[arch], err)
+			if err != nil || f.Machine != machines[tg] || f.Type != elf.ET_EXEC {
+				t.Errorf("%s: not a %s executable: %v", name, machines[tg], err)
 			}
 		case "darwin":
 			f, err := macho.NewFile(bytes.NewReader(body))
-			if err != nil || f.Cpu != cpus[arch] || f.Type != macho.TypeExec {
-				t.Errorf("%s: not a %s Mach-O executable: %v", name, cpus[arch], err)
+			if err != nil || f.Cpu != cpus[tg] || f.Type != macho.TypeExec {
+				t.Errorf("%s: not a %s Mach-O executable: %v", name, cpus[tg], err)
 			}
 		}
 		for _, h := range agentHashes {
@@ -99,18 +104,18 @@ func TestRelease(t *testing.T) {
 		}
 	}
 	// The host's binary says its version and commit.
-	host := filepath.Join(first, "clusterctl-"+version+"-linux-amd64")
-	if out := run(t, host, "version"); !strings.HasPrefix(out, "clusterctl "+version+" (commit ") {
+	host := "clusterctl-" + version + "-linux-amd64"
+	if out := run(t, filepath.Join(first, host), "version"); !strings.HasPrefix(out, "clusterctl "+version+" (commit ") {
 		t.Errorf("version: %q", out)
 	}
 
 	release(t, second, version, "linux/amd64")
-	again, err := os.ReadFile(filepath.Join(second, "clusterctl-"+version+"-linux-amd64"))
+	again, err := os.ReadFile(filepath.Join(second, host))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum := sha256.Sum256(again); sums["clusterctl-"+version+"-linux-amd64"] != hex.EncodeToString(sum[:]) {
-		t.Errorf("a second build of the same commit differs: %x, first %s", sum, sums["clusterctl-"+version+"-linux-amd64"])
+	if sum := sha256.Sum256(again); sums[host] != hex.EncodeToString(sum[:]) {
+		t.Errorf("a second build of the same commit differs: %x, first %s", sum, sums[host])
 	}
 }
 
