@@ -1,13 +1,10 @@
 package motoserver
 
 import (
-	"context"
 	"encoding/base64"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -97,23 +94,4 @@ func TestChangeSetRefreshesOutputs(t *testing.T) {
 	if got := aws.ToString(out.Stacks[0].Outputs[0].OutputValue); got != "25.0.8" {
 		t.Errorf("the output after the change set: %q, want the parameter's new value", got)
 	}
-}
-
-// started starts a server for the test, stopped when it ends, and returns
-// the configuration of clients that call it.
-func started(t *testing.T) (context.Context, aws.Config) {
-	t.Helper()
-	s, err := Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
-		config.WithBaseEndpoint(s.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ctx, cfg
 }
