@@ -131,17 +131,34 @@ func JoinFromOutputs(outputs map[string]string) (Join, error) {
 	return j, j.check()
 }
 
-// The shapes of the join values (AWS's documented formats).
+// The shapes of the join values (AWS's documented formats). Their lengths
+// are bounded apart (maxJoinName, ...): a counted repetition such as
+// {0,1000} compiles to a state per count, which every start of clusterctl
+// paid, whether it read a join or not.
 var (
-	joinNameRE        = regexp.MustCompile(`^[a-zA-Z][-a-zA-Z0-9]{0,127}$`)
+	joinNameRE        = regexp.MustCompile(`^[a-zA-Z][-a-zA-Z0-9]*$`)
 	bucketNameRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 	securityGroupRE   = regexp.MustCompile(`^sg-[0-9a-f]{8,17}$`)
-	instanceProfileRE = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:instance-profile/[a-zA-Z0-9+=,.@_/-]{1,512}$`)
+	instanceProfileRE = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:instance-profile/([a-zA-Z0-9+=,.@_/-]+)$`)
 	vpcIDRE           = regexp.MustCompile(`^vpc-[0-9a-f]{8,17}$`)
 	subnetIDRE        = regexp.MustCompile(`^subnet-[0-9a-f]{8,17}$`)
 	contractRE        = regexp.MustCompile(`^[0-9]{1,6}$`)
-	bucketKeyRE       = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9/._-]{0,1000}$`)
+	bucketKeyRE       = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9/._-]*$`)
 )
+
+// The bounds of the join values' lengths, in characters (each shape is
+// ASCII): a stack name, an instance profile's path and name, a key.
+const (
+	maxJoinName        = 128
+	maxProfilePathName = 512
+	maxBucketKey       = 1001
+)
+
+// validProfileARN reports whether s is an instance profile's ARN.
+func validProfileARN(s string) bool {
+	m := instanceProfileRE.FindStringSubmatch(s)
+	return m != nil && len(m[1]) <= maxProfilePathName
+}
 
 // OutputError is a join-contract output whose value does not have the
 // shape of what it names.
@@ -159,12 +176,12 @@ func (j Join) check() error {
 		output, value, want string
 		ok                  bool
 	}{
-		{names.OutputClusterName, j.ClusterName, "a cluster name", joinNameRE.MatchString(j.ClusterName)},
+		{names.OutputClusterName, j.ClusterName, "a cluster name", len(j.ClusterName) <= maxJoinName && joinNameRE.MatchString(j.ClusterName)},
 		{names.OutputBucketName, j.BucketName, "an S3 bucket name", bucketNameRE.MatchString(j.BucketName)},
-		{names.OutputManagersKey, j.ManagersKey, "a bucket key", bucketKeyRE.MatchString(j.ManagersKey)},
+		{names.OutputManagersKey, j.ManagersKey, "a bucket key", len(j.ManagersKey) <= maxBucketKey && bucketKeyRE.MatchString(j.ManagersKey)},
 		{names.OutputControlSecurityGroupID, j.ControlSecurityGroupId, "a security group id", securityGroupRE.MatchString(j.ControlSecurityGroupId)},
 		{names.OutputAgentSecurityGroupID, j.AgentSecurityGroupId, "a security group id", securityGroupRE.MatchString(j.AgentSecurityGroupId)},
-		{names.OutputAgentInstanceProfile, j.AgentInstanceProfile, "an instance profile ARN", instanceProfileRE.MatchString(j.AgentInstanceProfile)},
+		{names.OutputAgentInstanceProfile, j.AgentInstanceProfile, "an instance profile ARN", validProfileARN(j.AgentInstanceProfile)},
 		{names.OutputVpcID, j.VpcId, "a VPC id", vpcIDRE.MatchString(j.VpcId)},
 		{names.OutputContractVersion, j.ContractVersion, "a contract version number", contractRE.MatchString(j.ContractVersion)},
 		{names.OutputLogGroupName, j.LogGroupName, "the cluster's log group", j.LogGroupName == "" || j.LogGroupName == names.LogGroup(j.ClusterName)},

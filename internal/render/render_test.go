@@ -502,6 +502,10 @@ func TestJoinFromOutputsRefusesTamperedValues(t *testing.T) {
 		{"AgentInstanceProfile", "prod-agents"},
 		{"VpcId", "vpc-0123\n"},
 		{"SubnetIds", "subnet-0aaa1111,subnet-0bbb2222 && reboot"},
+		// One character over each length bound.
+		{"ClusterName", "c" + strings.Repeat("a", 128)},
+		{"ManagersKey", "j" + strings.Repeat("k", 1001)},
+		{"AgentInstanceProfile", "arn:aws:iam::123456789012:instance-profile/" + strings.Repeat("p", 513)},
 	} {
 		outs := mergeMap(testJoin.Outputs(), map[string]string{tc.output: tc.value})
 		_, err := JoinFromOutputs(outs)
@@ -514,6 +518,10 @@ func TestJoinFromOutputsRefusesTamperedValues(t *testing.T) {
 		{"AgentInstanceProfile": "arn:aws-cn:iam::123456789012:instance-profile/path/to/p+1"},
 		{"BucketName": "core-bucket-0a1b2c.d"},
 		{"ControlSecurityGroupId": "sg-12345678"},
+		// Each length bound itself.
+		{"ClusterName": "c" + strings.Repeat("a", 127)},
+		{"ManagersKey": "j" + strings.Repeat("k", 1000)},
+		{"AgentInstanceProfile": "arn:aws:iam::123456789012:instance-profile/" + strings.Repeat("p", 512)},
 	} {
 		if _, err := JoinFromOutputs(mergeMap(testJoin.Outputs(), ok)); err != nil {
 			t.Errorf("%v refused: %v", ok, err)

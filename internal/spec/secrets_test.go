@@ -18,6 +18,12 @@ func TestSecretsValid(t *testing.T) {
 	if err := c.Complete(); err != nil {
 		t.Fatalf("valid secrets refused: %v", err)
 	}
+	// A key's bound is in characters, not bytes.
+	longest := New("prod")
+	longest.Core.Secrets = Secrets{{Name: "a", From: testSecretARN, Key: strings.Repeat("é", 256)}}
+	if err := longest.Complete(); err != nil {
+		t.Fatalf("a key of 256 characters refused: %v", err)
+	}
 	if got := c.Core.Secrets.String(); got != "db_password<-"+testSecretARN+"#password,api.token<-ssm:/prod/api/token,x<-arn:aws-us-gov:secretsmanager:us-gov-west-1:123456789012:secret:a-b_c/d+e=f.g@h-zzzzzz" {
 		t.Errorf("String: %s", got)
 	}
@@ -61,6 +67,7 @@ func TestSecretsInvalid(t *testing.T) {
 		{"ARN of another service", Secrets{{Name: "a", From: "arn:aws:ssm:eu-west-1:123456789012:parameter/db"}}, "core.secrets[0].from", "full ARN"},
 		{"ARN with a short account", Secrets{{Name: "a", From: "arn:aws:secretsmanager:eu-west-1:1234:secret:db-AbC123"}}, "core.secrets[0].from", "full ARN"},
 		{"key with a space", Secrets{{Name: "a", From: testSecretARN, Key: "pass word"}}, "core.secrets[0].key", "invalid key"},
+		{"key of 257 characters", Secrets{{Name: "a", From: testSecretARN, Key: strings.Repeat("é", 257)}}, "core.secrets[0].key", "invalid key"},
 		{"too many", many, "core.secrets", "17 secrets"},
 		{"declaration too long", long, "core.secrets", "over the 4096"},
 	} {

@@ -209,11 +209,22 @@ func checkAlarms(path, alarms string) error {
 }
 
 // What SNS subscribes by e-mail (a conservative shape: one @, a dotted
-// domain, no spaces or quotes), and a standard or FIFO topic's ARN.
+// domain, no spaces or quotes), and a standard or FIFO topic's ARN, whose
+// name is bounded apart (maxTopicName): a counted repetition compiles to a
+// state per count, which every start of clusterctl paid.
 var (
 	emailRE    = regexp.MustCompile(`^[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$`)
-	snsTopicRE = regexp.MustCompile(`^arn:aws[a-z-]*:sns:[a-z]{2}(-[a-z]+)+-[0-9]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$`)
+	snsTopicRE = regexp.MustCompile(`^arn:aws[a-z-]*:sns:[a-z]{2}(?:-[a-z]+)+-[0-9]+:[0-9]{12}:([A-Za-z0-9_-]+)(?:\.fifo)?$`)
 )
+
+// maxTopicName is the length of an SNS topic's name, without .fifo.
+const maxTopicName = 256
+
+// validTopicARN reports whether s is an SNS topic's ARN.
+func validTopicARN(s string) bool {
+	m := snsTopicRE.FindStringSubmatch(s)
+	return m != nil && len(m[1]) <= maxTopicName
+}
 
 func checkNotify(path, notify, alarms string) error {
 	switch {
@@ -222,7 +233,7 @@ func checkNotify(path, notify, alarms string) error {
 	case alarms == names.AlarmsOff:
 		return invalid(path, "--notify %q with alarms off: no alarm would notify it", notify)
 	case strings.HasPrefix(notify, "arn:"):
-		if !snsTopicRE.MatchString(notify) {
+		if !validTopicARN(notify) {
 			return invalid(path, "invalid SNS topic %q: expected arn:aws:sns:REGION:ACCOUNT:TOPIC", notify)
 		}
 	case len(notify) > 254 || !emailRE.MatchString(notify):

@@ -175,7 +175,8 @@ func (e Event) Lifecycle() (LifecycleDetail, error) {
 	switch {
 	case d.LifecycleTransition != TransitionTerminating:
 		return d, fmt.Errorf("a lifecycle notice of transition %q", d.LifecycleTransition)
-	case !groupRE.MatchString(d.AutoScalingGroupName) || !hookRE.MatchString(d.LifecycleHookName):
+	case len(d.AutoScalingGroupName) > maxHookName || !groupRE.MatchString(d.AutoScalingGroupName),
+		len(d.LifecycleHookName) > maxHookName || !hookRE.MatchString(d.LifecycleHookName):
 		return d, fmt.Errorf("a termination notice without its group or hook")
 	case !requestIDRE.MatchString(d.LifecycleActionToken):
 		return d, fmt.Errorf("a termination notice without a lifecycle action token")
@@ -185,10 +186,15 @@ func (e Event) Lifecycle() (LifecycleDetail, error) {
 	return d, nil
 }
 
+// The shapes of an Auto Scaling group's and a lifecycle hook's names, of
+// up to maxHookName characters, bounded apart: a counted repetition
+// compiles to a state per count, which every start of a program paid.
 var (
-	groupRE = regexp.MustCompile(`^[-_.a-zA-Z0-9]{1,255}$`)
-	hookRE  = regexp.MustCompile(`^[-_/a-zA-Z0-9]{1,255}$`)
+	groupRE = regexp.MustCompile(`^[-_.a-zA-Z0-9]+$`)
+	hookRE  = regexp.MustCompile(`^[-_/a-zA-Z0-9]+$`)
 )
+
+const maxHookName = 255
 
 // Interruption reads the instance of a spot interruption warning or a
 // rebalance recommendation; "" when it names none.

@@ -199,12 +199,20 @@ func TestLifecycle(t *testing.T) {
 		"no token":    func(d map[string]any) { delete(d, "LifecycleActionToken") },
 		"no group":    func(d map[string]any) { d["AutoScalingGroupName"] = "" },
 		"bad hook":    func(d map[string]any) { d["LifecycleHookName"] = "a b" },
+		"long group":  func(d map[string]any) { d["AutoScalingGroupName"] = strings.Repeat("g", 256) },
+		"long hook":   func(d map[string]any) { d["LifecycleHookName"] = strings.Repeat("h", 256) },
 		"no instance": func(d map[string]any) { d["EC2InstanceId"] = "i-zz" },
 		"shape":       func(d map[string]any) { d["EC2InstanceId"] = 3 },
 	} {
 		if _, err := notice(change).Lifecycle(); err == nil {
 			t.Errorf("%s: taken", name)
 		}
+	}
+	longest := notice(func(d map[string]any) {
+		d["AutoScalingGroupName"], d["LifecycleHookName"] = strings.Repeat("g", 255), strings.Repeat("h", 255)
+	})
+	if _, err := longest.Lifecycle(); err != nil {
+		t.Errorf("names of 255 characters: %v", err)
 	}
 	spot := Event{DetailType: DetailSpot, Detail: json.RawMessage(`{"instance-id":"` + instance + `","instance-action":"terminate"}`)}
 	if _, err := spot.Lifecycle(); err == nil || spot.Interruption() != instance {
