@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"maps"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -463,31 +465,29 @@ func swarmNodes(t *testing.T, m *enginetest.Node) []swarmNode {
 	return nodes
 }
 
+// trySwarmNodes asks the engine's API, not the docker CLI: the scenarios
+// poll it several times a second, and a CLI process costs about 0.1 s of
+// CPU. The list is what `docker node inspect` prints of every node, read
+// at once.
 func trySwarmNodes(m *enginetest.Node) ([]swarmNode, error) {
+	var nodes []swarmNode
+	err := engineGet(m, "/nodes", &nodes)
+	return nodes, err
+}
+
+// engineGet reads path of m's engine API into v, waiting while the engine
+// does not answer (a lone manager's engine stops for a moment while the
+// swarm is backed up), as docker does.
+func engineGet(m *enginetest.Node, path string, v any) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var out string
 	for {
-		ids, err := docker(ctx, m, "node", "ls", "-q")
-		if err != nil {
-			return nil, err
+		err := m.EngineGet(ctx, path, v)
+		if !errors.Is(err, enginetest.ErrEngineUnreachable) || ctx.Err() != nil {
+			return err
 		}
-		out, err = docker(ctx, m, append([]string{"node", "inspect"}, strings.Fields(ids)...)...)
-		// A node removed between the two (housekeeping at work): list
-		// again.
-		if err != nil && strings.Contains(err.Error(), "No such node") && ctx.Err() == nil {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		break
+		time.Sleep(time.Second)
 	}
-	var nodes []swarmNode
-	if err := json.Unmarshal([]byte(out), &nodes); err != nil {
-		return nil, fmt.Errorf("docker node inspect: %w", err)
-	}
-	return nodes, nil
 }
 
 // byInstance finds the swarm node of an instance by its engine label.
@@ -539,18 +539,11 @@ func serviceTasks(t *testing.T, m *enginetest.Node, service string) []task {
 	return tasks
 }
 
+// tryServiceTasks reads every task of the service, as `docker service ps`
+// lists them (those shut down too), from the engine's API.
 func tryServiceTasks(m *enginetest.Node, service string) ([]task, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := docker(ctx, m, "service", "ps", "-q", service)
+	filter, err := json.Marshal(map[string][]string{"service": {service}})
 	if err != nil {
-		return nil, err
-	}
-	ids := strings.Fields(out)
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	if out, err = docker(ctx, m, append([]string{"inspect", "--type", "task"}, ids...)...); err != nil {
 		return nil, err
 	}
 	var raw []struct {
@@ -559,7 +552,7 @@ func tryServiceTasks(m *enginetest.Node, service string) ([]task, error) {
 		DesiredState string
 		Status       struct{ State string }
 	}
-	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+	if err := engineGet(m, "/tasks?filters="+url.QueryEscape(string(filter)), &raw); err != nil {
 		return nil, err
 	}
 	var tasks []task
