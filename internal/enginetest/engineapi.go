@@ -15,18 +15,21 @@ import (
 // socket refused it or is not there (the engine stopped, or restarting).
 var ErrEngineUnreachable = errors.New("the engine is not answering")
 
+// engineClient is an HTTP client of the node's engine socket.
+func (n *Node) engineClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", n.sock)
+	}}}
+}
+
 // EngineGet reads the engine's API at path (e.g. /nodes, or /tasks with a
 // filter) into v: what `docker node inspect` or `docker inspect` would
 // print, in one request. The scenarios poll the swarm several times a
 // second, and a docker CLI process costs about 0.1 s of CPU each time.
 func (n *Node) EngineGet(ctx context.Context, path string, v any) error {
-	client := &http.Client{Transport: &http.Transport{
-		DisableKeepAlives: true,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", n.sock)
-		},
-	}}
+	client := n.engineClient()
+	defer client.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker"+path, nil)
 	if err != nil {
 		return err

@@ -386,10 +386,8 @@ func (n *Node) startEngine(ctx context.Context) error {
 
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", n.sock)
-	}}, Timeout: 2 * time.Second}
+	client := n.engineClient()
+	client.Timeout = 2 * time.Second
 	for {
 		resp, err := client.Get("http://docker/_ping")
 		if err == nil {
