@@ -131,12 +131,11 @@ func JoinFromOutputs(outputs map[string]string) (Join, error) {
 	return j, j.check()
 }
 
-// The shapes of the join values (AWS's documented formats). Their lengths
-// are bounded apart (maxJoinName, ...): a counted repetition such as
-// {0,1000} compiles to a state per count, which every start of clusterctl
-// paid, whether it read a join or not.
+// The shapes of the join values (AWS's documented formats); the cluster's
+// name is spec's. The longest are bounded by length apart (maxBucketKey,
+// ...): a counted repetition such as {0,1000} compiles to a state per
+// count, which every start of clusterctl paid.
 var (
-	joinNameRE        = regexp.MustCompile(`^[a-zA-Z][-a-zA-Z0-9]*$`)
 	bucketNameRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 	securityGroupRE   = regexp.MustCompile(`^sg-[0-9a-f]{8,17}$`)
 	instanceProfileRE = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:instance-profile/([a-zA-Z0-9+=,.@_/-]+)$`)
@@ -147,9 +146,8 @@ var (
 )
 
 // The bounds of the join values' lengths, in characters (each shape is
-// ASCII): a stack name, an instance profile's path and name, a key.
+// ASCII): an instance profile's path and name, a key.
 const (
-	maxJoinName        = 128
 	maxProfilePathName = 512
 	maxBucketKey       = 1001
 )
@@ -176,7 +174,7 @@ func (j Join) check() error {
 		output, value, want string
 		ok                  bool
 	}{
-		{names.OutputClusterName, j.ClusterName, "a cluster name", len(j.ClusterName) <= maxJoinName && joinNameRE.MatchString(j.ClusterName)},
+		{names.OutputClusterName, j.ClusterName, "a cluster name", spec.CheckClusterName(j.ClusterName) == nil},
 		{names.OutputBucketName, j.BucketName, "an S3 bucket name", bucketNameRE.MatchString(j.BucketName)},
 		{names.OutputManagersKey, j.ManagersKey, "a bucket key", len(j.ManagersKey) <= maxBucketKey && bucketKeyRE.MatchString(j.ManagersKey)},
 		{names.OutputControlSecurityGroupID, j.ControlSecurityGroupId, "a security group id", securityGroupRE.MatchString(j.ControlSecurityGroupId)},

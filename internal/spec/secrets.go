@@ -147,7 +147,7 @@ func checkSecrets(path string, s Secrets) error {
 			return err
 		}
 		if x.Key != "" && (utf8.RuneCountInString(x.Key) > maxJSONKey || !jsonKeyRE.MatchString(x.Key)) {
-			return invalid(at+"key", "invalid key %q: a JSON field name without spaces, up to 256 characters", x.Key)
+			return invalid(at+"key", "invalid key %q: a JSON field name without spaces, up to %d characters", x.Key, maxJSONKey)
 		}
 	}
 	if b, _ := json.Marshal(s); len(b) > MaxSecretsJSON {

@@ -175,8 +175,8 @@ func (e Event) Lifecycle() (LifecycleDetail, error) {
 	switch {
 	case d.LifecycleTransition != TransitionTerminating:
 		return d, fmt.Errorf("a lifecycle notice of transition %q", d.LifecycleTransition)
-	case len(d.AutoScalingGroupName) > maxHookName || !groupRE.MatchString(d.AutoScalingGroupName),
-		len(d.LifecycleHookName) > maxHookName || !hookRE.MatchString(d.LifecycleHookName):
+	case len(d.AutoScalingGroupName) > maxASGName || !groupRE.MatchString(d.AutoScalingGroupName),
+		len(d.LifecycleHookName) > maxASGName || !hookRE.MatchString(d.LifecycleHookName):
 		return d, fmt.Errorf("a termination notice without its group or hook")
 	case !requestIDRE.MatchString(d.LifecycleActionToken):
 		return d, fmt.Errorf("a termination notice without a lifecycle action token")
@@ -187,14 +187,14 @@ func (e Event) Lifecycle() (LifecycleDetail, error) {
 }
 
 // The shapes of an Auto Scaling group's and a lifecycle hook's names, of
-// up to maxHookName characters, bounded apart: a counted repetition
+// up to maxASGName characters each, bounded apart: a counted repetition
 // compiles to a state per count, which every start of a program paid.
 var (
 	groupRE = regexp.MustCompile(`^[-_.a-zA-Z0-9]+$`)
 	hookRE  = regexp.MustCompile(`^[-_/a-zA-Z0-9]+$`)
 )
 
-const maxHookName = 255
+const maxASGName = 255 // Auto Scaling's bound on both names
 
 // Interruption reads the instance of a spot interruption warning or a
 // rebalance recommendation; "" when it names none.
