@@ -476,18 +476,11 @@ func trySwarmNodes(m *enginetest.Node) ([]swarmNode, error) {
 }
 
 // engineGet reads path of m's engine API into v, waiting while the engine
-// does not answer (a lone manager's engine stops for a moment while the
-// swarm is backed up), as docker does.
+// does not answer, as docker does.
 func engineGet(m *enginetest.Node, path string, v any) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for {
-		err := m.EngineGet(ctx, path, v)
-		if !errors.Is(err, enginetest.ErrEngineUnreachable) || ctx.Err() != nil {
-			return err
-		}
-		time.Sleep(time.Second)
-	}
+	return answered(ctx, func() error { return m.EngineGet(ctx, path, v) })
 }
 
 // byInstance finds the swarm node of an instance by its engine label.
@@ -511,14 +504,24 @@ func dockerOn(t *testing.T, n *enginetest.Node, args ...string) string {
 	return strings.TrimSpace(out)
 }
 
-// docker runs docker on a node. A lone manager's engine stops for a moment
-// while the swarm is backed up: a command then waits for it, as an
-// operator's would, until ctx is done.
-func docker(ctx context.Context, n *enginetest.Node, args ...string) (string, error) {
+// docker runs docker on a node, waiting while its engine does not answer.
+func docker(ctx context.Context, n *enginetest.Node, args ...string) (out string, err error) {
+	err = answered(ctx, func() error {
+		out, err = n.Docker(ctx, args...)
+		return err
+	})
+	return out, err
+}
+
+// answered asks again, a second apart, while the engine asked does not
+// answer, until ctx is done: a lone manager's engine stops for a moment
+// while the swarm is backed up, and a question then waits for it, as an
+// operator's would.
+func answered(ctx context.Context, ask func() error) error {
 	for {
-		out, err := n.Docker(ctx, args...)
-		if err == nil || !strings.Contains(err.Error(), "Cannot connect to the Docker daemon") || ctx.Err() != nil {
-			return out, err
+		err := ask()
+		if !errors.Is(err, enginetest.ErrEngineUnreachable) || ctx.Err() != nil {
+			return err
 		}
 		time.Sleep(time.Second)
 	}

@@ -1,6 +1,7 @@
 package enginetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,12 +9,36 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
 // ErrEngineUnreachable is a question the node's engine did not take: its
 // socket refused it or is not there (the engine stopped, or restarting).
+// Docker and EngineGet both say so, for callers that wait for the engine.
 var ErrEngineUnreachable = errors.New("the engine is not answering")
+
+// Docker runs the docker CLI against the node's engine.
+func (n *Node) Docker(ctx context.Context, args ...string) (string, error) {
+	out, err := n.DockerCommand(ctx, args...).CombinedOutput()
+	if err != nil {
+		if bytes.Contains(out, []byte("Cannot connect to the Docker daemon")) {
+			err = fmt.Errorf("%w: %w", ErrEngineUnreachable, err)
+		}
+		return string(out), fmt.Errorf("docker %s on %s: %w: %s", strings.Join(args, " "), n.Spec.Name, err, bytes.TrimSpace(out))
+	}
+	return string(out), nil
+}
+
+// DockerCommand returns the docker CLI against the node's engine, not
+// started: for commands that stream (docker events).
+func (n *Node) DockerCommand(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, n.lab.Tools.Docker, append([]string{"-H", "unix://" + n.sock}, args...)...)
+	cmd.Env = append(baseEnv(), "PATH="+os.Getenv("PATH"), "HOME="+filepath.Join(n.dir, "home"))
+	return cmd
+}
 
 // engineClient is an HTTP client of the node's engine socket.
 func (n *Node) engineClient() *http.Client {

@@ -272,23 +272,6 @@ func calls(record, program string) []string {
 	}
 }
 
-// Docker runs the docker CLI against the node's engine.
-func (n *Node) Docker(ctx context.Context, args ...string) (string, error) {
-	out, err := n.DockerCommand(ctx, args...).CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("docker %s on %s: %w: %s", strings.Join(args, " "), n.Spec.Name, err, bytes.TrimSpace(out))
-	}
-	return string(out), nil
-}
-
-// DockerCommand returns the docker CLI against the node's engine, not
-// started: for commands that stream (docker events).
-func (n *Node) DockerCommand(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, n.lab.Tools.Docker, append([]string{"-H", "unix://" + n.sock}, args...)...)
-	cmd.Env = append(baseEnv(), "PATH="+os.Getenv("PATH"), "HOME="+filepath.Join(n.dir, "home"))
-	return cmd
-}
-
 // Run is one execution of a script on a node.
 type Run struct {
 	p   *process
