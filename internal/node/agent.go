@@ -25,9 +25,11 @@ type AgentEngine interface {
 	Self(ctx context.Context) (Self, error)
 	Join(ctx context.Context, token, advertise, remote string) error
 	Leave(ctx context.Context) error
-	// TrustedCA is the swarm root CA certificate the engine trusts (PEM);
-	// "" outside a swarm.
-	TrustedCA(ctx context.Context) (string, error)
+	// TrustedCA is the swarm root CA certificate the engine self describes
+	// trusts (PEM); "" outside a swarm. It takes the caller's Self, so
+	// that one answer of the engine (an /info, which costs the engine
+	// two program runs) serves a whole check.
+	TrustedCA(ctx context.Context, self Self) (string, error)
 }
 
 // Reader reads the cluster bucket.
@@ -155,14 +157,13 @@ func (a *Agent) freshStatus(ctx context.Context) *wire.Snapshot {
 	return s
 }
 
-// inSwarm tells whether the engine is in the swarm whose CA digest is
-// want (the snapshot's) or, want "", whose token is token.
-func (a *Agent) inSwarm(ctx context.Context, want, token string) bool {
-	self, err := a.Engine.Self(ctx)
-	if err != nil || self.LocalState != StateActive {
+// inSwarm tells whether the engine, as self says, is in the swarm whose
+// CA digest is want (the snapshot's) or, want "", whose token is token.
+func (a *Agent) inSwarm(ctx context.Context, self Self, want, token string) bool {
+	if self.LocalState != StateActive {
 		return false
 	}
-	ca, err := a.Engine.TrustedCA(ctx)
+	ca, err := a.Engine.TrustedCA(ctx, self)
 	if err != nil || ca == "" {
 		return false
 	}
@@ -174,17 +175,22 @@ func (a *Agent) inSwarm(ctx context.Context, want, token string) bool {
 
 // converge makes one step towards Ready; true when the node is (as the
 // swarm shows it in a fresh snapshot, or as its engine says when there is
-// none).
+// none). The engine is asked what it is once per step: its state, its
+// CA and its node id are one answer's, never two moments'.
 func (a *Agent) converge(ctx context.Context) bool {
+	self, err := a.Engine.Self(ctx)
+	if err != nil {
+		return false
+	}
 	snap := a.freshStatus(ctx)
-	if snap == nil || !a.inSwarm(ctx, snap.CADigest, "") {
+	if snap == nil || !a.inSwarm(ctx, self, snap.CADigest, "") {
 		token, err := a.workerToken(ctx)
 		if err != nil {
 			a.Log("waiting for the join material in %s/: %v", names.SwarmPrefix, err)
 			return false
 		}
-		if !a.inSwarm(ctx, "", token) {
-			if self, err := a.Engine.Self(ctx); err == nil && self.LocalState == StatePending {
+		if !a.inSwarm(ctx, self, "", token) {
+			if self.LocalState == StatePending {
 				a.Log("the last join did not complete: trying again")
 				_ = a.Engine.Leave(ctx)
 				return false
@@ -193,8 +199,7 @@ func (a *Agent) converge(ctx context.Context) bool {
 			return false
 		}
 	}
-	self, err := a.Engine.Self(ctx)
-	if err != nil || !ValidNodeID(self.NodeID) {
+	if !ValidNodeID(self.NodeID) {
 		return false
 	}
 	if snap == nil {

@@ -18,12 +18,16 @@ import (
 type agentEngine struct {
 	c       *calls
 	self    Self
+	selves  int // answers to Self: each is an /info, which costs the engine
 	trusted string
 	swarmCA func() string // the CA of the swarm a join reaches
 	fail    error
 }
 
-func (e *agentEngine) Self(context.Context) (Self, error) { return e.self, nil }
+func (e *agentEngine) Self(context.Context) (Self, error) {
+	e.selves++
+	return e.self, nil
+}
 func (e *agentEngine) Join(_ context.Context, _, addr, remote string) error {
 	e.c.add("docker swarm join %s %s", addr, remote)
 	if e.fail != nil {
@@ -38,14 +42,18 @@ func (e *agentEngine) Leave(context.Context) error {
 	e.self, e.trusted = Self{LocalState: StateInactive}, ""
 	return nil
 }
-func (e *agentEngine) TrustedCA(context.Context) (string, error) { return e.trusted, nil }
+func (e *agentEngine) TrustedCA(context.Context, Self) (string, error) { return e.trusted, nil }
 
 type lifecycle struct {
 	c           *calls
 	terminating bool
+	asked       int // the agent asks once per step
 }
 
-func (l *lifecycle) Terminating(context.Context) bool { return l.terminating }
+func (l *lifecycle) Terminating(context.Context) bool {
+	l.asked++
+	return l.terminating
+}
 func (l *lifecycle) Signal(_ context.Context, ok bool, reason string) error {
 	l.c.add("cfn-signal %v %s", ok, reason)
 	return nil
@@ -112,6 +120,25 @@ func TestAgentJoins(t *testing.T) {
 	l.order("docker swarm join 10.0.2.5 10.0.1.1:2377", "cfn-signal true agent ready")
 	if l.c.count("cfn-signal") != 1 || l.c.count("docker swarm join") != 1 {
 		t.Errorf("calls %v", l.c.l)
+	}
+}
+
+// Once in the swarm, each step of the agent asks its engine what it is
+// once: its state, its CA's place and its node id are one answer's (an
+// /info, which runs two programs on the engine's side).
+func TestAgentAsksItsEngineOncePerStep(t *testing.T) {
+	l := newAgentLab(t)
+	l.publish()
+	l.run(3*time.Minute, true)
+	if l.c.count("cfn-signal true") != 1 {
+		t.Fatalf("not Ready: %v", l.c.l)
+	}
+	selves, steps := l.ae.selves, l.lc.asked
+	l.run(10*time.Minute, true)
+	selves, steps = l.ae.selves-selves, l.lc.asked-steps
+	// run starts the agent anew, whose start asks once more.
+	if steps < 5 || selves != steps+1 {
+		t.Fatalf("a start and %d steps asked the engine %d times", steps, selves)
 	}
 }
 

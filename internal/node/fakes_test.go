@@ -57,6 +57,7 @@ func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
 type engine struct {
 	c        *calls
 	self     Self
+	selves   int // answers to Self: each is an /info, which costs the engine
 	nodes    map[string]*Node
 	tasks    []Task
 	services map[string]int // replicas; -1 global
@@ -117,7 +118,10 @@ func (e *engine) err() error {
 	return err
 }
 
-func (e *engine) Self(context.Context) (Self, error) { return e.self, e.err() }
+func (e *engine) Self(context.Context) (Self, error) {
+	e.selves++
+	return e.self, e.err()
+}
 func (e *engine) Nodes(context.Context) ([]Node, error) {
 	var out []Node
 	for _, n := range e.nodes {

@@ -134,7 +134,10 @@ func (m *Manager) Round(ctx context.Context) {
 	if err := p.join.applyAliases(ctx); err != nil {
 		m.Log("applying the managers' addresses failed: %v", err)
 	}
-	leader, err := m.leader(ctx)
+	// One answer of the engine about itself serves the round's parts: an
+	// /info costs the engine two program runs, and the node id it names
+	// changes only when this program makes the engine leave or join.
+	self, leader, err := m.leader(ctx)
 	if err != nil || !leader {
 		// Another leader may change the record meanwhile: read again
 		// when leading again. The autoscaler starts afresh too.
@@ -144,7 +147,7 @@ func (m *Manager) Round(ctx context.Context) {
 		_ = m.Clock.Sleep(ctx, m.T.Idle)
 		return
 	}
-	if err := p.join.round(ctx); err != nil {
+	if err := p.join.round(ctx, self); err != nil {
 		m.Log("publishing the join material failed: %v", err)
 	}
 	if err := p.guard.clean(ctx); err != nil {
@@ -152,7 +155,7 @@ func (m *Manager) Round(ctx context.Context) {
 	}
 	// Before the notices: a node proven again gets its availability back
 	// before a notice may drain it, so that no drain of a notice is undone.
-	log.failed("guarding the swarm from unproven nodes", p.guard.round(ctx))
+	log.failed("guarding the swarm from unproven nodes", p.guard.round(ctx, self))
 	log.failed("setting active the nodes of interrupted instances that run on", p.drains.release(ctx))
 	if decided, err := p.scaler.round(ctx); err != nil {
 		m.Log("autoscaling failed: %v", err)
@@ -195,14 +198,15 @@ func (m *Manager) Round(ctx context.Context) {
 	}
 }
 
-// leader tells whether this engine leads its swarm.
-func (m *Manager) leader(ctx context.Context) (bool, error) {
+// leader tells whether this engine leads its swarm, and what the engine
+// says of itself.
+func (m *Manager) leader(ctx context.Context) (Self, bool, error) {
 	self, err := m.Engine.Self(ctx)
 	if err != nil || self.NodeID == "" || !self.ControlAvailable {
-		return false, err
+		return self, false, err
 	}
 	n, err := m.Engine.Node(ctx, self.NodeID)
-	return err == nil && n.Leader, err
+	return self, err == nil && n.Leader, err
 }
 
 // handleNotice handles one notice kept in file, from where it stands, by

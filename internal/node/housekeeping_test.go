@@ -110,6 +110,24 @@ func requestBody(t *testing.T, cluster, instance, availability string, at time.T
 	return b
 }
 
+// A leader's round asks its engine what it is once, and its parts share
+// the answer: an /info runs two programs on the engine's side.
+func TestRoundAsksTheEngineOnce(t *testing.T) {
+	l := newLab(t)
+	l.e.addWorker(nodeID("w1"), iW1)
+	l.ec2.states[iW1] = "running"
+	for round := 1; round <= 3; round++ {
+		before := l.e.selves
+		l.round()
+		if n := l.e.selves - before; n != 1 {
+			t.Fatalf("round %d asked the engine %d times", round, n)
+		}
+	}
+	if !l.logged("published the join material") {
+		t.Fatalf("the round did not publish: %v", l.logs)
+	}
+}
+
 // A terminating worker is drained, its tasks wait until their service runs
 // elsewhere, then it is removed and the lifecycle action completed, and
 // only then is the notice deleted.

@@ -39,18 +39,15 @@ type joinMaterial struct {
 // read reads the swarm's join material from the engine: each manager at
 // the address it has; and, where the swarm knows it by another (a swarm
 // restored onto another host keeps the lost host's address), that pair,
-// for the managers to reach it (applyAliases).
-func (jn *joining) read(ctx context.Context) (joinMaterial, error) {
+// for the managers to reach it (applyAliases). self is what the engine
+// says of itself.
+func (jn *joining) read(ctx context.Context, self Self) (joinMaterial, error) {
 	var j joinMaterial
 	var err error
 	if j.worker, j.manager, err = jn.Engine.JoinTokens(ctx); err != nil {
 		return j, err
 	}
 	if j.ca, err = jn.Engine.CA(ctx); err != nil {
-		return j, err
-	}
-	self, err := jn.Engine.Self(ctx)
-	if err != nil {
 		return j, err
 	}
 	nodes, err := jn.Engine.Nodes(ctx)
@@ -106,9 +103,10 @@ func lines(l []string) []byte {
 }
 
 // round is the leader's part, every round: the join material when it
-// changed, and whatever was last published when republish asks.
-func (jn *joining) round(ctx context.Context) error {
-	if err := jn.publish(ctx, jn.republish); err != nil {
+// changed, and whatever was last published when republish asks. self is
+// what the engine said of itself at the start of the round.
+func (jn *joining) round(ctx context.Context, self Self) error {
+	if err := jn.publishAs(ctx, self, jn.republish); err != nil {
 		return err
 	}
 	jn.republish = false
@@ -120,7 +118,16 @@ func (jn *joining) round(ctx context.Context) error {
 // token (for the managers only), the managers' addresses, and last the
 // worker token, which agents wait for.
 func (jn *joining) publish(ctx context.Context, force bool) error {
-	j, err := jn.read(ctx)
+	self, err := jn.Engine.Self(ctx)
+	if err != nil {
+		return err
+	}
+	return jn.publishAs(ctx, self, force)
+}
+
+// publishAs is publish, with what the engine said of itself.
+func (jn *joining) publishAs(ctx context.Context, self Self, force bool) error {
+	j, err := jn.read(ctx, self)
 	if err != nil {
 		return err
 	}

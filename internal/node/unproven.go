@@ -80,11 +80,8 @@ type nodeGuard struct {
 // gives a node proven again the availability the leader took from it,
 // and labels the proven nodes (labelNodes). Nothing is done when EC2
 // cannot be asked: a node is never judged on the swarm's word alone.
-func (g *nodeGuard) round(ctx context.Context) error {
-	self, err := g.Engine.Self(ctx)
-	if err != nil {
-		return err
-	}
+// self is what the engine said of itself at the start of the round.
+func (g *nodeGuard) round(ctx context.Context, self Self) error {
 	nodes, ids, err := g.prover.nodesIdentified(ctx)
 	if err != nil {
 		return err

@@ -344,11 +344,11 @@ func (e *Engine) Leave(ctx context.Context) error {
 	return e.c.SwarmLeave(ctx, true)
 }
 
-// TrustedCA is the swarm root CA certificate this engine trusts.
-func (e *Engine) TrustedCA(ctx context.Context) (string, error) {
-	self, err := e.Self(ctx)
-	if err != nil {
-		return "", err
+// TrustedCA is the swarm root CA certificate this engine, as self
+// describes it, trusts: the file below its data directory.
+func (e *Engine) TrustedCA(_ context.Context, self node.Self) (string, error) {
+	if self.RootDir == "" {
+		return "", fmt.Errorf("the engine names no data directory")
 	}
 	b, err := os.ReadFile(filepath.Join(self.RootDir, "swarm", "certificates", "swarm-root-ca.crt"))
 	if errors.Is(err, os.ErrNotExist) {
