@@ -180,6 +180,7 @@ func (a *Agent) inSwarm(ctx context.Context, self Self, want, token string) bool
 func (a *Agent) converge(ctx context.Context) bool {
 	self, err := a.Engine.Self(ctx)
 	if err != nil {
+		a.Log("asking the engine what it is: %v", err)
 		return false
 	}
 	snap := a.freshStatus(ctx)

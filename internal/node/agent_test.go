@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -18,7 +19,8 @@ import (
 type agentEngine struct {
 	c       *calls
 	self    Self
-	selves  int // answers to Self: each is an /info, which costs the engine
+	selves  int   // answers to Self: each is an /info, which costs the engine
+	down    error // Self's error: the engine does not answer
 	trusted string
 	swarmCA func() string // the CA of the swarm a join reaches
 	fail    error
@@ -26,7 +28,7 @@ type agentEngine struct {
 
 func (e *agentEngine) Self(context.Context) (Self, error) {
 	e.selves++
-	return e.self, nil
+	return e.self, e.down
 }
 func (e *agentEngine) Join(_ context.Context, _, addr, remote string) error {
 	e.c.add("docker swarm join %s %s", addr, remote)
@@ -140,6 +142,21 @@ func TestAgentAsksItsEngineOncePerStep(t *testing.T) {
 	if steps < 5 || selves != steps+1 {
 		t.Fatalf("a start and %d steps asked the engine %d times", steps, selves)
 	}
+}
+
+// An engine that does not say what it is is not made to join: the agent
+// says why it waits, and joins once the engine answers.
+func TestAgentWaitsForItsEngine(t *testing.T) {
+	l := newAgentLab(t)
+	l.publish()
+	l.ae.down = errors.New("Cannot connect to the Docker daemon")
+	l.run(3*time.Minute, true)
+	if l.c.index("docker swarm") >= 0 || l.c.index("cfn-signal") >= 0 || !l.logged("asking the engine what it is: Cannot connect") {
+		t.Fatalf("calls %v, logs %v", l.c.l, l.logs)
+	}
+	l.ae.down = nil
+	l.run(3*time.Minute, true)
+	l.order("docker swarm join 10.0.2.5 10.0.1.1:2377", "cfn-signal true agent ready")
 }
 
 // A swarm initialised anew (another CA): the agent leaves and joins it.
