@@ -347,10 +347,11 @@ func (e *Engine) Leave(ctx context.Context) error {
 // TrustedCA is the swarm root CA certificate this engine, as self
 // describes it, trusts: the file below its data directory.
 func (e *Engine) TrustedCA(_ context.Context, self node.Self) (string, error) {
-	if self.RootDir == "" {
-		return "", fmt.Errorf("the engine names no data directory")
+	root, err := rootDir(self)
+	if err != nil {
+		return "", err
 	}
-	b, err := os.ReadFile(filepath.Join(self.RootDir, "swarm", "certificates", "swarm-root-ca.crt"))
+	b, err := os.ReadFile(filepath.Join(root, "swarm", "certificates", "swarm-root-ca.crt"))
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
@@ -379,6 +380,11 @@ func (e *Engine) RootDir(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return rootDir(self)
+}
+
+// rootDir is the data directory self names.
+func rootDir(self node.Self) (string, error) {
 	if self.RootDir == "" {
 		return "", fmt.Errorf("the engine names no data directory")
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -220,4 +222,29 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// The CA an engine trusts is read below the data directory of the answer
+// the caller already has: no question to the engine, "" outside a swarm,
+// and an answer that names no directory is an error, not "no CA".
+func TestTrustedCA(t *testing.T) {
+	root := t.TempDir()
+	e := &Engine{}
+	ctx := context.Background()
+	if ca, err := e.TrustedCA(ctx, node.Self{RootDir: root}); ca != "" || err != nil {
+		t.Errorf("outside a swarm: %q, %v", ca, err)
+	}
+	dir := filepath.Join(root, "swarm", "certificates")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "swarm-root-ca.crt"), []byte("PEM"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if ca, err := e.TrustedCA(ctx, node.Self{RootDir: root}); ca != "PEM" || err != nil {
+		t.Errorf("in a swarm: %q, %v", ca, err)
+	}
+	if _, err := e.TrustedCA(ctx, node.Self{}); err == nil || !strings.Contains(err.Error(), "no data directory") {
+		t.Errorf("no data directory: %v", err)
+	}
 }
