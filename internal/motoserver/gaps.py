@@ -214,6 +214,37 @@ def _cloudformation_models(m):
 
     m.CloudFormationBackend.execute_change_set = execute_change_set
 
+    # A creation's events carry its ClientRequestToken, as CloudFormation's
+    # do: a CreateStack retried after its first response was lost meets
+    # AlreadyExists, and its caller knows its own stack by the token. moto
+    # leaves every event without one. The token of the CreateStack being
+    # handled (_creating, set by _cloudformation_responses) is the events'.
+    event_init = m.Event.__init__
+
+    def init_event(self, *args, **kwargs):
+        event_init(self, *args, **kwargs)
+        self.client_request_token = getattr(_creating, "token", None)
+
+    m.Event.__init__ = init_event
+
+
+# The ClientRequestToken of the CreateStack this thread handles (moto's
+# server handles a request in one thread, and creates the stack in it).
+_creating = threading.local()
+
+
+def _cloudformation_responses(m):
+    create = m.CloudFormationResponse.create_stack
+
+    def create_stack(self):
+        _creating.token = self._get_param("ClientRequestToken")
+        try:
+            return create(self)
+        finally:
+            _creating.token = None
+
+    m.CloudFormationResponse.create_stack = create_stack
+
 
 def _ec2_route_tables(m):
     # A route table and its routes go with their stack: moto's
@@ -311,7 +342,7 @@ def _backends(m):
 
 _FIXES = {"moto.backends": _backends, "moto.s3.models": _s3, "moto.s3.responses": _s3_responses, "moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling, "moto.cloudwatch.models": _cloudwatch,
           "moto.ec2.models.instances": _ec2_instances, "moto.cloudformation.parsing": _cloudformation_parsing,
-          "moto.cloudformation.models": _cloudformation_models,
+          "moto.cloudformation.models": _cloudformation_models, "moto.cloudformation.responses": _cloudformation_responses,
           "moto.ec2.models.route_tables": _ec2_route_tables, "moto.ec2.models.subnets": _ec2_subnets,
           "moto.ec2.models.nat_gateways": lambda m: _ec2_gateways(m, "nat"), "moto.ec2.models.vpcs": lambda m: _ec2_gateways(m, "vpce")}
 
