@@ -75,19 +75,13 @@ func runMain(m *testing.M) int {
 	// The user's default cluster (clusterctl use) never reaches a run:
 	// each reads an empty configuration directory.
 	configDir = filepath.Join(dir, "config")
-	logf, err := os.Create(filepath.Join(dir, "moto.log"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
-	defer logf.Close()
 	flag.Parse()
 	size, err := poolSize()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 2
 	}
-	motos, err = startMotos(logf, size)
+	motos, err = startMotos(size)
 	if err != nil {
 		// Never a silent skip: without moto these tests cannot say anything.
 		fmt.Fprintln(os.Stderr, "e2e: FAIL:", err)

@@ -392,6 +392,19 @@ class _Fixer(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, _Fixer())
 
+
+def _quiet(argv):
+    # --no-access-log (first): werkzeug writes no line per request, for a
+    # server whose output nobody reads (a line is a few percent of the
+    # server's CPU per request).
+    if argv[:1] != ["--no-access-log"]:
+        return argv
+    import werkzeug.serving
+
+    werkzeug.serving.WSGIRequestHandler.log_request = lambda self, code="-", size="-": None
+    return argv[1:]
+
+
 from moto.server import main  # noqa: E402
 
-main(sys.argv[1:])
+main(_quiet(sys.argv[1:]))

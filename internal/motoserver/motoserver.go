@@ -51,14 +51,19 @@ func start(log io.Writer, name string, args ...string) (*exec.Cmd, chan struct{}
 // machine, whose imports then share the cores.
 const startWithin = 2 * time.Minute
 
-// Start runs moto_server on a free loopback port, its output going to log
-// (nil discards it), and waits up to startWithin for it to answer.
+// Start runs moto_server on a free loopback port, its output going to log,
+// and waits up to startWithin for it to answer. A nil log discards the
+// output, and the server then writes no access log (a line per request
+// that nobody reads, a few percent of its CPU).
 func Start(log io.Writer) (*Server, error) { return StartOn("127.0.0.1", log) }
 
 // StartOn is Start on a free port of the local address host, for clients
 // that cannot reach the loopback interface (nodes in their own network
 // namespaces).
-func StartOn(host string, log io.Writer) (*Server, error) {
+func StartOn(host string, log io.Writer) (*Server, error) { return startOn(host, log, log != nil) }
+
+// startOn is StartOn, with werkzeug's line per request in log or not.
+func startOn(host string, log io.Writer, accessLog bool) (*Server, error) {
 	path, err := exec.LookPath("moto_server")
 	if err != nil {
 		return nil, ErrNotInstalled
@@ -73,7 +78,11 @@ func StartOn(host string, log io.Writer) (*Server, error) {
 	// moto's own Python, when python3 is it, runs moto_server with the gaps
 	// its CloudFormation has for our templates filled in (gaps.py); a
 	// python3 without moto exits at once, and moto_server runs as it is.
-	cmd, exited, err := start(log, "python3", append([]string{"-c", gaps}, args...)...)
+	gapsArgs := []string{"-c", gaps}
+	if !accessLog {
+		gapsArgs = append(gapsArgs, "--no-access-log")
+	}
+	cmd, exited, err := start(log, "python3", append(gapsArgs, args...)...)
 	if err == nil {
 		select {
 		case <-exited:

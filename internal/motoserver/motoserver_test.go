@@ -1,8 +1,11 @@
 package motoserver
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -41,4 +44,26 @@ func started(t *testing.T) (context.Context, aws.Config) {
 		t.Fatal(err)
 	}
 	return ctx, cfg
+}
+
+// werkzeug's line per request is written when the output is kept, and
+// only then: a server whose output is discarded serves as well without it.
+func TestAccessLogOnlyWhenKept(t *testing.T) {
+	for _, accessLog := range []bool{true, false} {
+		t.Run(fmt.Sprint("access log ", accessLog), func(t *testing.T) {
+			var out bytes.Buffer
+			s, err := startOn("127.0.0.1", &out, accessLog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.Reset()
+			s.Close() // the output is whole once the server has exited
+			if err != nil {
+				t.Fatal(err)
+			}
+			if logged := strings.Contains(out.String(), `"POST /moto-api/reset HTTP/1.1" 200`); logged != accessLog {
+				t.Errorf("reset logged %v, want %v; output:\n%s", logged, accessLog, out.String())
+			}
+		})
+	}
 }
