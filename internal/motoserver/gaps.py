@@ -256,6 +256,34 @@ def _cloudformation_models(m):
     m.Event.__init__ = init_event
     _json_first(m)
 
+    # A resource that moto fails to make (an error of its backend, or a
+    # race between its request threads) failed the CreateStack itself and
+    # left the stack CREATE_IN_PROGRESS for ever: a caller whose SDK
+    # retried the call met AlreadyExists, knew the stack by its token and
+    # waited for it without end. CloudFormation accepts the creation and
+    # fails it: the stack now rolls back (or stops CREATE_FAILED with
+    # DisableRollback), the error as its reason.
+    create_resources = m.Stack.create_resources
+
+    def create_resources_or_fail(self):
+        try:
+            create_resources(self)
+        except Exception as e:
+            reason = f"{type(e).__name__}: {e}"
+            if self.disable_rollback:
+                self.status = "CREATE_FAILED"
+                self._add_stack_event("CREATE_FAILED", resource_status_reason=reason)
+                return
+            self._add_stack_event("ROLLBACK_IN_PROGRESS", resource_status_reason=reason)
+            try:
+                self.resource_map.delete()
+            except Exception:
+                pass  # what was made is left, as a failed rollback leaves it
+            self.status = "ROLLBACK_COMPLETE"
+            self._add_stack_event("ROLLBACK_COMPLETE")
+
+    m.Stack.create_resources = create_resources_or_fail
+
 
 # The ClientRequestToken of the CreateStack this thread handles (moto's
 # server handles a request in one thread, and creates the stack in it).
