@@ -261,8 +261,9 @@ def _cloudformation_models(m):
     # left the stack CREATE_IN_PROGRESS for ever: a caller whose SDK
     # retried the call met AlreadyExists, knew the stack by its token and
     # waited for it without end. CloudFormation accepts the creation and
-    # fails it: the stack now rolls back (or stops CREATE_FAILED with
-    # DisableRollback), the error as its reason.
+    # fails it: the stack now rolls back, or stops CREATE_FAILED when the
+    # CreateStack asked DisableRollback (which moto itself does not keep:
+    # _creating has it), the error as its reason.
     create_resources = m.Stack.create_resources
 
     def create_resources_or_fail(self):
@@ -270,7 +271,7 @@ def _cloudformation_models(m):
             create_resources(self)
         except Exception as e:
             reason = f"{type(e).__name__}: {e}"
-            if self.disable_rollback:
+            if getattr(_creating, "disable_rollback", False):
                 self.status = "CREATE_FAILED"
                 self._add_stack_event("CREATE_FAILED", resource_status_reason=reason)
                 return
@@ -285,8 +286,9 @@ def _cloudformation_models(m):
     m.Stack.create_resources = create_resources_or_fail
 
 
-# The ClientRequestToken of the CreateStack this thread handles (moto's
-# server handles a request in one thread, and creates the stack in it).
+# The ClientRequestToken and DisableRollback of the CreateStack this thread
+# handles (moto's server handles a request in one thread, and creates the
+# stack in it).
 _creating = threading.local()
 
 
@@ -295,10 +297,11 @@ def _cloudformation_responses(m):
 
     def create_stack(self):
         _creating.token = self._get_param("ClientRequestToken")
+        _creating.disable_rollback = self._get_bool_param("DisableRollback", False)
         try:
             return create(self)
         finally:
-            _creating.token = None
+            _creating.token, _creating.disable_rollback = None, False
 
     m.CloudFormationResponse.create_stack = create_stack
     _json_first(m)
