@@ -5,6 +5,7 @@
 # imports the module they fix, so the server starts as fast as moto_server.
 import importlib.abc
 import importlib.util
+import os
 import sys
 import threading
 
@@ -454,18 +455,36 @@ class _Fixer(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, _Fixer())
 
 
-def _quiet(argv):
-    # --no-access-log (first): werkzeug writes no line per request, for a
-    # server whose output nobody reads (a line is a few percent of the
-    # server's CPU per request).
-    if argv[:1] != ["--no-access-log"]:
-        return argv
+def _quiet():
+    # werkzeug writes no line per request, for a server whose output nobody
+    # reads (a line is a few percent of the server's CPU per request).
     import werkzeug.serving
 
     werkzeug.serving.WSGIRequestHandler.log_request = lambda self, code="-", size="-": None
-    return argv[1:]
+
+
+def _exit_with_stdin():
+    # The server ends when its standard input ends: the Go side holds the
+    # pipe's other end, which closes when that process ends, however it
+    # ends (killed by a test timeout too), so no server outlives its user.
+    def watch():
+        try:
+            while os.read(0, 4096):
+                pass
+        finally:
+            os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-stdin", daemon=True).start()
+
+
+def _options(argv):
+    # Our options come first, before moto_server's own.
+    while argv[:1] in (["--no-access-log"], ["--exit-with-stdin"]):
+        {"--no-access-log": _quiet, "--exit-with-stdin": _exit_with_stdin}[argv[0]]()
+        argv = argv[1:]
+    return argv
 
 
 from moto.server import main  # noqa: E402
 
-main(_quiet(sys.argv[1:]))
+main(_options(sys.argv[1:]))

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"time"
 )
@@ -25,16 +26,20 @@ var gaps string
 
 // Server is a running moto_server.
 type Server struct {
-	URL    string
-	cmd    *exec.Cmd
-	exited chan struct{} // closed once the process has exited
+	URL      string
+	cmd      *exec.Cmd
+	exited   chan struct{} // closed once the process has exited
+	lifeline *os.File      // the server's standard input, held open while it may run
 }
 
-// start runs a server process, its output going to log; exited is closed
-// when it exits.
-func start(log io.Writer, name string, args ...string) (*exec.Cmd, chan struct{}, error) {
+// start runs a server process, its output going to log, its standard
+// input read from stdin when not nil; exited is closed when it exits.
+func start(log io.Writer, stdin *os.File, name string, args ...string) (*exec.Cmd, chan struct{}, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Stdout, cmd.Stderr = log, log
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, nil, err
 	}
@@ -78,11 +83,22 @@ func startOn(host string, log io.Writer, accessLog bool) (*Server, error) {
 	// moto's own Python, when python3 is it, runs moto_server with the gaps
 	// its CloudFormation has for our templates filled in (gaps.py); a
 	// python3 without moto exits at once, and moto_server runs as it is.
-	gapsArgs := []string{"-c", gaps}
+	//
+	// Its standard input is a pipe whose other end only this process
+	// holds (--exit-with-stdin): the server ends when it reads the end of
+	// it, that is when Close closes it or when this process ends, however
+	// it ends. A test binary killed by go test's timeout leaves no server
+	// behind, listening and holding its memory.
+	gapsArgs := []string{"-c", gaps, "--exit-with-stdin"}
 	if !accessLog {
 		gapsArgs = append(gapsArgs, "--no-access-log")
 	}
-	cmd, exited, err := start(log, "python3", append(gapsArgs, args...)...)
+	in, lifeline, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("starting moto_server: %w", err)
+	}
+	cmd, exited, err := start(log, in, "python3", append(gapsArgs, args...)...)
+	in.Close() // the server's copy is all that is needed
 	if err == nil {
 		select {
 		case <-exited:
@@ -91,11 +107,13 @@ func startOn(host string, log io.Writer, accessLog bool) (*Server, error) {
 		}
 	}
 	if err != nil {
-		if cmd, exited, err = start(log, path, args...); err != nil {
+		lifeline.Close()
+		lifeline = nil
+		if cmd, exited, err = start(log, nil, path, args...); err != nil {
 			return nil, fmt.Errorf("starting moto_server: %w", err)
 		}
 	}
-	s := &Server{URL: "http://" + net.JoinHostPort(host, fmt.Sprint(port)), cmd: cmd, exited: exited}
+	s := &Server{URL: "http://" + net.JoinHostPort(host, fmt.Sprint(port)), cmd: cmd, exited: exited, lifeline: lifeline}
 	client := &http.Client{Timeout: time.Second}
 	for deadline := time.Now().Add(startWithin); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		select {
@@ -134,5 +152,8 @@ func (s *Server) Close() {
 	if s.cmd.Process != nil {
 		s.cmd.Process.Kill()
 		<-s.exited
+	}
+	if s.lifeline != nil {
+		s.lifeline.Close()
 	}
 }
