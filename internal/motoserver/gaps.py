@@ -393,6 +393,32 @@ def _s3_responses(m):
     m.S3Response.put_object = put_object
 
 
+def _s3_utils(m):
+    # A bucket's keys are listed (ListObjectVersions, ListObjects) from a
+    # copy of the key store, each key's versions then read again from the
+    # store: a key deleted in between read as None, and the listing failed
+    # (a 500 with a TypeError). S3 lists what the bucket holds. The
+    # versions are taken from the copy itself, which holds them (the
+    # store's own lists, as copied): a key deleted meanwhile is listed as
+    # it was when the listing began.
+    store = m._VersionedKeyStore
+
+    def iterlists(self):
+        yield from dict(self).items()
+
+    def iteritems(self):
+        for key, versions in dict(self).items():
+            yield key, versions[-1]
+
+    def itervalues(self):
+        for versions in dict(self).values():
+            yield versions[-1]
+
+    store._iterlists = store.lists = store.iterlists = iterlists
+    store._iteritems = store.items = store.iteritems = iteritems
+    store._itervalues = store.values = store.itervalues = itervalues
+
+
 def _backends(m):
     # Not a gap but the server's cost: every request asked the file system
     # for the list of moto's modules (a listdir and a stat per module) to
@@ -421,7 +447,7 @@ def _responses(m):
     m.method_names_from_class = method_names
 
 
-_FIXES = {"moto.backends": _backends, "moto.core.responses": _responses, "moto.s3.models": _s3, "moto.s3.responses": _s3_responses, "moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling, "moto.cloudwatch.models": _cloudwatch,
+_FIXES = {"moto.backends": _backends, "moto.core.responses": _responses, "moto.s3.models": _s3, "moto.s3.responses": _s3_responses, "moto.s3.utils": _s3_utils, "moto.elbv2.models": _elbv2, "moto.autoscaling.models": _autoscaling, "moto.cloudwatch.models": _cloudwatch,
           "moto.ec2.models.instances": _ec2_instances, "moto.cloudformation.parsing": _cloudformation_parsing,
           "moto.cloudformation.models": _cloudformation_models, "moto.cloudformation.responses": _cloudformation_responses,
           "moto.ec2.models.route_tables": _ec2_route_tables, "moto.ec2.models.subnets": _ec2_subnets,
