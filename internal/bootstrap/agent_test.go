@@ -41,8 +41,9 @@ func buildAgent(dir, version string) (*agentbin.Binary, error) {
 	if err != nil {
 		return nil, err
 	}
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	return agentbin.Build(context.Background(), goCmd, module, dir, runtime.GOARCH, version)
+	// The go command on the PATH, as the other tests' builds: a test
+	// binary built with -trimpath (make test) knows no GOROOT.
+	return agentbin.Build(context.Background(), "go", module, dir, runtime.GOARCH, version)
 }
 
 // testBuild is what the lab's stacks are rendered with: the agent built
