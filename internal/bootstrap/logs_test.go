@@ -16,11 +16,15 @@ import (
 	"github.com/clusterctl/clusterctl/internal/names"
 )
 
-// buildClusterctl builds the clusterctl binary for one test.
+// buildClusterctl builds the clusterctl binary for one test, as the
+// release builds it (no cgo, trimmed paths), so that it shares its
+// packages' compilation with make test's and e2e's.
 func buildClusterctl(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "clusterctl")
-	if out, err := exec.Command("go", "build", "-o", path, "../../cmd/clusterctl").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-trimpath", "-o", path, "../../cmd/clusterctl")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building clusterctl: %v\n%s", err, out)
 	}
 	return path
