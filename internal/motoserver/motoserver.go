@@ -118,6 +118,7 @@ func startOn(host string, log io.Writer, accessLog bool) (*Server, error) {
 	for deadline := time.Now().Add(startWithin); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		select {
 		case <-exited:
+			s.Close()
 			return nil, fmt.Errorf("moto_server exited before it answered on %s", s.URL)
 		default:
 		}
