@@ -26,7 +26,7 @@ import (
 func Sweep() error {
 	owners := map[int]bool{}
 	addOwner := func(pid int) {
-		if pid > 0 && pid != os.Getpid() && !alive(pid) {
+		if pid > 0 && pid != os.Getpid() && !Alive(pid) {
 			owners[pid] = true
 		}
 	}
@@ -58,8 +58,8 @@ func Sweep() error {
 	return nil
 }
 
-// alive says whether pid runs (a zombie does not).
-func alive(pid int) bool {
+// Alive says whether pid runs (a zombie does not).
+func Alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return (err == nil || errors.Is(err, syscall.EPERM)) && !zombie(pid)
 }
@@ -257,7 +257,7 @@ func killTree(pids []int) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for _, p := range all {
-		for alive(p) && time.Now().Before(deadline) {
+		for Alive(p) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
