@@ -398,20 +398,20 @@ def _s3_utils(m):
     # copy of the key store, each key's versions then read again from the
     # store: a key deleted in between read as None, and the listing failed
     # (a 500 with a TypeError). S3 lists what the bucket holds. The
-    # versions are taken from the copy itself, which holds them (the
-    # store's own lists, as copied): a key deleted meanwhile is listed as
-    # it was when the listing began.
+    # versions are taken from moto's own copy (_self_iterable), which holds
+    # them: a key deleted meanwhile is listed as it was when the listing
+    # began.
     store = m._VersionedKeyStore
 
     def iterlists(self):
-        yield from dict(self).items()
+        yield from self._self_iterable().items()
 
     def iteritems(self):
-        for key, versions in dict(self).items():
+        for key, versions in self._self_iterable().items():
             yield key, versions[-1]
 
     def itervalues(self):
-        for versions in dict(self).values():
+        for versions in self._self_iterable().values():
             yield versions[-1]
 
     store._iterlists = store.lists = store.iterlists = iterlists
