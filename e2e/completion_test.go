@@ -43,8 +43,14 @@ func TestCompletionInBashAndZsh(t *testing.T) {
 		t.Run(sh, func(t *testing.T) {
 			needShell(t, sh)
 			term := startTerminal(t, shellEnv(t), sh, shells[sh]...)
-			term.typeText("source <(clusterctl completion " + sh + ") && echo LOADED\n")
+			// Each line is typed at a prompt, as an operator does: keys
+			// typed ahead reach the terminal's echo before the shell.
+			term.expect("$ ")
+			// The quotes keep the echo of the line from reading as its
+			// output.
+			term.typeText("source <(clusterctl completion " + sh + ") && echo LOAD''ED\n")
 			term.expect("LOADED\r\n")
+			term.expect("$ ")
 			// One match: the shell completes the word in place (none of
 			// the words expected below is typed).
 			term.typeText("clusterctl list-n\t")

@@ -22,6 +22,7 @@ type terminal struct {
 	pty  *os.File
 	mu   sync.Mutex
 	out  bytes.Buffer  // everything the terminal showed
+	seen int           // how much of out the expectations have passed over
 	read chan struct{} // closed when the terminal has nothing more to show
 	done chan struct{} // closed when the process has ended
 	code int
@@ -81,13 +82,20 @@ func (term *terminal) screen() string {
 	return term.out.String()
 }
 
-// expect waits until the terminal shows want.
+// expect waits until the terminal shows want after what the previous
+// expectation matched, so a later step is never satisfied by earlier output
+// (or by the terminal's echo of a line typed ahead).
 func (term *terminal) expect(want string) {
 	term.t.Helper()
 	deadline := time.Now().Add(guard)
-	for !strings.Contains(term.screen(), want) {
+	for {
+		screen := term.screen()
+		if i := strings.Index(screen[term.seen:], want); i >= 0 {
+			term.seen += i + len(want)
+			return
+		}
 		if time.Now().After(deadline) {
-			term.t.Fatalf("the terminal never showed %q; it shows:\n%s", want, term.screen())
+			term.t.Fatalf("the terminal never showed %q after byte %d; it shows:\n%s", want, term.seen, screen)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
