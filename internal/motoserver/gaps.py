@@ -196,6 +196,25 @@ def _cloudformation_parsing(m):
 
     m.get_references_from_template = references
 
+    # A stack read while it is being made: moto makes a resource when it is
+    # first looked up, by the creation or by an output's Ref that a
+    # DescribeStacks evaluates in another request's thread, and both made
+    # it (two Auto Scaling groups for one). The look-up and the making are
+    # now one step per stack; the lock is re-entrant, as making a resource
+    # looks up those it refers to.
+    lookup = m.ResourceMap.__getitem__
+    guard = threading.Lock()
+
+    def getitem(self, key):
+        lock = self.__dict__.get("_gaps_lock")
+        if lock is None:
+            with guard:
+                lock = self.__dict__.setdefault("_gaps_lock", threading.RLock())
+        with lock:
+            return lookup(self, key)
+
+    m.ResourceMap.__getitem__ = getitem
+
 
 def _json_first(m):
     # Not a gap in what moto answers but in how it reads: moto parses every
