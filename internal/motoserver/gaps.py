@@ -380,6 +380,22 @@ def _ec2_subnets(m):
 
     m.SubnetRouteTableAssociation.delete = delete
 
+    # A subnet's addresses: moto hands them out from one generator per
+    # subnet, and two request threads launching into the same subnet ran
+    # it at once ("generator already executing"), failing a group's
+    # creation. Giving and taking back an address is now one step at a time.
+    lock = threading.RLock()
+
+    def locked(method):
+        def call(self, *args, **kwargs):
+            with lock:
+                return method(self, *args, **kwargs)
+
+        return call
+
+    for name in ("get_available_subnet_ip", "request_ip", "del_subnet_ip"):
+        setattr(m.Subnet, name, locked(getattr(m.Subnet, name)))
+
 
 def _ec2_gateways(m, kind):
     # NAT gateways and VPC endpoints go with their stack (moto's
