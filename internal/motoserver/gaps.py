@@ -196,25 +196,6 @@ def _cloudformation_parsing(m):
 
     m.get_references_from_template = references
 
-    # A stack read while it is being made: moto makes a resource when it is
-    # first looked up, by the creation or by an output's Ref that a
-    # DescribeStacks evaluates in another request's thread, and both made
-    # it (two Auto Scaling groups for one). The look-up and the making are
-    # now one step per stack; the lock is re-entrant, as making a resource
-    # looks up those it refers to.
-    lookup = m.ResourceMap.__getitem__
-    guard = threading.Lock()
-
-    def getitem(self, key):
-        lock = self.__dict__.get("_gaps_lock")
-        if lock is None:
-            with guard:
-                lock = self.__dict__.setdefault("_gaps_lock", threading.RLock())
-        with lock:
-            return lookup(self, key)
-
-    m.ResourceMap.__getitem__ = getitem
-
 
 def _json_first(m):
     # Not a gap in what moto answers but in how it reads: moto parses every
@@ -325,6 +306,24 @@ def _cloudformation_responses(m):
 
     m.CloudFormationResponse.create_stack = create_stack
     _json_first(m)
+
+    # One CloudFormation request at a time, as each of CloudFormation's
+    # stack operations is one consistent step. moto makes a stack's
+    # resources in the request's own thread and reads its backends' state
+    # without locks: a DescribeStacks evaluating the outputs of a stack
+    # still being made made its resources a second time (an output's Ref
+    # makes the resource it names when it is first looked up: two Auto
+    # Scaling groups for one), and stacks made side by side failed on
+    # dictionaries another creation changed. The whole request, its
+    # answer's rendering included, holds the lock.
+    call = m.CloudFormationResponse.call_action
+    lock = threading.RLock()
+
+    def call_action(self):
+        with lock:
+            return call(self)
+
+    m.CloudFormationResponse.call_action = call_action
 
 
 def _ec2_route_tables(m):
