@@ -199,14 +199,11 @@ func TestExportApplyRoundTripEverySetting(t *testing.T) {
 		}
 	}
 
-	// The clusters, then the groups, are created one at a time: four at
-	// once (as apply creates groups) failed in moto twice in a few dozen
-	// runs, a CreateStack failing inside moto's backends on a loaded
-	// machine. One at a time costs this test wall time, not CPU. The VPC
-	// is public (for the load balancers): every node needs a public IP
-	// there.
+	// The clusters, then the groups, are created as many at a time as
+	// apply creates groups. The VPC is public (for the load balancers):
+	// every node needs a public IP there.
 	var creates errgroup.Group
-	creates.SetLimit(1)
+	creates.SetLimit(DefaultParallel)
 	core, groups := NewCore(s), NewGroups(s)
 	for i, c := range coreCases {
 		c.core.PublicIPs = true
