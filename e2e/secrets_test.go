@@ -32,7 +32,11 @@ func secretSources(t *testing.T, params ...string) (secretARN string) {
 		t.Fatal(err)
 	}
 	for _, p := range params {
-		if _, err := ssm.NewFromConfig(cfg).PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String(p), Value: aws.String("v"), Type: ssmtypes.ParameterTypeSecureString}); err != nil {
+		// Overwrite, so that setting up is idempotent: once, in a whole
+		// run under load, the first put after the account was emptied
+		// met ParameterAlreadyExists (not reproduced since; a put the
+		// SDK retried after moto applied it would do that).
+		if _, err := ssm.NewFromConfig(cfg).PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String(p), Value: aws.String("v"), Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(true)}); err != nil {
 			t.Fatal(err)
 		}
 	}
