@@ -1,6 +1,7 @@
 package motoserver
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -17,11 +18,11 @@ import (
 func TestLaunchTemplateNetworkInterface(t *testing.T) {
 	ctx, cfg := started(t)
 	ec2c, cfn := ec2.NewFromConfig(cfg), cloudformation.NewFromConfig(cfg)
-	subnets, err := ec2c.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{{Name: aws.String("default-for-az"), Values: []string{"true"}}}})
-	if err != nil || len(subnets.Subnets) == 0 || !aws.ToBool(subnets.Subnets[0].MapPublicIpOnLaunch) {
-		t.Fatalf("default subnets %+v: %v", subnets, err)
+	subnet := defaultSubnet(ctx, t, ec2c)
+	if !aws.ToBool(subnet.MapPublicIpOnLaunch) {
+		t.Fatalf("default subnet %+v maps no public IP on launch", subnet)
 	}
-	sn, vpc := aws.ToString(subnets.Subnets[0].SubnetId), aws.ToString(subnets.Subnets[0].VpcId)
+	sn, vpc := aws.ToString(subnet.SubnetId), aws.ToString(subnet.VpcId)
 	for _, public := range []bool{false, true} {
 		name := fmt.Sprintf("nic-%t", public)
 		body := fmt.Sprintf(`{"Resources": {
@@ -56,4 +57,14 @@ func TestLaunchTemplateNetworkInterface(t *testing.T) {
 			t.Errorf("public %t: %d instances in security group %s, want 1", public, n, sg)
 		}
 	}
+}
+
+// defaultSubnet is a subnet of the account's default VPC.
+func defaultSubnet(ctx context.Context, t *testing.T, c *ec2.Client) ec2types.Subnet {
+	t.Helper()
+	subnets, err := c.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{{Name: aws.String("default-for-az"), Values: []string{"true"}}}})
+	if err != nil || len(subnets.Subnets) == 0 {
+		t.Fatalf("default subnets %+v: %v", subnets, err)
+	}
+	return subnets.Subnets[0]
 }

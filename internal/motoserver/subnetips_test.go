@@ -6,7 +6,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 )
 
 // Instances launched into one subnet at the same time each get an address
@@ -18,11 +17,7 @@ func TestLaunchesIntoOneSubnetAtOnce(t *testing.T) {
 	ctx, cfg := started(t)
 	// No retry: a failed launch must show, not be retried away.
 	c := ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.RetryMaxAttempts = 1 })
-	subnets, err := c.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{{Name: aws.String("default-for-az"), Values: []string{"true"}}}})
-	if err != nil || len(subnets.Subnets) == 0 {
-		t.Fatalf("default subnets: %v %v", subnets, err)
-	}
-	subnet := subnets.Subnets[0].SubnetId
+	subnet := defaultSubnet(ctx, t, c).SubnetId
 	const launchers, launches, each = 16, 10, 10
 	var (
 		mu     sync.Mutex
