@@ -110,8 +110,23 @@ func shellQuote(s string) string {
 }
 
 // namesTimeout bounds the AWS call behind name completion: a shell waiting
-// on a tab key must not hang on an unreachable endpoint.
-const namesTimeout = 2 * time.Second
+// on a tab key must not hang on an unreachable endpoint. timeoutEnv sets
+// another bound (a Go duration, as "5s"), for a slow link or a loaded
+// machine.
+const (
+	namesTimeout = 2 * time.Second
+	timeoutEnv   = "CLUSTERCTL_COMPLETION_TIMEOUT"
+)
+
+// completionTimeout is the bound timeoutEnv's value v sets: namesTimeout
+// unless v is a positive duration. A completion says nothing, so a bad
+// value is not an error.
+func completionTimeout(v string) time.Duration {
+	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		return d
+	}
+	return namesTimeout
+}
 
 // completeLine answers a completion request: the shell scripts above pass
 // the command line in COMP_LINE (and the cursor in COMP_POINT), the
@@ -123,7 +138,7 @@ func completeLine(ctx context.Context, parser *kong.Kong, w io.Writer) (bool, er
 	if line == "" {
 		return false, nil
 	}
-	names := &nameSource{ctx: ctx, line: strings.Fields(line)}
+	names := &nameSource{ctx: ctx, line: strings.Fields(line), timeout: completionTimeout(os.Getenv(timeoutEnv))}
 	var commands []string
 	for _, n := range parser.Model.Children {
 		commands = append(commands, n.Name)
@@ -234,10 +249,11 @@ func withGlobalFlags(cmd complete.Command, globals []*kong.Flag) {
 // with the --region, --profile and --endpoint-url given on the line. Any
 // failure (no credentials, no network) offers no names, silently.
 type nameSource struct {
-	ctx    context.Context
-	line   []string
-	loaded bool
-	names  query.Names
+	ctx     context.Context
+	line    []string
+	timeout time.Duration
+	loaded  bool
+	names   query.Names
 }
 
 func (n *nameSource) load() query.Names {
@@ -245,7 +261,7 @@ func (n *nameSource) load() query.Names {
 		return n.names
 	}
 	n.loaded = true
-	ctx, cancel := context.WithTimeout(n.ctx, namesTimeout)
+	ctx, cancel := context.WithTimeout(n.ctx, n.timeout)
 	defer cancel()
 	opts := awsx.Options{
 		Region: flagOnLine(n.line, "--region"), Profile: flagOnLine(n.line, "--profile"), EndpointURL: flagOnLine(n.line, "--endpoint-url"),

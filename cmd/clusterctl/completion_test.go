@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alecthomas/kong"
 )
@@ -115,6 +116,29 @@ func TestCompleteLineDescribed(t *testing.T) {
 		t.Setenv("COMP_LINE", line)
 		if _, err := completeLine(context.Background(), p, &out); err != nil || out.String() != want {
 			t.Errorf("%q: %q, %v; want %q", line, out.String(), err, want)
+		}
+	}
+}
+
+// CLUSTERCTL_COMPLETION_TIMEOUT bounds the names' read when it is a
+// positive duration; anything else leaves the 2 s, silently, as a
+// completion says nothing.
+func TestCompletionTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		value string
+		want  time.Duration
+	}{
+		{"", 2 * time.Second},
+		{"5s", 5 * time.Second},
+		{"1m30s", 90 * time.Second},
+		{"250ms", 250 * time.Millisecond},
+		{"5", 2 * time.Second},
+		{"0s", 2 * time.Second},
+		{"-3s", 2 * time.Second},
+		{"soon", 2 * time.Second},
+	} {
+		if got := completionTimeout(tt.value); got != tt.want {
+			t.Errorf("%q: %v, want %v", tt.value, got, tt.want)
 		}
 	}
 }
