@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/aws/smithy-go"
 	kongcompletion "github.com/jotaen/kong-completion"
 	"github.com/posener/complete"
 
@@ -271,7 +273,16 @@ func (n *nameSource) load() query.Names {
 	if err != nil {
 		return n.names
 	}
-	if names, err := query.ListNames(ctx, awsapi.NewCloudFormation(cfg)); err == nil {
+	cfn := awsapi.NewCloudFormation(cfg)
+	names, err := query.ListNames(ctx, cfn)
+	var cut *smithy.DeserializationError
+	if errors.As(err, &cut) && ctx.Err() == nil {
+		// An answer cut off after its headers (seen on a loaded machine)
+		// is asked once more, within the same bound; a refused or
+		// unreachable endpoint is not.
+		names, err = query.ListNames(ctx, cfn)
+	}
+	if err == nil {
 		n.names = names
 	}
 	return n.names

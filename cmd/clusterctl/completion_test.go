@@ -3,8 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,5 +145,45 @@ func TestCompletionTimeout(t *testing.T) {
 		if got := completionTimeout(tt.value); got != tt.want {
 			t.Errorf("%q: %v, want %v", tt.value, got, tt.want)
 		}
+	}
+}
+
+// An answer cut off after its headers is asked once more: the names still
+// complete. (A loaded machine cut answers off now and then, and the one
+// attempt of name completion then offered nothing.)
+func TestCompleteNamesAfterACutOffAnswer(t *testing.T) {
+	const stacks = `<DescribeStacksResponse><DescribeStacksResult><Stacks><member><StackName>core</StackName>` +
+		`<StackStatus>CREATE_COMPLETE</StackStatus><Tags><member><Key>clusterctl:cluster</Key><Value>core</Value></member>` +
+		`<member><Key>clusterctl:role</Key><Value>core</Value></member></Tags></member></Stacks></DescribeStacksResult></DescribeStacksResponse>`
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if asked.Add(1) == 1 {
+			// The headers, part of the body, then the connection closed.
+			conn, buf, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: text/xml\r\nContent-Length: %d\r\n\r\n%s", len(stacks), stacks[:40])
+			buf.Flush()
+			conn.Close()
+			return
+		}
+		w.Header().Set("Content-Type", "text/xml")
+		io.WriteString(w, stacks)
+	}))
+	defer srv.Close()
+	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+	t.Setenv("COMP_LINE", "clusterctl describe --endpoint-url "+srv.URL+" ")
+	var out bytes.Buffer
+	if _, err := completeLine(context.Background(), testParser(t), &out); err != nil || out.String() != "core\n" {
+		t.Errorf("%q, %v; want core, after %d requests", out.String(), err, asked.Load())
+	}
+	if n := asked.Load(); n != 2 {
+		t.Errorf("%d requests, want 2: the cut-off one and one more", n)
 	}
 }
