@@ -173,11 +173,8 @@ func TestCompleteNamesAfterACutOffAnswer(t *testing.T) {
 		io.WriteString(w, stacks)
 	}))
 	defer srv.Close()
-	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
+	testCredentials(t)
 	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
 	t.Setenv("COMP_LINE", "clusterctl describe --endpoint-url "+srv.URL+" ")
 	var out bytes.Buffer
 	if _, err := completeLine(context.Background(), testParser(t), &out); err != nil || out.String() != "core\n" {

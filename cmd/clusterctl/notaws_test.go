@@ -17,10 +17,7 @@ func TestEndpointAnswering404(t *testing.T) {
 		http.NotFound(w, r)
 	}))
 	defer srv.Close()
-	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
-	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+	testCredentials(t)
 	ios, _, _, errOut := iostreams.Test()
 	code := run(context.Background(), []string{"list-clusters", "--region", "us-east-1", "--endpoint-url", srv.URL}, ios)
 	msg := strings.TrimSpace(errOut.String())
@@ -28,4 +25,14 @@ func TestEndpointAnswering404(t *testing.T) {
 	if code != 1 || !strings.HasPrefix(msg, want) || strings.Contains(msg, "\n") || strings.Contains(msg, "UnknownError") {
 		t.Errorf("exit %d, %q; want exit 1 and %q", code, msg, want)
 	}
+}
+
+// testCredentials gives the test static credentials and no AWS files of
+// the machine's.
+func testCredentials(t *testing.T) {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
+	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
 }
