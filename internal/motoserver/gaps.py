@@ -10,6 +10,23 @@ import sys
 import threading
 
 
+def _one_at_a_time(cls, *names):
+    """Makes the named methods of cls run one call at a time, all under one
+    (re-entrant) lock: moto serves each request in a thread of its own and
+    keeps its state without locks."""
+    lock = threading.RLock()
+
+    def locked(method):
+        def call(self, *args, **kwargs):
+            with lock:
+                return method(self, *args, **kwargs)
+
+        return call
+
+    for name in names:
+        setattr(cls, name, locked(getattr(cls, name)))
+
+
 def _elbv2(m):
     # A load balancer's Type: moto's CloudFormation makes every one an
     # application load balancer, which refuses TCP, UDP and TLS listeners.
@@ -316,14 +333,7 @@ def _cloudformation_responses(m):
     # Scaling groups for one), and stacks made side by side failed on
     # dictionaries another creation changed. The whole request, its
     # answer's rendering included, holds the lock.
-    call = m.CloudFormationResponse.call_action
-    lock = threading.RLock()
-
-    def call_action(self):
-        with lock:
-            return call(self)
-
-    m.CloudFormationResponse.call_action = call_action
+    _one_at_a_time(m.CloudFormationResponse, "call_action")
 
 
 def _ec2_route_tables(m):
@@ -383,17 +393,7 @@ def _ec2_subnets(m):
     # subnet, and two request threads launching into the same subnet ran
     # it at once ("generator already executing"), failing a group's
     # creation. Giving and taking back an address is now one step at a time.
-    lock = threading.RLock()
-
-    def locked(method):
-        def call(self, *args, **kwargs):
-            with lock:
-                return method(self, *args, **kwargs)
-
-        return call
-
-    for name in ("get_available_subnet_ip", "request_ip", "del_subnet_ip"):
-        setattr(m.Subnet, name, locked(getattr(m.Subnet, name)))
+    _one_at_a_time(m.Subnet, "get_available_subnet_ip", "request_ip", "del_subnet_ip")
 
 
 def _ec2_gateways(m, kind):
@@ -417,14 +417,7 @@ def _s3_responses(m):
     # condition, then writes, with the server's other threads free to run
     # between the two, so two racing claims could both succeed. S3 decides
     # them atomically: writes of objects are made one at a time here.
-    lock = threading.Lock()
-    put = m.S3Response.put_object
-
-    def put_object(self):
-        with lock:
-            return put(self)
-
-    m.S3Response.put_object = put_object
+    _one_at_a_time(m.S3Response, "put_object")
 
 
 def _s3_utils(m):
