@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/clusterctl/clusterctl/internal/names"
@@ -47,7 +46,7 @@ func (g getCmd) Run(ctx context.Context, c *cli) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(s["AWS_REGION"]))
+	cfg, err := loadAWS(ctx, s["AWS_REGION"])
 	if err != nil {
 		return fmt.Errorf("the AWS configuration: %w", err)
 	}

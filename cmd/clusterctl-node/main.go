@@ -24,6 +24,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/node/awsn"
 	"github.com/clusterctl/clusterctl/internal/node/dockerx"
 	"github.com/clusterctl/clusterctl/internal/node/host"
+	"github.com/clusterctl/clusterctl/internal/sdkhttp"
 )
 
 // version is set at build time.
@@ -116,12 +117,26 @@ type env struct {
 	log    node.Logger
 }
 
+// loadAWS is the node's AWS configuration: the standard chain (the
+// instance's role), with the SDK's request bodies guarded (sdkhttp.Guard),
+// so that a call the endpoint did is not failed and sent again: a
+// conditional put, such as the managers' initialisation marker, would then
+// lose to itself.
+func loadAWS(ctx context.Context, region string) (aws.Config, error) {
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(region))
+	if err != nil {
+		return aws.Config{}, err
+	}
+	cfg.HTTPClient = sdkhttp.Guard(cfg.HTTPClient)
+	return cfg, nil
+}
+
 func (c *cli) env(ctx context.Context, nl *nodeLog, keys ...string) (*env, error) {
 	s, err := c.settings(append([]string{"CLUSTER_NAME", "AWS_REGION", "BUCKET_NAME", "STACK_NAME"}, keys...)...)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(s["AWS_REGION"]))
+	cfg, err := loadAWS(ctx, s["AWS_REGION"])
 	if err != nil {
 		return nil, fmt.Errorf("the AWS configuration: %w", err)
 	}
@@ -218,7 +233,7 @@ func (setupCmd) Run(ctx context.Context, c *cli, nl *nodeLog) error {
 			names.EngineLabelInstanceID + "=" + i.ID}
 	} else {
 		labels = node.EngineLabels(s["NODE_GROUP"], s.labels(), i)
-		cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(s["AWS_REGION"]))
+		cfg, err := loadAWS(ctx, s["AWS_REGION"])
 		if err == nil {
 			err = awsn.Instances{API: awsn.NewEC2(cfg)}.Tag(ctx, i.ID, node.InstanceTags(i))
 		}

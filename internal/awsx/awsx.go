@@ -23,6 +23,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/clusterctl/clusterctl/internal/errs"
+	"github.com/clusterctl/clusterctl/internal/sdkhttp"
 )
 
 // Options are the global flags that shape the AWS configuration.
@@ -118,6 +119,7 @@ func Load(ctx context.Context, o Options) (aws.Config, *Recorder, error) {
 	if b, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok {
 		cfg.HTTPClient = bounded(b, bounds)
 	}
+	cfg.HTTPClient = sdkhttp.Guard(cfg.HTTPClient)
 	if o.EndpointURL != "" {
 		cfg.BaseEndpoint = aws.String(o.EndpointURL)
 	}
