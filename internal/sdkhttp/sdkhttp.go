@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 )
 
 // Guard returns next with the request bodies it sends made safe to close
@@ -24,7 +25,16 @@ import (
 // PutParameter, a conditional put) meets "already exists". A body that
 // offers only Read and Close ends with an io.EOF that io.Copy takes for the
 // end it is.
-func Guard(next aws.HTTPClient) aws.HTTPClient { return guarded{next: next} }
+//
+// A nil next, what the SDK's configuration holds when nothing set a client
+// (it leaves each service client to make its own), is the SDK's default
+// client.
+func Guard(next aws.HTTPClient) aws.HTTPClient {
+	if next == nil {
+		next = awshttp.NewBuildableClient()
+	}
+	return guarded{next: next}
+}
 
 type guarded struct{ next aws.HTTPClient }
 

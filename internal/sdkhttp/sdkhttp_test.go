@@ -124,4 +124,6 @@ func TestTheSDKAloneLosesTheAnswer(t *testing.T) {
 
 func TestGuardKeepsWriteToFromTheTransport(t *testing.T) {
 	sdkhttptest.RequireGuarded(t, sdkhttp.Guard(awshttp.NewBuildableClient()))
+	// What a configuration that set no client holds.
+	sdkhttptest.RequireGuarded(t, sdkhttp.Guard(nil))
 }
