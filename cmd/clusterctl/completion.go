@@ -277,9 +277,10 @@ func (n *nameSource) load() query.Names {
 	names, err := query.ListNames(ctx, cfn)
 	var cut *smithy.DeserializationError
 	if errors.As(err, &cut) && ctx.Err() == nil {
-		// An answer cut off after its headers (seen on a loaded machine)
-		// is asked once more, within the same bound; a refused or
-		// unreachable endpoint is not.
+		// An answer cut off after its headers is asked once more, within
+		// the same bound: completion makes one attempt, so that an
+		// unreachable endpoint costs nothing, and a refused or unreachable
+		// endpoint is not asked again.
 		names, err = query.ListNames(ctx, cfn)
 	}
 	if err == nil {
