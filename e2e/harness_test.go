@@ -15,14 +15,13 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/clusterctl/clusterctl/internal/awsx"
+	"github.com/clusterctl/clusterctl/internal/motoserver"
 )
 
 var (
@@ -227,9 +226,7 @@ type clients struct {
 // endpoint, its region and test credentials.
 func motoConfig(t *testing.T) aws.Config {
 	t.Helper()
-	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
-		config.WithBaseEndpoint(endpointOf(t)))
+	cfg, err := motoserver.Config(context.Background(), endpointOf(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
@@ -243,7 +242,7 @@ func putParameters(t *testing.T, endpoint string, names ...string) {
 
 func motoClients(t *testing.T, endpoint string) (aws.Config, *s3.Client, *ec2.Client) {
 	t.Helper()
-	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithBaseEndpoint(endpoint))
+	cfg, err := motoserver.Config(context.Background(), endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}

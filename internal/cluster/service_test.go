@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/acm"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
@@ -99,11 +97,7 @@ func motoConfig(t *testing.T) aws.Config {
 	if err := moto.srv.Reset(); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.LoadDefaultConfig(context.Background(),
-		config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
-		config.WithSharedConfigFiles([]string{}), config.WithSharedCredentialsFiles([]string{}),
-		config.WithBaseEndpoint(moto.srv.URL))
+	cfg, err := motoserver.Config(context.Background(), moto.srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}

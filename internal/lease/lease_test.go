@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
@@ -56,9 +54,7 @@ func run(m *testing.M) int {
 		rp.ServeHTTP(w, r)
 	}))
 	defer atomicS3.Close()
-	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
-		config.WithBaseEndpoint(atomicS3.URL))
+	cfg, err := motoserver.Config(context.Background(), atomicS3.URL)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lease:", err)
 		return 1

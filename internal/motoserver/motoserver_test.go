@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
 func TestStartResetClose(t *testing.T) {
@@ -37,9 +35,7 @@ func started(t *testing.T) (context.Context, aws.Config) {
 	}
 	t.Cleanup(s.Close)
 	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")),
-		config.WithBaseEndpoint(s.URL))
+	cfg, err := Config(ctx, s.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
