@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"time"
 
@@ -21,9 +22,11 @@ import (
 // one read. The CLI's leases and the managers' initialisation marker are
 // both taken this way.
 
-// Putter is what a conditional write needs of S3; *s3.Client satisfies it.
-type Putter interface {
+// ClaimAPI is what a conditional write needs of S3: the put, and a read of
+// the object there when the put is refused. *s3.Client satisfies it.
+type ClaimAPI interface {
 	PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	GetObject(ctx context.Context, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 }
 
 // PutConditional writes body (JSON) to bucket/key, encrypted: only if there
@@ -31,7 +34,13 @@ type Putter interface {
 // one of ETag ifMatch. It returns the ETag and version id written; a lost
 // race is an error for which IsPrecondition (or, for a take-over of an
 // object deleted in between, IsMissing) holds.
-func PutConditional(ctx context.Context, api Putter, bucket, key string, body []byte, ifMatch string) (etag, version string, err error) {
+//
+// A refused put whose body is what the bucket now holds, byte for byte,
+// is this write landed: the SDK sends a put again when its answer was
+// lost (a connection cut after S3 had written), and the second attempt
+// meets the first's object. Every claim's body names its writer and its
+// time, so another writer's object never reads as this one's.
+func PutConditional(ctx context.Context, api ClaimAPI, bucket, key string, body []byte, ifMatch string) (etag, version string, err error) {
 	in := &s3.PutObjectInput{
 		Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body),
 		ContentLength: aws.Int64(int64(len(body))), ContentType: aws.String("application/json"),
@@ -43,10 +52,31 @@ func PutConditional(ctx context.Context, api Putter, bucket, key string, body []
 		in.IfMatch = aws.String(ifMatch)
 	}
 	out, err := api.PutObject(ctx, in)
-	if err != nil {
-		return "", "", err
+	if err == nil {
+		return aws.ToString(out.ETag), VersionID(out.VersionId), nil
 	}
-	return aws.ToString(out.ETag), VersionID(out.VersionId), nil
+	if IsPrecondition(err) || ifMatch != "" && IsMissing(err) {
+		if etag, version, ok := landed(ctx, api, bucket, key, body); ok {
+			return etag, version, nil
+		}
+	}
+	return "", "", err
+}
+
+// landed tells whether the object at bucket/key is body, and its ETag and
+// version id when it is.
+func landed(ctx context.Context, api ClaimAPI, bucket, key string, body []byte) (etag, version string, ok bool) {
+	out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)},
+		func(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true })
+	if err != nil {
+		return "", "", false
+	}
+	defer out.Body.Close()
+	got, err := io.ReadAll(io.LimitReader(out.Body, int64(len(body))+1))
+	if err != nil || !bytes.Equal(got, body) {
+		return "", "", false
+	}
+	return aws.ToString(out.ETag), VersionID(out.VersionId), true
 }
 
 // VersionID reads an object's version id: "" when the bucket is not

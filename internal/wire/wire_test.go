@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -224,8 +225,18 @@ func TestLifecycle(t *testing.T) {
 }
 
 type fakePutter struct {
-	in  *s3.PutObjectInput
-	err error
+	in     *s3.PutObjectInput
+	err    error
+	stored []byte // the object GetObject finds; nil: none
+	gets   int
+}
+
+func (f *fakePutter) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+	f.gets++
+	if f.stored == nil {
+		return nil, &s3types.NoSuchKey{}
+	}
+	return &s3.GetObjectOutput{Body: io.NopCloser(bytes.NewReader(f.stored)), ETag: aws.String(`"e-stored"`), VersionId: aws.String("v-stored")}, nil
 }
 
 func (f *fakePutter) PutObject(_ context.Context, in *s3.PutObjectInput, _ ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
@@ -255,6 +266,45 @@ func TestPutConditional(t *testing.T) {
 	f.err = &smithy.GenericAPIError{Code: "PreconditionFailed"}
 	if _, _, err := PutConditional(context.Background(), f, "b", "k", nil, ""); !IsPrecondition(err) {
 		t.Errorf("lost race: %v", err)
+	}
+}
+
+// A put refused because the bucket holds its own body is that write,
+// landed: the SDK sent it again after losing the first answer.
+func TestPutConditionalKnowsItsOwnWrite(t *testing.T) {
+	body := []byte(`{"instance":"i-1","time":"2026-11-29T10:00:00Z"}`)
+	refused := &smithy.GenericAPIError{Code: "PreconditionFailed"}
+	for _, tt := range []struct {
+		name     string
+		ifMatch  string
+		err      error
+		stored   []byte
+		wantOK   bool
+		wantErr  func(error) bool
+		wantGets int
+	}{
+		{"create-only, its own body there", "", refused, body, true, nil, 1},
+		{"take-over, its own body there", `"e0"`, refused, body, true, nil, 1},
+		{"another writer's body", "", refused, []byte(`{"instance":"i-2","time":"2026-11-29T10:00:00Z"}`), false, IsPrecondition, 1},
+		{"its body and more", "", refused, append(append([]byte{}, body...), ' '), false, IsPrecondition, 1},
+		{"its body cut short", "", refused, body[:len(body)-1], false, IsPrecondition, 1},
+		{"take-over of an object deleted", `"e0"`, &s3types.NoSuchKey{}, nil, false, IsMissing, 1},
+		{"another failure is not looked into", "", &smithy.GenericAPIError{Code: "InternalError"}, body, false, func(err error) bool { return err != nil }, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakePutter{err: tt.err, stored: tt.stored}
+			etag, ver, err := PutConditional(context.Background(), f, "b", "k", body, tt.ifMatch)
+			if tt.wantOK {
+				if err != nil || etag != `"e-stored"` || ver != "v-stored" {
+					t.Errorf("= %q, %q, %v; want the stored object's ETag and version", etag, ver, err)
+				}
+			} else if !tt.wantErr(err) {
+				t.Errorf("error = %v", err)
+			}
+			if f.gets != tt.wantGets {
+				t.Errorf("%d reads of the object, want %d", f.gets, tt.wantGets)
+			}
+		})
 	}
 }
 
