@@ -58,13 +58,13 @@ printf '%s\n' "${pages[@]}" | jq -s -S --arg c "$cluster" --slurpfile snap "$sna
 	def swarm($s; $stale; $n; $marks):
 		if $n == null then
 			{status: (if $stale then "stale" else "not joined" end), nodeId: "", state: "", availability: "",
-			 role: "", managerStatus: "", runningTasks: 0, engineVersion: "", snapshotTime: $s.time, stale: $stale}
+			 role: "", managerStatus: "", runningTasks: 0, engineVersion: "", agent: "", snapshotTime: $s.time, stale: $stale}
 		else
 			((if $n.managerStatus != "" and ($stale | not) then [$n.managerStatus] else [] end) + $marks) as $m
 			| {status: ((if $stale then "stale" else word($n) end) + marked($m)),
 			   nodeId: $n.nodeId, state: $n.state, availability: $n.availability, role: $n.role,
 			   managerStatus: $n.managerStatus, runningTasks: $n.runningTasks, engineVersion: $n.engineVersion,
-			   snapshotTime: $s.time, stale: $stale}
+			   agent: ($n.engineLabels["clusterctl.agent"] // ""), snapshotTime: $s.time, stale: $stale}
 		end;
 	($snap[0] // null | if . != null and .cluster == $c and .version == 1 then . else null end) as $s
 	| (if $s == null then false else (now - ($s.time | fromdate)) | (. > 120 or . < -120) end) as $stale
@@ -82,6 +82,7 @@ printf '%s\n' "${pages[@]}" | jq -s -S --arg c "$cluster" --slurpfile snap "$sna
 		group: tag("clusterctl:group"),
 		instanceId: .InstanceId,
 		instanceType: .InstanceType,
+		imageId: (.ImageId // ""),
 		lifecycle: (.InstanceLifecycle // "on-demand"),
 		state: .State.Name,
 		privateIp: (.PrivateIpAddress // ""),
@@ -101,6 +102,7 @@ printf '%s\n' "${pages[@]}" | jq -s -S --arg c "$cluster" --slurpfile snap "$sna
 			group: (.engineLabels["clusterctl.group"] // ""),
 			instanceId: .instanceId,
 			instanceType: (.engineLabels["clusterctl.instance-type"] // ""),
+			imageId: "",
 			lifecycle: (.engineLabels["clusterctl.lifecycle"] // ""),
 			state: "",
 			privateIp: .address,
