@@ -53,6 +53,9 @@ type options struct {
 	applyGroups, applyNodes int
 	applyT                  time.Duration
 	applySerial, applyOnly  bool
+	// checkOnly stops after the first list-nodes check, untimed: the
+	// tools' outputs compared (what the bench package's test runs).
+	checkOnly bool
 }
 
 func main() {
@@ -84,6 +87,7 @@ func run(ctx context.Context) int {
 	flag.BoolVar(&o.applySerial, "apply-serial", true, "in the apply measurement, also create the groups one after another the bash way (about 30 s each: the AWS CLI waiter)")
 	flag.BoolVar(&o.applyOnly, "apply-only", false, "run the apply measurement alone")
 	flag.StringVar(&checkpoints, "checkpoints", "", "group counts at which list-nodes is measured (default: 1, half when 10 or more, all)")
+	flag.BoolVar(&o.checkOnly, "check", false, "only check that the tools agree, at the first checkpoint, and stop")
 	flag.Parse()
 	if large || os.Getenv("BENCH_LARGE") == "1" {
 		o.groups, o.nodes = 10, 100
@@ -269,6 +273,9 @@ func (b *bench) run() error {
 		if next < len(b.o.checkpoints) && b.o.checkpoints[next] == g {
 			if err := b.listNodes(g); err != nil {
 				return err
+			}
+			if b.o.checkOnly {
+				return nil
 			}
 			next++
 		}
@@ -460,6 +467,9 @@ func (b *bench) listNodes(g int) error {
 		if _, n, err := b.floor(c); err != nil || n != want {
 			return fmt.Errorf("floor saw %d instances (%v), want %d", n, err, want)
 		}
+	}
+	if b.o.checkOnly {
+		return nil
 	}
 
 	var ctl, bl, fp, fd sample
