@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # add-agents the CoreOS way, for the benchmark to compare against: read the
-# core's outputs with describe-stacks, turn them into the group stack's
-# parameters with jq, create the stack and wait with the AWS CLI waiter
-# (which polls DescribeStacks every 30 s).
+# core's outputs and its node agent's pins with describe-stacks, turn them
+# into the group stack's parameters with jq, create the stack and wait with
+# the AWS CLI waiter (which polls DescribeStacks every 30 s).
 #
 # Usage: add-agents.sh CLUSTER GROUP TYPE COUNT TEMPLATE
 # TEMPLATE is the group template as `clusterctl render group` prints it; an
@@ -36,6 +36,10 @@ aws cloudformation describe-stacks --stack-name "$cluster" --output json |
 			"ControlSecurityGroupId", "AgentSecurityGroupId", "AgentInstanceProfile",
 			"VpcId", "SubnetIds", "ContractVersion"))
 		| {ParameterKey: .OutputKey, ParameterValue: .OutputValue}]
+	# The node agent the core pins (its parameters), which clusterctl
+	# uploaded with the core: a group runs the same one.
+	+ [.Stacks[0].Parameters[]
+		| select(.ParameterKey | IN("NodeAgentAmd64", "NodeAgentArm64"))]
 	+ ({InstanceType: $type, DesiredCapacity: $count, MinSize: "0", MaxSize: $count,
 		VolumeSize: "30", ImageParameter: $image, MaxBatchSize: "1",
 		MinInstancesInService: $mis}
