@@ -10,10 +10,10 @@ import (
 	"github.com/clusterctl/clusterctl/internal/sdkhttp"
 )
 
-// Config is the AWS configuration of a test's own calls to a local
-// endpoint: its region, moto's test credentials, none of the user's files,
-// and the client the product's calls go through (sdkhttp.Guard), so that a
-// test's setup meets the endpoint as the product does.
+// Config is the AWS configuration of the tests' and the benchmark's own
+// calls to a local endpoint: its region, moto's test credentials, none of
+// the user's files, and the client the product's calls go through
+// (sdkhttp.Guard), so that they meet the endpoint as the product does.
 func Config(ctx context.Context, endpoint string) (aws.Config, error) {
 	cfg, err := config.LoadDefaultConfig(ctx,
 		config.WithRegion("us-east-1"),
