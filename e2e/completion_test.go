@@ -10,8 +10,7 @@ import (
 
 // shellEnv runs shells with the binary under test first on PATH, a home of
 // their own (no rc files) and the moto endpoint. Reading the names is given
-// 20 s, not 2: a whole run's load once kept a name read past 2 s, and the
-// shell then offered nothing.
+// 20 s, not 2, so that a loaded machine's slow answer still completes.
 func shellEnv(t *testing.T) []string {
 	t.Helper()
 	return append(envOf(t), "PATH="+filepath.Dir(binary)+":"+pathEnv(), "HOME="+t.TempDir(), "PS1=$ ", "PROMPT=$ ", "CLUSTERCTL_COMPLETION_TIMEOUT=20s")

@@ -32,9 +32,8 @@ func secretSources(t *testing.T, params ...string) (secretARN string) {
 		t.Fatal(err)
 	}
 	for _, p := range params {
-		// Overwrite, so that setting up is idempotent: in whole runs an
-		// answer is now and then cut off after its headers, and the SDK
-		// sends the put again after moto carried it out.
+		// Overwrite, so that setting up is idempotent: the SDK sends a put
+		// again when its answer is lost after moto carried it out.
 		if _, err := ssm.NewFromConfig(cfg).PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String(p), Value: aws.String("v"), Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(true)}); err != nil {
 			t.Fatal(err)
 		}

@@ -228,7 +228,7 @@ func putLease(t *testing.T, endpoint, cluster, group, id string) {
 
 // putParameters creates the parameters secrets are declared from. It
 // overwrites, so that a put the SDK sends again after moto carried it out
-// (its answer cut off, seen in a whole run) does not fail the test.
+// (its answer lost) does not fail the test.
 func putParameters(t *testing.T, endpoint string, names ...string) {
 	t.Helper()
 	cfg, _, _ := motoClients(t, endpoint)
