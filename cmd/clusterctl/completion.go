@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/aws/smithy-go"
 	kongcompletion "github.com/jotaen/kong-completion"
 	"github.com/posener/complete"
 
@@ -265,16 +267,23 @@ func (n *nameSource) load() query.Names {
 	defer cancel()
 	opts := awsx.Options{
 		Region: flagOnLine(n.line, "--region"), Profile: flagOnLine(n.line, "--profile"), EndpointURL: flagOnLine(n.line, "--endpoint-url"),
-		// One more attempt for an answer cut off or refused by throttling,
-		// none for an endpoint that cannot be reached: an offline Tab
-		// costs nothing.
-		MaxAttempts: 2, DialAttempts: 1,
+		MaxAttempts: 1,
 	}
 	cfg, _, err := awsx.Load(ctx, opts)
 	if err != nil {
 		return n.names
 	}
-	if names, err := query.ListNames(ctx, awsapi.NewCloudFormation(cfg)); err == nil {
+	cfn := awsapi.NewCloudFormation(cfg)
+	names, err := query.ListNames(ctx, cfn)
+	var cut *smithy.DeserializationError
+	if errors.As(err, &cut) && ctx.Err() == nil {
+		// An answer cut off after its headers is asked once more, within
+		// the same bound: completion makes one attempt, so that an
+		// unreachable endpoint costs nothing, and a refused or unreachable
+		// endpoint is not asked again.
+		names, err = query.ListNames(ctx, cfn)
+	}
+	if err == nil {
 		n.names = names
 	}
 	return n.names

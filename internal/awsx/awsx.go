@@ -31,12 +31,8 @@ type Options struct {
 	Region      string
 	Profile     string
 	EndpointURL string
-	// MaxAttempts bounds retries of throttled and transient (5xx) calls,
-	// and of answers cut off.
+	// MaxAttempts bounds retries of throttled and transient (5xx) calls.
 	MaxAttempts int
-	// DialAttempts bounds the attempts of a call whose connection fails
-	// (0: DialAttempts); it is never more than MaxAttempts.
-	DialAttempts int
 	// Log, when set, receives one line per AWS call with its duration (-v).
 	Log io.Writer
 	// Bounds of each attempt; zero values are taken from the environment
@@ -82,17 +78,13 @@ func Load(ctx context.Context, o Options) (aws.Config, *Recorder, error) {
 	if attempts == 0 {
 		attempts = DefaultMaxAttempts
 	}
-	dials := o.DialAttempts
-	if dials == 0 {
-		dials = DialAttempts
-	}
 	bounds, err := boundsFrom(o.Bounds, os.Getenv)
 	if err != nil {
 		return aws.Config{}, nil, err
 	}
 	loaders = append(loaders, config.WithHTTPClient(awshttp.NewBuildableClient()))
 	loaders = append(loaders, config.WithRetryer(func() aws.Retryer {
-		return dialBounded{dialAttempts: dials, RetryerV2: retry.NewAdaptiveMode(func(ao *retry.AdaptiveModeOptions) {
+		return dialBounded{retry.NewAdaptiveMode(func(ao *retry.AdaptiveModeOptions) {
 			ao.StandardOptions = append(ao.StandardOptions, func(so *retry.StandardOptions) {
 				so.MaxAttempts = attempts
 				so.MaxBackoff = 10 * time.Second

@@ -132,13 +132,9 @@ func unknownHost(err error) bool {
 	return errors.As(err, &dns) && dns.IsNotFound
 }
 
-// dialBounded bounds the retries of connection failures to dialAttempts
-// (see DialAttempts) and leaves every other decision to the wrapped
-// retryer.
-type dialBounded struct {
-	aws.RetryerV2
-	dialAttempts int
-}
+// dialBounded bounds the retries of connection failures (see DialAttempts)
+// and leaves every other decision to the wrapped retryer.
+type dialBounded struct{ aws.RetryerV2 }
 
 func (r dialBounded) IsErrorRetryable(err error) bool {
 	if unknownHost(err) {
@@ -153,7 +149,7 @@ func (r dialBounded) RetryDelay(attempt int, err error) (time.Duration, error) {
 	if e := asEndpointError(err); e != nil {
 		// attempt counts the attempts made so far (the SDK's default
 		// retry mode).
-		if attempt >= r.dialAttempts {
+		if attempt >= DialAttempts {
 			return 0, err
 		}
 		return dialBackoff(attempt), nil

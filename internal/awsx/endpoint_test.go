@@ -61,21 +61,6 @@ func TestRefusedConnectionFailsFast(t *testing.T) {
 }
 
 // An unknown host is not retried at all.
-// Options.DialAttempts bounds a refused connection's attempts below
-// MaxAttempts (completion: one attempt for an endpoint it cannot reach,
-// two for an answer cut off).
-func TestDialAttemptsOption(t *testing.T) {
-	testEnv(t)
-	cfg, _, err := Load(context.Background(), Options{Region: "us-east-1", EndpointURL: closedPort(t), MaxAttempts: 2, DialAttempts: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = cloudformation.NewFromConfig(cfg).DescribeStacks(context.Background(), &cloudformation.DescribeStacksInput{})
-	if e, ok := Unreachable(err); !ok || e.Attempts != 1 {
-		t.Errorf("err = %v, want an *EndpointError after 1 attempt", err)
-	}
-}
-
 func TestUnknownHostIsNotRetried(t *testing.T) {
 	testEnv(t)
 	var lookups atomic.Int32
