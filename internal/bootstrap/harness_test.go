@@ -365,6 +365,11 @@ var fastNodes = []string{
 // labNode makes the lab node of an instance.
 func labNode(t *testing.T, name string, i instance, inGroup bool, env ...string) *enginetest.Node {
 	t.Helper()
+	return lab.NewNode(t, nodeSpec(name, i, inGroup, env...))
+}
+
+// nodeSpec is the lab node spec of an instance.
+func nodeSpec(name string, i instance, inGroup bool, env ...string) enginetest.NodeSpec {
 	spec := enginetest.NodeSpec{
 		Name: name, InstanceID: i.id, IP: netip.MustParseAddr(i.ip), InstanceType: i.instanceType, Zone: availabilityZone, Lifecycle: i.lifecycle,
 		Env: append(append([]string(nil), fastNodes...), env...),
@@ -373,7 +378,7 @@ func labNode(t *testing.T, name string, i instance, inGroup bool, env ...string)
 		// What EC2 serves for an instance of an Auto Scaling group.
 		spec.Metadata = map[string]string{"autoscaling/target-lifecycle-state": "InService"}
 	}
-	return lab.NewNode(t, spec)
+	return spec
 }
 
 // boot starts a node's user data.

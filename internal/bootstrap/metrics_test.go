@@ -59,16 +59,20 @@ func maxTime(a, b time.Time) time.Time {
 // node's engine stopped, its other task pending; a node's disk figure is
 // what df says of its engine's data root.
 //
-// It runs alone, before the scenarios that share the lab: the disk figure
-// is of the host's file system, which their engines write to meanwhile,
-// and the figure must hold still over the last datapoints to be compared
-// with df.
+// The figure must hold still over the last datapoints to be compared with
+// df, while the other scenarios' engines write to the lab's disk: the
+// node's data root is a file system of its own.
 func TestHealthMetricsPublished(t *testing.T) {
+	scenario(t)
 	fast := "CLUSTERCTL_METRICS_INTERVAL=5"
 	tc := deployCore(t, "metrics")
 	g := tc.deployGroup(t, "g", 2, nil)
 	control := tc.bootControl(t, fast)
-	agents := []*enginetest.Node{g.bootAgent(t, 0, fast), g.bootAgent(t, 1, fast)}
+	own := nodeSpec(g.name+"-0", g.instances[0], true, fast)
+	own.DataRootSize = "1g"
+	first := lab.NewNode(t, own)
+	boot(t, first, g.userData)
+	agents := []*enginetest.Node{first, g.bootAgent(t, 1, fast)}
 	for _, n := range agents {
 		g.readyAgent(t, n)
 	}

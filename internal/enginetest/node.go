@@ -44,6 +44,11 @@ type NodeSpec struct {
 	// latest/meta-data/, e.g. autoscaling/target-lifecycle-state.
 	Metadata map[string]string
 	Env      []string // more environment for its scripts and units
+	// DataRootSize, when set ("1g"), puts the engine's data root on a
+	// tmpfs of that size: a file system only this node's engine writes
+	// to, whose use a test can compare with what the node reports while
+	// other nodes' engines write to the lab's disk.
+	DataRootSize string
 }
 
 // Node is one instance: a network namespace with the instance's address on
@@ -105,6 +110,16 @@ func (l *Lab) newNode(spec NodeSpec) (*Node, error) {
 	for _, d := range []string{n.root, n.bin, n.logdir, filepath.Join(n.dir, "home")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
+		}
+	}
+	if spec.DataRootSize != "" {
+		root := filepath.Join(n.dir, "docker")
+		if err := os.MkdirAll(root, 0o711); err != nil {
+			return nil, err
+		}
+		// Close's unmountUnder takes it down with the engine's mounts.
+		if err := syscall.Mount("tmpfs", root, "tmpfs", 0, "size="+spec.DataRootSize+",mode=0711"); err != nil {
+			return nil, fmt.Errorf("a tmpfs for the data root: %w", err)
 		}
 	}
 	if err := n.makeNetwork(); err != nil {
