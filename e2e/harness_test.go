@@ -22,6 +22,7 @@ import (
 
 	"github.com/clusterctl/clusterctl/internal/awsx"
 	"github.com/clusterctl/clusterctl/internal/motoserver"
+	"github.com/clusterctl/clusterctl/internal/testlanes"
 )
 
 var (
@@ -96,9 +97,9 @@ func runMain(m *testing.M) int {
 	// after every test, parallel ones included, has ended.
 	calls := filepath.Join(dir, "aws-calls")
 	os.Setenv(awsx.EnvRecordCalls, calls)
-	code := m.Run()
+	code := motos.gate.Checked(os.Stderr, m.Run(), testlanes.WholeRun())
 	if code == 0 {
-		if err := checkOperatorPolicy(os.Stderr, calls, wholeSuiteRan()); err != nil {
+		if err := checkOperatorPolicy(os.Stderr, calls, testlanes.WholeRun()); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: FAIL:", err)
 			code = 1
 		}

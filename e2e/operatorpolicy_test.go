@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -106,17 +105,6 @@ func checkOperatorPolicy(w io.Writer, recordFile string, wholeSuite bool) error 
 func actionMatches(pattern, action string) bool {
 	re := "(?i)^" + strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(regexp.QuoteMeta(pattern)) + "$"
 	return regexp.MustCompile(re).MatchString(action)
-}
-
-// wholeSuiteRan says whether every test of the package was selected: no
-// -run, -skip or -short (-count and -v aside).
-func wholeSuiteRan() bool {
-	for _, name := range []string{"test.run", "test.skip"} {
-		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
-			return false
-		}
-	}
-	return !testing.Short()
 }
 
 func TestActionMatches(t *testing.T) {

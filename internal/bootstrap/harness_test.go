@@ -36,6 +36,7 @@ import (
 	"github.com/clusterctl/clusterctl/internal/names"
 	"github.com/clusterctl/clusterctl/internal/render"
 	"github.com/clusterctl/clusterctl/internal/spec"
+	"github.com/clusterctl/clusterctl/internal/testlanes"
 )
 
 const (
@@ -87,7 +88,7 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "bootstrap: FAIL:", err)
 		return 1
 	}
-	return m.Run()
+	return gate.Checked(os.Stderr, m.Run(), testlanes.WholeRun())
 }
 
 func awsConfig() aws.Config {

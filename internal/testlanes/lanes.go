@@ -10,17 +10,20 @@ package testlanes
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Gate admits the tests that Enter it, at most lanes at a time, by rank.
 type Gate struct {
 	longest []string
+	entered map[string]bool
 
 	mu   sync.Mutex
 	free int
@@ -83,14 +86,26 @@ func (g *Gate) Enter(t *testing.T) {
 	}
 	rank := g.register(t.Name())
 	t.Parallel()
+	queued := time.Now()
 	<-g.arrive(rank)
-	t.Cleanup(g.leave)
+	admitted := time.Now()
+	t.Cleanup(func() {
+		// go test's own time for t counts the queue too: this line
+		// (go test -v) is what a longest-first list is ranked by.
+		t.Logf("testlanes: %v in its lane, after %v in the queue",
+			time.Since(admitted).Round(100*time.Millisecond), admitted.Sub(queued).Round(100*time.Millisecond))
+		g.leave()
+	})
 }
 
 // register ranks the test name before it pauses in t.Parallel.
 func (g *Gate) register(name string) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.entered == nil {
+		g.entered = map[string]bool{}
+	}
+	g.entered[name] = true
 	rank := slices.Index(g.longest, name)
 	if rank < 0 {
 		rank = len(g.longest) + g.registered
@@ -131,4 +146,44 @@ func (g *Gate) admit() {
 		close(g.waiting[0].ready)
 		g.waiting = g.waiting[1:]
 	}
+}
+
+// Unentered returns the names of the longest-first list that no test
+// entered. After a whole run (WholeRun) each is a test renamed or removed,
+// and the list no longer ranks what it was measured to.
+func (g *Gate) Unentered() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []string
+	for _, name := range g.longest {
+		if !g.entered[name] {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Checked returns code, m.Run's, or 1 when the run was whole (WholeRun),
+// passed, and left names of the longest-first list unentered, which it
+// writes to w.
+func (g *Gate) Checked(w io.Writer, code int, whole bool) int {
+	if code != 0 || !whole {
+		return code
+	}
+	if names := g.Unentered(); len(names) > 0 {
+		fmt.Fprintf(w, "testlanes: FAIL: the longest-first list names %s, which no test entered: renamed or removed?\n", strings.Join(names, ", "))
+		return 1
+	}
+	return code
+}
+
+// WholeRun says whether go test runs every test of the package: no -run,
+// -skip or -short.
+func WholeRun() bool {
+	for _, name := range []string{"test.run", "test.skip"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
+			return false
+		}
+	}
+	return !testing.Short()
 }

@@ -2,6 +2,7 @@ package testlanes
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -80,5 +81,52 @@ func TestLanes(t *testing.T) {
 		if (err != nil) != tt.err || n != tt.want {
 			t.Errorf("%q: %d, %v", tt.value, n, err)
 		}
+	}
+}
+
+// A name of the longest-first list that no test entered is reported: a
+// test renamed or removed would otherwise lose its rank unnoticed.
+func TestUnenteredNames(t *testing.T) {
+	g := &Gate{longest: []string{"TestLong", "TestGone", "TestLonger"}, free: 1}
+	if got, want := g.Unentered(), []string{"TestLong", "TestGone", "TestLonger"}; !slices.Equal(got, want) {
+		t.Errorf("before any test: %q, want %q", got, want)
+	}
+	for _, n := range []string{"TestLonger", "TestOther", "TestLong"} {
+		g.register(n)
+	}
+	if got, want := g.Unentered(), []string{"TestGone"}; !slices.Equal(got, want) {
+		t.Errorf("Unentered() = %q, want %q", got, want)
+	}
+}
+
+// After a whole run that passed, an unentered name fails the run; a run
+// that failed, or ran some tests only, keeps its code and says nothing.
+func TestCheckedFailsAWholeRunWithAnUnenteredName(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		entered   []string
+		code      int
+		whole     bool
+		want      int
+		wantWords string
+	}{
+		{"every name entered", []string{"TestLong", "TestLonger"}, 0, true, 0, ""},
+		{"one name unentered", []string{"TestLong"}, 0, true, 1, "names TestLonger, which no test entered"},
+		{"some tests only", []string{"TestLong"}, 0, false, 0, ""},
+		{"a failed run", []string{"TestLong"}, 1, true, 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &Gate{longest: []string{"TestLong", "TestLonger"}, free: 1}
+			for _, n := range tc.entered {
+				g.register(n)
+			}
+			var w strings.Builder
+			if got := g.Checked(&w, tc.code, tc.whole); got != tc.want {
+				t.Errorf("Checked = %d, want %d", got, tc.want)
+			}
+			if tc.wantWords == "" && w.Len() > 0 || !strings.Contains(w.String(), tc.wantWords) {
+				t.Errorf("wrote %q, want %q", w.String(), tc.wantWords)
+			}
+		})
 	}
 }
