@@ -33,6 +33,7 @@ var longestFirst = []string{
 	"TestLifecycleUnderFaults",
 	"TestReadmeExamples",
 	"TestFlaglessUpdateCoreKeepsEverySetting",
+	"TestUpgradeResumesAfterAFailedValidation",
 	"TestRenderTakesEveryFlag",
 	"TestUpdateCore",
 	"TestDemo",

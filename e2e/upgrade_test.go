@@ -41,7 +41,7 @@ func newAgentsEnv(t *testing.T) []string {
 	if err := writeAgents(dir, "e2e newer"); err != nil {
 		t.Fatal(err)
 	}
-	return append(env(), "CLUSTERCTL_NODE_AGENTS="+dir)
+	return append(envOf(t), "CLUSTERCTL_NODE_AGENTS="+dir)
 }
 
 // inServiceNodes is a status snapshot's node list for every instance in
@@ -75,6 +75,7 @@ func inServiceNodes(t *testing.T, c clients) []map[string]any {
 // date another way shows as current and is skipped; off a terminal the
 // upgrade is refused without --yes.
 func TestUpgradePlanDryRunAndAsk(t *testing.T) {
+	parallel(t)
 	c, _ := newCluster(t, "web")
 	before := describeStack(t, c, "core-web")
 	agentBefore := describeStackParam(t, c, "core-web", "NodeAgentAmd64")
@@ -135,6 +136,7 @@ func TestUpgradePlanDryRunAndAsk(t *testing.T) {
 // the stacks already current, validates the cluster before it touches
 // the next one, and with the cluster healthy again finishes.
 func TestUpgradeResumesAfterAFailedValidation(t *testing.T) {
+	parallel(t)
 	c, bucket := newCluster(t, "web")
 	newer := newAgentsEnv(t)
 	if r := clusterctlEnv(t, newer, "update-core", "core", "--yes", "-q"); r.code != 0 {
@@ -204,10 +206,11 @@ func TestUpgradeResumesAfterAFailedValidation(t *testing.T) {
 // upgrade refuses, changing nothing: while the core's update is in
 // progress, and when a group's stack cannot be read.
 func TestUpgradeRefusals(t *testing.T) {
+	parallel(t)
 	resetMoto(t)
 	fake := cfnfake.New(t)
 	fake.Seed(cfnfake.Seed{Name: "core", Status: "UPDATE_IN_PROGRESS", Tags: map[string]string{"clusterctl:cluster": "core", "clusterctl:role": "core", "clusterctl:group": "control"}})
-	environ := append(env(), "AWS_ENDPOINT_URL_CLOUDFORMATION="+fake.URL)
+	environ := append(envOf(t), "AWS_ENDPOINT_URL_CLOUDFORMATION="+fake.URL)
 	r := clusterctlEnv(t, environ, "upgrade", "-j", "core", "--dry-run")
 	if r.code != 1 || !strings.Contains(r.stderr, "UPDATE_IN_PROGRESS") {
 		t.Errorf("upgrade during the core's update:\n%s", r)
