@@ -607,7 +607,19 @@ func (tc *testCluster) readyManager(t *testing.T, n *enginetest.Node) {
 // bootAgent starts the agent of the group's instance i.
 func (g *testGroup) bootAgent(t *testing.T, i int, env ...string) *enginetest.Node {
 	t.Helper()
-	n := labNode(t, fmt.Sprintf("%s-%d", g.name, i), g.instances[i], true, env...)
+	return g.bootAgentAs(t, g.agentSpec(i, env...))
+}
+
+// agentSpec is the lab node spec of the group's instance i, for a
+// scenario that changes it before bootAgentAs.
+func (g *testGroup) agentSpec(i int, env ...string) enginetest.NodeSpec {
+	return nodeSpec(fmt.Sprintf("%s-%d", g.name, i), g.instances[i], true, env...)
+}
+
+// bootAgentAs starts an agent of the group on the lab node of spec.
+func (g *testGroup) bootAgentAs(t *testing.T, spec enginetest.NodeSpec) *enginetest.Node {
+	t.Helper()
+	n := lab.NewNode(t, spec)
 	boot(t, n, g.userData)
 	return n
 }

@@ -15,6 +15,7 @@ import (
 	cwschemas "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
+	"golang.org/x/sys/unix"
 
 	"github.com/clusterctl/clusterctl/internal/enginetest"
 	"github.com/clusterctl/clusterctl/internal/names"
@@ -68,11 +69,9 @@ func TestHealthMetricsPublished(t *testing.T) {
 	tc := deployCore(t, "metrics")
 	g := tc.deployGroup(t, "g", 2, nil)
 	control := tc.bootControl(t, fast)
-	own := nodeSpec(g.name+"-0", g.instances[0], true, fast)
+	own := g.agentSpec(0, fast)
 	own.DataRootSize = "1g"
-	first := lab.NewNode(t, own)
-	boot(t, first, g.userData)
-	agents := []*enginetest.Node{first, g.bootAgent(t, 1, fast)}
+	agents := []*enginetest.Node{g.bootAgentAs(t, own), g.bootAgent(t, 1, fast)}
 	for _, n := range agents {
 		g.readyAgent(t, n)
 	}
@@ -87,6 +86,10 @@ func TestHealthMetricsPublished(t *testing.T) {
 
 	// A node's disk: df of its engine's data root.
 	root := dockerOn(t, agents[0], "info", "-f", "{{.DockerRootDir}}")
+	var fs unix.Statfs_t
+	if err := unix.Statfs(root, &fs); err != nil || fs.Type != unix.TMPFS_MAGIC {
+		t.Fatalf("the node's data root %s is not on a tmpfs of its own (type %#x, %v)", root, fs.Type, err)
+	}
 	out, err := exec.Command("df", "--output=pcent", root).Output()
 	if err != nil {
 		t.Fatalf("df %s: %v", root, err)
