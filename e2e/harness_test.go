@@ -97,9 +97,10 @@ func runMain(m *testing.M) int {
 	// after every test, parallel ones included, has ended.
 	calls := filepath.Join(dir, "aws-calls")
 	os.Setenv(awsx.EnvRecordCalls, calls)
-	code := motos.gate.Checked(os.Stderr, m.Run(), testlanes.WholeRun())
+	whole := testlanes.WholeRun()
+	code := motos.gate.Checked(os.Stderr, m.Run(), whole)
 	if code == 0 {
-		if err := checkOperatorPolicy(os.Stderr, calls, testlanes.WholeRun()); err != nil {
+		if err := checkOperatorPolicy(os.Stderr, calls, whole); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: FAIL:", err)
 			code = 1
 		}

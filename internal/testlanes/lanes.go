@@ -23,10 +23,10 @@ import (
 // Gate admits the tests that Enter it, at most lanes at a time, by rank.
 type Gate struct {
 	longest []string
-	entered map[string]bool
 
-	mu   sync.Mutex
-	free int
+	mu      sync.Mutex
+	entered map[string]bool // the names registered, for Unentered
+	free    int
 	// all: admit none until every test that entered has arrived past
 	// t.Parallel, so that the ranks decide who starts (false when
 	// -parallel bounds the run: then only some arrive).

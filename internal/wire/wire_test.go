@@ -224,14 +224,14 @@ func TestLifecycle(t *testing.T) {
 	}
 }
 
-type fakePutter struct {
+type fakeClaimAPI struct {
 	in     *s3.PutObjectInput
 	err    error
 	stored []byte // the object GetObject finds; nil: none
 	gets   int
 }
 
-func (f *fakePutter) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+func (f *fakeClaimAPI) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
 	f.gets++
 	if f.stored == nil {
 		return nil, &s3types.NoSuchKey{}
@@ -239,7 +239,7 @@ func (f *fakePutter) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...fu
 	return &s3.GetObjectOutput{Body: io.NopCloser(bytes.NewReader(f.stored)), ETag: aws.String(`"e-stored"`), VersionId: aws.String("v-stored")}, nil
 }
 
-func (f *fakePutter) PutObject(_ context.Context, in *s3.PutObjectInput, _ ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
+func (f *fakeClaimAPI) PutObject(_ context.Context, in *s3.PutObjectInput, _ ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
 	f.in = in
 	if f.err != nil {
 		return nil, f.err
@@ -248,7 +248,7 @@ func (f *fakePutter) PutObject(_ context.Context, in *s3.PutObjectInput, _ ...fu
 }
 
 func TestPutConditional(t *testing.T) {
-	f := &fakePutter{}
+	f := &fakeClaimAPI{}
 	etag, ver, err := PutConditional(context.Background(), f, "b", "control/swarm-init", []byte("{}"), "")
 	if err != nil || etag != `"e1"` || ver != "" {
 		t.Fatalf("%q %q %v", etag, ver, err)
@@ -292,7 +292,7 @@ func TestPutConditionalKnowsItsOwnWrite(t *testing.T) {
 		{"another failure is not looked into", "", &smithy.GenericAPIError{Code: "InternalError"}, body, false, func(err error) bool { return err != nil }, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fakePutter{err: tt.err, stored: tt.stored}
+			f := &fakeClaimAPI{err: tt.err, stored: tt.stored}
 			etag, ver, err := PutConditional(context.Background(), f, "b", "k", body, tt.ifMatch)
 			if tt.wantOK {
 				if err != nil || etag != `"e-stored"` || ver != "v-stored" {
